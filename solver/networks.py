@@ -1,0 +1,208 @@
+"""Flow networks: a 4-connected image grid and a general directed network in CSR form.
+
+Capacities are integers that fit in int32 (0 .. 2**31 - 1). Flow values can exceed that range
+and are always reported as exact Python ints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def _is_cupy(array) -> bool:
+    return type(array).__module__.startswith("cupy")
+
+
+def _as_capacity_array(name: str, array, shape: tuple[int, ...]):
+    """Validate one capacity array and return it as int32 (NumPy or CuPy, as given)."""
+    if _is_cupy(array):
+        xp = __import__("cupy")
+    else:
+        xp = np
+        array = np.asarray(array)
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
+    if array.dtype.kind not in "iub":
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    if array.size:
+        low, high = int(array.min()), int(array.max())
+        if low < 0:
+            raise ValueError(f"{name} has a negative capacity ({low}); capacities must be >= 0")
+        if high > INT32_MAX:
+            raise ValueError(
+                f"{name} has a capacity of {high}, above the int32 limit {INT32_MAX}; "
+                "rescale the weights")
+    return xp.ascontiguousarray(array, dtype=xp.int32)
+
+
+@dataclass(frozen=True, init=False)
+class GridNetwork:
+    """A flow network on an H x W 4-connected pixel grid, with a source s and a sink t.
+
+    Attributes (all int32, NumPy or CuPy):
+        source: (H, W), capacity of s -> (y, x).
+        sink:   (H, W), capacity of (y, x) -> t.
+        right:  (H, W-1), capacity of (y, x) -> (y, x+1).
+        left:   (H, W-1), capacity of (y, x+1) -> (y, x).
+        down:   (H-1, W), capacity of (y, x) -> (y+1, x).
+        up:     (H-1, W), capacity of (y+1, x) -> (y, x).
+
+    ``left`` and ``up`` default to ``right`` and ``down`` (symmetric n-links). The arrays are
+    validated and converted to int32 once; they are not copied when already int32 and contiguous,
+    and never modified.
+    """
+
+    source: np.ndarray
+    sink: np.ndarray
+    right: np.ndarray
+    down: np.ndarray
+    left: np.ndarray
+    up: np.ndarray
+
+    def __init__(self, source, sink, right, down, left=None, up=None):
+        source_shape = getattr(source, "shape", None)
+        if source_shape is None:
+            source_shape = np.shape(source)
+        if len(source_shape) != 2 or min(source_shape) < 1:
+            raise ValueError(f"source must be a non-empty 2-D array, got shape {source_shape}")
+        h, w = source_shape
+        fields = {
+            "source": (source, (h, w)),
+            "sink": (sink, (h, w)),
+            "right": (right, (h, w - 1)),
+            "down": (down, (h - 1, w)),
+            "left": (right if left is None else left, (h, w - 1)),
+            "up": (down if up is None else up, (h - 1, w)),
+        }
+        kinds = {_is_cupy(array) for array, _ in fields.values()}
+        if len(kinds) > 1:
+            raise TypeError("GridNetwork arrays must be all NumPy or all CuPy, not a mix")
+        for name, (array, shape) in fields.items():
+            object.__setattr__(self, name, _as_capacity_array(name, array, shape))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.source.shape)
+
+    @property
+    def num_vertices(self) -> int:
+        """Pixels plus the two terminals."""
+        return self.source.size + 2
+
+    @property
+    def on_gpu(self) -> bool:
+        return _is_cupy(self.source)
+
+    def to_numpy(self) -> "GridNetwork":
+        if not self.on_gpu:
+            return self
+        return GridNetwork(*(a.get() for a in (self.source, self.sink, self.right, self.down,
+                                               self.left, self.up)))
+
+    def to_csr(self) -> "CSRNetwork":
+        """The same network as a general CSRNetwork (pixel (y, x) is vertex y*W + x;
+        s = H*W, t = H*W + 1)."""
+        grid = self.to_numpy()
+        h, w = grid.shape
+        ids = np.arange(h * w, dtype=np.int64).reshape(h, w)
+        s, t = h * w, h * w + 1
+        tails = [np.full(h * w, s), ids.ravel(),
+                 ids[:, :-1].ravel(), ids[:, 1:].ravel(), ids[:-1, :].ravel(), ids[1:, :].ravel()]
+        heads = [ids.ravel(), np.full(h * w, t),
+                 ids[:, 1:].ravel(), ids[:, :-1].ravel(), ids[1:, :].ravel(), ids[:-1, :].ravel()]
+        caps = [grid.source.ravel(), grid.sink.ravel(), grid.right.ravel(), grid.left.ravel(),
+                grid.down.ravel(), grid.up.ravel()]
+        return CSRNetwork.from_arcs(h * w + 2, s, t, np.concatenate(tails),
+                                    np.concatenate(heads), np.concatenate(caps))
+
+
+@dataclass(frozen=True)
+class CSRNetwork:
+    """A general directed flow network in compressed sparse row form.
+
+    Vertices are 0 .. n-1; ``source`` and ``sink`` are two of them. Arcs are sorted by tail, then
+    head; there is at most one arc per ordered pair (parallel arcs summed) and no self-loop.
+    ``offsets`` has n + 1 entries: the arcs out of u are ``heads[offsets[u]:offsets[u+1]]`` with
+    ``capacities`` alongside (int32, > 0). Build one with :meth:`from_arcs`.
+    """
+
+    num_vertices: int
+    source: int
+    sink: int
+    offsets: np.ndarray
+    heads: np.ndarray
+    capacities: np.ndarray
+
+    @classmethod
+    def from_arcs(cls, n, source, sink, tails, heads, capacities) -> "CSRNetwork":
+        """Build a network from parallel arrays of arcs (tail -> head with a capacity).
+
+        Parallel arcs are summed; self-loops and zero-capacity arcs are dropped; arcs into the
+        source or out of the sink are kept (they cannot carry flow in a maximum flow). NumPy or
+        CuPy arrays are accepted; the network is stored on the host.
+        """
+        n = int(n)
+        source, sink = int(source), int(sink)
+        if n < 2:
+            raise ValueError(f"a flow network needs at least 2 vertices, got n={n}")
+        for name, v in (("source", source), ("sink", sink)):
+            if not 0 <= v < n:
+                raise ValueError(f"{name} vertex {v} is out of range 0..{n - 1}")
+        if source == sink:
+            raise ValueError(f"source and sink must differ (both are {source})")
+        tails, heads, capacities = (
+            a.get() if _is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
+        if not (tails.shape == heads.shape == capacities.shape) or tails.ndim != 1:
+            raise ValueError("tails, heads and capacities must be 1-D arrays of equal length, got "
+                             f"shapes {tails.shape}, {heads.shape}, {capacities.shape}")
+        for name, a in (("tails", tails), ("heads", heads), ("capacities", capacities)):
+            if a.size and a.dtype.kind not in "iu":
+                raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+        tails = tails.astype(np.int64, copy=False)
+        heads = heads.astype(np.int64, copy=False)
+        capacities = capacities.astype(np.int64, copy=False)
+        if tails.size:
+            for name, a in (("tails", tails), ("heads", heads)):
+                bad = np.flatnonzero((a < 0) | (a >= n))
+                if bad.size:
+                    raise ValueError(f"arc {bad[0]}: {name[:-1]} vertex {a[bad[0]]} is out of "
+                                     f"range 0..{n - 1}")
+            bad = np.flatnonzero(capacities < 0)
+            if bad.size:
+                raise ValueError(f"arc {bad[0]} has a negative capacity ({capacities[bad[0]]})")
+        keep = (tails != heads) & (capacities > 0)
+        tails, heads, capacities = tails[keep], heads[keep], capacities[keep]
+        key = tails * n + heads
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        first = np.ones(key.size, dtype=bool)
+        first[1:] = key[1:] != key[:-1]
+        starts = np.flatnonzero(first)
+        summed = np.add.reduceat(capacities[order], starts) if key.size else capacities[:0]
+        if summed.size and int(summed.max()) > INT32_MAX:
+            where = int(np.argmax(summed))
+            u, v = divmod(int(key[starts[where]]), n)
+            raise ValueError(f"arc {u} -> {v} has total capacity {int(summed[where])} after "
+                             f"summing parallel arcs, above the int32 limit {INT32_MAX}")
+        unique_key = key[starts]
+        tails_u, heads_u = np.divmod(unique_key, n)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(tails_u, minlength=n), out=offsets[1:])
+        return cls(n, source, sink, offsets, heads_u.astype(np.int32),
+                   summed.astype(np.int32))
+
+    @property
+    def num_arcs(self) -> int:
+        return int(self.heads.size)
+
+    def tails(self) -> np.ndarray:
+        """The tail of every arc, expanded from the offsets (int32)."""
+        return np.repeat(np.arange(self.num_vertices, dtype=np.int32), np.diff(self.offsets))
+
+    def arcs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(tails, heads, capacities) as parallel arrays."""
+        return self.tails(), self.heads, self.capacities
