@@ -1,0 +1,1 @@
+"""Sub-commands of the ``graphcut`` command line (see graphcut.cli)."""
