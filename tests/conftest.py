@@ -4,3 +4,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pytest  # noqa: E402
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip `gpu`-marked tests, with the reason, where the CUDA backend cannot run."""
+    from graphcut.solver import cuda_status
+
+    ok, why = cuda_status()
+    if ok:
+        return
+    skip = pytest.mark.skip(reason=f"no GPU backend: {why}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
