@@ -74,6 +74,19 @@ def _scipy_solve(network) -> tuple[CSRNetwork, int, np.ndarray]:
     return csr, flow, can_reach_t[:n]
 
 
+def scipy_min_cut(network) -> tuple[int, np.ndarray]:
+    """``(scipy_max_flow(network), residual_source_side(network))`` from a single solve."""
+    csr, flow, can_reach_t = _scipy_solve(network)
+    return flow, _shape_side(network, ~can_reach_t)
+
+
+def _shape_side(network, side: np.ndarray) -> np.ndarray:
+    if isinstance(network, GridNetwork):
+        h, w = network.shape
+        return side[: h * w].reshape(h, w)
+    return side
+
+
 def scipy_max_flow(network) -> int:
     """Maximum flow value of a GridNetwork or CSRNetwork, from scipy (exact Python int)."""
     return _scipy_solve(network)[1]
@@ -86,12 +99,7 @@ def residual_source_side(network) -> np.ndarray:
     set. Returns a bool array shaped (H, W) for a GridNetwork (pixels only) and (n,) for a
     CSRNetwork (s is True, t is False).
     """
-    csr, _, can_reach_t = _scipy_solve(network)
-    side = ~can_reach_t
-    if isinstance(network, GridNetwork):
-        h, w = network.shape
-        return side[: h * w].reshape(h, w)
-    return side
+    return _shape_side(network, ~_scipy_solve(network)[2])
 
 
 def _capacities(rng, shape, kind: str, max_capacity: int) -> np.ndarray:
