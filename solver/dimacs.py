@@ -30,6 +30,7 @@ import os
 import re
 import tempfile
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +209,9 @@ class _Header:
         if n < 2:
             raise DimacsError(self.path, lineno, f"vertex count N = {n}; a flow network needs "
                                                  "at least 2 vertices")
+        if n > INT32_MAX:
+            raise DimacsError(self.path, lineno, f"vertex count N = {n} is above the int32 "
+                                                 f"limit {INT32_MAX}")
         if m < 0:
             raise DimacsError(self.path, lineno, f"arc count M = {m}; expected M >= 0")
         self.n, self.m, self.p_line = n, m, lineno
@@ -238,11 +242,19 @@ def read_dimacs(path) -> CSRNetwork:
     """Read a DIMACS max-flow file (plain, .gz or .bz2) into a :class:`CSRNetwork`.
 
     Vertex ids are shifted to 0-based. Raises :class:`DimacsError` (a ValueError) naming the file
-    and line for any malformed content, OSError when the file cannot be read.
+    and line for any malformed content (without a line for corrupt compressed data), OSError
+    when the file cannot be opened or read.
     """
     path = Path(path)
-    with _open(path, "rb") as handle:
-        data = handle.read()
+    compressed = path.suffix.lower() in (".gz", ".bz2")
+    with _open(path, "rb") as handle:  # a missing or unreadable file raises OSError here
+        try:
+            data = handle.read()
+        except (OSError, EOFError, zlib.error) as error:
+            if not compressed:
+                raise
+            raise DimacsError(path, None, f"not valid {path.suffix.lower()[1:]} data "
+                                          f"({error})") from None
     buf = np.frombuffer(data, dtype=np.uint8)
     starts, ends, arc_lines, values, ok = _scan(buf)
     total_lines = starts.size
@@ -280,27 +292,28 @@ def read_dimacs(path) -> CSRNetwork:
         line = int(arc_lines[first])
         if line > p_index and first >= m and ok[first]:
             raise DimacsError(path, line + 1, f"arc line number {m + 1}, but the problem line "
-                                              f"(line {header.p_line}) declares {m} arcs")
+                                              f"(line {header.p_line}) declares M = {m}")
         _parse_arc_line(path, line + 1, line_text(line), n if line > p_index else None)
         # The vectorised scan was stricter than the line parser: parse every arc in Python.
         values, _ = _slow_arcs(path, arc_lines[considered], line_text, n, p_index)
     if header_error is not None:
         raise header_error
 
-    end = f"end of file after line {total_lines}" if total_lines else "empty file"
     last = max(total_lines, 1)
     if header.p_line is None:
-        raise DimacsError(path, last, f"{end}: no problem line; expected 'p max N M'")
+        what = "the file is empty" if not total_lines else "no problem line in the file"
+        raise DimacsError(path, last, f"{what}; expected 'p max N M'")
     if arc_lines.size > header.m:  # only reachable after the Python fallback
         raise DimacsError(path, int(arc_lines[header.m]) + 1,
                           f"arc line number {header.m + 1}, but the problem line "
-                          f"(line {header.p_line}) declares {header.m} arcs")
+                          f"(line {header.p_line}) declares M = {header.m}")
     if arc_lines.size < header.m:
-        raise DimacsError(path, header.p_line, f"the problem line declares {header.m} arcs but "
-                                               f"the file has {arc_lines.size} arc lines")
+        raise DimacsError(path, header.p_line, f"the problem line declares M = {header.m} arcs "
+                                               f"but the file has {arc_lines.size} arc lines")
     for role, letter in (("source", "s"), ("sink", "t")):
         if getattr(header, role) is None:
-            raise DimacsError(path, last, f"{end}: no {role}; expected a line 'n ID {letter}'")
+            raise DimacsError(path, last, f"no {role} in the file (end of file reached); "
+                                          f"expected a line 'n ID {letter}'")
     tails, heads = values[:, 0] - 1, values[:, 1] - 1
     try:
         return CSRNetwork.from_arcs(header.n, header.source - 1, header.sink - 1, tails, heads,

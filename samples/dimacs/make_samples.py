@@ -11,7 +11,6 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_flow
 
