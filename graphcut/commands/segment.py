@@ -1,0 +1,78 @@
+"""``graphcut segment``: one image + its seeds -> mask PNG (and an optional overlay)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import click
+
+from graphcut.energy import DEFAULT_LAM
+
+from .common import device_option, resolve_device_or_usage_error
+
+lam_option = click.option(
+    "--lam", type=click.FloatRange(min=0), default=DEFAULT_LAM, show_default=True,
+    help="Weight of the boundary term against the colour term; larger = smoother boundaries.")
+sigma_option = click.option(
+    "--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
+    help="Colour difference (intensities scaled to 0..1) at which a boundary weight is "
+         "exp(-1/2). Default: estimated from the image.")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
+@click.command("segment")
+@click.argument("image", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--seeds", "seeds_path", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Seed PNG, same size as IMAGE: labels 0/1/2, or red/blue strokes.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Mask PNG to write (0 = background, 255 = object).")
+@click.option("--overlay", "overlay_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the image with the object tinted and outlined.")
+@device_option
+@lam_option
+@sigma_option
+def segment(image, seeds_path, output, overlay_path, device, lam, sigma):
+    """Segment IMAGE from the scribbles in SEEDS and write the mask.
+
+    Prints one line to stdout: size, flow, object share, backend and seconds.
+    """
+    from graphcut.imageio import read_image, write_mask, write_overlay
+    from graphcut.seeds import read_seeds
+    from graphcut.segmentation import segment as segment_image
+
+    for option, path in (("-o/--output", output), ("--overlay", overlay_path)):
+        if path is None:
+            continue
+        for what, source in (("IMAGE", image), ("--seeds", seeds_path)):
+            if _same_file(path, source):
+                raise click.BadParameter(f"{path} is the {what} file; outputs never overwrite "
+                                         "inputs", param_hint=option)
+    if overlay_path is not None and _same_file(output, overlay_path):
+        raise click.BadParameter("the overlay and the mask must be different files",
+                                 param_hint="--overlay")
+    resolve_device_or_usage_error(device)
+    started = time.perf_counter()
+    try:
+        pixels = read_image(image)
+        seeds = read_seeds(seeds_path, pixels.shape[:2])
+        mask, result = segment_image(pixels, seeds, lam=lam, sigma=sigma, device=device,
+                                     return_result=True)
+        inputs = (image, seeds_path)
+        if overlay_path is not None:
+            write_overlay(overlay_path, pixels, mask, inputs=inputs)
+        write_mask(output, mask, inputs=inputs)
+    except (OSError, ValueError, TypeError) as error:
+        raise click.ClickException(str(error)) from None
+    seconds = time.perf_counter() - started
+    height, width = mask.shape
+    click.echo(f"{image.name}: {width}x{height} px, flow {result.flow}, object "
+               f"{100.0 * mask.mean():.1f} %, backend {result.backend}, {seconds:.3f} s "
+               f"(solve {result.seconds:.3f} s) -> {output}")

@@ -1,0 +1,137 @@
+"""Seed (scribble) label arrays and the two on-disk seed forms.
+
+A seed array is an integer label array shaped like the image, (H, W):
+``NONE`` = 0 (no seed), ``FOREGROUND`` = 1 (object), ``BACKGROUND`` = 2.
+
+On disk (see DESIGN.md), a seed file is a PNG the same size as its image, in one of two forms:
+
+- label form: grey (or palette) values 0 / 1 / 2 as above (a palette image is read by its
+  palette indices). This is the form :func:`write_seeds` writes.
+- stroke form: RGB or RGBA, pure red (255, 0, 0) = foreground, pure blue (0, 0, 255) =
+  background; every other colour, and any pixel with alpha 0, is no seed. Anti-aliased stroke
+  edges (not exactly pure red or blue) are therefore ignored.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from PIL import Image
+
+from .imageio import ImageReadError, atomic_save, open_image
+
+NONE, FOREGROUND, BACKGROUND = 0, 1, 2
+
+# Pillow modes read as label values; every other mode is read as a stroke image.
+_LABEL_MODES = ("1", "L", "P", "I", "I;16", "I;16L", "I;16B", "I;16N")
+
+
+def _size_text(shape) -> str:
+    return f"{shape[1]}x{shape[0]} (width x height)"
+
+
+def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = True):
+    """Validate a seed label array and return it unchanged.
+
+    Args:
+        seeds: (H, W) integer array (NumPy or CuPy) of 0 / 1 / 2 labels.
+        shape: the image's (H, W); ``None`` skips the size check.
+        name: how error messages call the seeds (e.g. the file they came from).
+        require_both: also require at least one foreground and one background seed.
+
+    Raises:
+        TypeError: ``seeds`` is not an integer array.
+        ValueError: wrong number of dimensions, size different from ``shape``, label values
+            other than 0 / 1 / 2, or (``require_both``) no foreground or no background seed.
+    """
+    if type(seeds).__module__.split(".")[0] != "cupy":
+        seeds = np.asarray(seeds)
+    if seeds.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer label array (0 = none, 1 = foreground, "
+                        f"2 = background), got dtype {seeds.dtype}")
+    if seeds.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D (H, W) label array, got shape {seeds.shape}")
+    if shape is not None and tuple(seeds.shape) != tuple(shape[:2]):
+        raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is "
+                         f"{_size_text(shape)}; seeds must be the same size as the image")
+    if seeds.size:
+        bad = (seeds < NONE) | (seeds > BACKGROUND)
+        if bool(bad.any()):
+            values = sorted({int(v) for v in _to_host(seeds[bad])})
+            shown = ", ".join(map(str, values[:8])) + (", ..." if len(values) > 8 else "")
+            raise ValueError(f"{name} contain unknown label values {shown}; expected only "
+                             "0 (none), 1 (foreground) and 2 (background)")
+    if require_both:
+        if not bool((seeds == FOREGROUND).any()):
+            raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
+                             "least one pixel of the object")
+        if not bool((seeds == BACKGROUND).any()):
+            raise ValueError(f"{name} contain no background seed (label 2 / blue stroke); mark "
+                             "at least one background pixel")
+    return seeds
+
+
+def _to_host(array) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def strokes_to_labels(rgba) -> np.ndarray:
+    """Labels (uint8, (H, W)) of a stroke image: (H, W, 3) RGB or (H, W, 4) RGBA, uint8.
+
+    Pure red is foreground, pure blue background; other colours and alpha 0 are no seed.
+    """
+    rgba = np.asarray(rgba)
+    if rgba.ndim != 3 or rgba.shape[-1] not in (3, 4) or rgba.dtype != np.uint8:
+        raise ValueError("a stroke image must be uint8 RGB or RGBA, got shape "
+                         f"{rgba.shape} and dtype {rgba.dtype}")
+    r, g, b = rgba[..., 0], rgba[..., 1], rgba[..., 2]
+    visible = rgba[..., 3] > 0 if rgba.shape[-1] == 4 else True
+    labels = np.zeros(rgba.shape[:2], dtype=np.uint8)
+    labels[(r == 255) & (g == 0) & (b == 0) & visible] = FOREGROUND
+    labels[(r == 0) & (g == 0) & (b == 255) & visible] = BACKGROUND
+    return labels
+
+
+def read_seeds(path, shape=None) -> np.ndarray:
+    """Read a seed file in label or stroke form (see the module docstring).
+
+    Args:
+        path: the seed PNG (any format Pillow reads works).
+        shape: the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
+
+    Returns:
+        uint8 (H, W) labels: 0 none, 1 foreground, 2 background.
+
+    Raises:
+        ImageReadError: the file cannot be read as an image.
+        ValueError: size differs from ``shape``, unknown label values, no foreground or no
+            background seed; every message names the file.
+    """
+    name = f"seeds {os.fspath(path)!r}"
+    with open_image(path) as im:
+        if im.mode in _LABEL_MODES:
+            labels = np.asarray(im)
+            if labels.dtype == bool:
+                labels = labels.astype(np.uint8)
+        elif im.mode in ("LA", "La"):
+            grey_alpha = np.asarray(im.convert("LA"))
+            labels = np.where(grey_alpha[..., 1] > 0, grey_alpha[..., 0], 0).astype(np.uint8)
+        else:
+            labels = strokes_to_labels(np.asarray(im.convert("RGBA")))
+    check_seeds(labels, shape, name=name)
+    return labels.astype(np.uint8, copy=False)
+
+
+def write_seeds(path, labels, *, inputs=()) -> None:
+    """Write seed labels in label form: an 8-bit grey PNG of 0 / 1 / 2, atomically.
+
+    Partial seeds (only one of foreground / background) are allowed here. ``inputs`` lists
+    paths that must not be overwritten (e.g. the image the seeds belong to).
+    """
+    labels = check_seeds(_to_host(labels), name="labels", require_both=False)
+    atomic_save(Image.fromarray(labels.astype(np.uint8)), path, inputs=inputs)
+
+
+__all__ = ["NONE", "FOREGROUND", "BACKGROUND", "ImageReadError", "check_seeds", "read_seeds",
+           "strokes_to_labels", "write_seeds"]

@@ -1,0 +1,127 @@
+"""graphcut.segment on synthetic images with a known ground truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphcut
+from graphcut.solver import cut_capacity
+
+H, W = 60, 80
+
+
+def disc_truth(h=H, w=W):
+    yy, xx = np.mgrid[:h, :w]
+    return (yy - h / 2) ** 2 + (xx - w / 2) ** 2 < (0.3 * min(h, w)) ** 2
+
+
+def disc_seeds(h=H, w=W):
+    """A small object square at the centre and a background frame at the border."""
+    seeds = np.zeros((h, w), dtype=np.uint8)
+    seeds[h // 2 - 3:h // 2 + 3, w // 2 - 3:w // 2 + 3] = 1
+    seeds[:3, :] = seeds[-3:, :] = seeds[:, :3] = seeds[:, -3:] = 2
+    return seeds
+
+
+def disc_image(kind="grey", dtype=np.uint8, *, noise=0.08, seed=0, h=H, w=W):
+    """A disc on a background, plus Gaussian noise, as ``dtype`` (values in [0, 1] for float).
+
+    kind: "grey" (bright disc on dark), "colour" (the disc differs only in hue: same grey
+    level as the background), "rgba" (colour plus an alpha channel of noise).
+    """
+    rng = np.random.default_rng(seed)
+    truth = disc_truth(h, w)
+    if kind == "grey":
+        values = np.where(truth, 0.7, 0.3) + rng.normal(0, noise, (h, w))
+    else:
+        object_rgb, background_rgb = np.array([0.7, 0.3, 0.5]), np.array([0.3, 0.7, 0.5])
+        values = np.where(truth[..., None], object_rgb, background_rgb)
+        values = values + rng.normal(0, noise, values.shape)
+        if kind == "rgba":
+            values = np.concatenate([values, rng.uniform(0, 1, (h, w, 1))], axis=-1)
+    values = np.clip(values, 0.0, 1.0)
+    if dtype == bool:
+        return values > 0.5
+    if np.dtype(dtype).kind == "f":
+        return values.astype(dtype)
+    return np.rint(values * np.iinfo(dtype).max).astype(dtype)
+
+
+def iou(a, b) -> float:
+    return float((a & b).sum() / (a | b).sum())
+
+
+@pytest.mark.parametrize("kind,dtype", [
+    ("grey", np.uint8), ("grey", np.uint16), ("grey", np.float64), ("grey", np.float32),
+    ("grey", bool), ("colour", np.uint8), ("colour", np.uint16), ("colour", np.float64),
+    ("rgba", np.uint8),
+])
+def test_disc_is_segmented(kind, dtype):
+    image = disc_image(kind, dtype)
+    mask = graphcut.segment(image, disc_seeds(), device="cpu")
+    assert mask.dtype == bool and mask.shape == (H, W)
+    assert iou(mask, disc_truth()) >= 0.95
+
+
+def test_colour_disc_needs_colour():
+    """The colour disc has the background's grey level: its grey version cannot be segmented,
+    so the colour result is genuinely using the channels."""
+    image = disc_image("colour", np.uint8)
+    grey = image.mean(axis=-1)
+    assert iou(graphcut.segment(image, disc_seeds()), disc_truth()) >= 0.95
+    assert iou(graphcut.segment(grey, disc_seeds()), disc_truth()) < 0.8
+
+
+def test_channel_axis_first_gives_the_same_mask():
+    image = disc_image("colour", np.uint8)
+    last = graphcut.segment(image, disc_seeds())
+    first = graphcut.segment(np.moveaxis(image, -1, 0), disc_seeds(), channel_axis=0)
+    assert np.array_equal(first, last)
+
+
+def test_noisier_disc_with_strong_noise():
+    image = disc_image("grey", np.float64, noise=0.2, seed=3)
+    assert iou(graphcut.segment(image, disc_seeds()), disc_truth()) >= 0.95
+
+
+def test_return_result_is_the_certified_cut():
+    image, seeds = disc_image(), disc_seeds()
+    mask, result = graphcut.segment(image, seeds, device="cpu", return_result=True)
+    assert isinstance(result, graphcut.CutResult)
+    assert result.backend == "cpu"
+    assert np.array_equal(mask, result.source_side)
+    network = graphcut.build_network(image, seeds)
+    assert cut_capacity(network, mask) == result.flow
+
+
+def test_inputs_are_not_modified():
+    image, seeds = disc_image("colour", np.float64), disc_seeds()
+    image_copy, seeds_copy = image.copy(), seeds.copy()
+    image.flags.writeable = False
+    seeds.flags.writeable = False
+    graphcut.segment(image, seeds)
+    assert np.array_equal(image, image_copy) and np.array_equal(seeds, seeds_copy)
+
+
+def test_lam_zero_is_the_pixelwise_colour_decision():
+    image, seeds = disc_image("grey", np.uint8), disc_seeds()
+    mask = graphcut.segment(image, seeds, lam=0)
+    cost_object, cost_background = graphcut.regional_costs(image, seeds)
+    scale = graphcut.DEFAULT_SCALE
+    unseeded = seeds == 0
+    # without n-links each free pixel takes its cheaper label (ties go to the source side)
+    expected = np.rint(cost_object * scale) <= np.rint(cost_background * scale)
+    assert np.array_equal(mask[unseeded], expected[unseeded])
+
+
+def test_bad_device_is_rejected():
+    with pytest.raises(ValueError, match="unknown device"):
+        graphcut.segment(disc_image(), disc_seeds(), device="tpu")
+
+
+def test_public_names():
+    for name in ("segment", "build_network", "nlink_weights", "regional_costs",
+                 "terminal_capacities", "read_image", "read_seeds", "write_seeds", "write_mask",
+                 "write_overlay", "min_cut", "GridNetwork", "CSRNetwork", "CutResult"):
+        assert name in graphcut.__all__ and hasattr(graphcut, name)
