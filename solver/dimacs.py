@@ -25,6 +25,7 @@ the few other lines (and the first bad arc line, to word the error) go through P
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import os
 import re
@@ -55,15 +56,24 @@ class DimacsError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-def _open(path: Path, mode: str, *, compression: str | None = None):
-    """Open for binary reading or writing; the compression follows ``compression`` or, when
-    None, the file's own extension (.gz, .bz2, anything else plain)."""
-    compression = path.suffix.lower() if compression is None else compression
-    if compression == ".gz":
-        return gzip.open(path, mode, compresslevel=6) if "w" in mode else gzip.open(path, mode)
-    if compression == ".bz2":
-        return bz2.open(path, mode)
-    return open(path, mode)
+def _open(path: Path):
+    """Open for binary reading, decompressing by extension (.gz, .bz2, anything else plain)."""
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        return gzip.open(path, "rb")
+    if suffix == ".bz2":
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _compressor(raw, suffix: str):
+    """A writer over the open binary file ``raw``, compressing by ``suffix``. gzip output has no
+    time stamp or file name in its header, so equal networks give equal bytes."""
+    if suffix == ".gz":
+        return gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0)
+    if suffix == ".bz2":
+        return bz2.BZ2File(raw, "wb")
+    return contextlib.nullcontext(raw)
 
 
 def _show(line: bytes, limit: int = 60) -> str:
@@ -247,7 +257,7 @@ def read_dimacs(path) -> CSRNetwork:
     """
     path = Path(path)
     compressed = path.suffix.lower() in (".gz", ".bz2")
-    with _open(path, "rb") as handle:  # a missing or unreadable file raises OSError here
+    with _open(path) as handle:  # a missing or unreadable file raises OSError here
         try:
             data = handle.read()
         except (OSError, EOFError, zlib.error) as error:
@@ -371,7 +381,7 @@ def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None
     os.close(fd)
     temp = Path(temp_name)
     try:
-        with _open(temp, "wb", compression=path.suffix.lower()) as handle:
+        with open(temp, "wb") as raw, _compressor(raw, path.suffix.lower()) as handle:
             handle.write(("\n".join(header) + "\n").encode("ascii", errors="replace"))
             chunk = 200_000
             for begin in range(0, tails.size, chunk):

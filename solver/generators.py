@@ -60,7 +60,9 @@ def washington_rlg(rows: int, cols: int, *, max_capacity: int = 10_000,
     third += third >= low
     third += third >= high
     next_level = (tails_inner - 1) // rows + 1  # level index of the heads
-    heads_inner = 1 + next_level[:, None] * rows + np.stack([first, second, third], axis=1)
+    # Sorted per vertex, the arcs arrive already in CSR order (cheap for from_arcs to sort).
+    chosen = np.sort(np.stack([first, second, third], axis=1), axis=1)
+    heads_inner = 1 + next_level[:, None] * rows + chosen
     first_level = np.arange(1, rows + 1, dtype=np.int64)
     last_level = np.arange(n - 1 - rows, n - 1, dtype=np.int64)
     tails = np.concatenate([np.full(rows, s), np.repeat(tails_inner, 3), last_level])

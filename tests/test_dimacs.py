@@ -252,3 +252,11 @@ def test_corrupt_compressed_files(tmp_path, name, data):
     with pytest.raises(DimacsError, match=f"{name}: not valid (gz|bz2) data") as info:
         read_dimacs(tmp_path / name)
     assert info.value.line is None
+
+
+@pytest.mark.parametrize("suffix", [".max", ".max.gz", ".max.bz2"])
+def test_equal_networks_give_equal_bytes(tmp_path, suffix):
+    network = random_csr_network(np.random.default_rng(12), 10, 30)
+    write_dimacs(network, tmp_path / f"one{suffix}")
+    write_dimacs(network, tmp_path / f"two{suffix}")
+    assert (tmp_path / f"one{suffix}").read_bytes() == (tmp_path / f"two{suffix}").read_bytes()
