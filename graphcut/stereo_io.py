@@ -1,0 +1,166 @@
+"""Files of the stereo tools: disparity maps, colour previews and dumped move instances.
+
+Disparity files:
+- ``.npy``: the exact values as a NumPy array (int32 labels, or float for ground truth).
+- ``.png``: 16-bit grey PNG holding ``round(disparity * 256)``, the KITTI convention; a stored
+  0 means "no value" (KITTI's invalid pixel), so a computed disparity of exactly 0 reads back
+  as invalid from a PNG. Use ``.npy`` when that matters.
+
+Everything is written to a temporary name in the destination folder and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+KITTI_SCALE = 256
+DISPARITY_SUFFIXES = (".npy", ".png")
+
+
+@contextmanager
+def atomic_path(path, *, suffix=None):
+    """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds."""
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix or path.suffix,
+                                         dir=path.parent if str(path.parent) else ".")
+    os.close(handle)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # mkstemp creates 0600; give the usual permissions
+    try:
+        yield Path(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_disparity(path, disparity) -> None:
+    """Write a disparity map to ``path`` (``.npy`` exact, ``.png`` KITTI 16-bit)."""
+    path = Path(path)
+    disparity = np.asarray(disparity)
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        with atomic_path(path) as temporary:
+            np.save(temporary, disparity)
+    elif suffix == ".png":
+        values = np.where(np.isfinite(disparity), disparity, 0).astype(np.float64) * KITTI_SCALE
+        values = np.rint(values)
+        if values.size and (values.min() < 0 or values.max() > np.iinfo(np.uint16).max):
+            raise ValueError(f"disparities must lie in 0..{np.iinfo(np.uint16).max / 256:.2f} "
+                             f"to fit a 16-bit KITTI PNG; use .npy for {path.name}")
+        with atomic_path(path) as temporary:
+            Image.fromarray(values.astype(np.uint16)).save(temporary, format="PNG")
+    else:
+        raise ValueError(f"unknown disparity file type {path.suffix!r} for {path}; "
+                         f"expected one of {', '.join(DISPARITY_SUFFIXES)}")
+
+
+def read_disparity(path) -> np.ndarray:
+    """Read a disparity map: ``.npy`` as stored; ``.png`` (KITTI) as float64 with NaN where
+    the stored value is 0."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        return np.load(path, allow_pickle=False)
+    if suffix == ".png":
+        with Image.open(path) as image:
+            values = np.asarray(image)
+        if values.ndim != 2 or values.dtype.kind not in "iu":
+            raise ValueError(f"{path}: expected a 16-bit grey PNG (KITTI disparity), got "
+                             f"{values.dtype} array of shape {values.shape}")
+        disparity = values.astype(np.float64) / KITTI_SCALE
+        disparity[values == 0] = np.nan
+        return disparity
+    raise ValueError(f"unknown disparity file type {path.suffix!r} for {path}; expected one of "
+                     f"{', '.join(DISPARITY_SUFFIXES)}")
+
+
+# Anchor colours of the preview ramp, from near (0) to far (1) ... a perceptually ordered
+# dark-blue -> teal -> yellow ramp; invalid pixels are black.
+_RAMP = np.array([[48, 18, 59], [40, 110, 220], [30, 190, 190], [120, 230, 90],
+                  [250, 200, 40], [250, 110, 30], [170, 20, 10]], dtype=np.float64)
+
+
+def colorize_disparity(disparity, *, max_disparity=None) -> np.ndarray:
+    """An (H, W, 3) uint8 colour preview: small disparities (far) blue, large (near) red."""
+    disparity = np.asarray(disparity, dtype=np.float64)
+    finite = np.isfinite(disparity)
+    if max_disparity is None:
+        max_disparity = float(disparity[finite].max()) if finite.any() else 1.0
+    scaled = np.clip(np.where(finite, disparity, 0) / max(float(max_disparity), 1e-9), 0, 1)
+    position = scaled * (len(_RAMP) - 1)
+    anchors = np.arange(len(_RAMP))
+    rgb = np.stack([np.interp(position, anchors, _RAMP[:, c]) for c in range(3)], axis=-1)
+    rgb[~finite] = 0
+    return np.rint(rgb).astype(np.uint8)
+
+
+def write_preview(path, disparity, *, max_disparity=None) -> None:
+    """Write :func:`colorize_disparity` as an image (format from the suffix, e.g. PNG)."""
+    path = Path(path)
+    rgb = colorize_disparity(disparity, max_disparity=max_disparity)
+    with atomic_path(path) as temporary:
+        Image.fromarray(rgb).save(temporary, format=Image.registered_extensions().get(
+            path.suffix.lower(), "PNG"))
+
+
+class InstanceDump:
+    """A :func:`~graphcut.stereo.alpha_expansion` callback that writes every move's network.
+
+    Files: ``DIR/move_0001.max`` ... (DIMACS max-flow format, via
+    :func:`graphcut.solver.dimacs.write_dimacs`) and, when the block ends, ``DIR/index.json``::
+
+        {"instances": [{"file": "move_0001.max", "flow": 123, "alpha": 4, "cycle": 1,
+                        "accepted": true, "vertices": ..., "arcs": ...}, ...]}
+
+    Use as a context manager so that the index is written (atomically) when the block ends
+    without an error::
+
+        with InstanceDump(directory) as dump:
+            alpha_expansion(costs, weights, callback=dump)
+    """
+
+    def __init__(self, directory, *, comment: str = ""):
+        from graphcut.solver.dimacs import write_dimacs
+        self._write_dimacs = write_dimacs
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.comment = comment
+        self.instances: list[dict] = []
+
+    def __call__(self, move, network, cut) -> None:
+        csr = network.to_csr()
+        name = f"move_{move.index:04d}.max"
+        self._write_dimacs(csr, self.directory / name, comment=self._comment(move))
+        self.instances.append({"file": name, "flow": int(cut.flow), "alpha": move.alpha,
+                               "cycle": move.cycle, "accepted": move.accepted,
+                               "vertices": csr.num_vertices, "arcs": csr.num_arcs,
+                               "grid": list(network.shape)})
+
+    def _comment(self, move) -> str:
+        lines = [f"alpha-expansion move {move.index}, cycle {move.cycle}, alpha {move.alpha}",
+                 f"flow {move.flow}; energy after move = {move.constant} + flow"]
+        if self.comment:
+            lines.insert(0, self.comment)
+        return "\n".join(lines)
+
+    def write_index(self) -> Path:
+        path = self.directory / "index.json"
+        with atomic_path(path) as temporary:
+            temporary.write_text(json.dumps({"instances": self.instances}, indent=1) + "\n")
+        return path
+
+    def __enter__(self) -> "InstanceDump":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is None:
+            self.write_index()

@@ -1,0 +1,64 @@
+"""Make the reduced Middlebury motorcycle pair in samples/stereo/ from scikit-image's copy.
+
+scikit-image ships the pair (500 x 741, already 4x smaller than Middlebury 2014's full size)
+with its ground-truth disparity. This script crops it to 500 x 740 and reduces it another 4x
+by block means, to 125 x 185:
+
+    left.png, right.png     RGB, uint8
+    disparity_gt.png        ground truth, 16-bit PNG holding disparity x 256 (KITTI
+                            convention, 0 = no ground truth); disparities are divided by 4.
+                            A block's value is the mean over its pixels that have ground
+                            truth, kept only when at least 3/4 of its 16 pixels have one.
+
+Run from the repository root:  python samples/stereo/make_stereo_sample.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from skimage import data
+from skimage.transform import downscale_local_mean
+
+from graphcut.stereo_io import atomic_path, write_disparity
+
+FACTOR = 4
+
+
+def reduce_pair(factor: int = FACTOR):
+    """(left, right, ground truth) of the motorcycle pair reduced ``factor`` times."""
+    left, right, truth = data.stereo_motorcycle()
+    h, w = (s - s % factor for s in truth.shape)
+    left, right, truth = left[:h, :w], right[:h, :w], truth[:h, :w].astype(np.float64)
+    truth[~np.isfinite(truth)] = np.nan  # scikit-image marks missing values with inf
+
+    def images(image):
+        reduced = downscale_local_mean(image.astype(np.float64), (factor, factor, 1))
+        return np.rint(reduced).astype(np.uint8)
+
+    blocks = truth.reshape(h // factor, factor, w // factor, factor)
+    known = np.isfinite(blocks).sum(axis=(1, 3))
+    total = np.where(np.isfinite(blocks), blocks, 0).sum(axis=(1, 3))
+    reduced_truth = np.full(known.shape, np.nan)
+    enough = known * 4 >= 3 * factor * factor
+    reduced_truth[enough] = total[enough] / known[enough] / factor
+    return images(left), images(right), reduced_truth
+
+
+def main() -> None:
+    folder = Path(__file__).resolve().parent
+    left, right, truth = reduce_pair()
+    for name, image in (("left.png", left), ("right.png", right)):
+        with atomic_path(folder / name) as temporary:
+            Image.fromarray(image).save(temporary, format="PNG", optimize=True)
+    write_disparity(folder / "disparity_gt.png", truth)
+    valid = np.isfinite(truth)
+    print(f"wrote {folder}: {left.shape[1]}x{left.shape[0]}, ground truth on "
+          f"{valid.mean():.1%} of pixels, disparities {np.nanmin(truth):.2f}.."
+          f"{np.nanmax(truth):.2f}")
+
+
+if __name__ == "__main__":
+    main()
