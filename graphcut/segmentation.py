@@ -44,7 +44,8 @@ def segment(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axi
     network = build_network(image, seeds, lam=lam, sigma=sigma, bins=bins,
                             channel_axis=channel_axis, scale=scale)
     result = min_cut(network, device=device)
-    mask = np.asarray(result.source_side, dtype=bool)
+    side = result.source_side
+    mask = side.get() if hasattr(side, "get") else np.asarray(side, dtype=bool)
     return (mask, result) if return_result else mask
 
 
