@@ -1,0 +1,23 @@
+"""Start the desktop app: ``graphcut gui`` calls :func:`run`."""
+
+from __future__ import annotations
+
+import sys
+
+from PyQt6.QtWidgets import QApplication
+
+
+def run(image=None, *, seeds=None, device: str = "auto", lam: float | None = None) -> int:
+    """Show the main window (opening ``image`` and then ``seeds`` when given) until it closes.
+
+    Returns the Qt event loop's exit status.
+    """
+    from .window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1] or ["graphcut"])
+    app.setApplicationName("graphcut")
+    window = MainWindow(device=device, lam=lam)
+    window.show()
+    if image is not None and window.open_image(image) and seeds is not None:
+        window.load_seeds(seeds)
+    return app.exec()

@@ -1,0 +1,153 @@
+"""The seed label image being painted, with brush strokes and undo/redo. No Qt in here.
+
+Labels follow DESIGN.md: 0 = no seed, 1 = foreground, 2 = background (uint8, shape (H, W)).
+Coordinates are (row, column) in pixels, the scikit-image convention; a point with integer
+coordinates is the centre of that pixel. A brush of radius r paints every pixel whose centre lies
+within distance r of the stroke's centre line (a round-capped thick polyline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+NONE, FOREGROUND, BACKGROUND = 0, 1, 2
+LABELS = (NONE, FOREGROUND, BACKGROUND)
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """One undoable change: a rectangle of labels before and after."""
+
+    region: tuple[slice, slice]
+    before: np.ndarray
+    after: np.ndarray
+
+
+class SeedCanvas:
+    """Seed labels for one image, edited in undoable steps.
+
+    An edit is everything between :meth:`begin_edit` and :meth:`end_edit` (a whole mouse stroke,
+    a clear, a load); only the rectangle that changed is kept for undo, so long histories of
+    small strokes on large images stay cheap.
+    """
+
+    def __init__(self, shape: tuple[int, int], *, max_history: int = 200):
+        if len(shape) != 2 or min(shape) < 1:
+            raise ValueError(f"seed canvas shape must be (H, W) with H, W >= 1, got {shape}")
+        self._labels = np.zeros(shape, np.uint8)
+        self._undo: list[_Edit] = []
+        self._redo: list[_Edit] = []
+        self._before: np.ndarray | None = None
+        self._max_history = max_history
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._labels.shape
+
+    @property
+    def labels(self) -> np.ndarray:
+        """A read-only view of the current labels (copy it to keep it)."""
+        view = self._labels.view()
+        view.flags.writeable = False
+        return view
+
+    def counts(self) -> tuple[int, int]:
+        """Numbers of (foreground, background) seed pixels."""
+        return (int(np.count_nonzero(self._labels == FOREGROUND)),
+                int(np.count_nonzero(self._labels == BACKGROUND)))
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    def begin_edit(self) -> None:
+        """Start an undoable step; nested calls are not allowed."""
+        if self._before is not None:
+            raise RuntimeError("begin_edit called twice without end_edit")
+        self._before = self._labels.copy()
+
+    def end_edit(self) -> bool:
+        """Finish the step; returns whether anything changed (no change leaves no undo entry)."""
+        if self._before is None:
+            raise RuntimeError("end_edit called without begin_edit")
+        before, self._before = self._before, None
+        changed = before != self._labels
+        if not changed.any():
+            return False
+        rows = np.flatnonzero(changed.any(axis=1))
+        cols = np.flatnonzero(changed.any(axis=0))
+        region = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+        self._undo.append(_Edit(region, before[region].copy(), self._labels[region].copy()))
+        del self._undo[:-self._max_history]
+        self._redo.clear()
+        return True
+
+    def paint(self, start, end, label: int, radius: float) -> tuple[slice, slice] | None:
+        """Paint the segment ``start``-``end`` ((row, col) each) with ``label``.
+
+        Returns the rectangle of pixels that may have changed (for a partial screen update), or
+        None when the segment lies entirely outside the image.
+        """
+        if label not in LABELS:
+            raise ValueError(f"label must be 0 (erase), 1 (foreground) or 2 (background), "
+                             f"got {label!r}")
+        if not radius >= 0:
+            raise ValueError(f"brush radius must be >= 0 pixels, got {radius!r}")
+        (r0, c0), (r1, c1) = (np.asarray(start, float), np.asarray(end, float))
+        height, width = self._labels.shape
+        top = max(int(np.floor(min(r0, r1) - radius)), 0)
+        bottom = min(int(np.ceil(max(r0, r1) + radius)) + 1, height)
+        left = max(int(np.floor(min(c0, c1) - radius)), 0)
+        right = min(int(np.ceil(max(c0, c1) + radius)) + 1, width)
+        if top >= bottom or left >= right:
+            return None
+        rows = np.arange(top, bottom, dtype=float)[:, None]
+        cols = np.arange(left, right, dtype=float)[None, :]
+        dr, dc = r1 - r0, c1 - c0
+        length2 = dr * dr + dc * dc
+        if length2 > 0:
+            t = np.clip(((rows - r0) * dr + (cols - c0) * dc) / length2, 0.0, 1.0)
+        else:
+            t = 0.0
+        distance2 = (rows - (r0 + t * dr)) ** 2 + (cols - (c0 + t * dc)) ** 2
+        region = (slice(top, bottom), slice(left, right))
+        self._labels[region][distance2 <= radius * radius + 1e-9] = label
+        return region
+
+    def clear(self) -> None:
+        """Remove every seed (call inside an edit to make it undoable)."""
+        self._labels[...] = NONE
+
+    def replace(self, labels: np.ndarray) -> None:
+        """Set all labels at once (call inside an edit to make it undoable)."""
+        labels = np.asarray(labels)
+        if labels.shape != self._labels.shape:
+            raise ValueError(f"seed labels of shape {labels.shape} do not match the image "
+                             f"({self._labels.shape[0]}×{self._labels.shape[1]} pixels, rows×cols)")
+        if not np.isin(labels, LABELS).all():
+            raise ValueError("seed labels must be 0 (none), 1 (foreground) or 2 (background)")
+        self._labels[...] = labels
+
+    def undo(self) -> bool:
+        """Undo the latest edit; returns False when there is nothing to undo."""
+        if not self._undo:
+            return False
+        edit = self._undo.pop()
+        self._labels[edit.region] = edit.before
+        self._redo.append(edit)
+        return True
+
+    def redo(self) -> bool:
+        """Redo the latest undone edit; returns False when there is nothing to redo."""
+        if not self._redo:
+            return False
+        edit = self._redo.pop()
+        self._labels[edit.region] = edit.after
+        self._undo.append(edit)
+        return True
