@@ -25,8 +25,8 @@ import numpy as np
 from PyQt6.QtCore import QEventLoop, QThread, QTimer, Qt, pyqtSignal
 from PyQt6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPixmap
 from PyQt6.QtWidgets import (QApplication, QCheckBox, QDoubleSpinBox, QFileDialog, QHBoxLayout,
-                             QLabel, QMainWindow, QMessageBox, QSlider, QSpinBox, QToolBar,
-                             QWidget)
+                             QLabel, QMainWindow, QMessageBox, QSizePolicy, QSlider, QSpinBox,
+                             QToolBar, QWidget)
 
 import graphcut
 from graphcut.imageio import IMAGE_SUFFIXES
@@ -391,8 +391,10 @@ class MainWindow(QMainWindow):
         self._show_mask(outcome.mask, outcome.boundary)
         self._backend_label.setText(_backend_text(outcome.backend, outcome.device_name))
         self._time_label.setText(f"solve {outcome.solve_seconds * 1e3:.1f} ms")
-        self._time_label.setToolTip(f"min-cut solve {outcome.solve_seconds * 1e3:.1f} ms; "
-                                    f"with building the graph {outcome.wall_seconds * 1e3:.1f} ms")
+        kind = "incremental re-solve" if outcome.incremental else "solve from scratch"
+        self._time_label.setToolTip(
+            f"{kind}: {outcome.solve_seconds * 1e3:.1f} ms in graphcut; "
+            f"{outcome.wall_seconds * 1e3:.1f} ms with the outline")
         coverage = 100.0 * np.count_nonzero(outcome.mask) / outcome.mask.size
         self.statusBar().showMessage(f"Object covers {coverage:.1f} % of the image", 5000)
 
@@ -684,6 +686,8 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         status = self.statusBar()
         self._position_label = QLabel()
+        self._position_label.setMinimumWidth(
+            self._position_label.fontMetrics().horizontalAdvance("row 00000, col 00000   0000 %"))
         self._backend_label = QLabel(_backend_text(*_expected_backend(self.device)))
         self._time_label = QLabel()
         self._size_label = QLabel("no image")
@@ -747,6 +751,7 @@ class MainWindow(QMainWindow):
 
 def _labelled(text: str, widget: QWidget) -> QWidget:
     box = QWidget()
+    box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
     layout = QHBoxLayout(box)
     layout.setContentsMargins(6, 0, 6, 0)
     layout.addWidget(QLabel(text))

@@ -56,6 +56,7 @@ class Outcome:
     device_name: str = ""
     solve_seconds: float = float("nan")
     wall_seconds: float = float("nan")
+    incremental: bool = False
     error: str | None = None
     details: str = field(default="", repr=False)
 
@@ -86,7 +87,8 @@ class Solver:
             backend=str(getattr(result, "backend", "")),
             device_name=str(stats.get("device_name", "")),
             solve_seconds=float(stats.get("seconds", {}).get("total", float("nan"))),
-            wall_seconds=time.perf_counter() - start)
+            wall_seconds=time.perf_counter() - start,
+            incremental=bool(stats.get("incremental", False)))
 
     def _solve(self, job: Job):
         channel_axis = -1  # images are read channels last; a 2-D image is grey either way
