@@ -5,10 +5,11 @@ arrays (zero at the border), excess as int64, heights as int32. Terminal arcs ar
 min(source, sink) of each pixel goes straight to the sink, the rest of the source capacity
 becomes initial excess and the rest of the sink capacity the pixel's residual to the sink.
 
-Memory: 33 bytes per pixel of solver state (excess 8, height 4, sink residual 4, four
-direction residuals 16, one byte of residual-arc bits for the BFS), plus the network's own six
-int32 arrays while a host network is uploaded (24 bytes per pixel). A 100-megapixel image needs
-about 5.7 GB.
+Memory: 49 bytes per pixel of solver state (excess 8, height 4, sink residual 4, four
+direction residuals 16, one byte of residual-arc bits for the BFS, and the two terminal
+capacities in force, 16, kept for dynamic re-solves), plus the network's own six int32 arrays
+while a host network is uploaded (24 bytes per pixel). A 100-megapixel image needs about 7.3 GB
+of GPU memory.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from . import GPUMemoryError
 from .module import kernel
 
 SOURCE = "grid_kernels.cu"
-STATE_BYTES_PER_PIXEL = 33
+STATE_BYTES_PER_PIXEL = 49
+INT32_MAX = int(np.iinfo(np.int32).max)
 NETWORK_BYTES_PER_PIXEL = 24
 RIGHT, LEFT, DOWN, UP = range(4)
 PR_TILE = (32, 8)     # (width, height) of a push-relabel block's tile; matches the .cu file
@@ -39,11 +41,16 @@ class Schedule:
     cycles: push/relabel operations each pixel's thread may do in one kernel launch.
     launches_per_relabel: push-relabel launches between two global relabels (exact BFS).
     bfs_passes_per_check: tile passes of the BFS launched between reads of its change flag.
+    block_sync: step a tile's pixels together until the whole tile is idle (else each thread
+        stops at its own pixel's first idle moment).
+    graphs: replay each fixed batch of launches as a captured CUDA graph (fewer host calls).
     """
 
-    cycles: int = 16
+    cycles: int = 8
     launches_per_relabel: int = 16
     bfs_passes_per_check: int = 4
+    block_sync: bool = True
+    graphs: bool = True
 
 
 def _event() -> cupy.cuda.Event:
@@ -78,12 +85,17 @@ class GridState:
     to_sink: cupy.ndarray      # (H, W) int32, residual of pixel -> t
     residual: cupy.ndarray     # (4, H, W) uint32, residual towards RIGHT, LEFT, DOWN, UP
     sink_capacity_total: int   # sum over pixels of the (folded-in) sink capacities
+    source_capacity: cupy.ndarray = None  # (H, W) int64 terminal capacities in force
+    sink_capacity: cupy.ndarray = None    # (H, W) int64
+    reparameterization: int = 0           # sum of the deltas added to both terminal arcs
     arcs: cupy.ndarray = None  # (H, W) uint8, residual-arc bits, rebuilt by each global relabel
     pr_tiles: cupy.ndarray = None   # int32 flag per push-relabel tile: may hold active pixels
     bfs_dirty: tuple = ()           # two int32 flag arrays per BFS tile, used alternately
     counters: cupy.ndarray = None   # int32 [any BFS tile dirty, active pixel count]
 
     def __post_init__(self):
+        self._stream = cupy.cuda.Stream(non_blocking=True)
+        self._graphs = {}  # captured CUDA graphs of launch batches, by batch key
         h, w = self.shape
         self.arcs = cupy.empty((h, w), dtype=cupy.uint8)
         self.pr_tiles = cupy.ones(self._pr_grid()[::-1], dtype=cupy.int32)
@@ -123,10 +135,47 @@ class GridState:
         self.excess[...] = source.astype(cupy.int64) - through
         self.to_sink[...] = sink - through
         self.sink_capacity_total = int(sink.sum(dtype=cupy.int64))
+        self.source_capacity = source.astype(cupy.int64)
+        self.sink_capacity = sink.astype(cupy.int64)
+        self.reparameterization = 0
+
+    def change_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
+        """New terminal capacities, keeping the flow on the n-links (dynamic re-solve).
+
+        Kohli-Torr reparameterisation: where the new capacities cannot hold the pixel's current
+        flows, both of its terminal capacities are raised by the same amount delta >= 0, which
+        adds delta to every cut's capacity and so changes neither the minimum cuts nor, once
+        the total of the deltas is subtracted (:meth:`true_flow`), the flow value. The source
+        arc stays saturated and the sink arc keeps as much of its flow as it can hold. Heights
+        are stale afterwards: :meth:`solve` starts with a global relabel.
+        """
+        source = source.astype(cupy.int64)
+        sink = sink.astype(cupy.int64)
+        to_sink_flow = self.sink_capacity - self.to_sink
+        inflow = self.excess - self.source_capacity + to_sink_flow  # net flow from n-links
+        delta = cupy.maximum(0, to_sink_flow - inflow - source)
+        new_source = source + delta
+        new_sink = sink + delta
+        new_to_sink_flow = cupy.minimum(to_sink_flow, new_sink)
+        to_sink = new_sink - new_to_sink_flow
+        if int(to_sink.max()) > INT32_MAX:  # cannot happen with int32 inputs and sane flows
+            self.set_terminals(source.astype(cupy.int32), sink.astype(cupy.int32))
+            return
+        self.excess[...] = new_source - new_to_sink_flow + inflow
+        self.to_sink[...] = to_sink
+        self.source_capacity = new_source
+        self.sink_capacity = new_sink
+        self.sink_capacity_total = int(new_sink.sum())
+        self.reparameterization = int(new_source.sum()) - int(source.sum())
 
     def flow(self) -> int:
-        """Flow that has reached the sink so far."""
+        """Flow that has reached the sink so far, in the network as given to the solver (the
+        reparameterised one after :meth:`change_terminals`, see :meth:`true_flow`)."""
         return self.sink_capacity_total - int(self.to_sink.sum(dtype=cupy.int64))
+
+    def true_flow(self) -> int:
+        """Flow value of the network with the capacities last set, reparameterisation removed."""
+        return self.flow() - self.reparameterization
 
     def source_side(self) -> cupy.ndarray:
         """After a global relabel: True where the sink is unreachable in the residual network."""
@@ -141,27 +190,20 @@ class GridState:
     def global_relabel(self, schedule: Schedule) -> tuple[int, int]:
         """Exact BFS distances to the sink; returns (active pixels, BFS tile passes).
 
-        Also flags the push-relabel tiles that hold an active pixel.
+        Also flags the push-relabel tiles that hold an active pixel. Runs on the current stream.
         """
         h, w = self.shape
         n = h * w
         kernel(SOURCE, "bfs_init")(((n + 255) // 256,), (256,),
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
-        dirty, spare = self.bfs_dirty
-        dirty.fill(1)
-        grid = ((w + BFS_TILE - 1) // BFS_TILE, (h + BFS_TILE - 1) // BFS_TILE)
-        bfs = kernel(SOURCE, "bfs_tile")
-        any_dirty = self.counters[0:1]
+        self.bfs_dirty[0].fill(1)
         passes = 0
         while True:
-            any_dirty.fill(0)
-            for _ in range(schedule.bfs_passes_per_check):
-                bfs(grid, (BFS_TILE, BFS_TILE),
-                    (*self._args(), self.arcs, self.height, dirty, spare, any_dirty))
-                dirty, spare = spare, dirty
-                passes += 1
-            if int(any_dirty.get()[0]) == 0:
+            self._run_batch(("bfs", schedule.bfs_passes_per_check), self._bfs_passes,
+                            schedule.bfs_passes_per_check, schedule.graphs)
+            passes += schedule.bfs_passes_per_check
+            if int(self.counters[0:1].get()[0]) == 0:
                 break
         count = self.counters[1:2]
         count.fill(0)
@@ -170,29 +212,61 @@ class GridState:
                                         count))
         return int(count.get()[0]), passes
 
-    def push_relabel(self, schedule: Schedule) -> None:
-        kernel(SOURCE, "push_relabel")(
-            self._pr_grid(), PR_TILE,
-            (*self._args(), np.int32(schedule.cycles), self.excess, self.height, self.to_sink,
-             *self.residual, self.pr_tiles))
+    def _bfs_passes(self, passes: int) -> None:
+        """Clears the change flag, then `passes` (even) BFS tile passes."""
+        h, w = self.shape
+        self.counters[0:1].fill(0)
+        grid = ((w + BFS_TILE - 1) // BFS_TILE, (h + BFS_TILE - 1) // BFS_TILE)
+        dirty, spare = self.bfs_dirty
+        for _ in range(passes):
+            kernel(SOURCE, "bfs_tile")(
+                grid, (BFS_TILE, BFS_TILE),
+                (*self._args(), self.arcs, self.height, dirty, spare, self.counters[0:1]))
+            dirty, spare = spare, dirty
+
+    def _push_relabel_launches(self, schedule: Schedule) -> None:
+        for _ in range(schedule.launches_per_relabel):
+            kernel(SOURCE, "push_relabel")(
+                self._pr_grid(), PR_TILE,
+                (*self._args(), np.int32(schedule.cycles), np.int32(schedule.block_sync),
+                 self.excess, self.height, self.to_sink, *self.residual, self.pr_tiles))
+
+    def _run_batch(self, key, launch, argument, use_graph: bool) -> None:
+        """Enqueue a fixed batch of launches, replaying a captured CUDA graph of it if asked."""
+        if not use_graph:
+            launch(argument)
+            return
+        graph = self._graphs.get(key)
+        if graph is None:
+            stream = cupy.cuda.get_current_stream()
+            stream.begin_capture()
+            launch(argument)
+            graph = stream.end_capture()
+            self._graphs[key] = graph
+        graph.launch()
 
     def solve(self, schedule: Schedule | None = None) -> dict:
         """Run phase I to a maximum preflow; the heights end as exact sink distances."""
         schedule = schedule or Schedule()
+        if schedule.graphs and schedule.bfs_passes_per_check % 2:
+            raise ValueError("bfs_passes_per_check must be even when CUDA graphs are used")
         relabels = launches = bfs_passes = 0
         marks = []  # CUDA events: start of each global relabel and of each push-relabel batch
-        while True:
+        cupy.cuda.Device().synchronize()  # the state was written on the default stream
+        with self._stream:
+            while True:
+                marks.append(_event())
+                active, passes = self.global_relabel(schedule)
+                relabels += 1
+                bfs_passes += passes
+                if active == 0:
+                    break
+                marks.append(_event())
+                self._run_batch(("pr", schedule.cycles, schedule.launches_per_relabel,
+                                 schedule.block_sync), self._push_relabel_launches, schedule,
+                                schedule.graphs)
+                launches += schedule.launches_per_relabel
             marks.append(_event())
-            active, passes = self.global_relabel(schedule)
-            relabels += 1
-            bfs_passes += passes
-            if active == 0:
-                break
-            marks.append(_event())
-            for _ in range(schedule.launches_per_relabel):
-                self.push_relabel(schedule)
-                launches += 1
-        marks.append(_event())
         marks[-1].synchronize()
         spans = [cupy.cuda.get_elapsed_time(a, b) / 1e3 for a, b in zip(marks, marks[1:])]
         return {"global_relabels": relabels, "push_relabel_launches": launches,
@@ -208,7 +282,7 @@ def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> C
     cupy.cuda.Device().synchronize()
     uploaded = time.perf_counter()
     counters = state.solve(schedule)
-    flow = state.flow()
+    flow = state.true_flow()
     solved = time.perf_counter()
     side = state.source_side()
     source_side = side if network.on_gpu else side.get()

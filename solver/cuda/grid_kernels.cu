@@ -52,11 +52,72 @@ __device__ __forceinline__ void push_along(unsigned* from_res, unsigned* back_re
     if (v_tile != u_tile) tile_flag[v_tile] = 1;
 }
 
+// One lock-free push or relabel of pixel u (Hong's Algorithm 2). Returns whether u is still
+// active afterwards as far as this thread knows (flow may arrive from neighbours at any time).
+__device__ __forceinline__ bool push_or_relabel(
+    const int u, int& h, const int width, const int inf, const int tile, const int tiles_x,
+    long long* __restrict__ excess, int* __restrict__ height, int* __restrict__ to_sink,
+    unsigned* __restrict__ res_right, unsigned* __restrict__ res_left,
+    unsigned* __restrict__ res_down, unsigned* __restrict__ res_up, int* __restrict__ tile_flag)
+{
+    const long long e = load_volatile(excess + u);
+    if (e <= 0 || h >= inf) return false;
+    // lowest residual neighbour; the sink has height 0
+    int best_h = inf, best_dir = -1;
+    unsigned best_res = 0;
+    const int r_sink = to_sink[u];  // only this thread changes to_sink[u]
+    if (r_sink > 0) {
+        best_h = 0; best_dir = 4; best_res = (unsigned)r_sink;
+    } else {
+        unsigned r;
+        r = load_volatile(res_right + u);
+        if (r > 0) { int hv = load_volatile(height + u + 1);
+            if (hv < best_h) { best_h = hv; best_dir = RIGHT; best_res = r; } }
+        r = load_volatile(res_left + u);
+        if (r > 0) { int hv = load_volatile(height + u - 1);
+            if (hv < best_h) { best_h = hv; best_dir = LEFT; best_res = r; } }
+        r = load_volatile(res_down + u);
+        if (r > 0) { int hv = load_volatile(height + u + width);
+            if (hv < best_h) { best_h = hv; best_dir = DOWN; best_res = r; } }
+        r = load_volatile(res_up + u);
+        if (r > 0) { int hv = load_volatile(height + u - width);
+            if (hv < best_h) { best_h = hv; best_dir = UP; best_res = r; } }
+    }
+    if (best_dir < 0 || best_h >= inf - 1) {  // no way towards the sink
+        h = inf;
+        height[u] = h;
+        return false;
+    }
+    if (h <= best_h) {
+        h = best_h + 1;
+        height[u] = h;
+        return true;
+    }
+    const unsigned d = (unsigned)(e < (long long)best_res ? e : (long long)best_res);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    switch (best_dir) {
+    case 4: to_sink[u] = r_sink - (int)d; break;
+    case RIGHT: push_along(res_right + u, res_left + u + 1, excess, u + 1, d, tile_flag,
+                           tx == PR_TILE_W - 1 ? tile + 1 : tile, tile); break;
+    case LEFT: push_along(res_left + u, res_right + u - 1, excess, u - 1, d, tile_flag,
+                          tx == 0 ? tile - 1 : tile, tile); break;
+    case DOWN: push_along(res_down + u, res_up + u + width, excess, u + width, d, tile_flag,
+                          ty == PR_TILE_H - 1 ? tile + tiles_x : tile, tile); break;
+    case UP: push_along(res_up + u, res_down + u - width, excess, u - width, d, tile_flag,
+                        ty == 0 ? tile - tiles_x : tile, tile); break;
+    }
+    add_excess(excess, u, -(long long)d);
+    return e > (long long)d;
+}
+
 // Up to `cycles` lock-free push/relabel steps for every pixel of every flagged tile. A tile's
 // flag is cleared when its block starts and set again when the block ends with an active pixel
 // or when a neighbouring block pushes flow into it, so unflagged tiles hold no active pixel.
+// With block_sync = 0 each thread stops at its pixel's first inactive moment; with
+// block_sync = 1 the block's threads step together and stop only when the whole tile is idle,
+// so flow keeps moving inside the tile for the whole launch.
 extern "C" __global__ void __launch_bounds__(PR_TILE_W * PR_TILE_H) push_relabel(
-    const int width, const int height_px, const int inf, const int cycles,
+    const int width, const int height_px, const int inf, const int cycles, const int block_sync,
     long long* __restrict__ excess, int* __restrict__ height, int* __restrict__ to_sink,
     unsigned* __restrict__ res_right, unsigned* __restrict__ res_left,
     unsigned* __restrict__ res_down, unsigned* __restrict__ res_up,
@@ -74,62 +135,23 @@ extern "C" __global__ void __launch_bounds__(PR_TILE_W * PR_TILE_H) push_relabel
     const bool inside = x < width && y < height_px;
     const int u = y * width + x;
     int h = inside ? height[u] : inf;
-    bool active = false;
-    for (int c = 0; inside && c < cycles; ++c) {
-        const long long e = load_volatile(excess + u);
-        active = e > 0 && h < inf;
-        if (!active) break;
-        // lowest residual neighbour; the sink has height 0
-        int best_h = inf, best_dir = -1;
-        unsigned best_res = 0;
-        const int r_sink = load_volatile(to_sink + u);
-        if (r_sink > 0) {
-            best_h = 0; best_dir = 4; best_res = (unsigned)r_sink;
-        } else {
-            unsigned r;
-            r = load_volatile(res_right + u);
-            if (r > 0) { int hv = load_volatile(height + u + 1);
-                if (hv < best_h) { best_h = hv; best_dir = RIGHT; best_res = r; } }
-            r = load_volatile(res_left + u);
-            if (r > 0) { int hv = load_volatile(height + u - 1);
-                if (hv < best_h) { best_h = hv; best_dir = LEFT; best_res = r; } }
-            r = load_volatile(res_down + u);
-            if (r > 0) { int hv = load_volatile(height + u + width);
-                if (hv < best_h) { best_h = hv; best_dir = DOWN; best_res = r; } }
-            r = load_volatile(res_up + u);
-            if (r > 0) { int hv = load_volatile(height + u - width);
-                if (hv < best_h) { best_h = hv; best_dir = UP; best_res = r; } }
+    if (block_sync) {
+        for (int c = 0; c < cycles; ++c) {
+            const bool active = inside && push_or_relabel(
+                u, h, width, inf, tile, tiles_x, excess, height, to_sink,
+                res_right, res_left, res_down, res_up, tile_flag);
+            if (!__syncthreads_or(active)) break;
         }
-        if (best_dir < 0 || best_h >= inf - 1) {  // no way towards the sink
-            h = inf;
-            height[u] = h;
-            active = false;
-            break;
-        }
-        if (h > best_h) {
-            const unsigned d = (unsigned)(e < (long long)best_res ? e : (long long)best_res);
-            const int tx = threadIdx.x, ty = threadIdx.y;
-            switch (best_dir) {
-            case 4: to_sink[u] -= (int)d; break;  // only this thread changes to_sink[u]
-            case RIGHT: push_along(res_right + u, res_left + u + 1, excess, u + 1, d, tile_flag,
-                                   tx == PR_TILE_W - 1 ? tile + 1 : tile, tile); break;
-            case LEFT: push_along(res_left + u, res_right + u - 1, excess, u - 1, d, tile_flag,
-                                  tx == 0 ? tile - 1 : tile, tile); break;
-            case DOWN: push_along(res_down + u, res_up + u + width, excess, u + width, d, tile_flag,
-                                  ty == PR_TILE_H - 1 ? tile + tiles_x : tile, tile); break;
-            case UP: push_along(res_up + u, res_down + u - width, excess, u - width, d, tile_flag,
-                                ty == 0 ? tile - tiles_x : tile, tile); break;
-            }
-            add_excess(excess, u, -(long long)d);
-        } else {
-            h = best_h + 1;
-            height[u] = h;
+    } else {
+        for (int c = 0; inside && c < cycles; ++c) {
+            if (!push_or_relabel(u, h, width, inf, tile, tiles_x, excess, height, to_sink,
+                                 res_right, res_left, res_down, res_up, tile_flag)) break;
         }
     }
     // Re-read after the block's barrier: a pixel of this tile whose thread stopped early may have
     // received flow from a neighbour in the same tile since.
     __syncthreads();
-    active = inside && h < inf && load_volatile(excess + u) > 0;
+    const bool active = inside && h < inf && load_volatile(excess + u) > 0;
     if (__syncthreads_or(active) && threadIdx.x == 0 && threadIdx.y == 0) tile_flag[tile] = 1;
 }
 

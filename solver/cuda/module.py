@@ -17,5 +17,6 @@ def load_module(filename: str) -> cupy.RawModule:
     return cupy.RawModule(code=code, options=("-std=c++17",))
 
 
+@functools.cache
 def kernel(filename: str, name: str) -> cupy.RawKernel:
     return load_module(filename).get_function(name)
