@@ -7,10 +7,18 @@
     >>> w.wait_until_idle()
     >>> w.mask()
 
-Needs the ``gui`` extra: ``pip install "graphcut[gui]"``.
+Needs the ``gui`` extra: ``pip install "graphcut[gui]"``. Qt is imported only when
+``MainWindow`` or ``run`` is first used, so the solver process (``solver_process``) stays light.
 """
 
-from .app import run
-from .window import MainWindow
-
 __all__ = ["MainWindow", "run"]
+
+
+def __getattr__(name):
+    if name == "MainWindow":
+        from .window import MainWindow
+        return MainWindow
+    if name == "run":
+        from .app import run
+        return run
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

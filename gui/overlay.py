@@ -28,9 +28,14 @@ def fill_layer(mask: np.ndarray, colour=FILL_COLOUR) -> np.ndarray:
     return layer
 
 
-def outline_layer(mask: np.ndarray, colour=OUTLINE_COLOUR) -> np.ndarray:
-    """The object's boundary pixels (inside the object, 1 pixel thick) in ``colour``."""
-    mask = np.asarray(mask, bool)
-    layer = np.zeros(mask.shape + (4,), np.uint8)
-    layer[find_boundaries(mask, mode="inner")] = (*colour, 255)
+def outline_layer(boundary: np.ndarray, colour=OUTLINE_COLOUR) -> np.ndarray:
+    """The ``boundary`` pixels (bool; see :func:`object_boundary`) in ``colour``."""
+    boundary = np.asarray(boundary, bool)
+    layer = np.zeros(boundary.shape + (4,), np.uint8)
+    layer[boundary] = (*colour, 255)
     return layer
+
+
+def object_boundary(mask: np.ndarray) -> np.ndarray:
+    """The object's boundary pixels: inside the object, 1 pixel thick (bool)."""
+    return find_boundaries(np.asarray(mask, bool), mode="inner")

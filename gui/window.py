@@ -32,10 +32,11 @@ import graphcut
 from graphcut.imageio import IMAGE_SUFFIXES
 
 from .display import describe, to_display_rgba
-from .overlay import FILL_COLOUR, OUTLINE_COLOUR, SEED_COLOURS, seed_layer
+from .overlay import SEED_COLOURS, fill_layer, outline_layer, seed_layer
 from .strokes import BACKGROUND, FOREGROUND, NONE, SeedCanvas
 from .view import ImageView
-from .worker import Job, Outcome, SegmentationWorker
+from .solve import Job, Outcome
+from .worker import SegmentationWorker
 
 log = logging.getLogger("graphcut.gui")
 
@@ -104,11 +105,16 @@ class MainWindow(QMainWindow):
     Args:
         device: "auto", "cpu" or "cuda", passed to ``graphcut`` for every segmentation.
         lam: the initial smoothness weight (``graphcut.DEFAULT_LAM`` by default).
+        solver_process: segment in a child process (see ``solver_process.py``: the window
+            stays responsive even while PyMaxflow holds the GIL); False segments on a thread
+            of this process.
     """
 
     _submit = pyqtSignal(object)  # Job -> worker thread
+    _warm_up = pyqtSignal()
 
-    def __init__(self, *, device: str = "auto", lam: float | None = None, parent=None):
+    def __init__(self, *, device: str = "auto", lam: float | None = None,
+                 solver_process: bool = True, parent=None):
         _ensure_application()
         super().__init__(parent)
         self.device = device
@@ -141,7 +147,7 @@ class MainWindow(QMainWindow):
         self._lam_timer.setInterval(LAM_DEBOUNCE_MS)
         self._lam_timer.timeout.connect(self._request_segmentation)
         self._connect_view()
-        self._start_worker()
+        self._start_worker(solver_process)
         self._update_actions()
         self.resize(1100, 780)
         _windows.add(self)
@@ -332,24 +338,27 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     # ===== segmentation =========================================================================
-    def _start_worker(self) -> None:
+    def _start_worker(self, solver_process: bool) -> None:
         self._thread = QThread(self)
-        self._worker = SegmentationWorker()
+        self._worker = SegmentationWorker(use_process=solver_process)
         self._worker.moveToThread(self._thread)
         self._submit.connect(self._worker.submit)
+        self._warm_up.connect(self._worker.warm_up)
         self._worker.done.connect(self._on_segmentation_done)
-        self._thread.finished.connect(self._worker.deleteLater)
         self._thread.start()
+        self._warm_up.emit()
 
     def shutdown(self) -> None:
-        """Stop the worker thread (waits for a running segmentation to end). Idempotent."""
+        """Stop the segmentation (a running solve is abandoned) and the worker. Idempotent."""
         if self._stopped:
             return
         self._stopped = True
         self._pending = None
         self._lam_timer.stop()
+        self._worker.abort()
         self._thread.quit()
         self._thread.wait()
+        self._worker.close()
         self._running = None
 
     def _request_segmentation(self) -> None:
@@ -404,12 +413,8 @@ class MainWindow(QMainWindow):
             self.view.result_fill_layer.set_array(None)
             self.view.outline_layer.set_array(None)
         else:
-            fill = np.zeros(mask.shape + (4,), np.uint8)
-            fill[mask] = (*FILL_COLOUR, 255)
-            outline = np.zeros(mask.shape + (4,), np.uint8)
-            outline[boundary] = (*OUTLINE_COLOUR, 255)
-            self.view.result_fill_layer.set_array(fill)
-            self.view.outline_layer.set_array(outline)
+            self.view.result_fill_layer.set_array(fill_layer(mask))
+            self.view.outline_layer.set_array(outline_layer(boundary))
         self._update_actions()
 
     # ===== seeds ==============================================================================

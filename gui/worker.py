@@ -1,132 +1,154 @@
-"""Segmentation off the GUI thread.
+"""Segmentation off the GUI thread: a ``QThread`` worker that talks to the solver process.
 
-:class:`Solver` is plain Python: it turns a :class:`Job` into a :class:`Outcome` by calling
-``graphcut`` (a ``graphcut.Segmenter`` session when the package has one, so that seed edits
-re-solve incrementally on the GPU; else ``graphcut.segment`` each time). :class:`SegmentationWorker`
-runs it on its own ``QThread`` and reports back with signals. Which results are still wanted is
-decided by the window (see ``MainWindow._request_segmentation``): a worker never drops anything.
+:class:`SegmentationWorker` lives on its own thread; the window ``submit``\\ s it a
+:class:`~graphcut.gui.solve.Job` and it emits ``done`` with the
+:class:`~graphcut.gui.solve.Outcome`. It forwards jobs to a :class:`SolverProcess` (see
+``solver_process.py`` for why a process), and solves on its own thread only when no process can
+be started. Which outcomes are still wanted is the window's business: a worker drops nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import time
-import traceback
-from dataclasses import dataclass, field
+import pickle
+import subprocess
+import sys
 
-import numpy as np
 from PyQt6.QtCore import QObject, pyqtSignal, pyqtSlot
-from skimage.segmentation import find_boundaries
 
-import graphcut
+from .solve import Job, Outcome, Solver
 
 log = logging.getLogger("graphcut.gui")
 
 
-@dataclass(frozen=True)
-class Job:
-    """One segmentation request.
-
-    Attributes:
-        number: increases with every request; the window keeps only the newest one's outcome.
-        image_token: identifies the opened image (a new token when another image is opened), so
-            that a session is never reused across images.
-        image: the image as read (never modified).
-        seeds: a private copy of the seed labels (0 none, 1 foreground, 2 background).
-        lam: the smoothness weight passed to ``graphcut``.
-        device: "auto", "cpu" or "cuda".
-    """
-
-    number: int
-    image_token: int
-    image: np.ndarray
-    seeds: np.ndarray
-    lam: float
-    device: str
+class SolverCrashed(RuntimeError):
+    """The solver process ended or stopped answering during a request."""
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What a job produced: the mask (True = object), its outline, and how it was solved."""
+class SolverProcess:
+    """A ``python -m graphcut.gui.solver_process`` child, started on first use and restarted
+    after a crash. Not thread-safe: one worker thread owns it."""
 
-    number: int
-    mask: np.ndarray | None = None
-    boundary: np.ndarray | None = None
-    backend: str = ""
-    device_name: str = ""
-    solve_seconds: float = float("nan")
-    wall_seconds: float = float("nan")
-    incremental: bool = False
-    error: str | None = None
-    details: str = field(default="", repr=False)
+    COMMAND = (sys.executable, "-m", "graphcut.gui.solver_process")
 
+    def __init__(self, command=COMMAND):
+        self.command = list(command)
+        self._process: subprocess.Popen | None = None
+        self._image_token = None  # the image the child holds
 
-class Solver:
-    """Runs jobs one after another, keeping a ``graphcut.Segmenter`` between jobs when it can.
+    def request(self, kind: str, payload=None):
+        """Send one request and wait for its reply (the GIL is free while waiting).
 
-    A new session is made when the image, lambda or device changes; any other job (new seeds)
-    reuses it, which is what lets the GPU backend re-solve from its previous state.
-    """
-
-    def __init__(self):
-        self._session = None
-        self._session_key = None
-
-    def run(self, job: Job) -> Outcome:
-        start = time.perf_counter()
+        Raises:
+            SolverCrashed: the process died; the next request starts a new one.
+        """
+        if self._process is None or self._process.poll() is not None:
+            self._start()
         try:
-            mask, result = self._solve(job)
-            boundary = find_boundaries(mask, mode="inner")
-        except Exception as error:  # reported to the user, never raised into Qt
-            self._session, self._session_key = None, None
-            return Outcome(job.number, error=_describe_error(error),
-                           details=traceback.format_exc())
-        stats = getattr(result, "stats", {}) or {}
-        return Outcome(
-            job.number, mask=mask, boundary=boundary,
-            backend=str(getattr(result, "backend", "")),
-            device_name=str(stats.get("device_name", "")),
-            solve_seconds=float(stats.get("seconds", {}).get("total", float("nan"))),
-            wall_seconds=time.perf_counter() - start,
-            incremental=bool(stats.get("incremental", False)))
+            pickle.dump((kind, payload), self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self._process.stdin.flush()
+            return pickle.load(self._process.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as error:
+            status = self.close()
+            raise SolverCrashed(f"the solver process stopped unexpectedly (exit status "
+                                f"{status}; {type(error).__name__}); it restarts with the next "
+                                "stroke") from None
 
-    def _solve(self, job: Job):
-        channel_axis = -1  # images are read channels last; a 2-D image is grey either way
-        segmenter_class = getattr(graphcut, "Segmenter", None)
-        if segmenter_class is None:
-            mask, result = graphcut.segment(job.image, job.seeds, lam=job.lam,
-                                            channel_axis=channel_axis, device=job.device,
-                                            return_result=True)
-            return np.asarray(mask, bool), result
-        key = (job.image_token, job.lam, job.device)
-        if self._session_key != key:
-            self._session = None  # let the old session free its (GPU) memory first
-            self._session = segmenter_class(job.image, lam=job.lam, channel_axis=channel_axis,
-                                            device=job.device)
-            self._session_key = key
-        mask = self._session.update(job.seeds)
-        return np.asarray(mask, bool), self._session.last_result
+    def solve(self, job: Job) -> Outcome:
+        """Solve ``job``, sending its image only when the child does not hold it yet."""
+        if self._image_token == job.image_token:
+            job = dataclasses.replace(job, image=None)
+        outcome = self.request("solve", job)
+        self._image_token = job.image_token if outcome.error is None else None
+        return outcome
 
+    def _start(self) -> None:
+        self._image_token = None
+        self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE)
 
-def _describe_error(error: Exception) -> str:
-    text = str(error) or type(error).__name__
-    if isinstance(error, MemoryError):
-        return f"out of memory while segmenting ({text})"
-    return text
+    def kill(self) -> None:
+        """Stop the child at once, from any thread: a request waiting on it fails with
+        :class:`SolverCrashed`."""
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
+
+    def close(self, timeout: float = 5.0):
+        """End the child (closing its input ends it); returns its exit status or None."""
+        process, self._process = self._process, None
+        self._image_token = None
+        if process is None:
+            return None
+        for stream in (process.stdin, process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            return process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.wait()
 
 
 class SegmentationWorker(QObject):
-    """Lives on a worker ``QThread``; ``submit`` it a :class:`Job`, it emits ``done``."""
+    """Lives on a worker ``QThread``; ``submit`` it a :class:`Job`, it emits ``done``.
+
+    Args:
+        use_process: solve in a :class:`SolverProcess` (the default of the app); False solves
+            on the worker thread itself (light, but PyMaxflow then blocks the window while it
+            solves large images).
+    """
 
     done = pyqtSignal(object)  # Outcome
 
-    def __init__(self):
+    def __init__(self, *, use_process: bool = True):
         super().__init__()
+        self._process = SolverProcess() if use_process else None
         self._solver = Solver()
+        self._aborted = False
+
+    @pyqtSlot()
+    def warm_up(self) -> None:
+        """Start the solver process ahead of the first stroke; fall back to the thread."""
+        if self._process is None or self._aborted:
+            return
+        try:
+            if self._process.request("ping") != "ready":
+                raise SolverCrashed("unexpected reply")
+        except (SolverCrashed, OSError) as error:
+            if self._aborted:
+                return
+            log.warning("cannot start the solver process (%s); solving on a thread instead",
+                        error)
+            self._process.close()
+            self._process = None
 
     @pyqtSlot(object)
     def submit(self, job: Job) -> None:
-        outcome = self._solver.run(job)
+        if self._aborted:
+            return
+        if self._process is not None:
+            try:
+                outcome = self._process.solve(job)
+            except SolverCrashed as error:
+                outcome = Outcome(job.number, error=str(error))
+        else:
+            outcome = self._solver.run(job)
         if outcome.error:
-            log.debug("segmentation job %d failed:\n%s", job.number, outcome.details)
+            log.debug("segmentation job %d failed: %s\n%s", job.number, outcome.error,
+                      outcome.details)
         self.done.emit(outcome)
+
+    def abort(self) -> None:
+        """Stop a running solve now (from any thread); the app is closing."""
+        self._aborted = True
+        if self._process is not None:
+            self._process.kill()
+
+    def close(self) -> None:
+        """End the solver process (call once the worker's thread has finished)."""
+        if self._process is not None:
+            self._process.close()

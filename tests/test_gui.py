@@ -4,6 +4,7 @@ Skipped when PyQt6 or pytest-qt is not installed. Every segmentation runs on the
 """
 
 import os
+import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported
 
@@ -54,10 +55,9 @@ def image_file(tmp_path):
     return path, image, truth
 
 
-@pytest.fixture
-def window(qtbot, monkeypatch):
+def make_window(qtbot, monkeypatch, *, solver_process):
     """A shown MainWindow whose message boxes are recorded instead of shown."""
-    w = MainWindow(device="cpu")
+    w = MainWindow(device="cpu", solver_process=solver_process)
     w.errors, w.questions = [], []
     monkeypatch.setattr(w, "show_error", lambda title, text: w.errors.append((title, text)))
     monkeypatch.setattr(w, "show_message", lambda title, text: None)
@@ -67,6 +67,18 @@ def window(qtbot, monkeypatch):
     w.show()
     qtbot.waitExposed(w)
     return w
+
+
+@pytest.fixture
+def window(qtbot, monkeypatch):
+    """The app segmenting on its worker thread (quick to start)."""
+    return make_window(qtbot, monkeypatch, solver_process=False)
+
+
+@pytest.fixture
+def process_window(qtbot, monkeypatch):
+    """The app as users get it: segmenting in a solver process."""
+    return make_window(qtbot, monkeypatch, solver_process=True)
 
 
 def drag(qtbot, view, pixels, button):
@@ -88,7 +100,8 @@ def paint_both(w):
 
 
 # ----- live segmentation through real mouse events ---------------------------------------------
-def test_mouse_strokes_segment_the_object(qtbot, window, image_file):
+def test_mouse_strokes_segment_the_object(qtbot, process_window, image_file):
+    window = process_window
     path, image, truth = image_file
     assert window.open_image(path)
     drag(qtbot, window.view, [(45, 40), (40, 60), (45, 80)], Qt.MouseButton.LeftButton)
@@ -120,7 +133,8 @@ def test_tools_select_what_the_left_button_paints(qtbot, window, image_file):
 
 
 # ----- undo / redo ------------------------------------------------------------------------------
-def test_undo_returns_the_previous_mask(qtbot, window, image_file):
+def test_undo_returns_the_previous_mask(qtbot, process_window, image_file):
+    window = process_window
     window.open_image(image_file[0])
     paint_both(window)
     window.wait_until_idle()
@@ -293,7 +307,9 @@ def test_middle_button_pans(qtbot, window, image_file):
 
 
 # ----- the worker ------------------------------------------------------------------------------
-def test_newer_strokes_supersede_running_segmentations(window, image_file, monkeypatch):
+def test_newer_strokes_supersede_running_segmentations(process_window, image_file,
+                                                        monkeypatch):
+    window = process_window
     path, image, _ = image_file
     window.open_image(path)
     submitted, shown = [], []
@@ -321,6 +337,43 @@ def test_opening_another_image_drops_the_running_segmentation(window, image_file
     window.wait_until_idle()
     assert window.mask() is None and window.errors == []
     assert window.view.outline_layer.array is None
+
+
+def test_a_crashed_solver_process_is_reported_and_restarted(process_window, image_file):
+    window = process_window
+    window.open_image(image_file[0])
+    paint_both(window)
+    window.wait_until_idle()
+    good = window.mask()
+    solver = window._worker._process
+    # a solver that dies in the middle of its next request, as one killed for memory would
+    solver.command = [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1); sys.exit(9)"]
+    solver.close()
+    window.paint_stroke([(30, 60)], FOREGROUND, 2)
+    window.wait_until_idle()
+    assert window.mask() is None
+    assert len(window.errors) == 1
+    assert "solver process stopped" in window.errors[0][1] and "9" in window.errors[0][1]
+    solver.command = list(solver.COMMAND)
+    window.undo_action.trigger()  # the next request starts a real solver again
+    window.wait_until_idle()
+    np.testing.assert_array_equal(window.mask(), good)
+    assert len(window.errors) == 1
+
+
+def test_solver_without_a_session_api_calls_segment(monkeypatch):
+    from graphcut.gui.solve import Job, Solver
+    image, truth = synthetic_image()
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[45, 40:80] = FOREGROUND
+    seeds[5, :] = BACKGROUND
+    monkeypatch.delattr(graphcut, "Segmenter", raising=False)
+    outcome = Solver().run(Job(1, 1, image, seeds, 10.0, "cpu"))
+    assert outcome.error is None and outcome.backend == "cpu"
+    np.testing.assert_array_equal(outcome.mask,
+                                  graphcut.segment(image, seeds, lam=10.0, device="cpu"))
+    failed = Solver().run(Job(2, 1, image, np.zeros_like(seeds), 10.0, "cpu"))
+    assert failed.mask is None and "foreground" in failed.error
 
 
 def test_lambda_control_resegments(window, image_file):
