@@ -14,6 +14,7 @@ of GPU memory.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 
@@ -59,9 +60,15 @@ def _event() -> cupy.cuda.Event:
     return event
 
 
-def device_name() -> str:
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+@functools.cache
+def _device_name(device_id: int) -> str:
+    props = cupy.cuda.runtime.getDeviceProperties(device_id)
     return props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+
+
+def device_name() -> str:
+    """Name of the current CUDA device, e.g. "NVIDIA H100 80GB HBM3"."""
+    return _device_name(cupy.cuda.Device().id)
 
 
 def check_fits(num_pixels: int, extra_bytes_per_pixel: int = 0) -> None:
@@ -113,21 +120,30 @@ class GridState:
         return self.shape[0] * self.shape[1] + 2
 
     @classmethod
+    def allocate(cls, shape: tuple[int, int], *, network_on_host: bool = False) -> "GridState":
+        """An empty state for an H x W grid (GPUMemoryError when it does not fit)."""
+        h, w = shape
+        check_fits(h * w, NETWORK_BYTES_PER_PIXEL if network_on_host else 0)
+        return cls((h, w), cupy.zeros((h, w), dtype=cupy.int64),
+                   cupy.zeros((h, w), dtype=cupy.int32), cupy.zeros((h, w), dtype=cupy.int32),
+                   cupy.zeros((4, h, w), dtype=cupy.uint32), 0)
+
+    @classmethod
     def from_network(cls, network: GridNetwork) -> "GridState":
-        h, w = network.shape
-        check_fits(h * w, 0 if network.on_gpu else NETWORK_BYTES_PER_PIXEL)
-        source = cupy.asarray(network.source)
-        sink = cupy.asarray(network.sink)
-        residual = cupy.zeros((4, h, w), dtype=cupy.uint32)
+        state = cls.allocate(network.shape, network_on_host=not network.on_gpu)
+        state.load(network)
+        return state
+
+    def load(self, network: GridNetwork) -> None:
+        """Start over on ``network`` (same shape): its capacities, zero flow on the n-links."""
+        if network.shape != self.shape:
+            raise ValueError(f"network shape {network.shape} differs from the state's {self.shape}")
+        residual = self.residual
         residual[RIGHT, :, :-1] = cupy.asarray(network.right)
         residual[LEFT, :, 1:] = cupy.asarray(network.left)
         residual[DOWN, :-1, :] = cupy.asarray(network.down)
         residual[UP, 1:, :] = cupy.asarray(network.up)
-        state = cls((h, w), cupy.zeros((h, w), dtype=cupy.int64),
-                    cupy.zeros((h, w), dtype=cupy.int32), cupy.zeros((h, w), dtype=cupy.int32),
-                    residual, 0)
-        state.set_terminals(source, sink)
-        return state
+        self.set_terminals(cupy.asarray(network.source), cupy.asarray(network.sink))
 
     def set_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
         """Start from a zero flow on the n-links with the given terminal capacities."""
@@ -275,10 +291,30 @@ class GridState:
                 "push_relabel_seconds": sum(spans[1::2])}
 
 
+_reusable: dict = {}  # the last GridState of grid_min_cut, by (device, shape)
+
+
+def release_cached_state() -> None:
+    """Drop the GridState that grid_min_cut keeps for the next solve of the same shape."""
+    _reusable.clear()
+
+
 def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> CutResult:
-    """Minimum cut of a GridNetwork on the GPU; same flow and source side as the CPU backend."""
+    """Minimum cut of a GridNetwork on the GPU; same flow and source side as the CPU backend.
+
+    The solver state of the last shape solved is kept (:func:`release_cached_state` frees it),
+    so that a sequence of same-shape solves (batches, stereo moves) reuses its memory and its
+    captured CUDA graphs.
+    """
     started = time.perf_counter()
-    state = GridState.from_network(network)
+    key = (cupy.cuda.Device().id, network.shape)
+    state = _reusable.pop(key, None)
+    _reusable.clear()
+    if state is None:
+        state = GridState.from_network(network)
+    else:
+        state.load(network)
+    _reusable[key] = state
     cupy.cuda.Device().synchronize()
     uploaded = time.perf_counter()
     counters = state.solve(schedule)
