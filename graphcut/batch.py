@@ -5,17 +5,22 @@ Layout: ``IMAGES_DIR/<stem>.<ext>`` (PNG, JPEG, TIFF, BMP) with ``SEEDS_DIR/<ste
 ``OUT_DIR/summary.csv`` with one row per image (columns :data:`SUMMARY_FIELDS`).
 
 :func:`segment_file` does one image and never raises for bad input (it returns a failed
-record with the reason), so a driver (the serial :func:`run_batch` here, or a distributed one)
-only maps it over :func:`find_jobs` and hands the records to :func:`write_summary`.
+record with the reason). :func:`run_batch` plans the jobs, hands the images to a *runner*
+(:func:`serial_runner` here, :class:`graphcut.distributed.DaskRunner` on a Dask cluster) that
+calls :func:`segment_file` for each and yields the records as they complete, shows the
+progress, and writes the summary in image-name order, so every runner gives the same outputs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import logging
 import os
+import re
 import sys
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +46,11 @@ class Job:
     seeds: Path | None
     mask: Path
     overlay: Path | None = None
+
+
+def failed_record(image, seeds, mask, reason: str) -> dict:
+    """A summary record with status "failed" for an image that could not be done."""
+    return _record(image, seeds, mask, FAILED, reason)
 
 
 def _record(image, seeds, mask, status, reason="", **values) -> dict:
@@ -82,8 +92,7 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
             if output.exists() and source.exists() and os.path.samefile(output, source):
                 return failed(f"refusing to overwrite the input file {os.fspath(source)!r}")
     if not overwrite and all(path.exists() for path in outputs):
-        return _record(image_path, seeds_path, out_path, SKIPPED,
-                       "already done (outputs exist; use --overwrite to redo)")
+        return _record(image_path, seeds_path, out_path, SKIPPED, _ALREADY_DONE)
     try:
         image = read_image(image_path)
         seeds = read_seeds(seeds_path, image.shape[:2])
@@ -95,12 +104,23 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
         write_mask(out_path, mask, inputs=inputs)
     except (OSError, ValueError, TypeError) as error:
         return failed(str(error))
+    except MemoryError as error:  # GPUMemoryError (device "cuda") or the host's memory
+        where = "the GPU" if "GPU" in type(error).__name__ else "memory"
+        return failed(f"out of {where}: {error or type(error).__name__}")
     except Exception as error:  # one image's unexpected failure must not stop a batch
         log.debug("unexpected error on %s", image_path, exc_info=True)
         return failed(f"{type(error).__name__}: {error}")
     return _record(image_path, seeds_path, out_path, OK, height=mask.shape[0],
                    width=mask.shape[1], flow=result.flow, backend=result.backend,
                    seconds=round(time.perf_counter() - started, 4))
+
+
+_ALREADY_DONE = "already done (outputs exist; use --overwrite to redo)"
+
+
+def _done(job: Job) -> bool:
+    """Whether the job's outputs (mask, and overlay when asked for) all exist."""
+    return job.mask.exists() and (job.overlay is None or job.overlay.exists())
 
 
 def _same_folder(a: Path, b: Path) -> bool:
@@ -150,20 +170,45 @@ def _duplicate_stems(jobs) -> set[str]:
     return duplicates
 
 
+# One call of segment_file: (index of the job in name order, segment_file's keyword arguments).
+Call = tuple[int, dict]
+# A runner takes the calls and yields (index, record) pairs as the images complete, in any
+# order; closing the iterator (Ctrl-C, an error in the driver) must cancel what is left.
+Runner = Callable[[list[Call]], Iterator[tuple[int, dict]]]
+
+
+def serial_runner(calls: list[Call]) -> Iterator[tuple[int, dict]]:
+    """Run the calls one after the other in this process."""
+    for index, kwargs in calls:
+        yield index, segment_file(**kwargs)
+
+
 def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, device="auto",
-              overwrite=False, overlay=False, progress=True) -> list[dict]:
-    """Segment every image of ``images_dir`` that has a seed file, one after the other.
+              overwrite=False, overlay=False, progress=True,
+              runner: Runner | None = None) -> list[dict]:
+    """Segment every image of ``images_dir`` that has a seed file.
 
     Creates ``out_dir`` (and its overlays folder) when needed, shows a tqdm progress bar on
-    stderr (``progress``), logs each failure (logger "graphcut.batch") and carries on, and
-    writes ``out_dir/summary.csv``. Images without a seed file are listed as skipped; images
-    whose stems collide (``a.png`` and ``a.jpg``) fail, as their masks would share a name.
+    stderr (``progress``) that advances as images complete, logs each failure (logger
+    "graphcut.batch") and carries on, and writes ``out_dir/summary.csv`` in image-name order.
+    Images without a seed file are listed as skipped; images whose stems collide (``a.png`` and
+    ``a.jpg``) fail, as their masks would share a name.
+
+    Args:
+        runner: how the images are processed (see :data:`Runner`): :func:`serial_runner`
+            (the default) one after the other in this process, or
+            :class:`graphcut.distributed.DaskRunner` on a Dask cluster. The records, masks and
+            summary do not depend on the runner (except the seconds).
 
     Returns:
         The records of :func:`segment_file`, in image-name order.
 
     Raises:
         NotADirectoryError, ValueError: bad folders (see :func:`find_jobs`).
+        OSError: the output folder or the summary cannot be written.
+        KeyboardInterrupt: passed on after the runner was closed (remaining images cancelled)
+            and temporary files were removed; finished masks stay (each is complete), the
+            summary is not written.
     """
     from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
@@ -175,28 +220,80 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
         (out_dir / OVERLAY_FOLDER).mkdir(exist_ok=True)
     previous = read_summary(out_dir / SUMMARY_NAME)
     duplicates = _duplicate_stems(jobs)
-    records = []
-    with logging_redirect_tqdm(), tqdm(jobs, desc="segment", unit="image", file=sys.stderr,
-                                       disable=not progress) as bar:
-        for job in bar:
-            bar.set_postfix_str(job.image.name, refresh=False)
-            if job.image.stem in duplicates:
-                record = _record(job.image, job.seeds, job.mask, FAILED,
-                                 f"another image has the stem {job.image.stem!r}; their masks "
-                                 "would share one file")
-            elif job.seeds is None:
-                record = _record(job.image, None, job.mask, SKIPPED,
-                                 f"no seed file {job.image.stem}.png in the seeds folder")
-            else:
-                record = segment_file(job.image, job.seeds, job.mask, overlay_path=job.overlay,
-                                      lam=lam, sigma=sigma, device=device, overwrite=overwrite)
-                if record["status"] == SKIPPED:
-                    _carry_over(record, previous.get(record["image"]))
-            if record["status"] == FAILED:
-                log.warning("%s: failed: %s", job.image.name, record["reason"])
-            records.append(record)
+    records: list[dict | None] = [None] * len(jobs)
+    calls: list[Call] = []
+    for index, job in enumerate(jobs):
+        if job.image.stem in duplicates:
+            records[index] = _record(job.image, job.seeds, job.mask, FAILED,
+                                     f"another image has the stem {job.image.stem!r}; their "
+                                     "masks would share one file")
+        elif job.seeds is None:
+            records[index] = _record(job.image, None, job.mask, SKIPPED,
+                                     f"no seed file {job.image.stem}.png in the seeds folder")
+        elif not overwrite and _done(job):
+            records[index] = _record(job.image, job.seeds, job.mask, SKIPPED, _ALREADY_DONE)
+            _carry_over(records[index], previous.get(str(job.image)))
+        else:
+            # Skipping is decided here, once: a task that runs again (its worker died after it
+            # had finished) must redo its image, not report it as skipped.
+            calls.append((index, dict(image_path=job.image, seeds_path=job.seeds,
+                                      out_path=job.mask, overlay_path=job.overlay, lam=lam,
+                                      sigma=sigma, device=device, overwrite=True)))
+    runner = serial_runner if runner is None else runner
+    try:
+        with logging_redirect_tqdm(), tqdm(total=len(jobs), desc="segment", unit="image",
+                                           file=sys.stderr, disable=not progress) as bar:
+            for job, record in zip(jobs, records):
+                if record is not None:
+                    _log_failure(job, record)
+                    bar.update()
+            with contextlib.closing(iter(runner(calls))) as results:
+                for index, record in results:
+                    job = jobs[index]
+                    # the runner may have sent other spellings of the paths (absolute ones)
+                    record.update(image=str(job.image), seeds=str(job.seeds),
+                                  mask=str(job.mask))
+                    _log_failure(job, record)
+                    records[index] = record
+                    bar.set_postfix_str(job.image.name, refresh=False)
+                    bar.update()
+    finally:
+        remove_temporary_files(out_dir)
+    missing = [jobs[i].image.name for i, record in enumerate(records) if record is None]
+    if missing:
+        raise RuntimeError(f"the runner returned no result for {', '.join(missing[:5])}"
+                           + (" ..." if len(missing) > 5 else ""))
     write_summary(out_dir / SUMMARY_NAME, records)
     return records
+
+
+def _log_failure(job: Job, record: dict) -> None:
+    if record["status"] == FAILED:
+        log.warning("%s: failed: %s", job.image.name, record["reason"])
+
+
+# Temporary files of graphcut.imageio.atomic_write: ".<name>.<8 random characters>.tmp".
+_TEMPORARY = re.compile(r"\.(?P<name>.+\.png|summary\.csv)\.[A-Za-z0-9_]{8}\.tmp\Z")
+
+
+def remove_temporary_files(out_dir) -> list[Path]:
+    """Remove the temporary files that interrupted writes of masks, overlays or the summary
+    left in ``out_dir`` (and its overlays folder): a worker killed mid-write, a cancelled run.
+    Finished outputs are never touched. Returns the removed paths."""
+    removed = []
+    for folder in (Path(out_dir), Path(out_dir) / OVERLAY_FOLDER):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if _TEMPORARY.match(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    if removed:
+        log.info("removed %d temporary file(s) of interrupted writes", len(removed))
+    return removed
 
 
 def _carry_over(record: dict, old: dict | None) -> None:
@@ -241,4 +338,5 @@ def counts(records) -> dict[str, int]:
 
 
 __all__ = ["FAILED", "Job", "OK", "OVERLAY_FOLDER", "SKIPPED", "SUMMARY_FIELDS", "SUMMARY_NAME",
-           "counts", "find_jobs", "read_summary", "run_batch", "segment_file", "write_summary"]
+           "counts", "failed_record", "find_jobs", "read_summary", "remove_temporary_files",
+           "run_batch", "segment_file", "serial_runner", "write_summary"]

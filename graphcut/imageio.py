@@ -66,7 +66,8 @@ def open_image(path, *, max_pixels: int | None = None):
         raise ImageReadError(f"{name}: the image declares more than {2 * Image.MAX_IMAGE_PIXELS} "
                              "pixels; refusing to decode it (decompression bomb guard)") from None
     except (OSError, SyntaxError, ValueError) as error:
-        raise ImageReadError(f"{name}: cannot read image ({error})") from None
+        raise ImageReadError(f"{name}: cannot read the image ({error or type(error).__name__}); "
+                             "the file may be truncated or corrupt") from None
     with image:
         width, height = image.size
         if limit and width * height > limit:
@@ -149,6 +150,8 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
     Raises:
         ValueError: ``path`` is one of ``inputs`` (an existing file it must not replace).
         FileNotFoundError: the destination folder does not exist.
+        OSError: the file cannot be written (read-only folder, disk full, ...); the message
+            names ``path`` and the reason, and ``errno`` is kept.
     """
     path = Path(path)
     _refuse_inputs(path, inputs)
@@ -156,7 +159,11 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {os.fspath(path)!r}: the folder "
                                 f"{os.fspath(folder)!r} does not exist")
-    descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
+                                                 suffix=".tmp")
+    except OSError as error:
+        raise _write_error(path, error) from None
     try:
         text = {} if "b" in mode else {"newline": "", "encoding": "utf-8"}
         with os.fdopen(descriptor, mode, **text) as handle:
@@ -165,10 +172,23 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
             os.fsync(handle.fileno())
         os.chmod(temporary, 0o666 & ~_UMASK)
         os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as error:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise _write_error(path, error) from None
         raise
+
+
+def _write_error(path, error: OSError) -> OSError:
+    """``error`` reworded to name the file being written (not its temporary name), keeping
+    its type (PermissionError, ...) where it is a built-in one."""
+    reason = error.strerror or str(error) or type(error).__name__
+    message = f"cannot write {os.fspath(path)!r}: {reason}"
+    if error.errno is None:
+        return OSError(message)
+    kind = type(error) if type(error).__module__ == "builtins" else OSError
+    return kind(error.errno, message)
 
 
 def atomic_save(image: Image.Image, path, *, inputs=(), **save_options) -> None:

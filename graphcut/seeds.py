@@ -93,6 +93,47 @@ def strokes_to_labels(rgba) -> np.ndarray:
     return labels
 
 
+# (label, its name, the pure colour, the channel that must dominate) for stroke-form errors
+_STROKE_COLOURS = ((FOREGROUND, "foreground", "red", (255, 0, 0), 0),
+                   (BACKGROUND, "background", "blue", (0, 0, 255), 2))
+
+
+def _check_stroke_colours(rgba: np.ndarray, labels: np.ndarray, name: str) -> None:
+    """Raise a ValueError when a stroke image lacks pure red or pure blue pixels, naming the
+    nearly red (blue) colours it has instead, if any (anti-aliased, JPEG or off-colour strokes).
+    """
+    visible = rgba[..., 3] > 0
+    for label, role, colour_name, pure, channel in _STROKE_COLOURS:
+        if bool((labels == label).any()):
+            continue
+        others = [c for c in range(3) if c != channel]
+        near = visible & (rgba[..., channel] >= 128) \
+            & (rgba[..., others[0]] < 100) & (rgba[..., others[1]] < 100)
+        found = _common_colours(rgba[near])
+        if found:
+            hint = (f"; nearly {colour_name} colours found: {found}, but only exactly pure "
+                    f"{colour_name} counts (anti-aliased, JPEG-compressed or off-colour strokes "
+                    "are not seeds)")
+        else:
+            coloured = visible & rgba[..., :3].any(axis=-1)
+            found = _common_colours(rgba[coloured])
+            hint = f"; its most common colours are {found}" if found else ""
+        raise ValueError(f"{name} contain no {role} seed: no pixel is pure {colour_name} "
+                         f"{pure} in this stroke-form (colour) seed file{hint}; paint the "
+                         f"{role} strokes in exactly {pure}, or save label-form seeds (grey "
+                         "0 / 1 / 2)")
+
+
+def _common_colours(pixels: np.ndarray, count: int = 3) -> str:
+    """The ``count`` most frequent RGB colours of (N, 3 or 4) ``pixels``, as text."""
+    if not len(pixels):
+        return ""
+    colours, counts = np.unique(pixels[:, :3], axis=0, return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:count]
+    return ", ".join(f"({', '.join(str(int(v)) for v in colours[i])}) in {int(counts[i])} "
+                     f"pixel{'s' if counts[i] != 1 else ''}" for i in order)
+
+
 def read_seeds(path, shape=None) -> np.ndarray:
     """Read a seed file in label or stroke form (see the module docstring).
 
@@ -118,7 +159,10 @@ def read_seeds(path, shape=None) -> np.ndarray:
             grey_alpha = np.asarray(im.convert("LA"))
             labels = np.where(grey_alpha[..., 1] > 0, grey_alpha[..., 0], 0).astype(np.uint8)
         else:
-            labels = strokes_to_labels(np.asarray(im.convert("RGBA")))
+            rgba = np.asarray(im.convert("RGBA"))
+            labels = strokes_to_labels(rgba)
+            check_seeds(labels, shape, name=name, require_both=False)
+            _check_stroke_colours(rgba, labels, name)
     check_seeds(labels, shape, name=name)
     return labels.astype(np.uint8, copy=False)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import math
+from pathlib import Path
 
 import click
 
@@ -11,6 +13,19 @@ from graphcut.solver import DEVICES
 device_option = click.option(
     "--device", type=click.Choice(DEVICES), default="auto", show_default=True,
     help="auto: the GPU when CuPy sees one, else the CPU; cpu: PyMaxflow; cuda: the GPU core.")
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses NaN and infinity (usage error, exit 2)."""
+
+    name = "finite float range"
+
+    def convert(self, value, param, ctx):
+        value = super().convert(value, param, ctx)
+        if value is not None and not math.isfinite(value):
+            self.fail(f"{value} is not a finite number in the range {self._describe_range()}",
+                      param, ctx)
+        return value
 
 
 def setup_logging(verbose: int) -> None:
@@ -25,3 +40,25 @@ def resolve_device_or_usage_error(device: str) -> str:
         return resolve_device(device)
     except BackendUnavailableError as error:
         raise click.BadParameter(str(error), param_hint="--device") from None
+
+
+overwrite_option = click.option(
+    "--overwrite", is_flag=True, help="Replace output files that exist already.")
+
+
+def refuse_existing_output(path: Path | None, option: str, overwrite: bool) -> None:
+    """Usage error (exit 2) when ``path`` exists and ``--overwrite`` was not given."""
+    if path is not None and not overwrite and path.exists():
+        raise click.BadParameter(f"{path} exists already; pass --overwrite to replace it",
+                                 param_hint=option)
+
+
+def memory_error_message(error: MemoryError, device: str) -> str:
+    """A one-line explanation of an out-of-memory error during a solve, with what to try."""
+    reason = str(error) or type(error).__name__
+    gpu = "GPU" in type(error).__name__ or type(error).__module__.startswith("cupy")
+    if gpu:
+        hint = ("use --device cpu, or --device auto, which falls back to the CPU when the GPU "
+                "runs out of memory" if device == "cuda" else "use --device cpu")
+        return f"the GPU ran out of memory: {reason}; {hint}"
+    return f"out of memory: {reason}; the input is too large for this machine's memory"

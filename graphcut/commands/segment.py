@@ -10,13 +10,14 @@ import click
 
 from graphcut.energy import DEFAULT_LAM
 
-from .common import device_option, resolve_device_or_usage_error
+from .common import (FiniteFloatRange, device_option, memory_error_message, overwrite_option,
+                     refuse_existing_output, resolve_device_or_usage_error)
 
 lam_option = click.option(
-    "--lam", type=click.FloatRange(min=0), default=DEFAULT_LAM, show_default=True,
+    "--lam", type=FiniteFloatRange(min=0), default=DEFAULT_LAM, show_default=True,
     help="Weight of the boundary term against the colour term; larger = smoother boundaries.")
 sigma_option = click.option(
-    "--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
+    "--sigma", type=FiniteFloatRange(min=0, min_open=True), default=None,
     help="Colour difference (intensities scaled to 0..1) at which a boundary weight is "
          "exp(-1/2). Default: estimated from the image.")
 
@@ -39,10 +40,12 @@ def _same_file(a: Path, b: Path) -> bool:
 @device_option
 @lam_option
 @sigma_option
-def segment(image, seeds_path, output, overlay_path, device, lam, sigma):
+@overwrite_option
+def segment(image, seeds_path, output, overlay_path, device, lam, sigma, overwrite):
     """Segment IMAGE from the scribbles in SEEDS and write the mask.
 
-    Prints one line to stdout: size, flow, object share, backend and seconds.
+    Prints one line to stdout: size, flow, object share, backend and seconds. Existing output
+    files are replaced only with --overwrite.
     """
     from graphcut.imageio import read_image, write_mask, write_overlay
     from graphcut.seeds import read_seeds
@@ -58,6 +61,8 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma):
     if overlay_path is not None and _same_file(output, overlay_path):
         raise click.BadParameter("the overlay and the mask must be different files",
                                  param_hint="--overlay")
+    refuse_existing_output(output, "-o/--output", overwrite)
+    refuse_existing_output(overlay_path, "--overlay", overwrite)
     resolve_device_or_usage_error(device)
     started = time.perf_counter()
     try:
@@ -71,6 +76,8 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma):
         write_mask(output, mask, inputs=inputs)
     except (OSError, ValueError, TypeError) as error:
         raise click.ClickException(str(error)) from None
+    except MemoryError as error:
+        raise click.ClickException(memory_error_message(error, device)) from None
     seconds = time.perf_counter() - started
     height, width = mask.shape
     click.echo(f"{image.name}: {width}x{height} px, flow {result.flow}, object "

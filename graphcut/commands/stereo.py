@@ -7,22 +7,23 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .common import device_option, resolve_device_or_usage_error
+from .common import (device_option, memory_error_message, overwrite_option,
+                     refuse_existing_output, resolve_device_or_usage_error)
 
 _GREY_MODES = {"L", "I;16", "I", "F"}
 
 
 def _read_image(path: Path) -> np.ndarray:
     """The image as a grey (H, W) or RGB (H, W, 3) array; alpha and palettes are dropped."""
-    from PIL import Image, UnidentifiedImageError
+    from graphcut.imageio import open_image
     try:
-        with Image.open(path) as image:
+        with open_image(path) as image:
             if image.mode in ("1", "LA", "La"):
                 image = image.convert("L")
             elif image.mode not in _GREY_MODES | {"RGB"}:
                 image = image.convert("RGB")
             return np.asarray(image)
-    except (OSError, UnidentifiedImageError) as error:
+    except (OSError, ValueError) as error:  # ImageReadError names the file and the reason
         raise click.ClickException(f"cannot read image {path}: {error}") from None
 
 
@@ -59,8 +60,9 @@ def _same_file(a: Path, b: Path) -> bool:
               help="Neighbours differing by more grey levels than this count as an edge.")
 @click.option("--max-cycles", type=click.IntRange(min=1), default=20, show_default=True,
               help="Stop after this many passes over the labels.")
+@overwrite_option
 def stereo(left, right, max_disparity, output, preview, device, dump_instances, truncation,
-           birchfield_tomasi, smoothness, flat_factor, edge_threshold, max_cycles):
+           birchfield_tomasi, smoothness, flat_factor, edge_threshold, max_cycles, overwrite):
     """Disparity map of LEFT (rectified with RIGHT) by alpha-expansion with graph cuts.
 
     Prints the final energy, the number of moves and the max-flow time per backend.
@@ -79,6 +81,8 @@ def stereo(left, right, max_disparity, output, preview, device, dump_instances, 
                                      param_hint=option)
     if preview is not None and _same_file(preview, output):
         raise click.BadParameter("--preview and -o name the same file", param_hint="--preview")
+    refuse_existing_output(output, "-o/--output", overwrite)
+    refuse_existing_output(preview, "--preview", overwrite)
     backend = resolve_device_or_usage_error(device)
 
     left_image, right_image = _read_image(left), _read_image(right)
@@ -124,6 +128,8 @@ def stereo(left, right, max_disparity, output, preview, device, dump_instances, 
             index = dump.write_index()
     except OSError as error:
         raise click.ClickException(f"writing instances failed: {error}") from None
+    except MemoryError as error:
+        raise click.ClickException(memory_error_message(error, device)) from None
     finally:
         progress.close()
 

@@ -1,0 +1,206 @@
+"""Benchmark: `graphcut batch` on a local Dask cluster, 1 worker (1 GPU) against 2 workers (one
+per GPU), on the same folder of generated images.
+
+The images are the four bundled samples resized to ``--size`` x ``--size`` (2048: about 4 MP)
+and flipped four ways, ``--images`` of them in all, with their seeds resized alike (nearest
+neighbour). For every worker count in ``--workers`` a local cluster is started (on the GPU:
+worker i sees only GPU i through CUDA_VISIBLE_DEVICES and offers GPU=1, every task asks for
+it), every worker segments one small image first (CUDA module load, not timed), then the
+whole folder is segmented (``graphcut.distributed.run_batch_dask``, outputs overwritten) and
+timed from the first submission to the last record: images/s is images / that time. A worker
+count of 0 is the serial batch in this process, for reference. Reported per run: wall seconds,
+images/s, speed-up against the first run, the mean per-image seconds seen by the workers (read
++ network + solve + write) and how many images each GPU did. The masks of every run must be
+byte-identical; the script checks that.
+
+    python bench/bench_batch_multigpu.py                     # 64 images of 4 MP, workers 1,2
+    python bench/bench_batch_multigpu.py --device cpu --workers 1,2 --images 8 --size 256
+    python bench/bench_batch_multigpu.py --append-results    # also add the table to RESULTS.md
+
+Needs graphcut[distributed]; on the GPU: graphcut[gpu] and one GPU per worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from graphcut import distributed as gd
+from graphcut.batch import OK, run_batch, segment_file
+from graphcut.solver import cuda_status, resolve_device
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_stereo import append_results, device_name  # noqa: E402
+
+
+def make_images(folder: Path, count: int, size: int) -> tuple[Path, Path]:
+    """``count`` images (samples resized to size x size, four flips) and their seeds."""
+    images, seeds = folder / "images", folder / "seeds"
+    images.mkdir(parents=True, exist_ok=True)
+    seeds.mkdir(exist_ok=True)
+    samples = sorted((SAMPLES / "images").glob("*.png"))
+    for i in range(count):
+        sample = samples[i % len(samples)]
+        name = f"{i:04d}_{sample.name}"
+        if (images / name).exists() and (seeds / name).exists():
+            continue
+        with Image.open(sample) as image, Image.open(SAMPLES / "seeds" / sample.name) as labels:
+            big = np.asarray(image.resize((size, size), Image.Resampling.BICUBIC))
+            big_labels = np.asarray(labels.resize((size, size), Image.Resampling.NEAREST))
+        flip = (i // len(samples)) % 4
+        for axis in (0, 1):
+            if flip >> axis & 1:
+                big, big_labels = np.flip(big, axis), np.flip(big_labels, axis)
+        Image.fromarray(np.ascontiguousarray(big)).save(images / name, compress_level=1)
+        Image.fromarray(np.ascontiguousarray(big_labels)).save(seeds / name)
+    return images, seeds
+
+
+def segment_and_name_gpu(**kwargs) -> dict:
+    """segment_file, and which card the worker sees (the ``gpu`` key; not in the summary)."""
+    record = segment_file(**kwargs)
+    record["gpu"] = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
+    return record
+
+
+def warm_up(device: str) -> str:
+    """One small segmentation on this worker, so that one-time costs are not timed."""
+    from graphcut.imageio import read_image
+    from graphcut.seeds import read_seeds
+    from graphcut.segmentation import segment
+    image = read_image(SAMPLES / "images" / "coins.png")
+    seeds = read_seeds(SAMPLES / "seeds" / "coins.png", image.shape)
+    _, result = segment(image, seeds, device=device, return_result=True)
+    return result.backend
+
+
+def masks_digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.glob("*.png"))}
+
+
+def run(workers: int, images: Path, seeds: Path, out: Path, device: str, gpus) -> dict:
+    """One timed batch over the folder with ``workers`` workers (0: serial, in process)."""
+    if out.exists():
+        shutil.rmtree(out)
+    if workers == 0:
+        warm_up(device)
+        started = time.perf_counter()
+        records = run_batch(images, seeds, out, device=device, overwrite=True, progress=False)
+        wall = time.perf_counter() - started
+        for record in records:
+            record["gpu"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0" if gpus else "-")
+        return {"workers": 0, "records": records, "wall": wall, "startup": 0.0}
+    import distributed
+    started = time.perf_counter()
+    pinned = gpus[:workers] if gpus else None
+    with gd.local_cluster(workers, gpus=pinned) as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(workers)
+        backends = client.run(warm_up, device)
+        startup = time.perf_counter() - started
+        print(f"  {workers} worker(s) up and warm in {startup:.1f} s: "
+              f"{sorted(backends.values())}", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        records = gd.run_batch_dask(images, seeds, out, client=client, device=device,
+                                    overwrite=True, progress=False, task=segment_and_name_gpu)
+        wall = time.perf_counter() - started
+    return {"workers": workers, "records": records, "wall": wall, "startup": startup}
+
+
+def table(rows, args, backend: str, identical: bool) -> str:
+    lines = [f"`graphcut batch` on a local Dask cluster: {args.images} images of "
+             f"{args.size}x{args.size} ({args.size * args.size / 1e6:.1f} MP), samples resized "
+             f"and flipped, device {args.device} -> backend {backend}; one thread per worker"
+             + ("; worker i pinned to GPU i (CUDA_VISIBLE_DEVICES, GPU=1 resource)"
+                if backend == "cuda" else ""),
+             "",
+             "| workers | wall s | images/s | speed-up | mean s per image (worker) | images per "
+             "GPU | cluster start + warm-up s |",
+             "|---|---|---|---|---|---|---|"]
+    base = rows[0]
+    for row in rows:
+        records = row["records"]
+        rate = len(records) / row["wall"]
+        mean = statistics.fmean(float(r["seconds"]) for r in records)
+        per_gpu = Counter(r.get("gpu", "-") for r in records)
+        spread = ", ".join(f"{gpu}: {n}" for gpu, n in sorted(per_gpu.items()))
+        label = "serial (in process)" if row["workers"] == 0 else str(row["workers"])
+        lines.append(f"| {label} | {row['wall']:.2f} | {rate:.2f} | "
+                     f"{base['wall'] / row['wall']:.2f}x | {mean:.3f} | {spread} | "
+                     f"{row['startup']:.1f} |")
+    lines += ["", f"Byte-identical masks across runs: {'yes' if identical else 'NO'}"]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", type=int, default=64, help="number of images (default 64)")
+    parser.add_argument("--size", type=int, default=2048,
+                        help="side of the square images in pixels (default 2048: ~4 MP)")
+    parser.add_argument("--workers", default="1,2",
+                        help="comma-separated worker counts to time; 0 = serial in process "
+                             "(default 1,2)")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--work-dir", type=Path,
+                        help="keep the generated images and outputs here (reused when present)")
+    parser.add_argument("--append-results", action="store_true",
+                        help="insert the table at the top of bench/RESULTS.md")
+    args = parser.parse_args(argv)
+    try:
+        counts = [int(w) for w in args.workers.split(",") if w.strip()]
+    except ValueError:
+        parser.error(f"--workers takes integers, got {args.workers!r}")
+    if not counts or min(counts) < 0 or args.images < 1 or args.size < 16:
+        parser.error("need worker counts >= 0, --images >= 1 and --size >= 16")
+    backend = resolve_device(args.device)
+    gpus = gd.visible_gpus() if backend == "cuda" else None
+    if gpus is not None and max(counts) > len(gpus):
+        parser.error(f"{max(counts)} workers need {max(counts)} GPUs; this machine shows "
+                     f"{len(gpus)}")
+
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="bench_batch_"))
+    try:
+        print(f"generating {args.images} images of {args.size}x{args.size} in {work} ...",
+              file=sys.stderr, flush=True)
+        images, seeds = make_images(work, args.images, args.size)
+        rows, digests = [], []
+        for workers in counts:
+            print(f"running {workers} worker(s) ...", file=sys.stderr, flush=True)
+            row = run(workers, images, seeds, work / f"out_{workers}", args.device, gpus)
+            failed = [r for r in row["records"] if r["status"] != OK]
+            if failed:
+                print(f"{len(failed)} image(s) failed, e.g. {failed[0]['image']}: "
+                      f"{failed[0]['reason']}", file=sys.stderr)
+                return 1
+            rows.append(row)
+            digests.append(masks_digest(work / f"out_{workers}"))
+    finally:
+        if args.work_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    identical = all(d == digests[0] for d in digests[1:]) and len(digests[0]) == args.images
+    text = table(rows, args, backend, identical)
+    print(text)
+    if args.append_results:
+        name = device_name(backend) if backend == "cpu" else (
+            f"{len(gpus)} x {cuda_status()[1]}")
+        append_results(text, f"{datetime.date.today().isoformat()} - batch on a local Dask "
+                             f"cluster (bench/bench_batch_multigpu.py) on {name}")
+        print("appended to bench/RESULTS.md", file=sys.stderr)
+    return 0 if identical else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
