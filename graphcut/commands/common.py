@@ -18,8 +18,6 @@ device_option = click.option(
 class FiniteFloatRange(click.FloatRange):
     """click.FloatRange that also refuses NaN and infinity (usage error, exit 2)."""
 
-    name = "finite float range"
-
     def convert(self, value, param, ctx):
         value = super().convert(value, param, ctx)
         if value is not None and not math.isfinite(value):
