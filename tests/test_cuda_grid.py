@@ -76,3 +76,24 @@ def test_cupy_inputs_give_cupy_side():
     expected = min_cut(network, device="cpu")
     assert result.flow == expected.flow
     np.testing.assert_array_equal(result.source_side.get(), expected.source_side)
+
+
+@pytest.mark.parametrize("name", ["camera", "astronaut", "coins", "coffee"])
+@pytest.mark.parametrize("zoom", [0.5, 1.0, 2.0])
+def test_sample_segmentation_grids(name, zoom):
+    """The bundled samples' energies at several sizes: same flow and mask as PyMaxflow."""
+    from pathlib import Path
+
+    from skimage.transform import rescale
+
+    import graphcut
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    image = graphcut.read_image(samples / "images" / f"{name}.png")
+    seeds = graphcut.read_seeds(samples / "seeds" / f"{name}.png", shape=image.shape[:2])
+    if zoom != 1.0:
+        channel_axis = -1 if image.ndim == 3 else None
+        image = rescale(image, zoom, order=1, channel_axis=channel_axis, preserve_range=True,
+                        anti_aliasing=False).astype(image.dtype)
+        seeds = rescale(seeds, zoom, order=0, preserve_range=True,
+                        anti_aliasing=False).astype(np.uint8)
+    assert_same_cut(graphcut.build_network(image, seeds), repeats=2)
