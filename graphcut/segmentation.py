@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from .energy import DEFAULT_LAM, DEFAULT_SCALE, array_module, build_network
 from .solver import min_cut, resolve_device
+
+log = logging.getLogger("graphcut")
 
 
 def segment(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axis=-1,
@@ -36,17 +40,38 @@ def segment(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axi
     Raises:
         ValueError / TypeError: bad image, seeds or options (the message says which).
         graphcut.solver.BackendUnavailableError: ``device="cuda"`` without a usable GPU.
+        MemoryError: ``device="cuda"`` and the GPU ran out of memory (with ``device="auto"``
+            the image is segmented on the CPU instead, with a logged warning).
     """
-    if resolve_device(device) == "cuda" and array_module(image) is np:
-        import cupy
+    options = dict(lam=lam, sigma=sigma, bins=bins, channel_axis=channel_axis, scale=scale)
+    if resolve_device(device) == "cuda":
+        try:
+            return _segment_on_gpu(image, seeds, options, device, return_result)
+        except MemoryError as error:  # GPUMemoryError, or CuPy's OutOfMemoryError while building
+            if device != "auto":
+                raise
+            log.warning("the GPU ran out of memory (%s); segmenting on the CPU instead", error)
+            image, seeds = _to_host(image), _to_host(seeds)
+            device = "cpu"
+    result = min_cut(build_network(image, seeds, **options), device=device)
+    mask = np.asarray(result.source_side, dtype=bool)
+    return (mask, result) if return_result else mask
+
+
+def _segment_on_gpu(image, seeds, options, device, return_result):
+    import cupy
+    if array_module(image) is np:
         image = cupy.asarray(np.asarray(image))
+    if array_module(seeds) is np:
         seeds = cupy.asarray(np.asarray(seeds))
-    network = build_network(image, seeds, lam=lam, sigma=sigma, bins=bins,
-                            channel_axis=channel_axis, scale=scale)
-    result = min_cut(network, device=device)
+    result = min_cut(build_network(image, seeds, **options), device=device)
     side = result.source_side
     mask = side.get() if hasattr(side, "get") else np.asarray(side, dtype=bool)
     return (mask, result) if return_result else mask
+
+
+def _to_host(array):
+    return array.get() if hasattr(array, "get") else array
 
 
 __all__ = ["segment"]

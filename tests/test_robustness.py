@@ -658,3 +658,28 @@ def test_ctrl_c_in_a_serial_batch_leaves_no_partial_file(tmp_path, monkeypatch):
     assert result.exit_code == 130 and "interrupted" in result.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.png"]
     assert iou(np.asarray(Image.open(tmp_path / "out" / "a.png")) == 255, disc_truth()) > 0.9
+
+
+def test_gpu_out_of_memory_while_building_falls_back_with_auto(monkeypatch, caplog):
+    """CuPy running out of memory while the network is built on the GPU: with device="auto" the
+    image is segmented on the CPU (same mask), with "cuda" the MemoryError reaches the caller."""
+    import graphcut.segmentation as segmentation
+
+    rng = np.random.default_rng(4)
+    image = rng.random((30, 40))
+    seeds = np.zeros((30, 40), dtype=np.uint8)
+    seeds[:2] = 2
+    seeds[14:16, 18:22] = 1
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError("Out of memory allocating 1,234,567,890 bytes")
+
+    expected = graphcut.segment(image, seeds, device="cpu")
+    monkeypatch.setattr(segmentation, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(segmentation, "_segment_on_gpu", out_of_memory)
+    with caplog.at_level("WARNING", logger="graphcut"):
+        mask = segmentation.segment(image, seeds, device="auto")
+    assert "segmenting on the CPU instead" in caplog.text
+    np.testing.assert_array_equal(mask, expected)
+    with pytest.raises(MemoryError, match="Out of memory"):
+        segmentation.segment(image, seeds, device="cuda")

@@ -310,17 +310,22 @@ def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> C
     key = (cupy.cuda.Device().id, network.shape)
     state = _reusable.pop(key, None)
     _reusable.clear()
-    if state is None:
-        state = GridState.from_network(network)
-    else:
-        state.load(network)
-    _reusable[key] = state
-    cupy.cuda.Device().synchronize()
-    uploaded = time.perf_counter()
-    counters = state.solve(schedule)
-    flow = state.true_flow()
-    solved = time.perf_counter()
-    side = state.source_side()
+    try:
+        if state is None:
+            state = GridState.from_network(network)
+        else:
+            state.load(network)
+        _reusable[key] = state
+        cupy.cuda.Device().synchronize()
+        uploaded = time.perf_counter()
+        counters = state.solve(schedule)
+        flow = state.true_flow()
+        solved = time.perf_counter()
+        side = state.source_side()
+    except cupy.cuda.memory.OutOfMemoryError as error:
+        _reusable.clear()
+        raise GPUMemoryError(f"the GPU ran out of memory solving a {network.shape[0]}x"
+                             f"{network.shape[1]} grid: {error}") from error
     source_side = side if network.on_gpu else side.get()
     done = time.perf_counter()
     stats = {"seconds": {"upload": uploaded - started, "solve": solved - uploaded,
