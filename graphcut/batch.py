@@ -60,6 +60,25 @@ def _record(image, seeds, mask, status, reason="", **values) -> dict:
     return record
 
 
+def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=DEFAULT_LAM,
+                  sigma=None, device="auto"):
+    """Read an image and its seed file, segment, write the overlay (if asked) and then the mask.
+
+    Both outputs are written atomically and never replace an input. Raises what
+    :func:`graphcut.read_image`, :func:`graphcut.read_seeds`, :func:`graphcut.segment` and the
+    writers raise. Returns ``(mask, result)``.
+    """
+    image = read_image(image_path)
+    seeds = read_seeds(seeds_path, image.shape[:2])
+    mask, result = segment(image, seeds, lam=lam, sigma=sigma, device=device,
+                           return_result=True)
+    inputs = (image_path, seeds_path)
+    if overlay_path is not None:
+        write_overlay(overlay_path, image, mask, inputs=inputs)
+    write_mask(mask_path, mask, inputs=inputs)
+    return mask, result
+
+
 def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEFAULT_LAM,
                  sigma=None, device="auto", overwrite=False) -> dict:
     """Segment one image file with its seed file and write the mask (and overlay).
@@ -94,14 +113,8 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
     if not overwrite and all(path.exists() for path in outputs):
         return _record(image_path, seeds_path, out_path, SKIPPED, _ALREADY_DONE)
     try:
-        image = read_image(image_path)
-        seeds = read_seeds(seeds_path, image.shape[:2])
-        mask, result = segment(image, seeds, lam=lam, sigma=sigma, device=device,
-                               return_result=True)
-        inputs = (image_path, seeds_path)
-        if overlay_path is not None:
-            write_overlay(overlay_path, image, mask, inputs=inputs)
-        write_mask(out_path, mask, inputs=inputs)
+        mask, result = segment_paths(image_path, seeds_path, out_path, overlay_path=overlay_path,
+                                     lam=lam, sigma=sigma, device=device)
     except (OSError, ValueError, TypeError) as error:
         return failed(str(error))
     except MemoryError as error:  # GPUMemoryError (device "cuda") or the host's memory

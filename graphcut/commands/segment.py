@@ -47,9 +47,7 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, overwri
     Prints one line to stdout: size, flow, object share, backend and seconds. Existing output
     files are replaced only with --overwrite.
     """
-    from graphcut.imageio import read_image, write_mask, write_overlay
-    from graphcut.seeds import read_seeds
-    from graphcut.segmentation import segment as segment_image
+    from graphcut.batch import segment_paths
 
     for option, path in (("-o/--output", output), ("--overlay", overlay_path)):
         if path is None:
@@ -66,14 +64,8 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, overwri
     resolve_device_or_usage_error(device)
     started = time.perf_counter()
     try:
-        pixels = read_image(image)
-        seeds = read_seeds(seeds_path, pixels.shape[:2])
-        mask, result = segment_image(pixels, seeds, lam=lam, sigma=sigma, device=device,
-                                     return_result=True)
-        inputs = (image, seeds_path)
-        if overlay_path is not None:
-            write_overlay(overlay_path, pixels, mask, inputs=inputs)
-        write_mask(output, mask, inputs=inputs)
+        mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
+                                     lam=lam, sigma=sigma, device=device)
     except (OSError, ValueError, TypeError) as error:
         raise click.ClickException(str(error)) from None
     except MemoryError as error:
