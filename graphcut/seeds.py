@@ -134,12 +134,14 @@ def _common_colours(pixels: np.ndarray, count: int = 3) -> str:
                      f"pixel{'s' if counts[i] != 1 else ''}" for i in order)
 
 
-def read_seeds(path, shape=None) -> np.ndarray:
+def read_seeds(path, shape=None, *, require_both: bool = True) -> np.ndarray:
     """Read a seed file in label or stroke form (see the module docstring).
 
     Args:
         path: the seed PNG (any format Pillow reads works).
         shape: the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
+        require_both: require at least one foreground and one background seed (False reads
+            partial seeds, e.g. work saved from the desktop app before it was finished).
 
     Returns:
         uint8 (H, W) labels: 0 none, 1 foreground, 2 background.
@@ -163,7 +165,7 @@ def read_seeds(path, shape=None) -> np.ndarray:
             labels = strokes_to_labels(rgba)
             check_seeds(labels, shape, name=name, require_both=False)
             _check_stroke_colours(rgba, labels, name)
-    check_seeds(labels, shape, name=name)
+    check_seeds(labels, shape, name=name, require_both=require_both)
     return labels.astype(np.uint8, copy=False)
 
 

@@ -198,7 +198,7 @@ class MainWindow(QMainWindow):
             return False
         path = Path(path)
         try:
-            labels = graphcut.read_seeds(path, shape=self._image.shape[:2])
+            labels = graphcut.read_seeds(path, shape=self._image.shape[:2], require_both=False)
         except (OSError, ValueError, TypeError) as error:
             self.show_error("Cannot load seeds", f"Cannot load seeds from {path}:\n{error}")
             return False

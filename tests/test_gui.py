@@ -474,3 +474,15 @@ def test_cli_gui_command_options():
     assert result.exit_code == 0 and "--seeds" in result.output and "--device" in result.output
     result = runner.invoke(main, ["gui", "missing-image.png"])
     assert result.exit_code == 2
+
+
+def test_partial_seeds_saved_mid_work_load_again(window, tmp_path):
+    """Seeds with only foreground strokes (saved before any background stroke) reload."""
+    image_path = tmp_path / "image.png"
+    Image.fromarray((np.random.default_rng(2).random((40, 50)) * 255).astype(np.uint8)).save(image_path)
+    window.open_image(image_path)
+    labels = np.zeros((40, 50), dtype=np.uint8)
+    labels[10:15, 10:20] = 1
+    seeds_path = tmp_path / "partial.png"
+    graphcut.write_seeds(seeds_path, labels)
+    assert window.load_seeds(seeds_path)
