@@ -1,0 +1,281 @@
+"""Benchmark: the GPU push-relabel core on general networks against BK and HPF on the CPU.
+
+For every instance, in one process on one machine: the CUDA backend's phase-I time (residual
+network already on the GPU: the ``solve`` stage of ``csr_min_cut``) and its end-to-end time
+(upload + pairing the arcs + solve + cut back to the host), against PyMaxflow's BK and HPF
+(``thinhpf``: ``mincut()``, its phase I) with the arrays already on the host (graph construction
+not timed). Medians over ``--repeats`` runs after a warm-up run (GPU) / over ``--cpu-repeats``
+runs (CPU). Every solver's flow value must agree, and BK's source side with the GPU's
+(thinhpf is built with int32 capacities and reports the flow in int32: above 2**31 - 1 it
+wraps, so its flow is compared modulo 2**32).
+
+BK is skipped on the DIMACS families: it does not finish within 60 s on any of them
+(shared/PERFORMANCE-NOTES.md, measured on the same kind of machine); ``--bk-all`` runs it anyway
+in a subprocess with a 60 s limit.
+
+    python bench/bench_csr.py                        # every instance
+    python bench/bench_csr.py --instances rlg-long-512x1024,genrmf-wide-a64
+    python bench/bench_csr.py --variants             # also compare kernel schedules
+    python bench/bench_csr.py --out results.md       # also write the tables (markdown)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import multiprocessing
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from graphcut.solver import CSRNetwork, cuda_status
+from graphcut.solver.generators import genrmf, random_grid, washington_rlg
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def camera_network(side: int) -> CSRNetwork:
+    """The camera sample's segmentation network, image and seeds upscaled to side x side."""
+    from skimage.transform import resize
+
+    from graphcut.energy import build_network
+    from graphcut.imageio import read_image
+    from graphcut.seeds import read_seeds
+
+    image = read_image(SAMPLES / "images" / "camera.png")
+    seeds = read_seeds(SAMPLES / "seeds" / "camera.png", image.shape[:2])
+    big = resize(image, (side, side), order=1, preserve_range=True,
+                 anti_aliasing=False).astype(image.dtype)
+    rows = np.arange(side) * seeds.shape[0] // side
+    cols = np.arange(side) * seeds.shape[1] // side
+    return build_network(big, seeds[np.ix_(rows, cols)]).to_csr()
+
+
+# name -> (builder, DIMACS family: BK skipped)
+INSTANCES = {
+    "rlg-long-512x1024": (lambda: washington_rlg(512, 1024), True),
+    "rlg-wide-1024x1024": (lambda: washington_rlg(1024, 1024), True),
+    "genrmf-wide-a64": (lambda: genrmf(64, 64), True),
+    "genrmf-long-a32": (lambda: genrmf(32, 256), True),
+    "camera-1mp": (lambda: camera_network(1024), False),
+    "rlg-wide-2048x2048": (lambda: washington_rlg(2048, 2048), True),
+    "genrmf-wide-a128": (lambda: genrmf(128, 128), True),
+    "genrmf-long-a64": (lambda: genrmf(64, 512), True),
+    "camera-4mp": (lambda: camera_network(2048), False),
+    "random-grid-1mp": (lambda: random_grid((1024, 1024)).to_csr(), False),
+    "random-grid-4mp": (lambda: random_grid((2048, 2048)).to_csr(), False),
+}
+
+VARIANTS = {
+    "default": {},
+    "relabel x0.25": {"relabel_levels_factor": 0.25},
+    "relabel x0.35": {"relabel_levels_factor": 0.35},
+    "relabel x1": {"relabel_levels_factor": 1.0},
+    "cycles=2": {"cycles": 2},
+    "no-solo": {"solo_threshold": 0},
+    "own-barrier": {"barrier": "own"},
+    "2-blocks/SM": {"blocks_per_sm": 2},
+    "relabel every 40": {"relabel_levels_factor": 0.0, "relabel_min_sweeps": 40},
+}
+
+
+def hpf_seconds(network: CSRNetwork, repeats: int) -> tuple[float, int]:
+    """Median seconds of thinhpf's mincut() (graph built beforehand) and the flow value."""
+    import thinhpf
+
+    tails, heads, caps = network.arcs()
+    times, flow = [], None
+    for _ in range(repeats):
+        graph = thinhpf.hpf(network.num_vertices, network.num_arcs)
+        graph.add_node(network.num_vertices)
+        graph.add_edges(tails.astype(np.uint32), heads.astype(np.uint32),
+                        caps.astype(np.int32))
+        graph.set_source(network.source)
+        graph.set_sink(network.sink)
+        started = time.perf_counter()
+        graph.mincut()
+        times.append(time.perf_counter() - started)
+        flow = int(graph.compute_maxflow())
+    return statistics.median(times), flow
+
+
+def _bk_child(network, queue):
+    from graphcut.solver import cpu
+    result = cpu.csr_min_cut(network)
+    queue.put((result.stats["seconds"]["solve"], result.flow, result.source_side))
+
+
+def bk_seconds(network: CSRNetwork, repeats: int, limit: float | None):
+    """Median BK solve seconds, flow and source side; None if a run exceeds ``limit`` s."""
+    from graphcut.solver import cpu
+
+    times, flow, side = [], None, None
+    for _ in range(repeats):
+        if limit is None:
+            result = cpu.csr_min_cut(network)
+            seconds, flow, side = result.stats["seconds"]["solve"], result.flow, \
+                result.source_side
+        else:
+            queue = multiprocessing.get_context("fork").Queue()
+            child = multiprocessing.get_context("fork").Process(target=_bk_child,
+                                                                args=(network, queue))
+            child.start()
+            child.join(limit)
+            if child.is_alive():
+                child.kill()
+                child.join()
+                return None
+            seconds, flow, side = queue.get()
+        times.append(seconds)
+    return statistics.median(times), flow, side
+
+
+def gpu_runs(network: CSRNetwork, repeats: int, schedule=None, slow: float = 5.0):
+    """Warm-up + ``repeats`` runs of the CUDA backend; (median solve s, median total s, last
+    result). A warm-up slower than ``slow`` seconds leaves one timed run."""
+    from graphcut.solver.cuda.csr import csr_min_cut
+
+    warm = csr_min_cut(network, schedule=schedule)
+    if warm.stats["seconds"]["solve"] > slow:
+        repeats = 1
+    results = [csr_min_cut(network, schedule=schedule) for _ in range(repeats)]
+    solve = statistics.median(r.stats["seconds"]["solve"] for r in results)
+    total = statistics.median(r.stats["seconds"]["total"] for r in results)
+    flows = {r.flow for r in results + [warm]}
+    if len(flows) != 1:
+        raise AssertionError(f"GPU flow varies between runs: {sorted(flows)}")
+    return solve, total, results[-1]
+
+
+def fmt(seconds) -> str:
+    if seconds is None:
+        return "-"
+    if isinstance(seconds, str):
+        return seconds
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--instances", default=",".join(INSTANCES),
+                        help="comma-separated names (default: all): " + ", ".join(INSTANCES))
+    parser.add_argument("--repeats", type=int, default=5, help="timed GPU runs (median)")
+    parser.add_argument("--cpu-repeats", type=int, default=3, help="timed CPU runs (median)")
+    parser.add_argument("--bk-all", action="store_true",
+                        help="run BK on the DIMACS families too (60 s limit, subprocess)")
+    parser.add_argument("--no-cpu", action="store_true", help="skip the CPU solvers")
+    parser.add_argument("--variants", action="store_true",
+                        help="also time every kernel schedule in VARIANTS")
+    parser.add_argument("--variant-instances", default=None,
+                        help="instances for --variants (default: those of --instances)")
+    parser.add_argument("--out", type=Path, help="write the markdown tables here too")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="start no new instance or schedule row after this many seconds")
+    args = parser.parse_args(argv)
+    started_all = time.perf_counter()
+
+    def over_budget() -> bool:
+        return args.budget is not None and time.perf_counter() - started_all > args.budget
+
+    ok, why = cuda_status()
+    if not ok:
+        print(f"no GPU backend: {why}", file=sys.stderr)
+        return 1
+    from graphcut.solver.cuda.csr import Schedule
+
+    names = [x for x in args.instances.split(",") if x]
+    unknown = [x for x in names if x not in INSTANCES]
+    if unknown:
+        parser.error(f"unknown instances {unknown}; known: {', '.join(INSTANCES)}")
+    lines = [f"Device: {why}; host: {platform.processor() or platform.machine()}, "
+             f"{multiprocessing.cpu_count()} cores; {datetime.date.today()}; "
+             f"schedule {dataclasses.asdict(Schedule())}", "",
+             "| instance | vertices | arcs | flow | GPU phase I | GPU end-to-end | HPF | BK "
+             "| best CPU / GPU phase I | sweeps | global relabels | BFS levels | pushes "
+             "| kernel s in BFS / sweeps |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    networks = {}
+    for name in names:
+        builder, dimacs = INSTANCES[name]
+        if over_budget():
+            print(f"| {name} | skipped: time budget of {args.budget:.0f} s spent |", flush=True)
+            continue
+        try:
+            started = time.perf_counter()
+            network = builder()
+            built = time.perf_counter() - started
+        except Exception as error:  # e.g. the segmentation package is not importable
+            print(f"| {name} | skipped: {type(error).__name__}: {error} |", flush=True)
+            continue
+        networks[name] = network
+        solve, total, result = gpu_runs(network, args.repeats)
+        hpf = bk = None
+        if not args.no_cpu:
+            hpf_time, hpf_flow = hpf_seconds(network, args.cpu_repeats)
+            # thinhpf's int32 build returns the flow in int32: it wraps above 2**31 - 1.
+            if (hpf_flow - result.flow) % 2**32:
+                raise AssertionError(f"{name}: HPF flow {hpf_flow} != GPU flow {result.flow}")
+            hpf = hpf_time
+            if not dimacs or args.bk_all:
+                got = bk_seconds(network, args.cpu_repeats, 60.0 if dimacs else None)
+                if got is None:
+                    bk = "> 60 s"
+                else:
+                    bk, bk_flow, bk_side = got
+                    if bk_flow != result.flow or not np.array_equal(bk_side,
+                                                                    result.source_side):
+                        raise AssertionError(f"{name}: BK and GPU disagree")
+            else:
+                bk = "> 60 s (notes)"
+        best_cpu = min([x for x in (hpf, bk) if isinstance(x, float)], default=None)
+        ratio = f"{best_cpu / solve:.2f}x" if best_cpu else "-"
+        st = result.stats
+        row = (f"| {name} | {network.num_vertices:,} | {network.num_arcs:,} | {result.flow:,} "
+               f"| {fmt(solve)} | {fmt(total)} | {fmt(hpf)} | {fmt(bk)} | {ratio} "
+               f"| {st['iterations']:,} | {st['global_relabels']:,} | {st['bfs_levels']:,} "
+               f"| {st['pushes']:,} | {st['kernel_seconds']['global_relabel']:.3f} / "
+               f"{st['kernel_seconds']['push_relabel']:.3f} |")
+        lines.append(row)
+        print(row, f"(built in {built:.1f} s; stages {_stages(st)}; solo sweeps "
+              f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, barrier "
+              f"{st['barrier']}, blocks {st['blocks']})", flush=True)
+
+    if args.variants:
+        chosen = (args.variant_instances.split(",") if args.variant_instances else
+                  list(networks))
+        header = ["", "GPU phase-I median per schedule (sweeps / global relabels):", "",
+                  "| schedule | " + " | ".join(chosen) + " |",
+                  "|---|" + "---|" * len(chosen)]
+        lines += header
+        print("\n".join(header), flush=True)
+        for label, options in VARIANTS.items():
+            if over_budget():
+                print(f"| {label} | skipped: time budget spent |", flush=True)
+                continue
+            cells = []
+            for name in chosen:
+                network = networks.get(name) or INSTANCES[name][0]()
+                networks[name] = network
+                solve, _, result = gpu_runs(network, args.repeats, Schedule(**options))
+                cells.append(f"{fmt(solve)} ({result.stats['iterations']:,} / "
+                             f"{result.stats['global_relabels']:,})")
+            row = f"| {label} | " + " | ".join(cells) + " |"
+            lines.append(row)
+            print(row, flush=True)
+    if args.out:
+        args.out.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+def _stages(stats) -> str:
+    return ", ".join(f"{k} {fmt(v)}" for k, v in stats["seconds"].items())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The GPU push-relabel core for general flow networks (phase I, minimum cut).
+
+``csr_min_cut(network)`` uploads a :class:`~graphcut.solver.CSRNetwork`, pairs its arcs into a
+residual CSR on the GPU (:mod:`.csr_build`), saturates the arcs out of s and runs one persistent
+cooperative kernel (``csr_kernels.cu``) that alternates exact global relabels (a BFS from t over
+residual arcs) with sweeps over a worklist of active vertices, until a BFS finds no active
+vertex. The flow value is t's excess, read off t's residual slots; the source side is the set of
+vertices that the last BFS did not reach (they cannot reach t), the same set the CPU backend
+reports.
+
+GPU memory: about 12 bytes per residual slot (at most 2 per arc) and 40 per vertex while
+solving; building the slots needs about 96 bytes per arc for a moment. Networks that do not fit
+in the free memory raise :class:`GPUMemoryError` before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import cupy
+import numpy as np
+
+from ..networks import CSRNetwork
+from ..result import CutResult
+from . import GPUMemoryError
+from .csr_build import build_residual_graph, residual_sum, slot_range
+
+SOURCE = Path(__file__).resolve().parent / "csr_kernels.cu"
+THREADS = 512           # threads per block of the persistent kernel (its __launch_bounds__)
+SATURATE_THREADS = 512
+CTL_SIZE = 32
+OUT_SIZE = 16
+OUT_FIELDS = ("status", "sweeps", "global_relabels", "bfs_levels", "pushes", "relabels",
+              "ns_global_relabel", "ns_push_relabel", "work", "solo_sweeps", "solo_levels")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Tuning knobs of the phase-I kernel (defaults chosen by bench/bench_csr.py).
+
+    cycles: push/relabel operations a vertex's thread may do each time it is taken from the
+        worklist.
+    heavy_degree: vertices with more residual slots than this are discharged (and expanded in
+        the BFS) by a whole warp with a shuffle reduction; others by one thread.
+    solo_threshold: worklists and BFS frontiers of at most this many vertices are processed by
+        one thread block with block barriers instead of grid-wide barriers (0 = never).
+    relabel_min_sweeps, relabel_max_sweeps: bounds on the sweeps between two global relabels.
+    relabel_levels_factor: a global relabel is due after this many sweeps per level of the last
+        BFS (balances the time in sweeps against the time in the BFS, which is about one grid
+        barrier per level; 0.5 beat 1.0 and 2.0 on the four instances tried, bench/RESULTS.md).
+    relabel_work_factor: if > 0, a global relabel is also due once the worklists since the last
+        one add up to this many times n vertices.
+    blocks_per_sm: resident blocks per multiprocessor (1: 113 registers per thread, no spills;
+        2: 64 registers with a few spills).
+    barrier: "cg" (cooperative groups' grid.sync with a cooperative launch) or "own" (a
+        sense-reversing barrier in global memory; the grid is sized to be co-resident). "cg"
+        falls back to "own" where cooperative kernels cannot be built or launched.
+    """
+
+    cycles: int = 1
+    heavy_degree: int = 32
+    solo_threshold: int = 512
+    relabel_min_sweeps: int = 4
+    relabel_max_sweeps: int = 1 << 30
+    relabel_levels_factor: float = 0.5
+    relabel_work_factor: float = 0.0
+    blocks_per_sm: int = 1
+    barrier: str = "cg"
+
+
+def bytes_needed(num_vertices: int, num_arcs: int) -> int:
+    """Peak GPU memory of :func:`csr_min_cut` for a network of this size (an estimate, bytes)."""
+    n, m = int(num_vertices), int(num_arcs)
+    inputs = 8 * (n + 1) + 8 * m
+    build = 96 * m + 16 * n
+    state = 24 * m + 48 * n + 4096
+    return inputs + max(build, state)
+
+
+def check_fits(num_vertices: int, num_arcs: int) -> None:
+    """Raise GPUMemoryError when the network would not fit in the GPU's free memory."""
+    need = bytes_needed(num_vertices, num_arcs)
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    free += cupy.get_default_memory_pool().free_bytes()
+    if need > 0.9 * free:
+        raise GPUMemoryError(
+            f"a network of {num_vertices:,} vertices and {num_arcs:,} arcs needs about "
+            f"{need / 2**30:.2f} GiB of GPU memory, {free / 2**30:.2f} GiB are free")
+
+
+@functools.cache
+def _module(blocks_per_sm: int, barrier: str) -> cupy.RawModule:
+    options = ("-std=c++17", f"-DMIN_BLOCKS={int(blocks_per_sm)}")
+    if barrier == "own":
+        return cupy.RawModule(code=SOURCE.read_text(), options=options + ("-DGC_OWN_BARRIER",))
+    return cupy.RawModule(code=SOURCE.read_text(), options=options,
+                          enable_cooperative_groups=True)
+
+
+@functools.cache
+def _device_info() -> tuple[str, int]:
+    device = cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(device.id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    return name, int(device.attributes["MultiProcessorCount"])
+
+
+_COOPERATIVE_FAILED: list[str] = []  # why cooperative kernels did not work here, if they did not
+
+
+def _phase1_kernel(schedule: Schedule) -> tuple[cupy.RawKernel, str]:
+    """The phase-I kernel for the schedule's barrier, and the barrier actually used."""
+    if schedule.barrier not in ("cg", "own"):
+        raise ValueError(f"barrier must be 'cg' or 'own', got {schedule.barrier!r}")
+    if schedule.barrier == "cg" and not _COOPERATIVE_FAILED:
+        try:
+            kernel = _module(schedule.blocks_per_sm, "cg").get_function("phase1")
+            return kernel, "cg"
+        except Exception as error:  # NVRTC or linker without cooperative-groups support
+            _COOPERATIVE_FAILED.append(f"{type(error).__name__}: {error}")
+    return _module(schedule.blocks_per_sm, "own").get_function("phase1"), "own"
+
+
+def _launch_phase1(schedule: Schedule, blocks: int, args) -> tuple[int, str]:
+    """Launch the persistent kernel; returns the blocks and the barrier used."""
+    kernel, barrier = _phase1_kernel(schedule)
+    if barrier == "cg":
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # CuPy shrinks an oversized cooperative grid
+                kernel((blocks,), (THREADS,), args)
+            return blocks, "cg"
+        except cupy.cuda.driver.CUDADriverError as error:
+            _COOPERATIVE_FAILED.append(f"CUDADriverError: {error}")
+            kernel, barrier = _phase1_kernel(schedule)
+    kernel((blocks,), (THREADS,), args)
+    return blocks, barrier
+
+
+def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> CutResult:
+    """Maximum flow value and minimum cut of a CSRNetwork on the GPU (push-relabel phase I).
+
+    Args:
+        network: the flow network; its arrays may be NumPy (uploaded) or CuPy (used in place,
+            never modified).
+        schedule: tuning knobs, see :class:`Schedule`.
+
+    Returns:
+        A CutResult with ``backend="cuda"``; ``source_side`` (bool (n,), CuPy when the network's
+        arrays are CuPy, else NumPy) marks the vertices that cannot reach t in the final residual
+        network (s True, t False). ``stats`` holds
+        "seconds" (upload, build, solve, cut, total: wall seconds, synchronised), "iterations"
+        (worklist sweeps), "global_relabels", "bfs_levels", "pushes", "relabels",
+        "kernel_seconds" (time inside the kernel spent in global relabels and in sweeps),
+        "device_name", "blocks", "threads" and the schedule.
+
+    Raises:
+        GPUMemoryError: the network does not fit in the GPU's free memory.
+        RuntimeError: the kernel stopped at its sweep limit (a bug, never expected).
+    """
+    schedule = schedule or Schedule()
+    if not isinstance(network, CSRNetwork):
+        raise TypeError(f"csr_min_cut expects a CSRNetwork, got {type(network).__name__}")
+    n, s, t = network.num_vertices, network.source, network.sink
+    m = network.num_arcs
+    if n + 2 > np.iinfo(np.int32).max:
+        raise ValueError(f"{n:,} vertices exceed the int32 height range of the GPU kernels")
+    check_fits(n, m)
+    name, sms = _device_info()
+    on_gpu = isinstance(network.heads, cupy.ndarray)
+    stream = cupy.cuda.get_current_stream()
+    started = time.perf_counter()
+    try:
+        offsets = cupy.asarray(network.offsets)
+        heads = cupy.asarray(network.heads)
+        capacities = cupy.asarray(network.capacities)
+        stream.synchronize()
+        uploaded = time.perf_counter()
+
+        graph = build_residual_graph(n, offsets, heads, capacities, cupy)
+        del offsets, heads, capacities
+        t_first, t_end = slot_range(graph, t)
+        s_first, s_end = slot_range(graph, s)
+        sink_base = residual_sum(graph.rcap, t_first, t_end, cupy)
+        rcap = graph.rcap
+        excess = cupy.zeros(n, dtype=cupy.int64)
+        height = cupy.zeros(n, dtype=cupy.int32)
+        stamp = cupy.zeros(n, dtype=cupy.int32)
+        lists = [cupy.empty(n, dtype=cupy.int32) for _ in range(4)]
+        ctl = cupy.zeros(CTL_SIZE, dtype=cupy.int32)
+        out = cupy.zeros(OUT_SIZE, dtype=cupy.int64)
+        stream.synchronize()
+        built = time.perf_counter()
+
+        if s_end > s_first:
+            grid = min(4 * sms, math.ceil((s_end - s_first) / SATURATE_THREADS))
+            _module(schedule.blocks_per_sm, "own").get_function("saturate_source")(
+                (grid,), (SATURATE_THREADS,),
+                (graph.offsets, graph.heads, graph.twin, rcap, excess, np.int32(s), np.int32(t)))
+        max_sweeps = np.int64(2**62)
+        args = (np.int32(n), np.int32(s), np.int32(t), graph.offsets, graph.heads, graph.twin,
+                rcap, excess, height, stamp, *lists, ctl, out,
+                np.int32(schedule.cycles), np.int32(schedule.heavy_degree),
+                np.int32(schedule.solo_threshold), np.int32(schedule.relabel_min_sweeps),
+                np.int32(min(schedule.relabel_max_sweeps, 2**31 - 1)),
+                np.float32(schedule.relabel_levels_factor),
+                np.float32(schedule.relabel_work_factor), max_sweeps)
+        blocks, barrier = _launch_phase1(schedule, sms * schedule.blocks_per_sm, args)
+        counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
+        solved = time.perf_counter()
+        if counters["status"] != 0:
+            raise RuntimeError(f"the CSR push-relabel kernel stopped with status "
+                               f"{counters['status']} after {counters['sweeps']} sweeps")
+
+        flow = residual_sum(rcap, t_first, t_end, cupy) - sink_base
+        source_side = height >= n
+        if not on_gpu:
+            source_side = cupy.asnumpy(source_side)
+        done = time.perf_counter()
+    except cupy.cuda.memory.OutOfMemoryError as error:
+        raise GPUMemoryError(f"the GPU ran out of memory for a network of {n:,} vertices and "
+                             f"{m:,} arcs: {error}") from error
+
+    stats = {
+        "seconds": {"upload": uploaded - started, "build": built - uploaded,
+                    "solve": solved - built, "cut": done - solved, "total": done - started},
+        "iterations": counters["sweeps"],
+        "global_relabels": counters["global_relabels"],
+        "bfs_levels": counters["bfs_levels"],
+        "pushes": counters["pushes"],
+        "relabels": counters["relabels"],
+        "worklist_total": counters["work"],
+        "solo_sweeps": counters["solo_sweeps"],
+        "solo_levels": counters["solo_levels"],
+        "kernel_seconds": {"global_relabel": counters["ns_global_relabel"] * 1e-9,
+                           "push_relabel": counters["ns_push_relabel"] * 1e-9},
+        "residual_slots": graph.num_slots,
+        "device_name": name,
+        "blocks": blocks,
+        "threads": THREADS,
+        "barrier": barrier,
+        "schedule": asdict(schedule),
+    }
+    return CutResult(int(flow), source_side, "cuda", stats)

@@ -1,0 +1,566 @@
+// Push-relabel phase I for general flow networks (graphcut.solver.cuda.csr).
+//
+// Residual network: a paired-arc CSR. Every unordered pair {u, v} joined by an arc in either
+// direction has one slot in u's list and one in v's; `twin[e]` is the other slot of the pair and
+// `rcap[e]` the residual capacity of the slot's direction (uint32: a pair's two residuals sum to
+// c(u,v) + c(v,u) <= 2**32 - 2). Antiparallel arcs share their pair, so a 4-connected grid has 4
+// neighbour slots per pixel, not 8 as with separate forward and reverse lists.
+//
+// Heights: t = 0, s = n + 1 (never visited by the BFS, never pushed to), a vertex that cannot
+// reach t has n. A vertex is active when excess > 0 and height < n. Excess is int64; t's excess
+// is not tracked (the flow is read off t's slots at the end), s's is not either.
+//
+// One persistent cooperative kernel runs the whole phase: global relabel (a BFS from t over
+// residual arcs, level-synchronous), then sweeps over the active worklist, each vertex
+// discharged asynchronously (lock-free, Hong 2008: push to the lowest residual neighbour or
+// relabel to lowest + 1) for up to `cycles` operations, until the worklist is empty or the
+// relabel policy asks for a new BFS. The run ends when a BFS finds no active vertex; the heights
+// of that last BFS give the cut (height >= n: cannot reach t).
+//
+// When a worklist or a BFS frontier is small, block 0 alone runs sweeps / levels with block
+// barriers (cheap) instead of grid barriers, until it grows again.
+
+// Grid-wide barriers: cooperative groups' grid.sync() (cooperative launch), or with
+// -DGC_OWN_BARRIER a sense-reversing barrier on two ints of `ctl` (normal launch of a grid small
+// enough to be co-resident: the host launches multiprocessors x MIN_BLOCKS blocks).
+#if !defined(GC_EMULATE) && !defined(GC_OWN_BARRIER)
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+#endif
+
+typedef unsigned int u32;
+typedef long long i64;
+typedef unsigned long long u64;
+
+// Layout of the int control array `ctl` (zeroed by the host before the launch).
+// Counter rings: grid-wide step j appends to ring slot j % 3 and clears slot (j + 1) % 3, so a
+// slot is cleared two barriers after it was read. Block 0's solo loops use a ring of their own:
+// a thread of another block may still be reading the grid ring's last slot while block 0 runs
+// many solo steps (seen as a hang in emulation when solo steps shared the grid ring).
+#define CTL_PR 0        // 3 ints: ring of worklist sizes (grid-wide sweeps)
+#define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
+#define CTL_ACT 6       // active vertices found by the current BFS
+#define CTL_PRIV 9      // 3 ints: ring of block 0's solo loops
+#define CTL_SOLO 12     // 8 ints: state handed from block 0's solo loop to the whole grid
+#define CTL_BAR 20      // 2 ints: arrivals and generation of the own grid barrier
+#define CTL_SIZE 32
+
+// Layout of the int64 output array `out`.
+#define OUT_STATUS 0    // 0 = done, 1 = sweep limit reached
+#define OUT_SWEEPS 1
+#define OUT_GRS 2
+#define OUT_LEVELS 3
+#define OUT_PUSHES 4
+#define OUT_RELABELS 5
+#define OUT_NS_GR 6
+#define OUT_NS_PR 7
+#define OUT_WORK 8      // sum of worklist sizes over all sweeps
+#define OUT_SOLO_SWEEPS 9
+#define OUT_SOLO_LEVELS 10
+#define OUT_SIZE 16
+
+#define FULL_MASK 0xffffffffu
+
+struct Ctx {
+    int n, s, t;
+    const int* __restrict__ off;
+    const int* __restrict__ adj;
+    const int* __restrict__ twin;
+    u32* rcap;
+    i64* excess;
+    int* h;
+    int* stamp;
+    int* ctl;
+    int cycles;
+    int heavy;
+};
+
+__device__ __forceinline__ u64 now_ns() {
+#ifdef GC_EMULATE
+    return emu_now_ns();
+#else
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#endif
+}
+
+__device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
+__device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
+
+// Append v to a list; the lanes of a warp that append together share one atomic.
+__device__ __forceinline__ void append(int* list, int* counter, int v) {
+    const unsigned int mask = __activemask();
+    const int lane = threadIdx.x & 31;
+    const int first = __ffs(mask) - 1;
+    int base = 0;
+    if (lane == first) base = atomicAdd(counter, __popc(mask));
+    base = __shfl_sync(mask, base, first);
+    list[base + __popc(mask & ((1u << lane) - 1u))] = v;
+}
+
+// Put v on the next worklist unless it is already there (stamp = tag of that list).
+__device__ __forceinline__ void enqueue(const Ctx& c, int* list, int* counter, int v, int tag) {
+    if (__ldcg(&c.stamp[v]) >= tag) return;
+    if (atomicMax(&c.stamp[v], tag) < tag) append(list, counter, v);
+}
+
+// Push d units along slot e (twin slot tw) from v to w. Only v lowers rcap[e] and excess[v];
+// others only raise them, so v may keep its own excess in a register (a lower bound). w joins
+// the next worklist when it had no excess: a vertex with excess is on the current worklist
+// (and re-reads its excess when it finishes) or already on the next one. The atomics whose
+// results are unused compile to fire-and-forget reductions.
+__device__ __forceinline__ void push(const Ctx& c, int v, int e, int tw, int w, i64 d, int* next,
+                                     int* next_count, int tag) {
+    atomicSub(&c.rcap[e], (u32)d);
+    atomicAdd(&c.rcap[tw], (u32)d);
+    atomicAdd((u64*)&c.excess[v], (u64)(-d));
+    if (w != c.t) {
+        const u64 old = atomicAdd((u64*)&c.excess[w], (u64)d);
+        if (old == 0 && w != c.s) enqueue(c, next, next_count, w, tag);
+    }
+}
+
+// A vertex that ends its turn with excess left (or received some meanwhile) and height < n
+// goes on the next worklist.
+__device__ __forceinline__ void finish(const Ctx& c, int v, i64 ex, int hv, int* next,
+                                       int* next_count, int tag) {
+    if (hv >= c.n) return;
+    if (ex <= 0) ex = __ldcg(&c.excess[v]);
+    if (ex > 0) enqueue(c, next, next_count, v, tag);
+}
+
+#define SCAN_GROUP 4  // slots whose loads are issued together (independent round trips)
+
+// One thread discharges a low-degree vertex v for up to c.cycles push/relabel operations.
+__device__ __forceinline__ void discharge_thread(const Ctx& c, int v, int* next,
+                                                 int* next_count, int tag, i64& pushes,
+                                                 i64& relabels) {
+    const int n = c.n;
+    i64 ex = __ldcg(&c.excess[v]);
+    int hv = __ldcg(&c.h[v]);
+    const int b = __ldg(&c.off[v]), en = __ldg(&c.off[v + 1]);
+    if (ex <= 0 || hv >= n) return;
+    for (int cyc = 0; cyc < c.cycles; ++cyc) {
+        int best_h = 0x7fffffff, best_e = -1, best_tw = 0, best_w = 0;
+        u32 best_r = 0;
+        for (int e0 = b; e0 < en; e0 += SCAN_GROUP) {
+            u32 r[SCAN_GROUP];
+            int w[SCAN_GROUP], tw[SCAN_GROUP], hw[SCAN_GROUP];
+#pragma unroll
+            for (int k = 0; k < SCAN_GROUP; ++k) {
+                const bool in = e0 + k < en;
+                r[k] = in ? __ldcg(&c.rcap[e0 + k]) : 0u;
+                w[k] = in ? __ldg(&c.adj[e0 + k]) : 0;
+                tw[k] = in ? __ldg(&c.twin[e0 + k]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < SCAN_GROUP; ++k)
+                hw[k] = r[k] > 0 ? __ldcg(&c.h[w[k]]) : 0x7fffffff;
+#pragma unroll
+            for (int k = 0; k < SCAN_GROUP; ++k) {
+                if (hw[k] < best_h) {
+                    best_h = hw[k]; best_e = e0 + k; best_r = r[k]; best_tw = tw[k];
+                    best_w = w[k];
+                }
+            }
+        }
+        if (best_e < 0) {  // no residual arc out of v: it cannot reach t
+            hv = n;
+            c.h[v] = n;
+            ++relabels;
+            break;
+        }
+        if (hv > best_h) {
+            const i64 d = min64(ex, (i64)best_r);
+            push(c, v, best_e, best_tw, best_w, d, next, next_count, tag);
+            ex -= d;
+            ++pushes;
+            if (ex <= 0) break;
+        } else {
+            hv = best_h + 1 < n ? best_h + 1 : n;
+            c.h[v] = hv;
+            ++relabels;
+            if (hv >= n) break;
+        }
+    }
+    finish(c, v, ex, hv, next, next_count, tag);
+}
+
+// A whole warp discharges a high-degree vertex v (all 32 lanes call this with the same v).
+__device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, int* next_count, int tag,
+                               i64& pushes, i64& relabels) {
+    const int n = c.n;
+    const int lane = threadIdx.x & 31;
+    i64 ex = 0;
+    int hv = 0;
+    if (lane == 0) {
+        ex = __ldcg(&c.excess[v]);
+        hv = __ldcg(&c.h[v]);
+    }
+    ex = __shfl_sync(FULL_MASK, ex, 0);
+    hv = __shfl_sync(FULL_MASK, hv, 0);
+    if (ex <= 0 || hv >= n) return;
+    const int b = __ldg(&c.off[v]), en = __ldg(&c.off[v + 1]);
+    for (int cyc = 0; cyc < c.cycles; ++cyc) {
+        u64 best = ~0ull;
+        for (int e = b + lane; e < en; e += 32) {
+            if (__ldcg(&c.rcap[e]) > 0) {
+                u64 key = ((u64)(u32)__ldcg(&c.h[__ldg(&c.adj[e])]) << 32) | (u32)e;
+                best = umin64(best, key);
+            }
+        }
+        for (int o = 16; o > 0; o >>= 1) best = umin64(best, __shfl_xor_sync(FULL_MASK, best, o));
+        if (best == ~0ull) {
+            hv = n;
+            if (lane == 0) { c.h[v] = n; ++relabels; }
+            break;
+        }
+        const int best_h = (int)(best >> 32);
+        const int best_e = (int)(u32)(best & 0xffffffffu);
+        if (hv > best_h) {
+            if (lane == 0) {
+                // Only v lowers this slot's residual, so it is at least what the scan saw (> 0).
+                const i64 d = min64(ex, (i64)__ldcg(&c.rcap[best_e]));
+                push(c, v, best_e, __ldg(&c.twin[best_e]), __ldg(&c.adj[best_e]), d, next,
+                     next_count, tag);
+                ex -= d;
+                ++pushes;
+            }
+            ex = __shfl_sync(FULL_MASK, ex, 0);
+            if (ex <= 0) break;
+        } else {
+            hv = best_h + 1 < n ? best_h + 1 : n;
+            if (lane == 0) { c.h[v] = hv; ++relabels; }
+            if (hv >= n) break;
+        }
+    }
+    if (lane == 0) finish(c, v, ex, hv, next, next_count, tag);
+}
+
+// One sweep over cur[0..count) by the warps first_warp, first_warp + warp_stride, ...
+// Each lane takes one vertex; high-degree vertices are then taken by the whole warp in turn.
+__device__ __forceinline__ void sweep(const Ctx& c, const int* cur, int count, int* next, int* next_count,
+                      int tag, int first_warp, int warp_stride, i64& pushes, i64& relabels) {
+    const int lane = threadIdx.x & 31;
+    for (int base = first_warp * 32; base < count; base += warp_stride * 32) {
+        const int i = base + lane;
+        const int v = i < count ? __ldcg(&cur[i]) : -1;
+        const bool big = v >= 0 && __ldg(&c.off[v + 1]) - __ldg(&c.off[v]) > c.heavy;
+        if (v >= 0 && !big) discharge_thread(c, v, next, next_count, tag, pushes, relabels);
+        u32 mask = __ballot_sync(FULL_MASK, big);
+        while (mask) {
+            const int src = __ffs(mask) - 1;
+            mask &= mask - 1;
+            const int u = __shfl_sync(FULL_MASK, v, src);
+            discharge_warp(c, u, next, next_count, tag, pushes, relabels);
+        }
+    }
+}
+
+// BFS step over slot e of a frontier vertex: its head u joins level `level` when the arc
+// u -> (frontier vertex) has residual capacity and u is not yet labelled.
+__device__ __forceinline__ void visit(const Ctx& c, int e, int level, int* next, int* next_count,
+                                      int* act, int* act_count) {
+    const int u = __ldg(&c.adj[e]);
+    if (__ldcg(&c.h[u]) != c.n) return;
+    if (__ldcg(&c.rcap[__ldg(&c.twin[e])]) == 0) return;
+    if (atomicCAS(&c.h[u], c.n, level) != c.n) return;
+    append(next, next_count, u);
+    if (__ldcg(&c.excess[u]) > 0) append(act, act_count, u);
+}
+
+__device__ __forceinline__ void expand(const Ctx& c, const int* front, int count, int level, int* next,
+                       int* next_count, int* act, int* act_count, int first_warp,
+                       int warp_stride) {
+    const int lane = threadIdx.x & 31;
+    for (int base = first_warp * 32; base < count; base += warp_stride * 32) {
+        const int i = base + lane;
+        const int w = i < count ? __ldcg(&front[i]) : -1;
+        int b = 0, en = 0;
+        if (w >= 0) { b = __ldg(&c.off[w]); en = __ldg(&c.off[w + 1]); }
+        const bool big = en - b > c.heavy;
+        if (!big) {
+            for (int e0 = b; e0 < en; e0 += SCAN_GROUP) {
+                int u[SCAN_GROUP], tw[SCAN_GROUP], hu[SCAN_GROUP];
+                u32 r[SCAN_GROUP];
+                i64 ex[SCAN_GROUP];
+#pragma unroll
+                for (int k = 0; k < SCAN_GROUP; ++k) {
+                    const bool in = e0 + k < en;
+                    u[k] = in ? __ldg(&c.adj[e0 + k]) : 0;
+                    tw[k] = in ? __ldg(&c.twin[e0 + k]) : 0;
+                    hu[k] = -1;
+                }
+#pragma unroll
+                for (int k = 0; k < SCAN_GROUP; ++k) {
+                    if (e0 + k < en) {
+                        hu[k] = __ldcg(&c.h[u[k]]);
+                        r[k] = __ldcg(&c.rcap[tw[k]]);
+                        ex[k] = __ldcg(&c.excess[u[k]]);  // no pushes during a BFS
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < SCAN_GROUP; ++k) {
+                    if (hu[k] == c.n && r[k] > 0 && atomicCAS(&c.h[u[k]], c.n, level) == c.n) {
+                        append(next, next_count, u[k]);
+                        if (ex[k] > 0) append(act, act_count, u[k]);
+                    }
+                }
+            }
+        }
+        u32 mask = __ballot_sync(FULL_MASK, big);
+        while (mask) {
+            const int src = __ffs(mask) - 1;
+            mask &= mask - 1;
+            const int bb = __shfl_sync(FULL_MASK, b, src);
+            const int ee = __shfl_sync(FULL_MASK, en, src);
+            for (int e = bb + lane; e < ee; e += 32)
+                visit(c, e, level, next, next_count, act, act_count);
+        }
+    }
+}
+
+#if defined(GC_OWN_BARRIER)
+__device__ __forceinline__ void own_grid_sync(unsigned int* bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned int* generation = bar + 1;
+        const unsigned int g = *generation;
+        __threadfence();
+        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+            atomicExch(bar, 0u);
+            __threadfence();
+            atomicAdd(bar + 1, 1u);
+        } else {
+            while (*generation == g) __nanosleep(32);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+#define GRID_SYNC() own_grid_sync((unsigned int*)&ctl[CTL_BAR])
+#elif defined(GC_EMULATE)
+#define GRID_SYNC() emu_grid_sync()
+#else
+#define GRID_SYNC() grid.sync()
+#endif
+
+// Exact global relabel. Returns the number of active vertices written to act (the same value
+// in every thread) and the number of BFS levels in `levels`.
+template <class Grid>
+__device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a, int* front_b,
+                              int small, int& levels, i64& solo_levels) {
+    const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
+    const int nthreads = gridDim.x * blockDim.x;
+    const int n = c.n;
+    int* ctl = c.ctl;
+    for (int v = gtid; v < n; v += nthreads) c.h[v] = v == c.t ? 0 : (v == c.s ? n + 1 : n);
+    if (gtid == 0) {
+        ctl[CTL_BFS + 0] = 0;
+        ctl[CTL_BFS + 1] = 0;
+        ctl[CTL_BFS + 2] = 0;
+        ctl[CTL_ACT] = 0;
+    }
+    GRID_SYNC();
+    // Level 1 (grid step 0): the slots of t, spread over the whole grid (t may have millions of
+    // arcs).
+    const int tb = __ldg(&c.off[c.t]), te = __ldg(&c.off[c.t + 1]);
+    for (int e = tb + gtid; e < te; e += nthreads)
+        visit(c, e, 1, front_a, &ctl[CTL_BFS + 0], act, &ctl[CTL_ACT]);
+    GRID_SYNC();
+    int count = __ldcg(&ctl[CTL_BFS + 0]);
+    int level = 1, step = 1;
+    int* fc = front_a;
+    int* fn = front_b;
+    const int warp = gtid >> 5, nwarps = nthreads >> 5;
+    while (count > 0) {
+        if (count <= small) {
+            // Block 0 runs levels alone while the frontier stays small.
+            if (blockIdx.x == 0) {
+                int lv = level, cnt = count, steps = 0;
+                int* a = fc;
+                int* b = fn;
+                if (threadIdx.x == 0) {
+                    ctl[CTL_PRIV + 0] = 0;
+                    ctl[CTL_PRIV + 1] = 0;
+                }
+                __syncthreads();
+                while (cnt > 0 && cnt <= small) {
+                    ++lv;
+                    if (threadIdx.x == 0) ctl[CTL_PRIV + (steps + 1) % 3] = 0;
+                    expand(c, a, cnt, lv, b, &ctl[CTL_PRIV + steps % 3], act, &ctl[CTL_ACT],
+                           threadIdx.x >> 5, blockDim.x >> 5);
+                    __syncthreads();
+                    cnt = __ldcg(&ctl[CTL_PRIV + steps % 3]);
+                    int* tmp = a; a = b; b = tmp;
+                    ++steps;
+                }
+                if (threadIdx.x == 0) {
+                    ctl[CTL_SOLO + 0] = lv;
+                    ctl[CTL_SOLO + 1] = cnt;
+                    ctl[CTL_SOLO + 2] = steps;
+                }
+            }
+            GRID_SYNC();
+            const int steps = __ldcg(&ctl[CTL_SOLO + 2]);
+            level = __ldcg(&ctl[CTL_SOLO + 0]);
+            count = __ldcg(&ctl[CTL_SOLO + 1]);
+            solo_levels += steps;
+            if (steps & 1) { int* tmp = fc; fc = fn; fn = tmp; }
+            continue;
+        }
+        ++level;
+        if (gtid == 0) ctl[CTL_BFS + (step + 1) % 3] = 0;
+        expand(c, fc, count, level, fn, &ctl[CTL_BFS + step % 3], act, &ctl[CTL_ACT], warp,
+               nwarps);
+        GRID_SYNC();
+        count = __ldcg(&ctl[CTL_BFS + step % 3]);
+        ++step;
+        int* tmp = fc; fc = fn; fn = tmp;
+    }
+    levels = level;
+    return __ldcg(&ctl[CTL_ACT]);
+}
+
+extern "C" __global__ void __launch_bounds__(512) saturate_source(
+    const int* __restrict__ off, const int* __restrict__ adj, const int* __restrict__ twin,
+    u32* rcap, i64* excess, const int s, const int t) {
+    const int b = off[s], en = off[s + 1];
+    for (int e = b + blockIdx.x * blockDim.x + threadIdx.x; e < en;
+         e += gridDim.x * blockDim.x) {
+        const u32 d = rcap[e];
+        if (d == 0) continue;
+        rcap[e] = 0;
+        rcap[twin[e]] += d;  // distinct pairs: no two threads share a twin slot or a head
+        const int w = adj[e];
+        if (w != t) excess[w] += (i64)d;
+    }
+}
+
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
+    const int n, const int s, const int t, const int* __restrict__ off,
+    const int* __restrict__ adj, const int* __restrict__ twin, u32* rcap, i64* excess, int* h,
+    int* stamp, int* list_a, int* list_b, int* front_a, int* front_b, int* ctl, i64* out,
+    const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
+    const float gr_factor, const float gr_work, const i64 max_sweeps) {
+#if !defined(GC_EMULATE) && !defined(GC_OWN_BARRIER)
+    cg::grid_group grid = cg::this_grid();
+#else
+    int grid = 0;
+#endif
+    Ctx c;
+    c.n = n; c.s = s; c.t = t;
+    c.off = off; c.adj = adj; c.twin = twin;
+    c.rcap = rcap; c.excess = excess; c.h = h; c.stamp = stamp; c.ctl = ctl;
+    c.cycles = cycles; c.heavy = heavy;
+
+    const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
+    const int warp = gtid >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
+    const bool leader = gtid == 0;
+    i64 pushes = 0, relabels = 0;
+    i64 sweeps = 0, grid_sweeps = 0, grs = 0, levels_total = 0, work = 0, solo_sweeps = 0;
+    i64 solo_levels = 0;
+    u64 ns_gr = 0, ns_pr = 0;
+    int status = 0;
+    int* cur = list_a;
+    int* nxt = list_b;
+
+    for (;;) {
+        u64 t0 = leader ? now_ns() : 0;
+        int levels = 0;
+        int count = global_relabel(c, grid, cur, front_a, front_b, small, levels, solo_levels);
+        ++grs;
+        levels_total += levels;
+        if (leader) ns_gr += now_ns() - t0;
+        if (count == 0) break;
+
+        t0 = leader ? now_ns() : 0;
+        i64 since = 0, work_since = 0;
+        bool relabel_due = false;
+        while (!relabel_due) {
+            if (small > 0 && count <= small) {
+                // Block 0 runs sweeps alone while the worklist stays small.
+                if (blockIdx.x == 0) {
+                    i64 sw = sweeps, sn = since, wk = work_since;
+                    int cnt = count, steps = 0, due = 0;
+                    int* a = cur;
+                    int* b = nxt;
+                    if (threadIdx.x == 0) {
+                        ctl[CTL_PRIV + 0] = 0;
+                        ctl[CTL_PRIV + 1] = 0;
+                    }
+                    __syncthreads();
+                    for (;;) {
+                        const int slot = steps % 3;
+                        if (threadIdx.x == 0) ctl[CTL_PRIV + (steps + 1) % 3] = 0;
+                        sweep(c, a, cnt, b, &ctl[CTL_PRIV + slot], (int)(sw + 1),
+                              threadIdx.x >> 5, blockDim.x >> 5, pushes, relabels);
+                        __syncthreads();
+                        cnt = __ldcg(&ctl[CTL_PRIV + slot]);
+                        int* tmp = a; a = b; b = tmp;
+                        ++sw; ++sn; ++steps; wk += cnt;
+                        if (cnt == 0 || sw >= max_sweeps || sn >= gr_max ||
+                            (sn >= gr_min && (sn >= (i64)(gr_factor * levels) ||
+                                              (gr_work > 0.f && wk >= (i64)(gr_work * n))))) {
+                            due = 1;
+                            break;
+                        }
+                        if (cnt > small) break;
+                    }
+                    if (threadIdx.x == 0) {
+                        ctl[CTL_SOLO + 3] = steps;
+                        ctl[CTL_SOLO + 4] = cnt;
+                        ctl[CTL_SOLO + 5] = due;
+                        const i64 added = wk - work_since;  // split in two ints
+                        ctl[CTL_SOLO + 6] = (int)(added & 0x7fffffff);
+                        ctl[CTL_SOLO + 7] = (int)(added >> 31);
+                    }
+                }
+                GRID_SYNC();
+                const int steps = __ldcg(&ctl[CTL_SOLO + 3]);
+                count = __ldcg(&ctl[CTL_SOLO + 4]);
+                relabel_due = __ldcg(&ctl[CTL_SOLO + 5]) != 0;
+                const i64 added = (i64)__ldcg(&ctl[CTL_SOLO + 6]) +
+                                  ((i64)__ldcg(&ctl[CTL_SOLO + 7]) << 31);
+                sweeps += steps; since += steps; solo_sweeps += steps;
+                work_since += added; work += added;
+                if (steps & 1) { int* tmp = cur; cur = nxt; nxt = tmp; }
+                if (sweeps >= max_sweeps && count > 0) { status = 1; break; }
+                continue;
+            }
+            const int slot = (int)(grid_sweeps % 3);
+            if (leader) ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
+            sweep(c, cur, count, nxt, &ctl[CTL_PR + slot], (int)(sweeps + 1), warp, nwarps,
+                  pushes, relabels);
+            GRID_SYNC();
+            count = __ldcg(&ctl[CTL_PR + slot]);
+            int* tmp = cur; cur = nxt; nxt = tmp;
+            ++sweeps; ++since; ++grid_sweeps;
+            work += count; work_since += count;
+            if (count == 0) break;
+            if (sweeps >= max_sweeps) { status = 1; break; }
+            relabel_due = since >= gr_max ||
+                          (since >= gr_min && (since >= (i64)(gr_factor * levels) ||
+                                               (gr_work > 0.f && work_since >= (i64)(gr_work * n))));
+        }
+        if (leader) ns_pr += now_ns() - t0;
+        if (status != 0) break;
+    }
+    atomicAdd((u64*)&out[OUT_PUSHES], (u64)pushes);
+    atomicAdd((u64*)&out[OUT_RELABELS], (u64)relabels);
+    if (leader) {
+        out[OUT_STATUS] = status;
+        out[OUT_SWEEPS] = sweeps;
+        out[OUT_GRS] = grs;
+        out[OUT_LEVELS] = levels_total;
+        out[OUT_NS_GR] = (i64)ns_gr;
+        out[OUT_NS_PR] = (i64)ns_pr;
+        out[OUT_WORK] = work;
+        out[OUT_SOLO_SWEEPS] = solo_sweeps;
+        out[OUT_SOLO_LEVELS] = solo_levels;
+    }
+}
