@@ -188,8 +188,8 @@ __device__ __forceinline__ void discharge_thread(const Ctx& c, int v, int* next,
 }
 
 // A whole warp discharges a high-degree vertex v (all 32 lanes call this with the same v).
-__device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, int* next_count, int tag,
-                               i64& pushes, i64& relabels) {
+__device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, int* next_count,
+        int tag, i64& pushes, i64& relabels) {
     const int n = c.n;
     const int lane = threadIdx.x & 31;
     i64 ex = 0;
@@ -240,8 +240,8 @@ __device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, i
 
 // One sweep over cur[0..count) by the warps first_warp, first_warp + warp_stride, ...
 // Each lane takes one vertex; high-degree vertices are then taken by the whole warp in turn.
-__device__ __forceinline__ void sweep(const Ctx& c, const int* cur, int count, int* next, int* next_count,
-                      int tag, int first_warp, int warp_stride, i64& pushes, i64& relabels) {
+__device__ __forceinline__ void sweep(const Ctx& c, const int* cur, int count, int* next,
+        int* next_count, int tag, int first_warp, int warp_stride, i64& pushes, i64& relabels) {
     const int lane = threadIdx.x & 31;
     for (int base = first_warp * 32; base < count; base += warp_stride * 32) {
         const int i = base + lane;
@@ -270,9 +270,8 @@ __device__ __forceinline__ void visit(const Ctx& c, int e, int level, int* next,
     if (__ldcg(&c.excess[u]) > 0) append(act, act_count, u);
 }
 
-__device__ __forceinline__ void expand(const Ctx& c, const int* front, int count, int level, int* next,
-                       int* next_count, int* act, int* act_count, int first_warp,
-                       int warp_stride) {
+__device__ __forceinline__ void expand(const Ctx& c, const int* front, int count, int level,
+        int* next, int* next_count, int* act, int* act_count, int first_warp, int warp_stride) {
     const int lane = threadIdx.x & 31;
     for (int base = first_warp * 32; base < count; base += warp_stride * 32) {
         const int i = base + lane;
@@ -349,8 +348,8 @@ __device__ __forceinline__ void own_grid_sync(unsigned int* bar) {
 // Exact global relabel. Returns the number of active vertices written to act (the same value
 // in every thread) and the number of BFS levels in `levels`.
 template <class Grid>
-__device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a, int* front_b,
-                              int small, int& levels, i64& solo_levels) {
+__device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
+        int* front_b, int small, int& levels, i64& solo_levels) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
     const int n = c.n;
@@ -543,9 +542,10 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
             work += count; work_since += count;
             if (count == 0) break;
             if (sweeps >= max_sweeps) { status = 1; break; }
-            relabel_due = since >= gr_max ||
-                          (since >= gr_min && (since >= (i64)(gr_factor * levels) ||
-                                               (gr_work > 0.f && work_since >= (i64)(gr_work * n))));
+            relabel_due =
+                since >= gr_max ||
+                (since >= gr_min && (since >= (i64)(gr_factor * levels) ||
+                                     (gr_work > 0.f && work_since >= (i64)(gr_work * n))));
         }
         if (leader) ns_pr += now_ns() - t0;
         if (status != 0) break;
