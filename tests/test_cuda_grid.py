@@ -97,3 +97,17 @@ def test_sample_segmentation_grids(name, zoom):
         seeds = rescale(seeds, zoom, order=0, preserve_range=True,
                         anti_aliasing=False).astype(np.uint8)
     assert_same_cut(graphcut.build_network(image, seeds), repeats=2)
+
+
+def test_too_large_for_gpu_memory(monkeypatch):
+    from graphcut.solver import cuda
+    from graphcut.solver.cuda import grid
+
+    network = random_grid_network(np.random.default_rng(5), (20, 30))
+    grid.release_cached_state()
+    monkeypatch.setattr(grid, "STATE_BYTES_PER_PIXEL", 2**52)
+    with pytest.raises(cuda.GPUMemoryError, match="GiB"):
+        min_cut(network, device="cuda")
+    fallback = min_cut(network, device="auto")
+    assert fallback.backend == "cpu"
+    assert fallback.flow == min_cut(network, device="cpu").flow

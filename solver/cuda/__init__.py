@@ -12,6 +12,16 @@ class GPUMemoryError(MemoryError):
     """The network does not fit in the GPU's free memory."""
 
 
+def require_free_memory(need_bytes: int, what: str, *, headroom: float = 0.9) -> None:
+    """Raise GPUMemoryError unless ``need_bytes`` fit in ``headroom`` of the GPU's free memory
+    (the driver's free memory plus what CuPy's pool holds unused). ``what`` names the job."""
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    free += cupy.get_default_memory_pool().free_bytes()
+    if need_bytes > headroom * free:
+        raise GPUMemoryError(f"{what} needs about {need_bytes / 2**30:.2f} GiB of GPU memory, "
+                             f"{free / 2**30:.2f} GiB are free")
+
+
 def grid_min_cut(network):
     from .grid import grid_min_cut as solve
     return solve(network)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..networks import CSRNetwork
 from ..result import CutResult
-from . import GPUMemoryError
+from . import GPUMemoryError, require_free_memory
 from .csr_build import build_residual_graph, residual_sum, slot_range
 
 SOURCE = Path(__file__).resolve().parent / "csr_kernels.cu"
@@ -84,13 +84,8 @@ def bytes_needed(num_vertices: int, num_arcs: int) -> int:
 
 def check_fits(num_vertices: int, num_arcs: int) -> None:
     """Raise GPUMemoryError when the network would not fit in the GPU's free memory."""
-    need = bytes_needed(num_vertices, num_arcs)
-    free, _ = cupy.cuda.runtime.memGetInfo()
-    free += cupy.get_default_memory_pool().free_bytes()
-    if need > 0.9 * free:
-        raise GPUMemoryError(
-            f"a network of {num_vertices:,} vertices and {num_arcs:,} arcs needs about "
-            f"{need / 2**30:.2f} GiB of GPU memory, {free / 2**30:.2f} GiB are free")
+    require_free_memory(bytes_needed(num_vertices, num_arcs),
+                        f"a network of {num_vertices:,} vertices and {num_arcs:,} arcs")
 
 
 @functools.cache

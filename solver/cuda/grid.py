@@ -23,7 +23,7 @@ import numpy as np
 
 from ..networks import GridNetwork
 from ..result import CutResult
-from . import GPUMemoryError
+from . import GPUMemoryError, require_free_memory
 from .module import kernel
 
 SOURCE = "grid_kernels.cu"
@@ -73,13 +73,8 @@ def device_name() -> str:
 
 def check_fits(num_pixels: int, extra_bytes_per_pixel: int = 0) -> None:
     """Raise GPUMemoryError when the solver state would not fit in the GPU's free memory."""
-    need = num_pixels * (STATE_BYTES_PER_PIXEL + extra_bytes_per_pixel)
-    free, _ = cupy.cuda.runtime.memGetInfo()
-    free += cupy.get_default_memory_pool().free_bytes()
-    if need > 0.95 * free:
-        raise GPUMemoryError(
-            f"a {num_pixels:,}-pixel grid needs {need / 2**30:.2f} GiB of GPU memory, "
-            f"{free / 2**30:.2f} GiB are free")
+    require_free_memory(num_pixels * (STATE_BYTES_PER_PIXEL + extra_bytes_per_pixel),
+                        f"a {num_pixels:,}-pixel grid", headroom=0.95)
 
 
 @dataclass
