@@ -29,36 +29,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from skimage import data
-from skimage.transform import downscale_local_mean
 
 from graphcut.solver import cuda_status, min_cut
-from graphcut.stereo import bad_pixel_rate, data_costs, expansion_network, disparity
+from graphcut.stereo import bad_pixel_rate, data_costs, disparity, expansion_network
+from graphcut.stereo_io import motorcycle_pair
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 FULL_MAX_DISPARITY = 64
-
-
-def load_pair(downscale: int):
-    """(left, right, ground truth) at 1/downscale size; ground truth NaN where unknown."""
-    left, right, truth = data.stereo_motorcycle()
-    truth = truth.astype(np.float64)
-    truth[~np.isfinite(truth)] = np.nan
-    if downscale == 1:
-        return left, right, truth
-    h, w = (s - s % downscale for s in truth.shape)
-    left, right, truth = left[:h, :w], right[:h, :w], truth[:h, :w]
-    factors = (downscale, downscale, 1)
-    left = np.rint(downscale_local_mean(left.astype(np.float64), factors)).astype(np.uint8)
-    right = np.rint(downscale_local_mean(right.astype(np.float64), factors)).astype(np.uint8)
-    # as samples/stereo/make_stereo_sample.py: mean over known pixels, kept where >= 3/4 known
-    blocks = truth.reshape(h // downscale, downscale, w // downscale, downscale)
-    known = np.isfinite(blocks).sum(axis=(1, 3))
-    total = np.where(np.isfinite(blocks), blocks, 0).sum(axis=(1, 3))
-    reduced = np.full(known.shape, np.nan)
-    enough = known * 4 >= 3 * downscale * downscale
-    reduced[enough] = total[enough] / known[enough] / downscale
-    return left, right, reduced
 
 
 def device_name(device: str) -> str:
@@ -178,7 +155,7 @@ def main(argv=None) -> int:
     if not devices:
         parser.error("no requested device can run here")
 
-    left, right, truth = load_pair(args.downscale)
+    left, right, truth = motorcycle_pair(downscale=args.downscale)
     rows = []
     for device in devices:
         print(f"running {device} ...", file=sys.stderr, flush=True)

@@ -164,3 +164,36 @@ class InstanceDump:
     def __exit__(self, exc_type, exc, traceback) -> None:
         if exc_type is None:
             self.write_index()
+
+
+def motorcycle_pair(*, downscale: int = 1):
+    """scikit-image's Middlebury motorcycle pair (500 x 741, offline) at 1/``downscale`` size.
+
+    Returns ``(left, right, truth)``: uint8 RGB images and the float64 ground-truth disparity
+    (NaN where unknown). With ``downscale`` > 1 the pair is cropped to a multiple of it and
+    reduced by block means; a ground-truth block is the mean of its known pixels divided by
+    ``downscale``, kept only where at least 3/4 of the block is known.
+    """
+    from skimage import data
+    from skimage.transform import downscale_local_mean
+
+    left, right, truth = data.stereo_motorcycle()
+    truth = truth.astype(np.float64)
+    truth[~np.isfinite(truth)] = np.nan  # scikit-image marks missing values with inf
+    if downscale == 1:
+        return left, right, truth
+    h, w = (s - s % downscale for s in truth.shape)
+    left, right, truth = left[:h, :w], right[:h, :w], truth[:h, :w]
+
+    def reduced(image):
+        means = downscale_local_mean(image.astype(np.float64), (downscale, downscale, 1))
+        return np.rint(means).astype(np.uint8)
+
+    blocks = truth.reshape(h // downscale, downscale, w // downscale, downscale)
+    known = np.isfinite(blocks).sum(axis=(1, 3))
+    total = np.where(np.isfinite(blocks), blocks, 0).sum(axis=(1, 3))
+    reduced_truth = np.full(known.shape, np.nan)
+    enough = known * 4 >= 3 * downscale * downscale
+    reduced_truth[enough] = total[enough] / known[enough] / downscale
+    return reduced(left), reduced(right), reduced_truth
+

@@ -19,37 +19,15 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
-from skimage import data
-from skimage.transform import downscale_local_mean
 
-from graphcut.stereo_io import atomic_path, write_disparity
+from graphcut.stereo_io import atomic_path, motorcycle_pair, write_disparity
 
 FACTOR = 4
 
 
-def reduce_pair(factor: int = FACTOR):
-    """(left, right, ground truth) of the motorcycle pair reduced ``factor`` times."""
-    left, right, truth = data.stereo_motorcycle()
-    h, w = (s - s % factor for s in truth.shape)
-    left, right, truth = left[:h, :w], right[:h, :w], truth[:h, :w].astype(np.float64)
-    truth[~np.isfinite(truth)] = np.nan  # scikit-image marks missing values with inf
-
-    def images(image):
-        reduced = downscale_local_mean(image.astype(np.float64), (factor, factor, 1))
-        return np.rint(reduced).astype(np.uint8)
-
-    blocks = truth.reshape(h // factor, factor, w // factor, factor)
-    known = np.isfinite(blocks).sum(axis=(1, 3))
-    total = np.where(np.isfinite(blocks), blocks, 0).sum(axis=(1, 3))
-    reduced_truth = np.full(known.shape, np.nan)
-    enough = known * 4 >= 3 * factor * factor
-    reduced_truth[enough] = total[enough] / known[enough] / factor
-    return images(left), images(right), reduced_truth
-
-
 def main() -> None:
     folder = Path(__file__).resolve().parent
-    left, right, truth = reduce_pair()
+    left, right, truth = motorcycle_pair(downscale=FACTOR)
     for name, image in (("left.png", left), ("right.png", right)):
         with atomic_path(folder / name) as temporary:
             Image.fromarray(image).save(temporary, format="PNG", optimize=True)
