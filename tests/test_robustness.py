@@ -284,6 +284,11 @@ SEED_CASES = {
 }
 
 
+# Seeds lacking one label are an error for segmenting, but the desktop app loads them (seeds
+# saved before the work was finished) and segments once both labels are painted.
+PARTIAL_SEED_CASES = {"no_foreground", "no_background", "no_seeds_at_all"}
+
+
 @pytest.mark.parametrize("case", sorted(SEED_CASES))
 def test_bad_seeds_give_specific_errors_everywhere(tmp_path, good, case):
     make, match = SEED_CASES[case]
@@ -623,10 +628,15 @@ def test_gui_loaders_report_bad_files(tmp_path, good, window):
         assert path.name in window.errors[-1]
         assert not window.load_seeds(path), case
     assert window.image().shape == (H, W)  # the good image stays open
-    for case in sorted(SEED_CASES):
+    for case in sorted(set(SEED_CASES) - PARTIAL_SEED_CASES):
         Image.fromarray(SEED_CASES[case][0]()).save(tmp_path / f"{case}.png")
         assert not window.load_seeds(tmp_path / f"{case}.png"), case
         assert SEED_CASES[case][1] in window.errors[-1]
+    errors = len(window.errors)
+    for case in sorted(PARTIAL_SEED_CASES):  # work in progress: loads, segments once complete
+        Image.fromarray(SEED_CASES[case][0]()).save(tmp_path / f"{case}.png")
+        assert window.load_seeds(tmp_path / f"{case}.png"), case
+    assert len(window.errors) == errors
     assert window.load_seeds(good / "seeds.png")
 
 
