@@ -182,7 +182,6 @@ def _check_problem(costs, weights):
 
 def _energy(data_term, weights, labels) -> int:
     """Exact energy given the per-pixel data cost of ``labels`` (``data_term``)."""
-    xp = _array_module(labels)
     horizontal, vertical = weights
     total = int(data_term.sum(dtype=np.int64))
     total += int((horizontal * (labels[:, 1:] != labels[:, :-1])).sum(dtype=np.int64))

@@ -65,7 +65,7 @@ def test_folder_with_index(folder):
     for line in lines[:-1]:
         name = line.split(":")[0]
         assert f"flow {flows[name]}," in line and line.endswith("[ok]")
-    assert lines[-1].startswith(f"total max-flow time: cpu ") and "over 5 instances" in lines[-1]
+    assert lines[-1].startswith("total max-flow time: cpu ") and "over 5 instances" in lines[-1]
 
 
 def test_repository_samples_folder_passes():
