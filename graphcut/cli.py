@@ -7,6 +7,7 @@ Logs go to stderr; results to stdout or files.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import click
 
