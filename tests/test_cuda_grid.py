@@ -111,3 +111,151 @@ def test_too_large_for_gpu_memory(monkeypatch):
     fallback = min_cut(network, device="auto")
     assert fallback.backend == "cpu"
     assert fallback.flow == min_cut(network, device="cpu").flow
+
+
+# -- feasibility of the returned state, schedules, dynamic re-solves ----------------------------
+
+def _check_feasible_state(state, network):
+    """The GPU state is a valid preflow of the network (capacities and conservation), so that
+    ``cut_capacity == flow`` is a certificate of optimality, not only of the cut's value."""
+    from preflow_model import net_outflow, nlink_capacities
+    residual = state.residual.get().astype(np.int64)
+    excess = state.excess.get()
+    to_sink = state.to_sink.get().astype(np.int64)
+    source_cap, sink_cap = state.source_capacity.get(), state.sink_capacity.get()
+    capacities = nlink_capacities(network)
+    assert (residual >= 0).all()
+    # on each pixel pair the two residuals sum to the two capacities
+    np.testing.assert_array_equal(residual[0, :, :-1] + residual[1, :, 1:],
+                                  capacities[0, :, :-1] + capacities[1, :, 1:])
+    np.testing.assert_array_equal(residual[2, :-1, :] + residual[3, 1:, :],
+                                  capacities[2, :-1, :] + capacities[3, 1:, :])
+    assert ((to_sink >= 0) & (to_sink <= sink_cap)).all()
+    assert (excess >= 0).all()
+    np.testing.assert_array_equal(
+        excess, source_cap - (sink_cap - to_sink) - net_outflow(capacities, residual))
+
+
+def _host(array):
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+@pytest.mark.parametrize("kind", GRID_KINDS)
+def test_final_state_is_a_feasible_preflow(kind):
+    from graphcut.solver.cuda.grid import GridState
+    rng = np.random.default_rng(17)
+    for _ in range(8):
+        shape = tuple(int(v) for v in rng.integers(1, 50, size=2))
+        network = random_grid_network(rng, shape, kind=kind, max_capacity=2**31 - 1)
+        state = GridState.from_network(network)
+        state.solve()
+        _check_feasible_state(state, network)
+        expected = min_cut(network, device="cpu")
+        assert state.true_flow() == expected.flow
+        side = state.source_side().get()
+        np.testing.assert_array_equal(side, expected.source_side)
+        assert cut_capacity(network, side) == state.true_flow()
+
+
+SCHEDULES = [dict(cycles=c, launches_per_relabel=k, bfs_passes_per_check=p, block_sync=b,
+                  graphs=g)
+             for c, k in ((1, 1), (3, 5), (8, 16), (40, 2))
+             for p in (1, 2, 3, 4)
+             for b in (True, False)
+             for g in (True, False)]
+
+
+@pytest.mark.parametrize("fields", SCHEDULES, ids=lambda f: "-".join(
+    f"{k[:5]}{int(v)}" for k, v in f.items()))
+def test_every_schedule_is_exact(fields):
+    from graphcut.solver.cuda.grid import Schedule, grid_min_cut, release_cached_state
+    rng = np.random.default_rng(abs(hash(tuple(fields.values()))) % 2**32)
+    schedule = Schedule(**fields)
+    release_cached_state()
+    for kind in ("random", "sparse"):
+        for _ in range(3):
+            shape = tuple(int(v) for v in rng.integers(2, 90, size=2))
+            network = random_grid_network(rng, shape, kind=kind, max_capacity=1000)
+            got = grid_min_cut(network, schedule=schedule)
+            expected = min_cut(network, device="cpu")
+            assert got.flow == expected.flow
+            np.testing.assert_array_equal(_host(got.source_side), expected.source_side)
+
+
+@pytest.mark.parametrize("bad", [dict(cycles=0), dict(launches_per_relabel=-1),
+                                 dict(bfs_passes_per_check=0), dict(cycles=2.5),
+                                 dict(cycles=True), dict(graphs=1), dict(cycles=2**31)])
+def test_invalid_schedules_are_rejected(bad):
+    from graphcut.solver.cuda.grid import Schedule
+    with pytest.raises((ValueError, TypeError), match="Schedule"):
+        Schedule(**bad)
+
+
+def test_change_terminals_restart_path_is_exact():
+    """A 1x2 grid where keeping the flow would need a residual above int32: the state restarts
+    from the capacities in force and still gives the oracle's flow (it gave twice it before)."""
+    import cupy
+
+    from graphcut.solver.cuda.grid import GridState
+    big = 2**31 - 1
+    network = GridNetwork(np.array([[big, 0]]), np.array([[0, big]]), np.array([[big]]),
+                          np.zeros((0, 2), dtype=np.int64))
+    state = GridState.from_network(network)
+    state.solve()
+    assert state.true_flow() == big
+    edited = GridNetwork(np.array([[0, 0]]), np.array([[big, big]]), network.right, network.down)
+    kept = state.change_terminals(cupy.asarray(edited.source), cupy.asarray(edited.sink))
+    assert kept is False
+    state.solve()
+    expected = min_cut(edited, device="cpu")
+    assert state.true_flow() == expected.flow
+    np.testing.assert_array_equal(state.source_side().get(), expected.source_side)
+
+
+@pytest.mark.parametrize("top", [1000, 2**31 - 1])
+def test_large_capacity_edit_sequences_match_pymaxflow(top):
+    import cupy
+
+    from graphcut.solver.cuda.grid import GridState
+    rng = np.random.default_rng(top % 997)
+    restarts = 0
+    for _ in range(10):
+        shape = tuple(int(v) for v in rng.integers(1, 12, size=2))
+        network = random_grid_network(rng, shape, max_capacity=top)
+        state = GridState.from_network(network)
+        state.solve()
+        for _ in range(6):
+            new = random_grid_network(rng, shape, max_capacity=top)
+            keep = rng.random(shape) < 0.5
+            network = GridNetwork(np.where(keep, network.source, new.source),
+                                  np.where(keep, network.sink, new.sink),
+                                  network.right, network.down, network.left, network.up)
+            restarts += not state.change_terminals(cupy.asarray(network.source),
+                                                   cupy.asarray(network.sink))
+            state.solve()
+            expected = min_cut(network, device="cpu")
+            assert state.true_flow() == expected.flow
+            np.testing.assert_array_equal(state.source_side().get(), expected.source_side)
+            _check_feasible_state(state, network)
+    if top > 10**6:
+        assert restarts > 0
+
+
+def test_segmenter_with_huge_lambda_matches_fresh_solves():
+    """lam = 5e5 on a 6x6 image (capacities that validation accepts) took the broken branch in
+    9 of 9 edits; every edit must equal a fresh CPU segmentation."""
+    import graphcut
+    rng = np.random.default_rng(5)
+    image = rng.integers(0, 256, (6, 6, 3), dtype=np.uint8)
+    session = graphcut.Segmenter(image, lam=5e5, device="cuda")
+    for _ in range(12):
+        seeds = np.zeros((6, 6), dtype=np.uint8)
+        seeds.flat[rng.choice(36, 3, replace=False)] = [1, 2, 2]
+        seeds[rng.integers(0, 6), rng.integers(0, 6)] = rng.integers(0, 3)
+        if not ((seeds == 1).any() and (seeds == 2).any()):
+            continue
+        mask = session.update(seeds)
+        expected_mask, expected = graphcut.segment(image, seeds, lam=5e5, device="cpu",
+                                                   return_result=True)
+        assert session.last_result.flow == expected.flow
+        np.testing.assert_array_equal(mask, expected_mask)

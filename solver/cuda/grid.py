@@ -23,6 +23,7 @@ import numpy as np
 
 from ..networks import GridNetwork
 from ..result import CutResult
+from ..dynamic import TerminalUpdate, fresh_terminals, reparameterize_terminals
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
 
@@ -39,12 +40,15 @@ BFS_TILE = 32
 class Schedule:
     """How the solver interleaves push-relabel work with exact global relabels.
 
-    cycles: push/relabel operations each pixel's thread may do in one kernel launch.
-    launches_per_relabel: push-relabel launches between two global relabels (exact BFS).
-    bfs_passes_per_check: tile passes of the BFS launched between reads of its change flag.
+    cycles: push/relabel operations each pixel's thread may do in one kernel launch (>= 1).
+    launches_per_relabel: push-relabel launches between two global relabels (exact BFS; >= 1).
+    bfs_passes_per_check: tile passes of the BFS launched between reads of its change flag
+        (>= 1; odd values are handled by alternating the two tile-flag arrays).
     block_sync: step a tile's pixels together until the whole tile is idle (else each thread
         stops at its own pixel's first idle moment).
     graphs: replay each fixed batch of launches as a captured CUDA graph (fewer host calls).
+
+    Every accepted schedule gives the exact answer; only the speed depends on it.
     """
 
     cycles: int = 8
@@ -52,6 +56,17 @@ class Schedule:
     bfs_passes_per_check: int = 4
     block_sync: bool = True
     graphs: bool = True
+
+    def __post_init__(self):
+        for name in ("cycles", "launches_per_relabel", "bfs_passes_per_check"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"Schedule.{name} must be an int, got {value!r}")
+            if not 1 <= value <= INT32_MAX:
+                raise ValueError(f"Schedule.{name} must be in 1..{INT32_MAX}, got {value}")
+        for name in ("block_sync", "graphs"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"Schedule.{name} must be a bool, got {getattr(self, name)!r}")
 
 
 def _event() -> cupy.cuda.Event:
@@ -94,6 +109,7 @@ class GridState:
     pr_tiles: cupy.ndarray = None   # int32 flag per push-relabel tile: may hold active pixels
     bfs_dirty: tuple = ()           # two int32 flag arrays per BFS tile, used alternately
     counters: cupy.ndarray = None   # int32 [any BFS tile dirty, active pixel count]
+    nlinks: tuple = None  # (right, left, down, up) capacities in force, for restarts
 
     def __post_init__(self):
         self._stream = cupy.cuda.Stream(non_blocking=True)
@@ -105,6 +121,7 @@ class GridState:
         self.bfs_dirty = (cupy.zeros(bfs_tiles, dtype=cupy.int32),
                           cupy.zeros(bfs_tiles, dtype=cupy.int32))
         self.counters = cupy.zeros(2, dtype=cupy.int32)
+        self._bfs_parity = 0  # which of bfs_dirty the next BFS pass reads
 
     def _pr_grid(self) -> tuple[int, int]:
         h, w = self.shape
@@ -130,54 +147,63 @@ class GridState:
         return state
 
     def load(self, network: GridNetwork) -> None:
-        """Start over on ``network`` (same shape): its capacities, zero flow on the n-links."""
+        """Start over on ``network`` (same shape): its capacities, zero flow on the n-links.
+
+        The state keeps references to the network's n-link arrays (no copy) so that
+        :meth:`change_terminals` can restart from them when it must.
+        """
         if network.shape != self.shape:
             raise ValueError(f"network shape {network.shape} differs from the state's {self.shape}")
-        residual = self.residual
-        residual[RIGHT, :, :-1] = cupy.asarray(network.right)
-        residual[LEFT, :, 1:] = cupy.asarray(network.left)
-        residual[DOWN, :-1, :] = cupy.asarray(network.down)
-        residual[UP, 1:, :] = cupy.asarray(network.up)
+        self.nlinks = (network.right, network.left, network.down, network.up)
+        self._load_nlinks()
         self.set_terminals(cupy.asarray(network.source), cupy.asarray(network.sink))
 
-    def set_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
-        """Start from a zero flow on the n-links with the given terminal capacities."""
-        through = cupy.minimum(source, sink)
-        self.excess[...] = source.astype(cupy.int64) - through
-        self.to_sink[...] = sink - through
-        self.sink_capacity_total = int(sink.sum(dtype=cupy.int64))
-        self.source_capacity = source.astype(cupy.int64)
-        self.sink_capacity = sink.astype(cupy.int64)
-        self.reparameterization = 0
+    def _load_nlinks(self) -> None:
+        right, left, down, up = self.nlinks
+        residual = self.residual
+        residual[RIGHT, :, :-1] = cupy.asarray(right)
+        residual[LEFT, :, 1:] = cupy.asarray(left)
+        residual[DOWN, :-1, :] = cupy.asarray(down)
+        residual[UP, 1:, :] = cupy.asarray(up)
 
-    def change_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
+    def set_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
+        """Start from a zero flow on the n-links with the given terminal capacities.
+
+        Only valid right after the n-link residuals were reset to their capacities (:meth:`load`).
+        """
+        self._apply(fresh_terminals(source, sink))
+
+    def _apply(self, update: TerminalUpdate) -> None:
+        self.excess[...] = update.excess
+        self.to_sink[...] = update.to_sink
+        self.source_capacity = update.source_capacity
+        self.sink_capacity = update.sink_capacity
+        self.sink_capacity_total = int(update.sink_capacity.sum(dtype=cupy.int64))
+        self.reparameterization = update.reparameterization
+
+    def change_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> bool:
         """New terminal capacities, keeping the flow on the n-links (dynamic re-solve).
 
-        Kohli-Torr reparameterisation: where the new capacities cannot hold the pixel's current
-        flows, both of its terminal capacities are raised by the same amount delta >= 0, which
-        adds delta to every cut's capacity and so changes neither the minimum cuts nor, once
-        the total of the deltas is subtracted (:meth:`true_flow`), the flow value. The source
-        arc stays saturated and the sink arc keeps as much of its flow as it can hold. Heights
-        are stale afterwards: :meth:`solve` starts with a global relabel.
+        Kohli-Torr reparameterisation (:func:`graphcut.solver.dynamic.reparameterize_terminals`):
+        the minimum cuts and, once the reparameterisation is subtracted (:meth:`true_flow`), the
+        flow value are those of the network with the new capacities. Heights are stale
+        afterwards: :meth:`solve` starts with a global relabel.
+
+        Returns True when the kept flow could be used, False when the state restarted from the
+        n-link capacities in force with zero flow (when a residual would leave int32); either
+        way the next :meth:`solve` gives the exact answer.
         """
-        source = source.astype(cupy.int64)
-        sink = sink.astype(cupy.int64)
-        to_sink_flow = self.sink_capacity - self.to_sink
-        inflow = self.excess - self.source_capacity + to_sink_flow  # net flow from n-links
-        delta = cupy.maximum(0, to_sink_flow - inflow - source)
-        new_source = source + delta
-        new_sink = sink + delta
-        new_to_sink_flow = cupy.minimum(to_sink_flow, new_sink)
-        to_sink = new_sink - new_to_sink_flow
-        if int(to_sink.max()) > INT32_MAX:  # cannot happen with int32 inputs and sane flows
-            self.set_terminals(source.astype(cupy.int32), sink.astype(cupy.int32))
-            return
-        self.excess[...] = new_source - new_to_sink_flow + inflow
-        self.to_sink[...] = to_sink
-        self.source_capacity = new_source
-        self.sink_capacity = new_sink
-        self.sink_capacity_total = int(new_sink.sum())
-        self.reparameterization = int(new_source.sum()) - int(source.sum())
+        update = reparameterize_terminals(self.excess, self.to_sink.astype(cupy.int64),
+                                          self.source_capacity, self.sink_capacity, source, sink)
+        if update is not None:
+            self._apply(update)
+            return True
+        if self.nlinks is None:
+            raise RuntimeError("this GridState cannot restart: its n-link capacities were "
+                               "released; load() a network first")
+        self._load_nlinks()
+        self.set_terminals(source, sink)
+        return False
 
     def flow(self) -> int:
         """Flow that has reached the sink so far, in the network as given to the solver (the
@@ -208,11 +234,15 @@ class GridState:
         kernel(SOURCE, "bfs_init")(((n + 255) // 256,), (256,),
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
+        self._bfs_parity = 0
         self.bfs_dirty[0].fill(1)
+        self.bfs_dirty[1].fill(0)
         passes = 0
         while True:
-            self._run_batch(("bfs", schedule.bfs_passes_per_check), self._bfs_passes,
-                            schedule.bfs_passes_per_check, schedule.graphs)
+            self._run_batch(("bfs", schedule.bfs_passes_per_check, self._bfs_parity),
+                            self._bfs_passes, schedule.bfs_passes_per_check, schedule.graphs)
+            # each pass reads one flag array and flags the next pass's tiles in the other
+            self._bfs_parity ^= schedule.bfs_passes_per_check & 1
             passes += schedule.bfs_passes_per_check
             if int(self.counters[0:1].get()[0]) == 0:
                 break
@@ -224,11 +254,12 @@ class GridState:
         return int(count.get()[0]), passes
 
     def _bfs_passes(self, passes: int) -> None:
-        """Clears the change flag, then `passes` (even) BFS tile passes."""
+        """Clears the change flag, then `passes` BFS tile passes, the first reading the flag
+        array of the current parity."""
         h, w = self.shape
         self.counters[0:1].fill(0)
         grid = ((w + BFS_TILE - 1) // BFS_TILE, (h + BFS_TILE - 1) // BFS_TILE)
-        dirty, spare = self.bfs_dirty
+        dirty, spare = self.bfs_dirty[::-1] if self._bfs_parity else self.bfs_dirty
         for _ in range(passes):
             kernel(SOURCE, "bfs_tile")(
                 grid, (BFS_TILE, BFS_TILE),
@@ -259,8 +290,6 @@ class GridState:
     def solve(self, schedule: Schedule | None = None) -> dict:
         """Run phase I to a maximum preflow; the heights end as exact sink distances."""
         schedule = schedule or Schedule()
-        if schedule.graphs and schedule.bfs_passes_per_check % 2:
-            raise ValueError("bfs_passes_per_check must be even when CUDA graphs are used")
         relabels = launches = bfs_passes = 0
         marks = []  # CUDA events: start of each global relabel and of each push-relabel batch
         cupy.cuda.Device().synchronize()  # the state was written on the default stream
@@ -314,6 +343,7 @@ def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> C
         cupy.cuda.Device().synchronize()
         uploaded = time.perf_counter()
         counters = state.solve(schedule)
+        state.nlinks = None  # only dynamic re-solves need them; do not hold the caller's arrays
         flow = state.true_flow()
         solved = time.perf_counter()
         side = state.source_side()
