@@ -17,6 +17,18 @@ def _is_cupy(array) -> bool:
     return type(array).__module__.startswith("cupy")
 
 
+def _check_terminals(n, source, sink) -> tuple[int, int, int]:
+    n, source, sink = int(n), int(source), int(sink)
+    if n < 2:
+        raise ValueError(f"a flow network needs at least 2 vertices, got n={n}")
+    for name, v in (("source", source), ("sink", sink)):
+        if not 0 <= v < n:
+            raise ValueError(f"{name} vertex {v} is out of range 0..{n - 1}")
+    if source == sink:
+        raise ValueError(f"source and sink must differ (both are {source})")
+    return n, source, sink
+
+
 def _as_capacity_array(name: str, array, shape: tuple[int, ...]):
     """Validate one capacity array and return it as int32 (NumPy or CuPy, as given)."""
     if _is_cupy(array):
@@ -120,6 +132,63 @@ class GridNetwork:
                                     np.concatenate(heads), np.concatenate(caps))
 
 
+def _array_module(*arrays):
+    """cupy if any array is a CuPy array (then all must be), else numpy."""
+    kinds = {_is_cupy(a) for a in arrays}
+    if len(kinds) > 1:
+        raise TypeError("CSRNetwork arrays must be all NumPy or all CuPy, not a mix")
+    return __import__("cupy") if kinds == {True} else np
+
+
+def _check_integers(name: str, array, xp):
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
+    return array.astype(xp.int64, copy=False)
+
+
+def _first_bad(mask, xp) -> int | None:
+    bad = xp.flatnonzero(mask)
+    return int(bad[0]) if bad.size else None
+
+
+def _check_arcs(n: int, tails, heads, capacities, xp) -> None:
+    """Vertex ids in 0..n-1 and non-negative capacities, with the first offending arc named."""
+    for name, a in (("tail", tails), ("head", heads)):
+        bad = _first_bad((a < 0) | (a >= n), xp)
+        if bad is not None:
+            raise ValueError(f"arc {bad}: {name} vertex {int(a[bad])} is out of range 0..{n - 1}")
+    bad = _first_bad(capacities < 0, xp)
+    if bad is not None:
+        raise ValueError(f"arc {bad} has a negative capacity ({int(capacities[bad])})")
+
+
+def _merge_arcs(n: int, tails, heads, capacities, xp):
+    """Canonical CSR arrays (offsets int64, heads int32, capacities int32) of a list of arcs:
+    sorted by (tail, head), parallel arcs summed, self-loops and zero capacities dropped."""
+    keep = (tails != heads) & (capacities > 0)
+    tails, heads, capacities = tails[keep], heads[keep], capacities[keep]
+    key = tails * n + heads
+    order = xp.argsort(key)
+    key, capacities = key[order], capacities[order]
+    first = xp.ones(key.size, dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    starts = xp.flatnonzero(first)
+    running = xp.cumsum(capacities)
+    ends = xp.concatenate([starts[1:] - 1, xp.asarray([key.size - 1])]) if key.size else starts
+    summed = running[ends] - running[starts] + capacities[starts]
+    if summed.size and int(summed.max()) > INT32_MAX:
+        where = int(xp.argmax(summed))
+        u, v = divmod(int(key[starts[where]]), n)
+        raise ValueError(f"arc {u} -> {v} has total capacity {int(summed[where])} after "
+                         f"summing parallel arcs, above the int32 limit {INT32_MAX}")
+    unique_key = key[starts]
+    offsets = xp.zeros(n + 1, dtype=xp.int64)
+    xp.cumsum(xp.bincount(unique_key // n, minlength=n), out=offsets[1:])
+    return offsets, (unique_key % n).astype(xp.int32), summed.astype(xp.int32)
+
+
 @dataclass(frozen=True)
 class CSRNetwork:
     """A general directed flow network in compressed sparse row form.
@@ -127,7 +196,12 @@ class CSRNetwork:
     Vertices are 0 .. n-1; ``source`` and ``sink`` are two of them. Arcs are sorted by tail, then
     head; there is at most one arc per ordered pair (parallel arcs summed) and no self-loop.
     ``offsets`` has n + 1 entries: the arcs out of u are ``heads[offsets[u]:offsets[u+1]]`` with
-    ``capacities`` alongside (int32, > 0). Build one with :meth:`from_arcs`.
+    ``capacities`` alongside (int32, > 0).
+
+    Every constructor goes through the same checks: built directly from CSR arrays (NumPy, or
+    CuPy to stay on the GPU) the arrays are validated and, when they are not canonical (parallel
+    arcs, self-loops, zero capacities, unsorted heads), canonicalised with the same rules as
+    :meth:`from_arcs`, on the arrays' own device.
     """
 
     num_vertices: int
@@ -137,6 +211,38 @@ class CSRNetwork:
     heads: np.ndarray
     capacities: np.ndarray
 
+    def __post_init__(self):
+        n, source, sink = _check_terminals(self.num_vertices, self.source, self.sink)
+        xp = _array_module(self.offsets, self.heads, self.capacities)
+        offsets = _check_integers("offsets", xp.asarray(self.offsets), xp)
+        heads = _check_integers("heads", xp.asarray(self.heads), xp)
+        capacities = _check_integers("capacities", xp.asarray(self.capacities), xp)
+        if offsets.size != n + 1:
+            raise ValueError(f"offsets must have n + 1 = {n + 1} entries, got {offsets.size}")
+        if heads.size != capacities.size:
+            raise ValueError(f"heads and capacities must have equal length, got {heads.size} "
+                             f"and {capacities.size}")
+        if int(offsets[0]) != 0 or int(offsets[-1]) != heads.size:
+            raise ValueError(f"offsets must run from 0 to the number of arcs ({heads.size}), got "
+                             f"{int(offsets[0])} .. {int(offsets[-1])}")
+        bad = _first_bad(offsets[1:] < offsets[:-1], xp)
+        if bad is not None:
+            raise ValueError(f"offsets must not decrease (vertex {bad} ends before it starts)")
+        tails = xp.searchsorted(offsets, xp.arange(heads.size), side="right") - 1
+        _check_arcs(n, tails, heads, capacities, xp)
+        key = tails * n + heads
+        canonical = bool(((key[1:] > key[:-1]).all() if key.size > 1 else True)
+                         and not (tails == heads).any() and not (capacities == 0).any()
+                         and (int(capacities.max()) <= INT32_MAX if capacities.size else True))
+        if canonical:
+            offsets, heads, capacities = (offsets, heads.astype(xp.int32),
+                                          capacities.astype(xp.int32))
+        else:
+            offsets, heads, capacities = _merge_arcs(n, tails, heads, capacities, xp)
+        for name, value in (("num_vertices", n), ("source", source), ("sink", sink),
+                            ("offsets", offsets), ("heads", heads), ("capacities", capacities)):
+            object.__setattr__(self, name, value)
+
     @classmethod
     def from_arcs(cls, n, source, sink, tails, heads, capacities) -> "CSRNetwork":
         """Build a network from parallel arrays of arcs (tail -> head with a capacity).
@@ -145,55 +251,17 @@ class CSRNetwork:
         source or out of the sink are kept (they cannot carry flow in a maximum flow). NumPy or
         CuPy arrays are accepted; the network is stored on the host.
         """
-        n = int(n)
-        source, sink = int(source), int(sink)
-        if n < 2:
-            raise ValueError(f"a flow network needs at least 2 vertices, got n={n}")
-        for name, v in (("source", source), ("sink", sink)):
-            if not 0 <= v < n:
-                raise ValueError(f"{name} vertex {v} is out of range 0..{n - 1}")
-        if source == sink:
-            raise ValueError(f"source and sink must differ (both are {source})")
+        n, source, sink = _check_terminals(n, source, sink)
         tails, heads, capacities = (
             a.get() if _is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
         if not (tails.shape == heads.shape == capacities.shape) or tails.ndim != 1:
             raise ValueError("tails, heads and capacities must be 1-D arrays of equal length, got "
                              f"shapes {tails.shape}, {heads.shape}, {capacities.shape}")
-        for name, a in (("tails", tails), ("heads", heads), ("capacities", capacities)):
-            if a.size and a.dtype.kind not in "iu":
-                raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
-        tails = tails.astype(np.int64, copy=False)
-        heads = heads.astype(np.int64, copy=False)
-        capacities = capacities.astype(np.int64, copy=False)
-        if tails.size:
-            for name, a in (("tails", tails), ("heads", heads)):
-                bad = np.flatnonzero((a < 0) | (a >= n))
-                if bad.size:
-                    raise ValueError(f"arc {bad[0]}: {name[:-1]} vertex {a[bad[0]]} is out of "
-                                     f"range 0..{n - 1}")
-            bad = np.flatnonzero(capacities < 0)
-            if bad.size:
-                raise ValueError(f"arc {bad[0]} has a negative capacity ({capacities[bad[0]]})")
-        keep = (tails != heads) & (capacities > 0)
-        tails, heads, capacities = tails[keep], heads[keep], capacities[keep]
-        key = tails * n + heads
-        order = np.argsort(key, kind="stable")
-        key = key[order]
-        first = np.ones(key.size, dtype=bool)
-        first[1:] = key[1:] != key[:-1]
-        starts = np.flatnonzero(first)
-        summed = np.add.reduceat(capacities[order], starts) if key.size else capacities[:0]
-        if summed.size and int(summed.max()) > INT32_MAX:
-            where = int(np.argmax(summed))
-            u, v = divmod(int(key[starts[where]]), n)
-            raise ValueError(f"arc {u} -> {v} has total capacity {int(summed[where])} after "
-                             f"summing parallel arcs, above the int32 limit {INT32_MAX}")
-        unique_key = key[starts]
-        tails_u, heads_u = np.divmod(unique_key, n)
-        offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(tails_u, minlength=n), out=offsets[1:])
-        return cls(n, source, sink, offsets, heads_u.astype(np.int32),
-                   summed.astype(np.int32))
+        tails, heads, capacities = (_check_integers(name, a, np) for name, a in
+                                    (("tails", tails), ("heads", heads),
+                                     ("capacities", capacities)))
+        _check_arcs(n, tails, heads, capacities, np)
+        return cls(n, source, sink, *_merge_arcs(n, tails, heads, capacities, np))
 
     @property
     def num_arcs(self) -> int:

@@ -270,3 +270,27 @@ def test_kernels_build_for_sm90(tmp_path, defines):
     done = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", *defines, "-c", str(KERNELS),
                            "-o", str(tmp_path / "csr.o")], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_direct_cupy_csr_is_canonicalised_on_the_gpu():
+    """Three parallel s -> 1 arcs of capacity 5 built directly from CuPy CSR arrays: the GPU
+    path must see 15 (it saw 10 when direct construction skipped the canonicalisation)."""
+    import cupy
+    network = CSRNetwork(3, 0, 2, cupy.asarray([0, 3, 4, 4]), cupy.asarray([1, 1, 1, 2]),
+                         cupy.asarray([5, 5, 5, 100]))
+    assert isinstance(network.heads, cupy.ndarray)
+    assert min_cut(network, device="cuda").flow == 15
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        n = int(rng.integers(3, 40))
+        m = int(rng.integers(1, 200))
+        tails = np.sort(rng.integers(0, n, m))
+        heads = rng.integers(0, n, m)
+        caps = rng.integers(0, 50, m)
+        offsets = np.searchsorted(tails, np.arange(n + 1))
+        direct = CSRNetwork(n, 0, n - 1, cupy.asarray(offsets), cupy.asarray(heads),
+                            cupy.asarray(caps))
+        expected = min_cut(CSRNetwork.from_arcs(n, 0, n - 1, tails, heads, caps), device="cpu")
+        got = min_cut(direct, device="cuda")
+        assert got.flow == expected.flow
+        np.testing.assert_array_equal(got.source_side.get(), expected.source_side)

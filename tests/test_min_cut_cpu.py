@@ -199,3 +199,43 @@ def test_property_small_networks(n, seed, m, max_capacity):
     source, sink = rng.choice(n, size=2, replace=False)
     check(random_csr_network(rng, n, m, max_capacity=max_capacity, source=int(source),
                              sink=int(sink), source_degree=2, sink_degree=2))
+
+
+# -- CSRNetwork built directly from CSR arrays: one validation for every constructor -------------
+
+def _direct(n, s, t, offsets, heads, caps):
+    return CSRNetwork(n, s, t, np.asarray(offsets), np.asarray(heads), np.asarray(caps))
+
+
+def test_direct_csr_parallel_arcs_are_summed():
+    # three parallel s -> 1 arcs of capacity 5, then 1 -> t of 100: the flow is 15
+    network = _direct(3, 0, 2, [0, 3, 4, 4], [1, 1, 1, 2], [5, 5, 5, 100])
+    assert network.num_arcs == 2
+    np.testing.assert_array_equal(network.capacities, [15, 100])
+    assert min_cut(network, device="cpu").flow == 15
+    expected = CSRNetwork.from_arcs(3, 0, 2, [0, 0, 0, 1], [1, 1, 1, 2], [5, 5, 5, 100])
+    for field in ("offsets", "heads", "capacities"):
+        np.testing.assert_array_equal(getattr(network, field), getattr(expected, field))
+
+
+def test_direct_csr_self_loops_zero_caps_and_unsorted_heads_are_canonicalised():
+    network = _direct(4, 0, 3, [0, 3, 5, 6, 6], [2, 0, 1, 3, 1, 3], [7, 9, 4, 0, 1, 2])
+    expected = CSRNetwork.from_arcs(4, 0, 3, [0, 0, 0, 1, 1, 2], [2, 0, 1, 3, 1, 3],
+                                    [7, 9, 4, 0, 1, 2])
+    for field in ("offsets", "heads", "capacities"):
+        np.testing.assert_array_equal(getattr(network, field), getattr(expected, field))
+    assert min_cut(network, device="cpu").flow == scipy_max_flow(expected)
+
+
+@pytest.mark.parametrize("offsets, heads, caps, match", [
+    ([0, 1, 2], [1, 2], [1, 1], "n \\+ 1"),
+    ([0, 2, 1, 2], [1, 2], [1, 1], "must not decrease"),
+    ([1, 1, 2, 2], [1, 2], [1, 1], "run from 0"),
+    ([0, 1, 2, 2], [1, 5], [1, 1], "out of range"),
+    ([0, 1, 2, 2], [1, 2], [1, -1], "negative"),
+    ([0, 1, 2, 2], [1, 2], [1], "equal length"),
+    ([0, 2, 2, 2], [1, 1], [2**31 - 1, 1], "int32 limit"),
+])
+def test_direct_csr_bad_arrays(offsets, heads, caps, match):
+    with pytest.raises(ValueError, match=match):
+        _direct(3, 0, 2, offsets, heads, caps)
