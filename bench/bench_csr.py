@@ -78,7 +78,6 @@ VARIANTS = {
     "relabel x1": {"relabel_levels_factor": 1.0},
     "cycles=2": {"cycles": 2},
     "no-solo": {"solo_threshold": 0},
-    "own-barrier": {"barrier": "own"},
     "2-blocks/SM": {"blocks_per_sm": 2},
     "relabel every 40": {"relabel_levels_factor": 0.0, "relabel_min_sweeps": 40},
 }
@@ -243,8 +242,8 @@ def main(argv=None) -> int:
                f"{st['kernel_seconds']['push_relabel']:.3f} |")
         lines.append(row)
         print(row, f"(built in {built:.1f} s; stages {_stages(st)}; solo sweeps "
-              f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, barrier "
-              f"{st['barrier']}, blocks {st['blocks']})", flush=True)
+              f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, blocks "
+              f"{st['blocks']})", flush=True)
 
     if args.variants:
         chosen = (args.variant_instances.split(",") if args.variant_instances else

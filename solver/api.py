@@ -86,7 +86,7 @@ def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutRe
             if isinstance(network, GridNetwork):
                 return cuda.grid_min_cut(network)
             return cuda.csr_min_cut(network)
-        except cuda.GPUMemoryError as error:
+        except (cuda.GPUMemoryError, BackendUnavailableError) as error:
             if device != "auto":
                 raise
             log.warning("%s; falling back to the CPU backend", error)

@@ -215,7 +215,7 @@ def test_vertex_with_thousands_of_arcs():
 @pytest.mark.gpu
 @pytest.mark.parametrize("options", [
     {"cycles": 1}, {"cycles": 64}, {"solo_threshold": 0}, {"solo_threshold": 100000},
-    {"heavy_degree": 0}, {"blocks_per_sm": 2}, {"barrier": "own"},
+    {"heavy_degree": 0}, {"blocks_per_sm": 2}, {"blocks_per_sm": 64},
     {"relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
     {"relabel_min_sweeps": 1000, "relabel_levels_factor": 100.0, "relabel_work_factor": 2.0},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
@@ -225,6 +225,30 @@ def test_schedules_match_cpu(options):
                 washington_rlg(20, 40, seed=6), sparse_network(rng), bipartite_network(rng)]
     for network in networks:
         assert_matches_cpu(network, repeats=2, **options)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("limit", [{"max_sweeps": 1}, {"time_limit_seconds": 1e-9}],
+                         ids=["sweeps", "seconds"])
+def test_kernel_limits_raise_a_clear_error(limit):
+    """The livelock guards are reachable: a network that needs many sweeps stops at a tiny
+    limit with SolverStalledError instead of hanging."""
+    from graphcut.solver.cuda.csr import Schedule, SolverStalledError, csr_min_cut
+
+    network = genrmf(10, 20, seed=3)
+    with pytest.raises(SolverStalledError, match="limit"):
+        csr_min_cut(network, schedule=Schedule(solo_threshold=0, **limit))
+    assert csr_min_cut(network).flow == min_cut(network, device="cpu").flow
+
+
+def test_default_limits_grow_with_the_network():
+    pytest.importorskip("cupy")
+    from graphcut.solver.cuda.csr import Schedule
+    small, large = Schedule().limits(100, 400), Schedule().limits(10**7, 4 * 10**7)
+    assert small[0] == 4 * 100**2 + 1024 and large[0] > small[0]
+    assert 60 <= small[1] < large[1]
+    with pytest.raises(ValueError):
+        Schedule(max_sweeps=0).limits(10, 10)
 
 
 @pytest.mark.gpu
@@ -262,9 +286,8 @@ def test_too_large_for_gpu_memory(monkeypatch):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
-@pytest.mark.parametrize("defines", [["-DMIN_BLOCKS=1"], ["-DMIN_BLOCKS=2"],
-                                     ["-DMIN_BLOCKS=1", "-DGC_OWN_BARRIER"]],
-                         ids=["1-block", "2-blocks", "own-barrier"])
+@pytest.mark.parametrize("defines", [["-DMIN_BLOCKS=1"], ["-DMIN_BLOCKS=2"]],
+                         ids=["1-block", "2-blocks"])
 def test_kernels_build_for_sm90(tmp_path, defines):
     """The CUDA source compiles for Hopper (sm_90) with every option the solver uses."""
     done = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", *defines, "-c", str(KERNELS),
@@ -272,6 +295,7 @@ def test_kernels_build_for_sm90(tmp_path, defines):
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.gpu
 def test_direct_cupy_csr_is_canonicalised_on_the_gpu():
     """Three parallel s -> 1 arcs of capacity 5 built directly from CuPy CSR arrays: the GPU
     path must see 15 (it saw 10 when direct construction skipped the canonicalisation)."""

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..networks import CSRNetwork
 from ..result import CutResult
+from ..api import BackendUnavailableError
 from . import GPUMemoryError, require_free_memory
 from .csr_build import build_residual_graph, residual_sum, slot_range
 
@@ -56,10 +57,15 @@ class Schedule:
     relabel_work_factor: if > 0, a global relabel is also due once the worklists since the last
         one add up to this many times n vertices.
     blocks_per_sm: resident blocks per multiprocessor (1: 113 registers per thread, no spills;
-        2: 64 registers with a few spills).
-    barrier: "cg" (cooperative groups' grid.sync with a cooperative launch) or "own" (a
-        sense-reversing barrier in global memory; the grid is sized to be co-resident). "cg"
-        falls back to "own" where cooperative kernels cannot be built or launched.
+        2: 64 registers with a few spills); lowered to what the kernel's occupancy allows.
+    max_sweeps: the kernel stops with an error after this many worklist sweeps (None: the
+        FIFO push-relabel bound 4 n^2 + 1024, so a correct run never reaches it).
+    time_limit_seconds: the kernel stops with an error after this long (None: 60 s plus 2 us
+        per vertex and arc). A watchdog against livelock, far above any measured solve.
+
+    The kernel is always launched cooperatively (all blocks resident at once, as its grid
+    barriers require); where cooperative launches are not supported the CUDA backend is
+    unavailable for CSR networks (``device="auto"`` then uses the CPU).
     """
 
     cycles: int = 1
@@ -70,7 +76,25 @@ class Schedule:
     relabel_levels_factor: float = 0.5
     relabel_work_factor: float = 0.0
     blocks_per_sm: int = 1
-    barrier: str = "cg"
+    max_sweeps: int | None = None
+    time_limit_seconds: float | None = None
+
+    def limits(self, num_vertices: int, num_arcs: int) -> tuple[int, float]:
+        """(max_sweeps, time_limit_seconds) in force for a network of this size."""
+        sweeps = self.max_sweeps
+        if sweeps is None:
+            sweeps = min(4 * num_vertices * num_vertices + 1024, 2**62)
+        seconds = self.time_limit_seconds
+        if seconds is None:
+            seconds = 60.0 + 2e-6 * (num_vertices + num_arcs)
+        if sweeps < 1 or not seconds > 0:
+            raise ValueError(f"max_sweeps and time_limit_seconds must be positive, got {sweeps} "
+                             f"and {seconds}")
+        return int(sweeps), float(seconds)
+
+
+class SolverStalledError(RuntimeError):
+    """The CSR kernel reached its sweep or time limit (a solver bug: never expected)."""
 
 
 def bytes_needed(num_vertices: int, num_arcs: int) -> int:
@@ -89,10 +113,8 @@ def check_fits(num_vertices: int, num_arcs: int) -> None:
 
 
 @functools.cache
-def _module(blocks_per_sm: int, barrier: str) -> cupy.RawModule:
+def _module(blocks_per_sm: int) -> cupy.RawModule:
     options = ("-std=c++17", f"-DMIN_BLOCKS={int(blocks_per_sm)}")
-    if barrier == "own":
-        return cupy.RawModule(code=SOURCE.read_text(), options=options + ("-DGC_OWN_BARRIER",))
     return cupy.RawModule(code=SOURCE.read_text(), options=options,
                           enable_cooperative_groups=True)
 
@@ -105,36 +127,36 @@ def _device_info() -> tuple[str, int]:
     return name, int(device.attributes["MultiProcessorCount"])
 
 
-_COOPERATIVE_FAILED: list[str] = []  # why cooperative kernels did not work here, if they did not
+def _cooperative_blocks(kernel: cupy.RawKernel, blocks_per_sm: int, sms: int) -> int:
+    """The largest grid of at most ``blocks_per_sm`` per multiprocessor that can be resident at
+    once (the occupancy the compiled kernel allows). The cooperative launch checks this again
+    (CuPy shrinks a grid that would not be resident), so the barrier is always safe."""
+    try:
+        resident = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, THREADS, 0))
+    except AttributeError:  # an older CuPy without the occupancy query
+        resident = int(blocks_per_sm)
+    if resident < 1:
+        raise BackendUnavailableError("the CSR push-relabel kernel cannot be resident on this "
+                                      "GPU (occupancy 0); use device='cpu'")
+    return sms * min(int(blocks_per_sm), resident)
 
 
-def _phase1_kernel(schedule: Schedule) -> tuple[cupy.RawKernel, str]:
-    """The phase-I kernel for the schedule's barrier, and the barrier actually used."""
-    if schedule.barrier not in ("cg", "own"):
-        raise ValueError(f"barrier must be 'cg' or 'own', got {schedule.barrier!r}")
-    if schedule.barrier == "cg" and not _COOPERATIVE_FAILED:
-        try:
-            kernel = _module(schedule.blocks_per_sm, "cg").get_function("phase1")
-            return kernel, "cg"
-        except Exception as error:  # NVRTC or linker without cooperative-groups support
-            _COOPERATIVE_FAILED.append(f"{type(error).__name__}: {error}")
-    return _module(schedule.blocks_per_sm, "own").get_function("phase1"), "own"
-
-
-def _launch_phase1(schedule: Schedule, blocks: int, args) -> tuple[int, str]:
-    """Launch the persistent kernel; returns the blocks and the barrier used."""
-    kernel, barrier = _phase1_kernel(schedule)
-    if barrier == "cg":
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # CuPy shrinks an oversized cooperative grid
-                kernel((blocks,), (THREADS,), args)
-            return blocks, "cg"
-        except cupy.cuda.driver.CUDADriverError as error:
-            _COOPERATIVE_FAILED.append(f"CUDADriverError: {error}")
-            kernel, barrier = _phase1_kernel(schedule)
-    kernel((blocks,), (THREADS,), args)
-    return blocks, barrier
+def _launch_phase1(schedule: Schedule, sms: int, args) -> int:
+    """Launch the persistent kernel cooperatively; returns the number of blocks."""
+    if not cupy.cuda.Device().attributes.get("CooperativeLaunch", 1):
+        raise BackendUnavailableError("this GPU does not support cooperative kernel launches, "
+                                      "which the CSR push-relabel kernel needs; use device='cpu'")
+    kernel = _module(schedule.blocks_per_sm).get_function("phase1")
+    blocks = _cooperative_blocks(kernel, schedule.blocks_per_sm, sms)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CuPy shrinks an oversized cooperative grid
+            kernel((blocks,), (THREADS,), args)  # cooperative: the module enables it
+    except cupy.cuda.driver.CUDADriverError as error:
+        raise BackendUnavailableError(f"the cooperative launch of the CSR push-relabel kernel "
+                                      f"failed ({error}); use device='cpu'") from error
+    return blocks
 
 
 def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> CutResult:
@@ -156,7 +178,8 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
 
     Raises:
         GPUMemoryError: the network does not fit in the GPU's free memory.
-        RuntimeError: the kernel stopped at its sweep limit (a bug, never expected).
+        SolverStalledError: the kernel stopped at its sweep or time limit (a bug, never expected).
+        BackendUnavailableError: the GPU cannot launch the kernel cooperatively.
     """
     schedule = schedule or Schedule()
     if not isinstance(network, CSRNetwork):
@@ -194,23 +217,29 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
 
         if s_end > s_first:
             grid = min(4 * sms, math.ceil((s_end - s_first) / SATURATE_THREADS))
-            _module(schedule.blocks_per_sm, "own").get_function("saturate_source")(
+            _module(schedule.blocks_per_sm).get_function("saturate_source")(
                 (grid,), (SATURATE_THREADS,),
                 (graph.offsets, graph.heads, graph.twin, rcap, excess, np.int32(s), np.int32(t)))
-        max_sweeps = np.int64(2**62)
+        max_sweeps, time_limit = schedule.limits(n, m)
         args = (np.int32(n), np.int32(s), np.int32(t), graph.offsets, graph.heads, graph.twin,
                 rcap, excess, height, stamp, *lists, ctl, out,
                 np.int32(schedule.cycles), np.int32(schedule.heavy_degree),
                 np.int32(schedule.solo_threshold), np.int32(schedule.relabel_min_sweeps),
                 np.int32(min(schedule.relabel_max_sweeps, 2**31 - 1)),
                 np.float32(schedule.relabel_levels_factor),
-                np.float32(schedule.relabel_work_factor), max_sweeps)
-        blocks, barrier = _launch_phase1(schedule, sms * schedule.blocks_per_sm, args)
+                np.float32(schedule.relabel_work_factor), np.int64(max_sweeps),
+                np.uint64(int(time_limit * 1e9)))
+        blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()
         if counters["status"] != 0:
-            raise RuntimeError(f"the CSR push-relabel kernel stopped with status "
-                               f"{counters['status']} after {counters['sweeps']} sweeps")
+            limit = (f"its sweep limit ({max_sweeps:,} sweeps)" if counters["status"] == 1
+                     else f"its time limit ({time_limit:.3g} s)")
+            raise SolverStalledError(
+                f"the CSR push-relabel kernel stopped at {limit} after {counters['sweeps']:,} "
+                f"sweeps and {counters['global_relabels']:,} global relabels on a network of "
+                f"{n:,} vertices and {m:,} arcs; this is a solver bug, please report it with the "
+                "network (device='cpu' solves it)")
 
         flow = residual_sum(rcap, t_first, t_end, cupy) - sink_base
         source_side = height >= n
@@ -238,7 +267,6 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         "device_name": name,
         "blocks": blocks,
         "threads": THREADS,
-        "barrier": barrier,
         "schedule": asdict(schedule),
     }
     return CutResult(int(flow), source_side, "cuda", stats)

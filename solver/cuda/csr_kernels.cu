@@ -20,13 +20,11 @@
 // When a worklist or a BFS frontier is small, block 0 alone runs sweeps / levels with block
 // barriers (cheap) instead of grid barriers, until it grows again.
 
-// Grid-wide barriers: cooperative groups' grid.sync() (cooperative launch), or with
-// -DGC_OWN_BARRIER a sense-reversing barrier on two ints of `ctl` (normal launch of a grid small
-// enough to be co-resident: the host launches multiprocessors x MIN_BLOCKS blocks).
-#if !defined(GC_EMULATE) && !defined(GC_OWN_BARRIER)
+// Grid-wide barriers: cooperative groups' grid.sync(). The kernel is only ever launched
+// cooperatively (cudaLaunchCooperativeKernel), which guarantees that all its blocks are resident
+// at once; a grid barrier without that guarantee can deadlock.
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
-#endif
 
 typedef unsigned int u32;
 typedef long long i64;
@@ -36,17 +34,17 @@ typedef unsigned long long u64;
 // Counter rings: grid-wide step j appends to ring slot j % 3 and clears slot (j + 1) % 3, so a
 // slot is cleared two barriers after it was read. Block 0's solo loops use a ring of their own:
 // a thread of another block may still be reading the grid ring's last slot while block 0 runs
-// many solo steps (seen as a hang in emulation when solo steps shared the grid ring).
+// many solo steps.
 #define CTL_PR 0        // 3 ints: ring of worklist sizes (grid-wide sweeps)
 #define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
 #define CTL_ACT 6       // active vertices found by the current BFS
 #define CTL_PRIV 9      // 3 ints: ring of block 0's solo loops
 #define CTL_SOLO 12     // 8 ints: state handed from block 0's solo loop to the whole grid
-#define CTL_BAR 20      // 2 ints: arrivals and generation of the own grid barrier
+#define CTL_STOP 22     // set by the leader when the time limit has passed
 #define CTL_SIZE 32
 
 // Layout of the int64 output array `out`.
-#define OUT_STATUS 0    // 0 = done, 1 = sweep limit reached
+#define OUT_STATUS 0    // 0 = done, 1 = sweep limit reached, 2 = time limit reached
 #define OUT_SWEEPS 1
 #define OUT_GRS 2
 #define OUT_LEVELS 3
@@ -76,13 +74,9 @@ struct Ctx {
 };
 
 __device__ __forceinline__ u64 now_ns() {
-#ifdef GC_EMULATE
-    return emu_now_ns();
-#else
     u64 t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
-#endif
 }
 
 __device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
@@ -320,30 +314,7 @@ __device__ __forceinline__ void expand(const Ctx& c, const int* front, int count
     }
 }
 
-#if defined(GC_OWN_BARRIER)
-__device__ __forceinline__ void own_grid_sync(unsigned int* bar) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile unsigned int* generation = bar + 1;
-        const unsigned int g = *generation;
-        __threadfence();
-        if (atomicAdd(bar, 1u) == gridDim.x - 1) {
-            atomicExch(bar, 0u);
-            __threadfence();
-            atomicAdd(bar + 1, 1u);
-        } else {
-            while (*generation == g) __nanosleep(32);
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
-#define GRID_SYNC() own_grid_sync((unsigned int*)&ctl[CTL_BAR])
-#elif defined(GC_EMULATE)
-#define GRID_SYNC() emu_grid_sync()
-#else
 #define GRID_SYNC() grid.sync()
-#endif
 
 // Exact global relabel. Returns the number of active vertices written to act (the same value
 // in every thread) and the number of BFS levels in `levels`.
@@ -445,12 +416,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     const int* __restrict__ adj, const int* __restrict__ twin, u32* rcap, i64* excess, int* h,
     int* stamp, int* list_a, int* list_b, int* front_a, int* front_b, int* ctl, i64* out,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
-    const float gr_factor, const float gr_work, const i64 max_sweeps) {
-#if !defined(GC_EMULATE) && !defined(GC_OWN_BARRIER)
+    const float gr_factor, const float gr_work, const i64 max_sweeps, const u64 time_limit_ns) {
     cg::grid_group grid = cg::this_grid();
-#else
-    int grid = 0;
-#endif
     Ctx c;
     c.n = n; c.s = s; c.t = t;
     c.off = off; c.adj = adj; c.twin = twin;
@@ -467,6 +434,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int status = 0;
     int* cur = list_a;
     int* nxt = list_b;
+    const u64 started_ns = leader ? now_ns() : 0;  // only the leader reads the clock
 
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
@@ -495,7 +463,10 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                     __syncthreads();
                     for (;;) {
                         const int slot = steps % 3;
-                        if (threadIdx.x == 0) ctl[CTL_PRIV + (steps + 1) % 3] = 0;
+                        if (threadIdx.x == 0) {
+                            ctl[CTL_PRIV + (steps + 1) % 3] = 0;
+                            if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
+                        }
                         sweep(c, a, cnt, b, &ctl[CTL_PRIV + slot], (int)(sw + 1),
                               threadIdx.x >> 5, blockDim.x >> 5, pushes, relabels);
                         __syncthreads();
@@ -503,6 +474,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                         int* tmp = a; a = b; b = tmp;
                         ++sw; ++sn; ++steps; wk += cnt;
                         if (cnt == 0 || sw >= max_sweeps || sn >= gr_max ||
+                            __ldcg(&ctl[CTL_STOP]) != 0 ||
                             (sn >= gr_min && (sn >= (i64)(gr_factor * levels) ||
                                               (gr_work > 0.f && wk >= (i64)(gr_work * n))))) {
                             due = 1;
@@ -529,10 +501,14 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                 work_since += added; work += added;
                 if (steps & 1) { int* tmp = cur; cur = nxt; nxt = tmp; }
                 if (sweeps >= max_sweeps && count > 0) { status = 1; break; }
+                if (__ldcg(&ctl[CTL_STOP]) != 0 && count > 0) { status = 2; break; }
                 continue;
             }
             const int slot = (int)(grid_sweeps % 3);
-            if (leader) ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
+            if (leader) {
+                ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
+                if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
+            }
             sweep(c, cur, count, nxt, &ctl[CTL_PR + slot], (int)(sweeps + 1), warp, nwarps,
                   pushes, relabels);
             GRID_SYNC();
@@ -542,6 +518,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
             work += count; work_since += count;
             if (count == 0) break;
             if (sweeps >= max_sweeps) { status = 1; break; }
+            if (__ldcg(&ctl[CTL_STOP]) != 0) { status = 2; break; }  // written before the barrier
             relabel_due =
                 since >= gr_max ||
                 (since >= gr_min && (since >= (i64)(gr_factor * levels) ||
