@@ -787,5 +787,7 @@ def _backend_text(backend: str, device_name: str) -> str:
     if backend == "cuda":
         return f"GPU: {device_name or 'CUDA'}"
     if backend == "cpu":
-        return "CPU (PyMaxflow)"
+        from graphcut.solver.api import gpu_hint
+        return "CPU (PyMaxflow; GPU unused: pip install 'graphcut[gpu]')" if gpu_hint() \
+            else "CPU (PyMaxflow)"
     return f"backend: {backend} {device_name}".strip()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import shutil
 
 from .networks import CSRNetwork, GridNetwork
 from .result import CutResult
@@ -17,13 +19,34 @@ class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run on this machine (no GPU, no CuPy, ...)."""
 
 
+GPU_EXTRA_HINT = ("this machine has an NVIDIA GPU but CuPy is not installed: "
+                  "pip install 'graphcut[gpu]' to segment on the GPU")
+
+
+def nvidia_gpu_present() -> bool:
+    """Whether an NVIDIA GPU driver is visible, without importing CuPy (driver files or
+    nvidia-smi on the PATH)."""
+    return (os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
+            or shutil.which("nvidia-smi") is not None)
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_hint() -> str | None:
+    """A one-line hint when the GPU backend is missing only for want of CuPy, else None."""
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return GPU_EXTRA_HINT if nvidia_gpu_present() else None
+    return None
+
+
 @functools.lru_cache(maxsize=1)
 def cuda_status() -> tuple[bool, str]:
     """Whether the CUDA backend can run here, and why not when it cannot."""
     try:
         import cupy
     except ImportError:
-        return False, "CuPy is not installed (pip install 'graphcut[gpu]')"
+        return False, gpu_hint() or "CuPy is not installed (pip install 'graphcut[gpu]')"
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as error:  # CUDA driver missing or broken
@@ -60,7 +83,14 @@ def resolve_device(device: str) -> str:
         return "cuda"
     chosen = "cuda" if ok else "cpu"
     log.info("device='auto' chose %s (%s)", chosen, why)
+    if not ok and gpu_hint():
+        _warn_once(gpu_hint())
     return chosen
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(message: str) -> None:
+    log.warning(message)
 
 
 def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutResult:

@@ -125,3 +125,34 @@ def test_public_names():
                  "terminal_capacities", "read_image", "read_seeds", "write_seeds", "write_mask",
                  "write_overlay", "min_cut", "GridNetwork", "CSRNetwork", "CutResult"):
         assert name in graphcut.__all__ and hasattr(graphcut, name)
+
+
+def test_auto_on_a_gpu_machine_without_cupy_says_so_once(monkeypatch, caplog):
+    """An NVIDIA GPU with no CuPy: device='auto' runs on the CPU and warns once how to use the
+    GPU (it used to stay silent)."""
+    import builtins
+    import logging
+
+    from graphcut.solver import api
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == "cupy" or name.startswith("cupy."):
+            raise ImportError("No module named 'cupy'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    monkeypatch.setattr(api, "nvidia_gpu_present", lambda: True)
+    for cached in (api.cuda_status, api.gpu_hint, api._warn_once):
+        cached.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger="graphcut.solver"):
+            assert api.resolve_device("auto") == "cpu"
+            assert api.resolve_device("auto") == "cpu"
+        hints = [r for r in caplog.records if "graphcut[gpu]" in r.getMessage()]
+        assert len(hints) == 1 and "NVIDIA GPU" in hints[0].getMessage()
+        with pytest.raises(api.BackendUnavailableError, match=r"graphcut\[gpu\]"):
+            api.resolve_device("cuda")
+    finally:
+        for cached in (api.cuda_status, api.gpu_hint, api._warn_once):
+            cached.cache_clear()
