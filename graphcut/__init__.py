@@ -6,7 +6,7 @@
 
 from .energy import (DEFAULT_LAM, DEFAULT_SCALE, build_network, estimate_sigma, nlink_weights,
                      regional_costs, terminal_capacities)
-from .imageio import ImageReadError, read_image, write_mask, write_overlay
+from .imageio import ImageReadError, ImageTooLargeError, read_image, write_mask, write_overlay
 from .seeds import BACKGROUND, FOREGROUND, NONE, check_seeds, read_seeds, write_seeds
 from .segmentation import segment
 from .session import Segmenter
@@ -14,7 +14,8 @@ from .solver import CSRNetwork, CutResult, GridNetwork, min_cut
 
 __all__ = [
     "BACKGROUND", "CSRNetwork", "CutResult", "DEFAULT_LAM", "DEFAULT_SCALE", "FOREGROUND",
-    "GridNetwork", "ImageReadError", "NONE", "Segmenter", "build_network", "check_seeds", "estimate_sigma",
+    "GridNetwork", "ImageReadError", "ImageTooLargeError", "NONE", "Segmenter", "build_network",
+    "check_seeds", "estimate_sigma",
     "min_cut", "nlink_weights", "read_image", "read_seeds", "regional_costs", "segment",
     "terminal_capacities", "write_mask", "write_overlay", "write_seeds",
 ]

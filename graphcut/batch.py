@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .energy import DEFAULT_LAM
-from .imageio import IMAGE_SUFFIXES, atomic_write, read_image, write_mask, write_overlay
+from .imageio import (IMAGE_SUFFIXES, atomic_write, check_lossless_suffix, read_image,
+                      write_mask, write_overlay)
 from .seeds import read_seeds
 from .segmentation import segment
 
@@ -61,15 +62,17 @@ def _record(image, seeds, mask, status, reason="", **values) -> dict:
 
 
 def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=DEFAULT_LAM,
-                  sigma=None, device="auto"):
+                  sigma=None, device="auto", max_pixels=None):
     """Read an image and its seed file, segment, write the overlay (if asked) and then the mask.
 
-    Both outputs are written atomically and never replace an input. Raises what
+    Both outputs are written atomically and never replace an input. ``max_pixels``: the
+    largest image accepted (see :func:`graphcut.read_image`). Raises what
     :func:`graphcut.read_image`, :func:`graphcut.read_seeds`, :func:`graphcut.segment` and the
     writers raise. Returns ``(mask, result)``.
     """
-    image = read_image(image_path)
-    seeds = read_seeds(seeds_path, image.shape[:2])
+    check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
+    image = read_image(image_path, max_pixels=max_pixels)
+    seeds = read_seeds(seeds_path, image.shape[:2], max_pixels=max_pixels)
     mask, result = segment(image, seeds, lam=lam, sigma=sigma, device=device,
                            return_result=True)
     inputs = (image_path, seeds_path)
@@ -80,7 +83,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
 
 
 def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEFAULT_LAM,
-                 sigma=None, device="auto", overwrite=False) -> dict:
+                 sigma=None, device="auto", overwrite=False, max_pixels=None) -> dict:
     """Segment one image file with its seed file and write the mask (and overlay).
 
     Never raises for bad input: an unreadable image, bad seeds, an output that would replace
@@ -114,7 +117,7 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
         return _record(image_path, seeds_path, out_path, SKIPPED, _ALREADY_DONE)
     try:
         mask, result = segment_paths(image_path, seeds_path, out_path, overlay_path=overlay_path,
-                                     lam=lam, sigma=sigma, device=device)
+                                     lam=lam, sigma=sigma, device=device, max_pixels=max_pixels)
     except (OSError, ValueError, TypeError) as error:
         return failed(str(error))
     except MemoryError as error:  # GPUMemoryError (device "cuda") or the host's memory
@@ -197,7 +200,7 @@ def serial_runner(calls: list[Call]) -> Iterator[tuple[int, dict]]:
 
 
 def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, device="auto",
-              overwrite=False, overlay=False, progress=True,
+              overwrite=False, overlay=False, progress=True, max_pixels=None,
               runner: Runner | None = None) -> list[dict]:
     """Segment every image of ``images_dir`` that has a seed file.
 
@@ -208,6 +211,8 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
     ``a.jpg``) fail, as their masks would share a name.
 
     Args:
+        max_pixels: the largest image accepted (see :func:`graphcut.read_image`); None:
+            Pillow's limit.
         runner: how the images are processed (see :data:`Runner`): :func:`serial_runner`
             (the default) one after the other in this process, or
             :class:`graphcut.distributed.DaskRunner` on a Dask cluster. The records, masks and
@@ -251,7 +256,8 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
             # had finished) must redo its image, not report it as skipped.
             calls.append((index, dict(image_path=job.image, seeds_path=job.seeds,
                                       out_path=job.mask, overlay_path=job.overlay, lam=lam,
-                                      sigma=sigma, device=device, overwrite=True)))
+                                      sigma=sigma, device=device, overwrite=True,
+                                      max_pixels=max_pixels)))
     runner = serial_runner if runner is None else runner
     try:
         with logging_redirect_tqdm(), tqdm(total=len(jobs), desc="segment", unit="image",

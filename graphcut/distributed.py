@@ -256,7 +256,7 @@ def _connect(scheduler, n_workers, device, gpu_resource):
 def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = None,
                    n_workers: int | None = None, client=None, gpu_resource: bool | None = None,
                    lam=DEFAULT_LAM, sigma=None, device="auto", overwrite=False, overlay=False,
-                   progress=True, task=segment_file) -> list[dict]:
+                   progress=True, max_pixels=None, task=segment_file) -> list[dict]:
     """:func:`graphcut.batch.run_batch` on a Dask cluster, one task per image.
 
     Give exactly one of ``scheduler`` (address of a running scheduler, e.g.
@@ -287,7 +287,7 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
         raise ValueError("give exactly one of scheduler, n_workers or client")
     find_jobs(images_dir, seeds_dir, out_dir, overlay=overlay)  # bad folders: fail before
     options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, overlay=overlay,
-                   progress=progress)
+                   progress=progress, max_pixels=max_pixels)
     try:
         with _quiet_dask_logs():
             if client is not None:

@@ -8,16 +8,30 @@ paths passed as ``inputs``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+log = logging.getLogger("graphcut.imageio")
+
 # File suffixes treated as images when scanning folders (batch).
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp")
+
+# Suffixes that masks and label images may be written with: lossless formats only, so that
+# 0/255 masks and 0/1/2 labels keep their exact values.
+LOSSLESS_SUFFIXES = (".png", ".tif", ".tiff")
+_LOSSY_FORMATS = {"JPEG", "MPO", "WEBP", "JPEG2000", "AVIF", "HEIF"}  # as Pillow names them
+
+# Where the pixel limit can be raised, for error messages.
+RAISE_LIMIT_ADVICE = ("if the image is genuine, raise the limit: --max-pixels on the command "
+                      "line, File > Image size limit in the app, max_pixels= in Python")
 
 # Pillow modes returned as they are; every other mode is converted to RGB (or RGBA when the
 # image has transparency).
@@ -32,24 +46,111 @@ class ImageReadError(OSError):
     """A file cannot be read as an image; the message names the file and the reason."""
 
 
+class ImageTooLargeError(ImageReadError):
+    """The image has more pixels than the limit (a decompression-bomb guard).
+
+    Attributes:
+        pixels: width × height as the file declares it (None when Pillow refused the file
+            before its size could be read: more than twice its limit).
+        limit: the limit in force.
+    """
+
+    def __init__(self, message: str, *, pixels: int | None, limit: int):
+        super().__init__(message)
+        self.pixels, self.limit = pixels, limit
+
+
+# Image.MAX_IMAGE_PIXELS is a module global: it is raised only for reads that ask for a larger
+# limit, under this lock, which readers of the default take as well.
+_pillow_limit_lock = threading.Lock()
+
+
+def default_max_pixels() -> int:
+    """The pixel limit used when none is given: Pillow's ``Image.MAX_IMAGE_PIXELS``."""
+    with _pillow_limit_lock:
+        return int(Image.MAX_IMAGE_PIXELS or 0)
+
+
+@contextlib.contextmanager
+def _pillow_allows(limit: int):
+    """Let Pillow's own guard (a warning above ``Image.MAX_IMAGE_PIXELS``, an error above
+    twice it, checked in ``open``, ``load`` and ``seek``) pass images of up to ``limit``
+    pixels (0: any) for the duration. Only a limit above Pillow's changes the global, holding
+    the lock until the end."""
+    _pillow_limit_lock.acquire()
+    saved = Image.MAX_IMAGE_PIXELS
+    if not saved or (limit and limit <= saved):
+        _pillow_limit_lock.release()
+        yield
+        return
+    Image.MAX_IMAGE_PIXELS = limit or None
+    try:
+        yield
+    finally:
+        Image.MAX_IMAGE_PIXELS = saved
+        _pillow_limit_lock.release()
+
+
 @contextlib.contextmanager
 def open_image(path, *, max_pixels: int | None = None):
     """Open and decode an image file with Pillow, yielding the loaded ``PIL.Image``.
 
-    EXIF orientation is applied (the pixels are oriented as viewers show them).
+    EXIF orientation is applied (the pixels are oriented as viewers show them). A file of
+    several pages or frames (TIFF stack, animated GIF) yields its first one, and a warning
+    saying so is logged (logger ``graphcut.imageio``).
 
     Args:
         path: the file.
-        max_pixels: refuse images with more pixels than this (a guard against decompression
-            bombs: tiny files that decode to huge images). ``None``: Pillow's
-            ``Image.MAX_IMAGE_PIXELS`` (about 89 million).
+        max_pixels: refuse images with more pixels (width × height) than this, before
+            decoding them (a guard against decompression bombs: tiny files that decode to
+            huge images); 0: no limit. ``None``: Pillow's ``Image.MAX_IMAGE_PIXELS`` (about
+            89 million). A larger value also raises Pillow's own guard for this read.
 
     Raises:
-        ImageReadError: missing file, not an image, truncated or corrupt data, or too many
-            pixels; the message names the file.
+        ImageTooLargeError: more pixels than the limit (an :class:`ImageReadError`).
+        ImageReadError: missing file, not an image, truncated or corrupt data; the message
+            names the file.
     """
     name = os.fspath(path)
-    limit = Image.MAX_IMAGE_PIXELS if max_pixels is None else int(max_pixels)
+    limit = default_max_pixels() if max_pixels is None else int(max_pixels)
+    with _pillow_allows(limit):
+        image = _open_checked(name, limit)
+        try:
+            _warn_if_several_pages(image, name)
+            image.load()
+            ImageOps.exif_transpose(image, in_place=True)
+        except Image.DecompressionBombError as error:
+            image.close()
+            raise ImageReadError(f"{name}: {error} (decompression bomb guard; "
+                                 f"{RAISE_LIMIT_ADVICE})") from None
+        except (OSError, SyntaxError, ValueError, EOFError) as error:
+            image.close()
+            reason = str(error) or type(error).__name__
+            raise ImageReadError(f"{name}: cannot decode the image data ({reason}); the file "
+                                 "may be truncated or corrupt") from None
+        except BaseException:
+            image.close()
+            raise
+    with image:
+        yield image
+
+
+def _too_large(name: str, limit: int, size=None, pillow_error=None) -> ImageTooLargeError:
+    if size is not None:
+        width, height = size
+        pixels = width * height
+        what = f"{width}x{height} = {pixels} pixels is"
+    else:  # Pillow refused it first: "Image size (N pixels) exceeds limit of M pixels, ..."
+        found = re.search(r"\((\d+) pixels\)", str(pillow_error))
+        pixels = int(found.group(1)) if found else None
+        what = f"{pixels} pixels is" if found else "the image declares far"
+    return ImageTooLargeError(
+        f"{name}: {what} more than the limit of {limit} pixels; refusing to decode it "
+        f"(decompression bomb guard; {RAISE_LIMIT_ADVICE})", pixels=pixels, limit=limit)
+
+
+def _open_checked(name: str, limit: int):
+    """``Image.open`` with the file's errors reworded and the pixel limit checked."""
     try:
         with warnings.catch_warnings():
             # the explicit size check below replaces Pillow's warning
@@ -62,27 +163,22 @@ def open_image(path, *, max_pixels: int | None = None):
     except UnidentifiedImageError:
         raise ImageReadError(f"{name}: not an image file that can be read (expected PNG, JPEG, "
                              "TIFF, BMP, ...)") from None
-    except Image.DecompressionBombError:
-        raise ImageReadError(f"{name}: the image declares more than {2 * Image.MAX_IMAGE_PIXELS} "
-                             "pixels; refusing to decode it (decompression bomb guard)") from None
+    except Image.DecompressionBombError as error:
+        raise _too_large(name, limit, pillow_error=error) from None
     except (OSError, SyntaxError, ValueError) as error:
         raise ImageReadError(f"{name}: cannot read the image ({error or type(error).__name__}); "
                              "the file may be truncated or corrupt") from None
-    with image:
-        width, height = image.size
-        if limit and width * height > limit:
-            raise ImageReadError(
-                f"{name}: {width}x{height} pixels is more than the limit of {limit} pixels; "
-                "refusing to decode it (decompression bomb guard; raise max_pixels or "
-                "PIL.Image.MAX_IMAGE_PIXELS if the image is genuine)")
-        try:
-            image.load()
-            ImageOps.exif_transpose(image, in_place=True)
-        except (OSError, SyntaxError, ValueError, EOFError) as error:
-            reason = str(error) or type(error).__name__
-            raise ImageReadError(f"{name}: cannot decode the image data ({reason}); the file may "
-                                 "be truncated or corrupt") from None
-        yield image
+    if limit and image.size[0] * image.size[1] > limit:
+        image.close()
+        raise _too_large(name, limit, size=image.size)
+    return image
+
+
+def _warn_if_several_pages(image, name: str) -> None:
+    if not getattr(image, "is_animated", False):
+        return
+    pages = getattr(image, "n_frames", 2)
+    log.warning("%s: has %d pages (frames); only the first page was read", name, pages)
 
 
 def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
@@ -98,11 +194,17 @@ def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
     - int32 or float32 (H, W) for 32-bit integer or float TIFFs.
 
     Palette images become RGB (RGBA when they have transparency); CMYK, YCbCr, LAB and HSV
-    become RGB. Multi-frame files (GIF, TIFF stacks): the first frame.
+    become RGB. Multi-page files (TIFF stacks, animated GIF): the first page only, and a
+    warning saying so is logged (logger ``graphcut.imageio``).
+
+    Args:
+        max_pixels: the largest width × height accepted (see :func:`open_image`); None:
+            Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 million).
 
     Raises:
-        ImageReadError: unreadable, truncated, non-image or over-large file (see
-            :func:`open_image`); the message names the file.
+        ImageTooLargeError: more pixels than ``max_pixels``.
+        ImageReadError: unreadable, truncated or non-image file (see :func:`open_image`); the
+            message names the file.
     """
     with open_image(path, max_pixels=max_pixels) as image:
         if _is_deep_colour_tiff(image):
@@ -214,11 +316,42 @@ def _as_mask(mask, name: str = "mask") -> np.ndarray:
     return mask.astype(bool)
 
 
+def check_lossless_suffix(path, what: str = "mask") -> None:
+    """Refuse a file name whose suffix is not a lossless format (:data:`LOSSLESS_SUFFIXES`).
+
+    Masks and label images must keep their exact values: JPEG or WebP would blur 0/255 into
+    every value between.
+
+    Raises:
+        ValueError: the suffix is missing or names another format; the message says which.
+    """
+    suffix = Path(path).suffix
+    if suffix.lower() in LOSSLESS_SUFFIXES:
+        return
+    file_format = Image.registered_extensions().get(suffix.lower())
+    if not suffix:
+        found = "the file name has no suffix"
+    elif file_format is None:
+        found = f"the suffix {suffix!r} is not an image format"
+    elif file_format in _LOSSY_FORMATS:
+        found = f"the suffix {suffix!r} means {file_format}, which is lossy"
+    else:
+        found = f"the suffix {suffix!r} means {file_format}, which is not one of them"
+    raise ValueError(f"{os.fspath(path)!r}: a {what} is written losslessly, as PNG or TIFF, but "
+                     f"{found}; use a .png, .tif or .tiff name")
+
+
 def write_mask(path, mask, *, inputs=()) -> None:
-    """Write a mask as an 8-bit grey PNG, 0 = background, 255 = object (nonzero), atomically.
+    """Write a mask as an 8-bit grey image, 0 = background, 255 = object (nonzero),
+    atomically; the format follows the suffix, which must be lossless (.png, .tif, .tiff).
 
     ``inputs``: paths that must not be overwritten (the image and seed files).
+
+    Raises:
+        ValueError: a lossy or unknown suffix (:func:`check_lossless_suffix`), or ``path`` is
+            one of ``inputs``.
     """
+    check_lossless_suffix(path, "mask")
     mask = _as_mask(mask)
     atomic_save(Image.fromarray(np.where(mask, 255, 0).astype(np.uint8)), path, inputs=inputs)
 
@@ -271,5 +404,6 @@ def write_overlay(path, image, mask, *, channel_axis=-1, inputs=(), **style) -> 
                 inputs=inputs)
 
 
-__all__ = ["IMAGE_SUFFIXES", "ImageReadError", "atomic_save", "atomic_write", "display_rgb", "open_image",
-           "overlay", "read_image", "write_mask", "write_overlay"]
+__all__ = ["IMAGE_SUFFIXES", "ImageReadError", "ImageTooLargeError", "LOSSLESS_SUFFIXES",
+           "atomic_save", "atomic_write", "check_lossless_suffix", "default_max_pixels",
+           "display_rgb", "open_image", "overlay", "read_image", "write_mask", "write_overlay"]

@@ -19,7 +19,8 @@ import os
 import numpy as np
 from PIL import Image
 
-from .imageio import ImageReadError, atomic_save, open_image
+from .imageio import (ImageReadError, atomic_save, check_lossless_suffix,
+                      default_max_pixels, open_image)
 
 NONE, FOREGROUND, BACKGROUND = 0, 1, 2
 
@@ -134,7 +135,8 @@ def _common_colours(pixels: np.ndarray, count: int = 3) -> str:
                      f"pixel{'s' if counts[i] != 1 else ''}" for i in order)
 
 
-def read_seeds(path, shape=None, *, require_both: bool = True) -> np.ndarray:
+def read_seeds(path, shape=None, *, require_both: bool = True,
+               max_pixels: int | None = None) -> np.ndarray:
     """Read a seed file in label or stroke form (see the module docstring).
 
     Args:
@@ -142,6 +144,9 @@ def read_seeds(path, shape=None, *, require_both: bool = True) -> np.ndarray:
         shape: the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
         require_both: require at least one foreground and one background seed (False reads
             partial seeds, e.g. work saved from the desktop app before it was finished).
+        max_pixels: the largest width × height accepted (a decompression-bomb guard, as in
+            :func:`graphcut.read_image`). None: Pillow's limit, or the image's size from
+            ``shape`` when that is larger (the seeds must have the image's size anyway).
 
     Returns:
         uint8 (H, W) labels: 0 none, 1 foreground, 2 background.
@@ -152,7 +157,9 @@ def read_seeds(path, shape=None, *, require_both: bool = True) -> np.ndarray:
             background seed; every message names the file.
     """
     name = f"seeds {os.fspath(path)!r}"
-    with open_image(path) as im:
+    if max_pixels is None and shape is not None:
+        max_pixels = max(default_max_pixels(), int(shape[0]) * int(shape[1]))
+    with open_image(path, max_pixels=max_pixels) as im:
         if im.mode in _LABEL_MODES:
             labels = np.asarray(im)
             if labels.dtype == bool:
@@ -173,8 +180,10 @@ def write_seeds(path, labels, *, inputs=()) -> None:
     """Write seed labels in label form: an 8-bit grey PNG of 0 / 1 / 2, atomically.
 
     Partial seeds (only one of foreground / background) are allowed here. ``inputs`` lists
-    paths that must not be overwritten (e.g. the image the seeds belong to).
+    paths that must not be overwritten (e.g. the image the seeds belong to). The suffix must be
+    lossless (.png, .tif, .tiff): a ValueError says so otherwise.
     """
+    check_lossless_suffix(path, "seed label image")
     labels = check_seeds(_to_host(labels), name="labels", require_both=False)
     atomic_save(Image.fromarray(labels.astype(np.uint8)), path, inputs=inputs)
 

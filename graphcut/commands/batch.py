@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import device_option, resolve_device_or_usage_error
+from .common import device_option, max_pixels_option, resolve_device_or_usage_error
 from .segment import lam_option, sigma_option
 
 
@@ -21,6 +21,7 @@ from .segment import lam_option, sigma_option
 @device_option
 @lam_option
 @sigma_option
+@max_pixels_option
 @click.option("--overwrite", is_flag=True, help="Redo images whose outputs exist already.")
 @click.option("--overlay", is_flag=True, help="Also write overlays to OUTPUT_DIR/overlays/.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
@@ -36,8 +37,8 @@ from .segment import lam_option, sigma_option
               help="With --scheduler / --local-cluster: each task asks for one GPU=1 resource "
                    "(one image per GPU at a time). Default: when the device is not cpu and "
                    "the cluster's workers offer GPU resources.")
-def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, overwrite, overlay, progress,
-          scheduler, n_workers, gpu_resource):
+def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, max_pixels, overwrite, overlay,
+          progress, scheduler, n_workers, gpu_resource):
     """Segment every image in IMAGES_DIR that has a seed file in SEEDS_DIR.
 
     Writes OUTPUT_DIR/<stem>.png per image and OUTPUT_DIR/summary.csv (status, reason, size,
@@ -56,7 +57,7 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, overwrite, overlay
     if scheduler is None:  # with a remote cluster, the workers' GPUs count, not this machine's
         resolve_device_or_usage_error(device)
     options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, overlay=overlay,
-                   progress=progress)
+                   progress=progress, max_pixels=max_pixels)
     try:
         if scheduler is None and n_workers is None:
             records = run_batch(images_dir, seeds_dir, out_dir, **options)

@@ -40,6 +40,12 @@ def resolve_device_or_usage_error(device: str) -> str:
         raise click.BadParameter(str(error), param_hint="--device") from None
 
 
+max_pixels_option = click.option(
+    "--max-pixels", type=click.IntRange(min=1), default=None, metavar="N",
+    help="Largest image (width x height) to open. Default: Pillow's decompression-bomb limit "
+         "(about 89 million); raise it to open larger images deliberately.")
+
+
 overwrite_option = click.option(
     "--overwrite", is_flag=True, help="Replace output files that exist already.")
 

@@ -10,8 +10,8 @@ import click
 
 from graphcut.energy import DEFAULT_LAM
 
-from .common import (FiniteFloatRange, device_option, memory_error_message, overwrite_option,
-                     refuse_existing_output, resolve_device_or_usage_error)
+from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_error_message,
+                     overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
 
 lam_option = click.option(
     "--lam", type=FiniteFloatRange(min=0), default=DEFAULT_LAM, show_default=True,
@@ -34,21 +34,28 @@ def _same_file(a: Path, b: Path) -> bool:
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Seed PNG, same size as IMAGE: labels 0/1/2, or red/blue strokes.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Mask PNG to write (0 = background, 255 = object).")
+              help="Mask to write, .png or .tif (0 = background, 255 = object; always "
+                   "lossless).")
 @click.option("--overlay", "overlay_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the image with the object tinted and outlined.")
 @device_option
 @lam_option
 @sigma_option
+@max_pixels_option
 @overwrite_option
-def segment(image, seeds_path, output, overlay_path, device, lam, sigma, overwrite):
+def segment(image, seeds_path, output, overlay_path, device, lam, sigma, max_pixels, overwrite):
     """Segment IMAGE from the scribbles in SEEDS and write the mask.
 
     Prints one line to stdout: size, flow, object share, backend and seconds. Existing output
     files are replaced only with --overwrite.
     """
     from graphcut.batch import segment_paths
+    from graphcut.imageio import check_lossless_suffix
 
+    try:
+        check_lossless_suffix(output, "mask")
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="-o/--output") from None
     for option, path in (("-o/--output", output), ("--overlay", overlay_path)):
         if path is None:
             continue
@@ -65,7 +72,7 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, overwri
     started = time.perf_counter()
     try:
         mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
-                                     lam=lam, sigma=sigma, device=device)
+                                     lam=lam, sigma=sigma, device=device, max_pixels=max_pixels)
     except (OSError, ValueError, TypeError) as error:
         raise click.ClickException(str(error)) from None
     except MemoryError as error:
