@@ -8,7 +8,7 @@ import click
 
 from graphcut.energy import DEFAULT_LAM
 
-from .common import device_option, resolve_device_or_usage_error
+from .common import device_option, max_pixels_option, resolve_device_or_usage_error
 
 
 @click.command()
@@ -18,7 +18,8 @@ from .common import device_option, resolve_device_or_usage_error
 @click.option("--lam", type=click.FloatRange(min=0.0), default=DEFAULT_LAM, show_default=True,
               help="Initial smoothness weight (adjustable in the window).")
 @device_option
-def gui(image, seeds, lam, device):
+@max_pixels_option
+def gui(image, seeds, lam, device, max_pixels):
     """Open the desktop app, optionally with IMAGE (and its --seeds).
 
     Paint foreground with the left button and background with the right button; the object
@@ -33,4 +34,4 @@ def gui(image, seeds, lam, device):
         raise click.ClickException(
             f"the desktop app needs PyQt6, which cannot be loaded ({error}); install it with: "
             "pip install 'graphcut[gui]'") from None
-    sys.exit(run(image, seeds=seeds, device=device, lam=lam))
+    sys.exit(run(image, seeds=seeds, device=device, lam=lam, max_pixels=max_pixels))

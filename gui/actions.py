@@ -1,0 +1,240 @@
+"""The main window's actions (menu items and their keys), menus and toolbar, and the
+Help > Controls text, which is generated from the actions so that it lists every key.
+
+Everything here only builds widgets and wires them to the window's slots; what the actions
+do lives in ``window.py`` (seeds, view, segmentation) and ``files.py`` (opening and saving).
+"""
+
+from __future__ import annotations
+
+import html
+
+from PyQt6.QtCore import Qt
+from PyQt6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPixmap
+from PyQt6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy,
+                             QSlider, QSpinBox, QToolBar, QWidget)
+
+from .overlay import SEED_COLOURS
+from .strokes import BACKGROUND, FOREGROUND, NONE
+
+MAX_BRUSH_RADIUS = 200
+DEFAULT_BRUSH_RADIUS = 4
+DEFAULT_OPACITY = 45  # percent
+
+TOOL_NAMES = {FOREGROUND: "Foreground", BACKGROUND: "Background", NONE: "Eraser"}
+
+# What no action describes: the mouse, and the keys the canvas handles itself.
+MOUSE_HELP = """\
+<h3>Mouse</h3>
+<ul>
+<li><b>Left button</b>: paint with the selected tool: <b>Foreground</b> brush (red),
+<b>Background</b> brush (blue) or <b>Eraser</b>.</li>
+<li><b>Right button</b>: always paints background, whatever the tool.</li>
+<li><b>Wheel</b>: zoom around the cursor.</li>
+<li><b>Middle button</b> drag, or <b>Space</b> + left drag: pan.</li>
+</ul>
+"""
+
+RESULT_HELP = """\
+<h3>Result</h3>
+<p>After every stroke the object is segmented again in the background (green fill, yellow
+outline). It needs at least one foreground and one background seed. The slider next to
+<i>Result</i> sets the fill's opacity; <i>&lambda;</i> (smoothness) trades boundary length
+against colour fit; the <i>Brush</i> radius is in image pixels. The status bar shows how long
+you waited for the last result (from the end of the stroke to the result on screen).</p>
+<h3>Files</h3>
+<p>Open an image, or drop it on the window. Masks (0/255) and seeds (label image: 0 none,
+1 foreground, 2 background) are saved as PNG or TIFF, never in a lossy format. Saving while a
+segmentation runs waits for it, so the file always matches the seeds on screen. Images larger
+than the <i>Image size limit</i> (File menu) are refused as possible decompression bombs.</p>
+"""
+
+
+def _swatch(rgb) -> QIcon:
+    pixmap = QPixmap(16, 16)
+    pixmap.fill(QColor(*rgb))
+    return QIcon(pixmap)
+
+
+def _make_action(window, text: str, slot, shortcut=None, *, checkable=False, tip=None,
+                 toolbar_text=None) -> QAction:
+    action = QAction(text, window)
+    if shortcut is not None:
+        shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
+        action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    action.setCheckable(checkable)
+    if tip:
+        action.setStatusTip(tip)
+    if toolbar_text:
+        action.setIconText(toolbar_text)
+    action.triggered.connect(slot)
+    window.addAction(action)  # shortcuts work with the menu bar hidden, too
+    return action
+
+
+def build_actions(window) -> None:
+    """Create the window's actions as attributes (``window.open_action``, ...)."""
+    def a(*args, **kwargs):
+        return _make_action(window, *args, **kwargs)
+
+    w, view = window, window.view
+    w.open_action = a("&Open image…", w._open_image_dialog, QKeySequence.StandardKey.Open)
+    w.load_seeds_action = a("&Load seeds…", w._load_seeds_dialog, "Ctrl+L")
+    w.save_mask_action = a("&Save mask…", w._save_mask_dialog, "Ctrl+S")
+    w.save_overlay_action = a("Save &overlay…", w._save_overlay_dialog, "Ctrl+Alt+S")
+    w.save_seeds_action = a("Save s&eeds…", w._save_seeds_dialog, "Ctrl+Shift+S")
+    w.max_pixels_action = a("Image size &limit…", w._max_pixels_dialog,
+                            tip="The largest image (in pixels) that Open accepts")
+    w.quit_action = a("&Quit", w.close, QKeySequence.StandardKey.Quit)
+    w.undo_action = a("&Undo", w._undo, "Ctrl+Z")
+    w.redo_action = a("&Redo", w._redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+    w.clear_action = a("&Clear seeds", w._clear_seeds, "Ctrl+Delete", toolbar_text="Clear")
+    w.zoom_in_action = a("Zoom &in", lambda: view.zoom_by(1.25), ["Ctrl++", "Ctrl+="])
+    w.zoom_out_action = a("Zoom &out", lambda: view.zoom_by(0.8), "Ctrl+-")
+    w.fit_action = a("&Fit to window", view.fit, "Ctrl+0", toolbar_text="Fit")
+    w.actual_size_action = a("&Actual size", view.actual_size, "Ctrl+1")
+    w.overlay_action = a("Show &result", w._toggle_overlay, "O", checkable=True)
+    w.overlay_action.setChecked(True)
+    w.seeds_visible_action = a("Show &seeds", w._toggle_seeds, "S", checkable=True)
+    w.seeds_visible_action.setChecked(True)
+    w.smaller_action = a("S&maller brush", lambda: w._change_brush(-1), "[")
+    w.larger_action = a("&Larger brush", lambda: w._change_brush(+1), "]")
+    w.help_action = a("&Controls", w._show_controls, QKeySequence.StandardKey.HelpContents)
+    w.about_action = a("&About", w._show_about)
+    group = QActionGroup(window)
+    w._tool_actions = {}
+    for label, key, colour in ((FOREGROUND, "F", SEED_COLOURS[1][:3]),
+                               (BACKGROUND, "B", SEED_COLOURS[2][:3]),
+                               (NONE, "E", (230, 230, 230))):
+        action = a(TOOL_NAMES[label],
+                   lambda _=False, lab=label: w.set_tool(lab), key, checkable=True)
+        action.setIcon(_swatch(tuple(int(c) for c in colour)))
+        action.setToolTip(f"{action.text()} {'brush' if label else ''} ({key}); the right "
+                          "button always paints background")
+        group.addAction(action)
+        w._tool_actions[label] = action
+    w._tool_actions[FOREGROUND].setChecked(True)
+
+
+def build_menus(window) -> None:
+    bar = window.menuBar()
+    w = window
+    menus = {
+        "&File": [w.open_action, w.load_seeds_action, None, w.save_mask_action,
+                  w.save_overlay_action, w.save_seeds_action, None, w.max_pixels_action, None,
+                  w.quit_action],
+        "&Edit": [w.undo_action, w.redo_action, None, w.clear_action],
+        "&Tools": [*w._tool_actions.values(), None, w.smaller_action, w.larger_action],
+        "&View": [w.zoom_in_action, w.zoom_out_action, w.fit_action, w.actual_size_action, None,
+                  w.overlay_action, w.seeds_visible_action],
+        "&Help": [w.help_action, w.about_action],
+    }
+    for title, actions in menus.items():
+        menu = bar.addMenu(title)
+        for action in actions:
+            if action is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(action)
+
+
+def build_toolbar(window, lam: float) -> QToolBar:
+    """The toolbar: tools, brush, λ, undo/redo/clear, result visibility and opacity, fit.
+
+    Its labels are short (``iconText``, no label on the opacity slider) so that it fits a
+    window of 900 pixels."""
+    w, view = window, window.view
+    bar = QToolBar("Tools", window)
+    bar.setMovable(False)
+    bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    window.addToolBar(bar)
+    for action in w._tool_actions.values():
+        bar.addAction(action)
+    bar.addSeparator()
+    w._brush_box = QSpinBox()
+    w._brush_box.setRange(1, MAX_BRUSH_RADIUS)
+    w._brush_box.setValue(DEFAULT_BRUSH_RADIUS)
+    w._brush_box.setSuffix(" px")
+    w._brush_box.setToolTip("Brush radius in image pixels ([ and ] change it)")
+    w._brush_box.valueChanged.connect(view.set_brush_radius)
+    view.set_brush_radius(DEFAULT_BRUSH_RADIUS)
+    bar.addWidget(_labelled("Brush", w._brush_box))
+    w._lam_box = QDoubleSpinBox()
+    w._lam_box.setDecimals(2)
+    w._lam_box.setRange(0.0, 10000.0)
+    w._lam_box.setValue(lam)
+    w._lam_box.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
+    w._lam_box.setToolTip("Smoothness λ: larger values give shorter, smoother boundaries")
+    w._lam_box.valueChanged.connect(lambda _: w._lam_timer.start())
+    bar.addWidget(_labelled("λ", w._lam_box))
+    bar.addSeparator()
+    bar.addAction(w.undo_action)
+    bar.addAction(w.redo_action)
+    bar.addAction(w.clear_action)
+    bar.addSeparator()
+    w._overlay_box = QCheckBox("Result")
+    w._overlay_box.setChecked(True)
+    w._overlay_box.setToolTip("Show the segmentation (O)")
+    w._overlay_box.toggled.connect(w.overlay_action.setChecked)
+    w._overlay_box.toggled.connect(w._apply_overlay_visibility)
+    bar.addWidget(w._overlay_box)
+    w._opacity_slider = QSlider(Qt.Orientation.Horizontal)
+    w._opacity_slider.setRange(0, 100)
+    w._opacity_slider.setValue(DEFAULT_OPACITY)
+    w._opacity_slider.setFixedWidth(90)
+    w._opacity_slider.setToolTip("Opacity of the result's fill")
+    w._opacity_slider.valueChanged.connect(
+        lambda value: view.result_fill_layer.setOpacity(value / 100.0))
+    view.result_fill_layer.setOpacity(DEFAULT_OPACITY / 100.0)
+    bar.addWidget(w._opacity_slider)  # after "Result": its opacity (tooltip), no label
+    bar.addSeparator()
+    bar.addAction(w.fit_action)
+    return bar
+
+
+def _labelled(text: str, widget: QWidget) -> QWidget:
+    box = QWidget()
+    box.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+    layout = QHBoxLayout(box)
+    layout.setContentsMargins(4, 0, 4, 0)
+    layout.addWidget(QLabel(text))
+    layout.addWidget(widget)
+    return box
+
+
+def shortcut_text(action: QAction) -> str:
+    """The action's keys as the platform writes them, e.g. ``"Ctrl+Shift+Z or Ctrl+Y"``."""
+    return " or ".join(key.toString(QKeySequence.SequenceFormat.NativeText)
+                       for key in action.shortcuts() if not key.isEmpty())
+
+
+def _plain(text: str) -> str:
+    """A menu text without its mnemonic ``&`` and trailing ellipsis."""
+    return text.replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…")
+
+
+def controls_help(window) -> str:
+    """Help > Controls as HTML: the mouse, then every action that has a key, menu by menu
+    (actions in no menu last), then what the result and the files are."""
+    listed, sections = set(), [MOUSE_HELP, "<h3>Keys</h3>", "<table>"]
+
+    def rows(title: str, actions) -> None:
+        keyed = [action for action in actions
+                 if not action.isSeparator() and shortcut_text(action)]
+        if not keyed:
+            return
+        sections.append(f"<tr><td colspan='2'><br><i>{html.escape(title)}</i></td></tr>")
+        for action in keyed:
+            listed.add(id(action))
+            sections.append(f"<tr><td><b>{html.escape(shortcut_text(action))}</b>&nbsp;&nbsp;"
+                            f"</td><td>{html.escape(_plain(action.text()))}</td></tr>")
+
+    for menu_action in window.menuBar().actions():
+        menu = menu_action.menu()
+        if menu is not None:
+            rows(_plain(menu.title()), menu.actions())
+    rows("Other", [action for action in window.actions() if id(action) not in listed])
+    sections.append("</table>")
+    sections.append(RESULT_HELP)
+    return "\n".join(sections)
