@@ -75,15 +75,24 @@ def test_save_while_segmenting_writes_the_current_seeds_result(process_window, i
     assert window.errors == []
 
 
-def test_save_after_a_lam_change_waits_for_the_new_lam(window, image_file, tmp_path):
-    window.open_image(image_file[0])
-    paint_both(window)
+def test_save_after_a_lam_change_waits_for_the_new_lam(window, tmp_path):
+    # a weak-contrast noisy disc, where λ changes the result
+    rows, cols = np.indices((90, 120))
+    inside = ((rows - 45) / 26) ** 2 + ((cols - 60) / 34) ** 2 <= 1
+    noise = np.random.default_rng(5).normal(0, 30, inside.shape)
+    image = np.clip(np.where(inside, 140, 100) + noise, 0, 255).astype(np.uint8)
+    Image.fromarray(image).save(tmp_path / "disc.png")
+    window.open_image(tmp_path / "disc.png")
+    window.paint_stroke([(45, 40), (45, 80)], FOREGROUND, 1)
+    window.paint_stroke([(5, 0), (5, 119), (84, 119), (84, 0)], BACKGROUND, 1)
     window.wait_until_idle()
+    at_lam_10 = window.mask()
     window.set_lam(60.0)  # re-segmenting is only scheduled (debounced) yet
     assert window.save_mask(tmp_path / "mask.png")
-    np.testing.assert_array_equal(read_mask(tmp_path / "mask.png"),
-                                  graphcut.segment(window.image(), window.seeds(), lam=60.0,
-                                                   device="cpu"))
+    saved = read_mask(tmp_path / "mask.png")
+    np.testing.assert_array_equal(saved, graphcut.segment(image, window.seeds(), lam=60.0,
+                                                          device="cpu"))
+    assert np.count_nonzero(saved != at_lam_10) > 100
 
 
 class RecordingProgress(QProgressDialog):
