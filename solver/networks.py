@@ -10,7 +10,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .memory import require_host_memory
+
 INT32_MAX = np.iinfo(np.int32).max
+
+# Peak bytes of CSRNetwork.from_arcs per vertex (offsets, tail counts) and per arc given (int64
+# copies, sort keys and order, sums), measured and rounded up.
+CSR_BUILD_BYTES_PER_VERTEX = 24
+CSR_BUILD_BYTES_PER_ARC = 96
+
+
+def csr_build_bytes(num_vertices: int, num_arcs: int) -> int:
+    """Peak bytes :meth:`CSRNetwork.from_arcs` needs for ``num_vertices`` and ``num_arcs``."""
+    return (CSR_BUILD_BYTES_PER_VERTEX * int(num_vertices)
+            + CSR_BUILD_BYTES_PER_ARC * int(num_arcs))
+
+
+def check_network_size(num_vertices: int, num_arcs: int) -> None:
+    """Refuse (HostMemoryError, a MemoryError) a CSRNetwork whose construction would need more
+    memory than is available, before anything is allocated."""
+    require_host_memory(csr_build_bytes(num_vertices, num_arcs),
+                        f"building a network of {num_vertices} vertices and {num_arcs} arcs")
 
 
 def _is_cupy(array) -> bool:
@@ -250,7 +270,12 @@ class CSRNetwork:
         Parallel arcs are summed; self-loops and zero-capacity arcs are dropped; arcs into the
         source or out of the sink are kept (they cannot carry flow in a maximum flow). NumPy or
         CuPy arrays are accepted; the network is stored on the host.
+
+        Raises:
+            HostMemoryError: building it would need more memory than is available
+                (:func:`check_network_size`).
         """
+        check_network_size(int(n), int(np.size(tails)))
         n, source, sink = _check_terminals(n, source, sink)
         tails, heads, capacities = (
             a.get() if _is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
