@@ -18,8 +18,24 @@ because a truncated or concatenated file would otherwise give a plausible but wr
 Every malformed file raises :class:`DimacsError` naming the file, the 1-based line number and
 what was expected.
 
-Speed: arc lines are tokenised and converted with NumPy over the whole byte buffer at once; only
-the few other lines (and the first bad arc line, to word the error) go through Python.
+Speed: arc lines are tokenised and converted with NumPy a chunk at a time (1 MiB of text);
+only the few other lines (and the first bad arc line, to word the error) go through Python.
+
+Memory is bounded by what the file really holds, not by what it declares:
+
+- the text is parsed in chunks of 1 MiB, so comment lines cost nothing however many there are
+  (a comment line may be of any length; every other line is limited to 1 MiB);
+- arcs are stored (12 bytes each) as they arrive, so a problem line declaring 10**12 arcs in a
+  file of 40 bytes allocates nothing; before the store grows, and before the network is built,
+  the memory needed is checked against what is available (:mod:`.memory`), and
+  :class:`~.memory.HostMemoryError` (a MemoryError) is raised instead of running out;
+- the vertex count is checked at the problem line: N may exceed what the arcs can touch
+  (2 M + 2 vertices) by at most :data:`ISOLATED_VERTEX_ALLOWANCE`, since every vertex costs
+  memory and a vertex no arc touches cannot carry flow;
+- compressed files may decompress to at most :data:`COMPRESSED_SLACK_BYTES` plus
+  :data:`COMPRESSED_BYTES_PER_ARC` per declared arc (a decompression bomb is refused as soon as
+  it passes that);
+- only regular files are read: a FIFO, ``/dev/zero`` or another device is refused at once.
 """
 
 from __future__ import annotations
@@ -36,9 +52,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .networks import INT32_MAX, CSRNetwork, GridNetwork
+from .files import open_regular_file
+from .memory import HostMemoryError, format_bytes, require_host_memory
+from .networks import INT32_MAX, CSRNetwork, GridNetwork, csr_build_bytes
 
-__all__ = ["DimacsError", "read_dimacs", "write_dimacs"]
+__all__ = ["COMPRESSED_BYTES_PER_ARC", "COMPRESSED_SLACK_BYTES", "DimacsError",
+           "ISOLATED_VERTEX_ALLOWANCE", "read_dimacs", "write_dimacs"]
+
+# Bytes of text parsed at a time, and the longest line other than a comment.
+CHUNK_BYTES = 1 << 20
+MAX_LINE_BYTES = 1 << 20
+# A compressed file may decompress to this many bytes plus this many per declared arc line
+# (an arc line of three 10-digit numbers takes 35; the rest is room for whitespace, comments
+# and the header).
+COMPRESSED_SLACK_BYTES = 16 << 20
+COMPRESSED_BYTES_PER_ARC = 128
+# Vertices allowed beyond the 2 M + 2 that M arcs (and s, t) can touch.
+ISOLATED_VERTEX_ALLOWANCE = 1 << 20
+# Bytes per arc of the store that collects the arcs while the file is read (3 x int32).
+_STORE_BYTES_PER_ARC = 12
 
 _WHITESPACE = b" \t\r\x0b\x0c"
 _INTEGER = re.compile(rb"-?[0-9]+\Z")
@@ -57,13 +89,15 @@ class DimacsError(ValueError):
 
 
 def _open(path: Path):
-    """Open for binary reading, decompressing by extension (.gz, .bz2, anything else plain)."""
+    """Open a regular file for binary reading, decompressing by extension (.gz, .bz2, anything
+    else plain); returns ``(handle, compressed)``. Refuses FIFOs, devices and folders."""
+    raw, _ = open_regular_file(path)
     suffix = path.suffix.lower()
     if suffix == ".gz":
-        return gzip.open(path, "rb")
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
     if suffix == ".bz2":
-        return bz2.open(path, "rb")
-    return open(path, "rb")
+        return bz2.BZ2File(raw, "rb"), raw
+    return raw, None
 
 
 def _compressor(raw, suffix: str):
@@ -122,12 +156,14 @@ _CLASS[ord("\n")] = _NEWLINE
 def _scan(buf: np.ndarray):
     """Split ``buf`` into lines and parse every well-formed arc line at once.
 
-    Returns ``(starts, ends, arc_lines, values, ok)``: byte offsets of each line (end exclusive,
-    before the LF), the indices of the lines starting with 'a', and for those, (U, V, CAP) as
-    written ((L, 3) int64) and whether the line is well formed: 'a', whitespace, then exactly
-    three unsigned decimal integers. Values of lines not ok are 0; such lines are re-parsed by
-    :func:`_parse_arc_line` to word the error. ``values`` is None when NumPy's text parser did
-    not return the expected count (the caller then parses in Python).
+    Returns ``(starts, ends, arc_lines, values, ok, other_lines)``: byte offsets of each line
+    (end exclusive, before the LF), the indices of the lines starting with 'a', and for those,
+    (U, V, CAP) as written ((L, 3) int64) and whether the line is well formed: 'a', whitespace,
+    then exactly three unsigned decimal integers. Values of lines not ok are 0; such lines are
+    re-parsed by :func:`_parse_arc_line` to word the error. ``values`` is None when NumPy's
+    text parser did not return the expected count (the caller then parses in Python).
+    ``other_lines`` are the indices of the lines that are neither arc lines, comments nor
+    blank: the few that :class:`_Header` reads in Python.
     """
     classes = _CLASS[buf]
     starts = np.flatnonzero(classes == _NEWLINE) + 1
@@ -139,6 +175,17 @@ def _scan(buf: np.ndarray):
     nonempty = ends > starts
     first[nonempty] = buf[starts[nonempty]]
     arc_lines = np.flatnonzero(first == ord("a"))
+    # Lines that need Python: not arcs, not comments, and holding something besides whitespace.
+    candidates = np.flatnonzero(nonempty & (first != ord("a")) & (first != ord("c")))
+    if candidates.size:
+        filled = np.zeros(buf.size + 1, dtype=np.int32)
+        np.cumsum((classes != _SPACE) & (classes != _NEWLINE), out=filled[1:])
+        candidates = candidates[filled[ends[candidates]] > filled[starts[candidates]]]
+        del filled
+    other_lines = candidates
+    if not arc_lines.size:
+        return (starts, ends, arc_lines, np.zeros((0, 3), dtype=np.int64),
+                np.zeros(0, dtype=bool), other_lines)
     arc_starts, arc_ends = starts[arc_lines], ends[arc_lines]
 
     digit = classes == _DIGIT
@@ -175,9 +222,9 @@ def _scan(buf: np.ndarray):
             warnings.simplefilter("ignore")
             parsed = np.fromstring(text.tobytes(), dtype=np.int64, sep=" ")
         if parsed.size != 3 * int(ok.sum()):
-            return starts, ends, arc_lines, None, ok
+            return starts, ends, arc_lines, None, ok, other_lines
         values[ok] = parsed.reshape(-1, 3)
-    return starts, ends, arc_lines, values, ok
+    return starts, ends, arc_lines, values, ok, other_lines
 
 
 class _Header:
@@ -224,6 +271,14 @@ class _Header:
                                                  f"limit {INT32_MAX}")
         if m < 0:
             raise DimacsError(self.path, lineno, f"arc count M = {m}; expected M >= 0")
+        if n > 2 * m + 2 + ISOLATED_VERTEX_ALLOWANCE:
+            raise DimacsError(self.path, lineno, f"vertex count N = {n}, but M = {m} arcs touch "
+                                                 f"at most {2 * m + 2} vertices (with s and "
+                                                 f"t); more than {ISOLATED_VERTEX_ALLOWANCE} "
+                                                 "vertices that no arc touches are refused "
+                                                 "(each costs memory, none can carry flow)")
+        _require(csr_build_bytes(n, 0), f"reading {os.fspath(self.path)} (line {lineno} "
+                                        f"declares {n} vertices)", lineno)
         self.n, self.m, self.p_line = n, m, lineno
 
     def _node(self, lineno, line, fields):
@@ -248,104 +303,268 @@ class _Header:
         setattr(self, role + "_line", lineno)
 
 
+class _Chunks:
+    """The decompressed text of a file in pieces of about CHUNK_BYTES that end at a line end
+    (the last piece at the end of the file). ``lines`` counts the lines yielded or skipped;
+    ``total`` the bytes read. Comment lines longer than MAX_LINE_BYTES are skipped without
+    being kept in memory; any other such line is an error."""
+
+    def __init__(self, path, handle, byte_limit):
+        self.path, self.handle, self.byte_limit = path, handle, byte_limit
+        self.lines = 0
+        self.total = 0
+
+    def _read(self) -> bytes:
+        block = self.handle.read(CHUNK_BYTES)
+        self.total += len(block)
+        limit = self.byte_limit()
+        if limit is not None and self.total > limit:
+            raise DimacsError(self.path, self.lines + 1, limit_reason(limit))
+        return block
+
+    def __iter__(self):
+        carry = b""
+        while True:
+            block = self._read()
+            if not block:
+                if carry:
+                    self.lines += 1
+                    yield carry, self.lines
+                return
+            data = carry + block if carry else block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                if len(data) <= MAX_LINE_BYTES:
+                    carry = data
+                    continue
+                if data[:1] != b"c":
+                    raise DimacsError(self.path, self.lines + 1,
+                                      f"line longer than {MAX_LINE_BYTES} bytes; only comment "
+                                      "lines may be that long (is this a DIMACS file?)")
+                carry = self._skip_comment()
+                self.lines += 1
+                continue
+            first = self.lines + 1
+            self.lines += data.count(b"\n", 0, cut)
+            yield data[:cut], first
+            carry = data[cut:]
+
+    def _skip_comment(self) -> bytes:
+        """Read past the end of a long comment line; return what follows its line end."""
+        while True:
+            block = self._read()
+            end = block.find(b"\n")
+            if not block or end >= 0:
+                return block[end + 1:] if block else b""
+
+
+def limit_reason(limit: int) -> str:
+    return (f"the data decompresses to more than {limit} bytes ({format_bytes(limit)}), more "
+            f"than a DIMACS file with the declared number of arcs needs "
+            f"({COMPRESSED_BYTES_PER_ARC} bytes per arc line plus {format_bytes(COMPRESSED_SLACK_BYTES)}); "
+            "refusing it as a possible decompression bomb")
+
+
+class _ArcStore:
+    """The arcs read so far, 0-based (tail, head, capacity) rows of int32, grown as they
+    arrive (never beyond the declared M), with a memory check before each growth."""
+
+    def __init__(self, path):
+        self.path = path
+        self.rows = np.empty((0, 3), dtype=np.int32)
+        self.count = 0
+
+    def append(self, values: np.ndarray, n: int, m: int, line: int) -> None:
+        """Add validated 1-based (u, v, cap) rows (int64); ``line`` is the last one's line."""
+        need = self.count + len(values)
+        if need > len(self.rows):
+            size = min(max(need, 2 * len(self.rows), 1 << 16), m)
+            _require(_STORE_BYTES_PER_ARC * (len(self.rows) + size) + csr_build_bytes(n, size),
+                     f"reading {os.fspath(self.path)} (line {line}: {need} arcs so far of "
+                     f"the {m} declared)", line)
+            grown = np.empty((size, 3), dtype=np.int32)
+            grown[:self.count] = self.rows[:self.count]
+            self.rows = grown
+        block = self.rows[self.count:need]
+        block[:] = values
+        block[:, :2] -= 1
+        self.count = need
+
+
+def _require(need: int, what: str, line: int) -> None:
+    try:
+        require_host_memory(need, what)
+    except HostMemoryError as error:
+        error.line = line
+        raise
+
+
+class _Reader:
+    """Parses the chunks of one file in order, keeping the header state and the arcs."""
+
+    def __init__(self, path):
+        self.path = path
+        self.header = _Header(path)
+        self.arcs = _ArcStore(path)
+
+    def byte_limit(self) -> int | None:
+        """Decompressed bytes allowed so far (see COMPRESSED_SLACK_BYTES)."""
+        m = self.header.m
+        return COMPRESSED_SLACK_BYTES + COMPRESSED_BYTES_PER_ARC * (0 if m is None else m + 3)
+
+    def feed(self, data: bytes, first: int) -> None:
+        """Parse the lines of ``data`` (whole lines; the first is line number ``first``).
+        Errors are raised in file order: the first bad line wins."""
+        buf = np.frombuffer(data, dtype=np.uint8)
+        starts, ends, arc_lines, values, ok, other_lines = _scan(buf)
+        total_lines = starts.size
+
+        def line_text(index: int) -> bytes:
+            return data[starts[index]:ends[index]]
+
+        header = self.header
+        seen_problem = header.p_line is not None
+        header_error = None
+        for index in other_lines.tolist():
+            try:
+                header.feed(first + index, line_text(index))
+            except (DimacsError, HostMemoryError) as error:
+                header_error = error
+                break
+        limit = header_error.line - first if header_error is not None else total_lines
+        n, m = header.n, header.m
+        if seen_problem:
+            p_index = -1
+        elif header.p_line is not None:
+            p_index = header.p_line - first
+        else:
+            p_index = total_lines
+        considered = arc_lines < limit
+        if values is None:  # NumPy's parser disagreed with the scan: parse the arcs in Python
+            values, ok = _slow_arcs(self.path, first, arc_lines[considered], line_text, n,
+                                    p_index)
+            if header_error is not None:
+                raise header_error
+        number = self.arcs.count + np.arange(arc_lines.size)  # 0-based arc numbers in the file
+        bad = ~ok | (arc_lines < p_index)
+        if n is not None:
+            bad |= ((values[:, :2] < 1) | (values[:, :2] > n)).any(axis=1)
+            bad |= values[:, 2] > INT32_MAX
+            bad |= number >= m
+        bad &= considered
+        if bad.any():
+            index = int(np.argmax(bad))
+            line = int(arc_lines[index])
+            if line > p_index and number[index] >= m and ok[index]:
+                raise DimacsError(self.path, first + line,
+                                  f"arc line number {m + 1}, but the problem line (line "
+                                  f"{header.p_line}) declares M = {m}")
+            _parse_arc_line(self.path, first + line, line_text(line),
+                            n if line > p_index else None)
+            # The vectorised scan was stricter than the line parser: parse the arcs in Python.
+            values, _ = _slow_arcs(self.path, first, arc_lines[considered], line_text, n,
+                                   p_index)
+        if header_error is not None:
+            raise header_error
+        if arc_lines.size:
+            self.arcs.append(values, n, m, first + int(arc_lines[-1]))
+
+    def finish(self, total_lines: int) -> CSRNetwork:
+        """The network, after the end-of-file checks (problem line, arc count, s and t)."""
+        header, path = self.header, self.path
+        last = max(total_lines, 1)
+        if header.p_line is None:
+            what = "the file is empty" if not total_lines else "no problem line in the file"
+            raise DimacsError(path, last, f"{what}; expected 'p max N M'")
+        count = self.arcs.count
+        if count < header.m:
+            raise DimacsError(path, header.p_line, f"the problem line declares M = {header.m} "
+                                                   f"arcs but the file has {count} arc lines")
+        for role, letter in (("source", "s"), ("sink", "t")):
+            if getattr(header, role) is None:
+                raise DimacsError(path, last, f"no {role} in the file (end of file reached); "
+                                              f"expected a line 'n ID {letter}'")
+        rows = self.arcs.rows[:count]
+        self.arcs.rows = None
+        _require(_STORE_BYTES_PER_ARC * count + csr_build_bytes(header.n, count),
+                 f"building the network of {os.fspath(path)} ({header.n} vertices, {count} "
+                 "arcs)", header.p_line)
+        tails, heads, caps = rows[:, 0], rows[:, 1], rows[:, 2]
+        try:
+            return CSRNetwork.from_arcs(header.n, header.source - 1, header.sink - 1, tails,
+                                        heads, caps)
+        except ValueError:  # parallel arcs summing past int32: say where
+            index = _first_overflowing_parallel_arc(tails.astype(np.int64),
+                                                    heads.astype(np.int64),
+                                                    caps.astype(np.int64), header.n)
+            if index is None:
+                raise
+            u, v = int(tails[index]) + 1, int(heads[index]) + 1
+            raise DimacsError(path, _line_of_arc(path, index),
+                              f"parallel arcs {u} -> {v} sum past the int32 capacity limit "
+                              f"{INT32_MAX} here") from None
+
+
+def _line_of_arc(path: Path, index: int) -> int:
+    """The line number of the ``index``-th (0-based) arc line of a file read once already."""
+    handle, raw = _open(path)
+    with handle, (raw if raw is not None else contextlib.nullcontext()):
+        seen = 0
+        for data, first in _Chunks(path, handle, lambda: None):
+            arc_lines = _scan(np.frombuffer(data, dtype=np.uint8))[2]
+            if seen + arc_lines.size > index:
+                return first + int(arc_lines[index - seen])
+            seen += arc_lines.size
+    raise AssertionError(f"{path} has no arc line number {index + 1}")
+
+
 def read_dimacs(path) -> CSRNetwork:
     """Read a DIMACS max-flow file (plain, .gz or .bz2) into a :class:`CSRNetwork`.
 
-    Vertex ids are shifted to 0-based. Raises :class:`DimacsError` (a ValueError) naming the file
-    and line for any malformed content (without a line for corrupt compressed data), OSError
-    when the file cannot be opened or read.
+    Vertex ids are shifted to 0-based. Memory stays bounded by the file's real content (module
+    docstring).
+
+    Raises:
+        DimacsError: (a ValueError) malformed content, naming the file and line (without a
+            line for corrupt compressed data); also a compressed file that decompresses to far
+            more than its declared arcs need, and a vertex count far beyond what its arcs touch.
+        HostMemoryError: (a MemoryError) the network would not fit in the memory available;
+            raised before it is allocated, with ``line`` (the line being read).
+        OSError: the file cannot be opened or read; ``NotARegularFileError`` for a FIFO,
+            device or folder.
     """
     path = Path(path)
-    compressed = path.suffix.lower() in (".gz", ".bz2")
-    with _open(path) as handle:  # a missing or unreadable file raises OSError here
+    handle, raw = _open(path)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(handle)
+        if raw is not None:
+            stack.enter_context(raw)
+        reader = _Reader(path)
+        chunks = _Chunks(path, handle, reader.byte_limit if raw is not None else lambda: None)
         try:
-            data = handle.read()
+            for data, first in chunks:
+                reader.feed(data, first)
         except (OSError, EOFError, zlib.error) as error:
-            if not compressed:
+            if raw is None:
                 raise
             raise DimacsError(path, None, f"not valid {path.suffix.lower()[1:]} data "
                                           f"({error})") from None
-    buf = np.frombuffer(data, dtype=np.uint8)
-    starts, ends, arc_lines, values, ok = _scan(buf)
-    total_lines = starts.size
-    is_arc = np.zeros(total_lines, dtype=bool)
-    is_arc[arc_lines] = True
-
-    def line_text(index: int) -> bytes:
-        return data[starts[index]:ends[index]]
-
-    # Errors are reported in file order: the first bad non-arc line, or an earlier bad arc line.
-    header = _Header(path)
-    header_error = None
-    for index in np.flatnonzero(~is_arc).tolist():
-        try:
-            header.feed(index + 1, line_text(index))
-        except DimacsError as error:
-            header_error = error
-            break
-    limit = header_error.line - 1 if header_error is not None else total_lines
-    n, m = header.n, header.m
-    p_index = header.p_line - 1 if header.p_line is not None else total_lines
-    considered = arc_lines < limit
-    if values is None:  # NumPy's parser disagreed with the scan: parse the arcs in Python
-        values, ok = _slow_arcs(path, arc_lines[considered], line_text, n, p_index)
-        if header_error is not None:
-            raise header_error
-    bad = ~ok | (arc_lines < p_index)
-    if n is not None:
-        bad |= ((values[:, :2] < 1) | (values[:, :2] > n)).any(axis=1)
-        bad |= values[:, 2] > INT32_MAX
-        bad |= np.arange(arc_lines.size) >= m
-    bad &= considered
-    if bad.any():
-        first = int(np.argmax(bad))
-        line = int(arc_lines[first])
-        if line > p_index and first >= m and ok[first]:
-            raise DimacsError(path, line + 1, f"arc line number {m + 1}, but the problem line "
-                                              f"(line {header.p_line}) declares M = {m}")
-        _parse_arc_line(path, line + 1, line_text(line), n if line > p_index else None)
-        # The vectorised scan was stricter than the line parser: parse every arc in Python.
-        values, _ = _slow_arcs(path, arc_lines[considered], line_text, n, p_index)
-    if header_error is not None:
-        raise header_error
-
-    last = max(total_lines, 1)
-    if header.p_line is None:
-        what = "the file is empty" if not total_lines else "no problem line in the file"
-        raise DimacsError(path, last, f"{what}; expected 'p max N M'")
-    if arc_lines.size > header.m:  # only reachable after the Python fallback
-        raise DimacsError(path, int(arc_lines[header.m]) + 1,
-                          f"arc line number {header.m + 1}, but the problem line "
-                          f"(line {header.p_line}) declares M = {header.m}")
-    if arc_lines.size < header.m:
-        raise DimacsError(path, header.p_line, f"the problem line declares M = {header.m} arcs "
-                                               f"but the file has {arc_lines.size} arc lines")
-    for role, letter in (("source", "s"), ("sink", "t")):
-        if getattr(header, role) is None:
-            raise DimacsError(path, last, f"no {role} in the file (end of file reached); "
-                                          f"expected a line 'n ID {letter}'")
-    tails, heads = values[:, 0] - 1, values[:, 1] - 1
-    try:
-        return CSRNetwork.from_arcs(header.n, header.source - 1, header.sink - 1, tails, heads,
-                                    values[:, 2])
-    except ValueError:
-        line = _first_overflowing_parallel_arc(tails, heads, values[:, 2], header.n)
-        u, v = int(tails[line]) + 1, int(heads[line]) + 1
-        raise DimacsError(path, int(arc_lines[line]) + 1,
-                          f"parallel arcs {u} -> {v} sum past the int32 capacity limit "
-                          f"{INT32_MAX} here") from None
+        return reader.finish(chunks.lines)
 
 
-def _slow_arcs(path, arc_lines, line_text, n, p_index):
-    """Parse the given arc lines one by one in Python, raising at the first bad one. Used only
-    where the vectorised scan could not decide."""
-    values = np.array([_parse_arc_line(path, i + 1, line_text(i), n if i > p_index else None)
+def _slow_arcs(path, first, arc_lines, line_text, n, p_index):
+    """Parse the given arc lines (indices in a chunk whose first line is ``first``) one by one
+    in Python, raising at the first bad one. Used only where the vectorised scan could not
+    decide."""
+    values = np.array([_parse_arc_line(path, first + i, line_text(i), n if i > p_index else None)
                        for i in arc_lines.tolist()], dtype=np.int64).reshape(-1, 3)
     return values, np.ones(len(values), dtype=bool)
 
 
-def _first_overflowing_parallel_arc(tails, heads, caps, n) -> int:
-    """Index of the arc at which a group of parallel arcs first sums past int32."""
+def _first_overflowing_parallel_arc(tails, heads, caps, n) -> int | None:
+    """Index of the arc at which a group of parallel arcs first sums past int32 (self-loops
+    and zero capacities ignored, as in :meth:`CSRNetwork.from_arcs`), or None."""
+    caps = np.where(tails != heads, caps, 0)
     key = tails * n + heads
     order = np.argsort(key, kind="stable")
     sorted_key, sorted_caps = key[order], caps[order]
@@ -354,7 +573,7 @@ def _first_overflowing_parallel_arc(tails, heads, caps, n) -> int:
     offset = np.repeat(running[group_start] - sorted_caps[group_start],
                        np.diff(np.concatenate((group_start, [key.size]))))
     over = order[(running - offset) > INT32_MAX]
-    return int(over.min())
+    return int(over.min()) if over.size else None
 
 
 def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None = None) -> None:

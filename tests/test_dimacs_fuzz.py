@@ -12,13 +12,14 @@ import bz2
 import gzip
 import re
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from graphcut.solver import CSRNetwork
+from graphcut.solver import CSRNetwork, dimacs
 from graphcut.solver.dimacs import DimacsError, read_dimacs
 
 INT32_MAX = 2**31 - 1
@@ -204,6 +205,17 @@ def test_mutated_files_give_a_network_or_a_line_numbered_error(folder, data):
 def test_random_bytes_give_a_network_or_a_line_numbered_error(folder, data):
     assume(not _declares_huge_network(data))
     check(folder / "random.max", data)
+
+
+@FUZZ
+@given(data=st.one_of(mutated(), st.lists(st.sampled_from(ALPHABET), max_size=200).map(bytes)),
+       chunk=st.integers(1, 48))
+def test_any_chunk_size_gives_the_same_answer(folder, data, chunk):
+    """The file is parsed a chunk at a time (1 MiB); chunk boundaries anywhere, even inside
+    every line, change nothing: the same network or the same line-numbered error."""
+    assume(not _declares_huge_network(data))
+    with patch.object(dimacs, "CHUNK_BYTES", chunk):
+        check(folder / "chunked.max", data)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
