@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from pathlib import Path
 
 import click
+
+from graphcut.solver.files import open_regular_file
 
 from .common import device_option, resolve_device_or_usage_error
 
@@ -17,8 +20,28 @@ INDEX_NAME = "index.json"
 log = logging.getLogger("graphcut.maxflow")
 
 
+# index.json files larger than this are refused (an index of a million instances is ~60 MB).
+INDEX_MAX_BYTES = 64 << 20
+
+
 def _is_instance(path: Path) -> bool:
-    return path.is_file() and path.name.lower().endswith(SUFFIXES)
+    """Whether a folder entry is to be solved: its name ends in a DIMACS suffix. Entries that
+    are not regular files (folders, FIFOs, devices) are kept, to be reported as errors rather
+    than silently left out."""
+    return path.name.lower().endswith(SUFFIXES)
+
+
+def _outside(folder: Path, path: Path) -> bool:
+    """Whether ``path`` (a symbolic link, or inside one) resolves to a place outside
+    ``folder``."""
+    root = os.path.realpath(folder)
+    return os.path.commonpath([root, os.path.realpath(path)]) != root
+
+
+def _refuse_outside(folder: Path, path: Path) -> None:
+    if _outside(folder, path):
+        raise OSError(f"{path}: a link to a file outside {folder}; not read (files outside the "
+                      "folder are never read when a folder is given)")
 
 
 def solve_file(path: Path, device: str) -> dict:
@@ -47,25 +70,46 @@ def solve_file(path: Path, device: str) -> dict:
 
 
 def _read_index(folder: Path) -> dict[str, int] | None:
-    """``{file name: expected flow}`` from ``folder/index.json``, or None when there is none."""
+    """``{file name: expected flow}`` from ``folder/index.json``, or None when there is none.
+
+    The index must be a regular file inside the folder, of at most INDEX_MAX_BYTES; anything
+    else (a FIFO, a link leading out of the folder, deeply nested or malformed JSON) fails
+    the command with a message, without reading what is outside the folder.
+    """
     path = folder / INDEX_NAME
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        _refuse_outside(folder, path)
+        handle, size = open_regular_file(path)
+        with handle:
+            if size > INDEX_MAX_BYTES:
+                raise ValueError(f"{size} bytes, more than the {INDEX_MAX_BYTES} an index may "
+                                 "have")
+            text = handle.read(INDEX_MAX_BYTES + 1).decode("utf-8")
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
         expected = {}
         for number, entry in enumerate(data["instances"], 1):
             name, flow = entry["file"], entry["flow"]
             if not isinstance(name, str) or not isinstance(flow, int) or isinstance(flow, bool):
                 raise ValueError(f"instance {number}: expected a string 'file' and an integer "
-                                 f"'flow', got {entry!r}")
+                                 f"'flow', got {_short(repr(entry))}")
             expected[name] = flow
         return expected
     except (OSError, ValueError, KeyError, TypeError) as error:
-        what = f"missing key {error}" if isinstance(error, KeyError) else str(error)
+        what = f"missing key {_short(str(error))}" if isinstance(error, KeyError) else str(error)
+        if isinstance(error, OSError):
+            raise click.ClickException(f"cannot read the index: {what}") from None
         raise click.ClickException(
             f"{path}: not a valid index ({what}); expected "
             '{"instances": [{"file": "NAME.max", "flow": 123}, ...]}') from None
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _describe(record: dict) -> str:
@@ -115,6 +159,7 @@ def _solve_folder(folder: Path, device: str, as_json: bool) -> None:
     totals: dict[str, list] = {}
     for path in files:
         try:
+            _refuse_outside(folder, path)
             record = solve_file(path, device)
         except _READ_ERRORS as error:
             log.debug("solving %s failed", path, exc_info=True)
