@@ -58,6 +58,9 @@ DEFAULT_COLOUR_BINS = 16
 UNIFORM_WEIGHT = 0.01
 # Passes of the [1, 2, 1] / 4 binomial filter smoothing each histogram axis.
 SMOOTHING_PASSES = 2
+# Smallest sigma accepted: below it, 2 * sigma**2 is no longer a normal float (it underflows
+# towards 0 and the boundary weights cannot be computed).
+SIGMA_MIN = 1e-150
 
 
 def array_module(*arrays):
@@ -131,7 +134,7 @@ def _squared_differences(values):
 def _sigma_from_differences(right, down) -> float:
     count = right.size + down.size
     mean = (float(right.sum()) + float(down.sum())) / count if count else 0.0
-    return math.sqrt(mean) if mean > 0.0 else 1.0
+    return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 
 def estimate_sigma(image, *, channel_axis=-1) -> float:
@@ -153,12 +156,22 @@ def _check_positive(name: str, value) -> float:
     return value
 
 
+def check_sigma(sigma) -> float:
+    """``sigma`` as a float, or a ValueError unless it is finite and at least SIGMA_MIN."""
+    sigma = _check_positive("sigma", sigma)
+    if sigma < SIGMA_MIN:
+        raise ValueError(f"sigma must be at least {SIGMA_MIN:g}, got {sigma:g}: the boundary "
+                         "weights exp(-d**2 / (2 sigma**2)) cannot be computed for smaller "
+                         "values (2 sigma**2 underflows)")
+    return sigma
+
+
 def _nlink_weights(values, sigma):
     xp = array_module(values)
     right, down = _squared_differences(values)
     if sigma is None:
         sigma = _sigma_from_differences(right, down)
-    sigma = _check_positive("sigma", sigma)
+    sigma = check_sigma(sigma)
     factor = -1.0 / (2.0 * sigma * sigma)
     return xp.exp(right * factor), xp.exp(down * factor)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from graphcut.energy import DEFAULT_LAM
+from graphcut.energy import DEFAULT_LAM, SIGMA_MIN
 
 from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_error_message,
                      overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
@@ -16,8 +16,20 @@ from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_
 lam_option = click.option(
     "--lam", type=FiniteFloatRange(min=0), default=DEFAULT_LAM, show_default=True,
     help="Weight of the boundary term against the colour term; larger = smoother boundaries.")
+class SigmaRange(FiniteFloatRange):
+    """A finite float > 0 that is also at least :data:`graphcut.energy.SIGMA_MIN`."""
+
+    def convert(self, value, param, ctx):
+        value = super().convert(value, param, ctx)
+        if value is not None and value < SIGMA_MIN:
+            self.fail(f"{value:g} is too small: sigma must be at least {SIGMA_MIN:g} (below it "
+                      "2 sigma**2 underflows and the boundary weights cannot be computed)",
+                      param, ctx)
+        return value
+
+
 sigma_option = click.option(
-    "--sigma", type=FiniteFloatRange(min=0, min_open=True), default=None,
+    "--sigma", type=SigmaRange(min=0, min_open=True), default=None,
     help="Colour difference (intensities scaled to 0..1) at which a boundary weight is "
          "exp(-1/2). Default: estimated from the image.")
 
@@ -50,12 +62,16 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, max_pix
     files are replaced only with --overwrite.
     """
     from graphcut.batch import segment_paths
-    from graphcut.imageio import check_lossless_suffix
+    from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
+    from graphcut.memory import check_image_file
 
-    try:
-        check_lossless_suffix(output, "mask")
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="-o/--output") from None
+    for option, path, check in (("-o/--output", output, check_lossless_suffix),
+                                ("--overlay", overlay_path, check_writable_image_suffix)):
+        try:
+            if path is not None:
+                check(path)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint=option) from None
     for option, path in (("-o/--output", output), ("--overlay", overlay_path)):
         if path is None:
             continue
@@ -71,6 +87,8 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, max_pix
     resolve_device_or_usage_error(device)
     started = time.perf_counter()
     try:
+        # from the image's header, before decoding: refuse what cannot fit
+        check_image_file(image, device, max_pixels=max_pixels)
         mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
                                      lam=lam, sigma=sigma, device=device, max_pixels=max_pixels)
     except (OSError, ValueError, TypeError) as error:
