@@ -28,6 +28,24 @@ NONE, FOREGROUND, BACKGROUND = 0, 1, 2
 _LABEL_MODES = ("1", "L", "P", "I", "I;16", "I;16L", "I;16B", "I;16N")
 
 
+def image_shape(shape) -> tuple[int, ...]:
+    """``shape`` as a tuple of ints, checked to be an image's (H, W) or (H, W, C).
+
+    Raises:
+        ValueError: not a sequence of 2 or 3 non-negative integers; the message shows it.
+    """
+    try:
+        values = tuple(shape)
+        ok = len(values) in (2, 3) and all(
+            not isinstance(v, bool) and int(v) == v and v >= 0 for v in values)
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"shape must be the image's (H, W) or (H, W, C) as integers, got "
+                         f"{shape!r}")
+    return tuple(int(v) for v in values)
+
+
 def _size_text(shape) -> str:
     return f"{shape[1]}x{shape[0]} (width x height)"
 
@@ -46,6 +64,8 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         ValueError: wrong number of dimensions, size different from ``shape``, label values
             other than 0 / 1 / 2, or (``require_both``) no foreground or no background seed.
     """
+    if shape is not None:
+        shape = image_shape(shape)
     if type(seeds).__module__.split(".")[0] != "cupy":
         seeds = np.asarray(seeds)
     if seeds.dtype.kind not in "iu":
@@ -157,6 +177,8 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
             background seed; every message names the file.
     """
     name = f"seeds {os.fspath(path)!r}"
+    if shape is not None:
+        shape = image_shape(shape)
     if max_pixels is None and shape is not None:
         max_pixels = max(default_max_pixels(), int(shape[0]) * int(shape[1]))
     with open_image(path, max_pixels=max_pixels) as im:
