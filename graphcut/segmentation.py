@@ -7,6 +7,7 @@ import logging
 import numpy as np
 
 from .energy import DEFAULT_LAM, DEFAULT_SCALE, array_module, build_network
+from .memory import array_segmentation_backend
 from .solver import min_cut, resolve_device
 
 log = logging.getLogger("graphcut")
@@ -41,9 +42,13 @@ def segment(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axi
         ValueError / TypeError: bad image, seeds or options (the message says which).
         graphcut.solver.BackendUnavailableError: ``device="cuda"`` without a usable GPU.
         MemoryError: ``device="cuda"`` and the GPU ran out of memory (with ``device="auto"``
-            the image is segmented on the CPU instead, with a logged warning).
+            the image is segmented on the CPU instead, with a logged warning);
+            ``HostMemoryError`` when the segmentation would not fit in the memory available,
+            raised before it starts (:mod:`graphcut.memory`).
     """
     options = dict(lam=lam, sigma=sigma, bins=bins, channel_axis=channel_axis, scale=scale)
+    if array_segmentation_backend(image, seeds, device) == "cpu" and device == "auto":
+        image, seeds, device = _to_host(image), _to_host(seeds), "cpu"  # too large for the GPU
     if resolve_device(device) == "cuda":
         try:
             return _segment_on_gpu(image, seeds, options, device, return_result)

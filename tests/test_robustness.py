@@ -373,7 +373,8 @@ class FakeGPUMemoryError(MemoryError):
 def fake_gpu(monkeypatch):
     """Pretend a GPU is present: ``graphcut.solver.cuda`` is a stand-in whose grid solver
     raises GPUMemoryError for networks with more than ``fake.limit`` pixels and otherwise
-    solves on the CPU; ``cupy`` is a stand-in whose arrays are NumPy arrays."""
+    solves on the CPU, and whose memory check up front (``require_free_memory``) sees
+    ``fake.free_bytes``; ``cupy`` is a stand-in whose arrays are NumPy arrays."""
     from graphcut.solver import cpu
 
     fake = types.ModuleType("graphcut.solver.cuda")
@@ -389,6 +390,13 @@ def fake_gpu(monkeypatch):
                                      "memory but 0.5 GiB are free")
         return cpu.grid_min_cut(network)
 
+    def require_free_memory(need_bytes, what, *, headroom=0.9):
+        if need_bytes > headroom * fake.free_bytes:
+            raise FakeGPUMemoryError(f"{what} needs about {need_bytes} bytes of GPU memory, "
+                                     f"{fake.free_bytes} are free")
+
+    fake.free_bytes = float("inf")  # what the memory check up front sees
+    fake.require_free_memory = require_free_memory
     fake.grid_min_cut = grid_min_cut
     fake.csr_min_cut = cpu.csr_min_cut
     cupy = types.ModuleType("cupy")
@@ -686,6 +694,7 @@ def test_gpu_out_of_memory_while_building_falls_back_with_auto(monkeypatch, capl
 
     expected = graphcut.segment(image, seeds, device="cpu")
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: "cuda")
+    monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *args: "cuda")
     monkeypatch.setattr(segmentation, "_segment_on_gpu", out_of_memory)
     with caplog.at_level("WARNING", logger="graphcut"):
         mask = segmentation.segment(image, seeds, device="auto")
