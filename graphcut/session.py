@@ -25,6 +25,7 @@ from .energy import (DEFAULT_LAM, DEFAULT_SCALE, array_module, image_as_float, n
                      quantize, regional_costs, terminal_capacities)
 from .seeds import check_seeds
 from .solver import CutResult, resolve_device
+from .solver.memory import grid_graph_bytes, require_host_memory
 
 
 class Segmenter:
@@ -112,6 +113,8 @@ class Segmenter:
         else:
             h, w = self.shape
             right, down = (np.asarray(a) for a in self._nlinks)
+            require_host_memory(grid_graph_bytes(h, w), f"segmenting a {w}x{h} image on the "
+                                "CPU (PyMaxflow's graph)")  # PyMaxflow exits 1 when out of memory
             graph = maxflow.Graph[int](h * w, 2 * h * w)
             ids = graph.add_grid_nodes((h, w))
             graph.add_edges(ids[:, :-1].ravel(), ids[:, 1:].ravel(), right.ravel(),
