@@ -119,6 +119,10 @@ def _integer(path, lineno: int, field: bytes, name: str, line: bytes) -> int:
     if not _INTEGER.match(field):
         raise DimacsError(path, lineno, f"expected an integer for {name}, got "
                                         f"{_show(field)} in {_show(line)}")
+    digits = len(field.lstrip(b"-").lstrip(b"0"))
+    if digits > 30:  # no count or id comes near; int() would refuse above 4300 digits
+        raise DimacsError(path, lineno, f"{name} is a number of {digits} digits "
+                                        f"({_show(field, 20)}), far out of range")
     return int(field)
 
 

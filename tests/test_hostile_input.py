@@ -256,6 +256,21 @@ def test_a_long_line_that_is_not_a_comment_is_an_error(tmp_path):
         read_dimacs(path)
 
 
+@pytest.mark.parametrize("text,line,name", [
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 3 {big}\n", 4, "the capacity CAP"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 3 -{big}\n", 4, "the capacity CAP"),
+    ("p max {big} 1\nn 1 s\nn 3 t\na 1 3 5\n", 1, "the vertex count N"),
+    ("p max 3 1\nn {big} s\nn 3 t\na 1 3 5\n", 2, "the vertex ID"),
+])
+def test_numbers_of_thousands_of_digits(tmp_path, text, line, name):
+    """Python's int() refuses more than 4300 digits with a ValueError of its own; the reader
+    says which number on which line."""
+    path = tmp_path / "digits.max"
+    path.write_text(text.format(big="7" * 5000))
+    with pytest.raises(DimacsError, match=f"line {line}: {name} is a number of 5000 digits"):
+        read_dimacs(path)
+
+
 def test_blank_and_comment_lines_are_not_parsed_one_by_one(tmp_path):
     """4 million blank, whitespace and comment lines take well under a minute (they are
     skipped in bulk, not one Python call each)."""
