@@ -323,7 +323,7 @@ class _Chunks:
         self.total += len(block)
         limit = self.byte_limit()
         if limit is not None and self.total > limit:
-            raise DimacsError(self.path, self.lines + 1, limit_reason(limit))
+            raise DimacsError(self.path, self.lines + 1, _limit_reason(limit))
         return block
 
     def __iter__(self):
@@ -362,11 +362,13 @@ class _Chunks:
                 return block[end + 1:] if block else b""
 
 
-def limit_reason(limit: int) -> str:
+def _limit_reason(limit: int) -> str:
+    """Why a compressed file that decompresses past ``limit`` bytes is refused."""
+    slack = format_bytes(COMPRESSED_SLACK_BYTES)
     return (f"the data decompresses to more than {limit} bytes ({format_bytes(limit)}), more "
             f"than a DIMACS file with the declared number of arcs needs "
-            f"({COMPRESSED_BYTES_PER_ARC} bytes per arc line plus {format_bytes(COMPRESSED_SLACK_BYTES)}); "
-            "refusing it as a possible decompression bomb")
+            f"({COMPRESSED_BYTES_PER_ARC} bytes per arc line plus {slack}); refusing it as a "
+            "possible decompression bomb")
 
 
 class _ArcStore:
@@ -383,7 +385,7 @@ class _ArcStore:
         need = self.count + len(values)
         if need > len(self.rows):
             size = min(max(need, 2 * len(self.rows), 1 << 16), m)
-            _require(_STORE_BYTES_PER_ARC * (len(self.rows) + size) + csr_build_bytes(n, size),
+            _require(_STORE_BYTES_PER_ARC * size + csr_build_bytes(n, size),
                      f"reading {os.fspath(self.path)} (line {line}: {need} arcs so far of "
                      f"the {m} declared)", line)
             grown = np.empty((size, 3), dtype=np.int32)
@@ -490,7 +492,7 @@ class _Reader:
                                               f"expected a line 'n ID {letter}'")
         rows = self.arcs.rows[:count]
         self.arcs.rows = None
-        _require(_STORE_BYTES_PER_ARC * count + csr_build_bytes(header.n, count),
+        _require(csr_build_bytes(header.n, count),
                  f"building the network of {os.fspath(path)} ({header.n} vertices, {count} "
                  "arcs)", header.p_line)
         tails, heads, caps = rows[:, 0], rows[:, 1], rows[:, 2]
@@ -512,7 +514,7 @@ class _Reader:
 def _line_of_arc(path: Path, index: int) -> int:
     """The line number of the ``index``-th (0-based) arc line of a file read once already."""
     handle, raw = _open(path)
-    with handle, (raw if raw is not None else contextlib.nullcontext()):
+    with (raw if raw is not None else contextlib.nullcontext()), handle:
         seen = 0
         for data, first in _Chunks(path, handle, lambda: None):
             arc_lines = _scan(np.frombuffer(data, dtype=np.uint8))[2]
@@ -540,9 +542,9 @@ def read_dimacs(path) -> CSRNetwork:
     path = Path(path)
     handle, raw = _open(path)
     with contextlib.ExitStack() as stack:
-        stack.enter_context(handle)
         if raw is not None:
             stack.enter_context(raw)
+        stack.enter_context(handle)
         reader = _Reader(path)
         chunks = _Chunks(path, handle, reader.byte_limit if raw is not None else lambda: None)
         try:

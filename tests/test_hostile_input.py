@@ -32,9 +32,9 @@ from click.testing import CliRunner
 from PIL import Image
 
 import graphcut
-from graphcut.batch import FAILED, OK, run_batch, segment_file
+from graphcut.batch import FAILED, OK, segment_file
 from graphcut.cli import main
-from graphcut.imageio import ImageReadError, image_info, read_image
+from graphcut.imageio import ImageMemoryError, ImageReadError, image_info, read_image
 from graphcut.memory import segmentation_bytes
 from graphcut.solver import CSRNetwork, GridNetwork, min_cut
 from graphcut.solver import cpu as cpu_backend
@@ -388,8 +388,9 @@ def test_pymaxflow_never_ends_the_process_silently(tmp_path, kind):
     if kind == "csr":
         body = """
             n = 2_000_000
-            net = graphcut.solver.CSRNetwork.from_arcs(n, 0, 1, np.arange(2, n),
-                                                       np.arange(3, n + 1) % n, np.ones(n - 2, np.int32))
+            tails = np.arange(2, n)
+            net = graphcut.solver.CSRNetwork.from_arcs(n, 0, 1, tails, (tails + 1) % n,
+                                                       np.ones(n - 2, np.int32))
             graphcut.solver.cpu.csr_min_cut(net)
             """
     elif kind == "grid":
@@ -482,9 +483,14 @@ def test_in_a_batch_the_oversized_image_fails_alone(bomb81, tmp_path):
 
 
 def test_read_image_checks_the_decoding_memory(bomb81, monkeypatch):
+    """Refused before decoding, as an ImageReadError (what every reader of images catches,
+    the desktop app included) that is also a MemoryError."""
     monkeypatch.setenv(LIMIT_VARIABLE, "64M")
-    with pytest.raises(HostMemoryError, match=r"decoding .*big\.png \(9000x9000 pixels"):
-        read_image(bomb81 / "big.png")
+    for read in (read_image, graphcut.read_seeds):
+        with pytest.raises(ImageMemoryError, match=r"decoding .*big\.png \(9000x9000 pixels"):
+            read(bomb81 / "big.png")
+    assert issubclass(ImageMemoryError, ImageReadError) and issubclass(ImageMemoryError,
+                                                                      MemoryError)
 
 
 def test_segmentation_is_refused_up_front_naming_the_image_and_the_need(monkeypatch):
@@ -499,8 +505,8 @@ def test_segmentation_is_refused_up_front_naming_the_image_and_the_need(monkeypa
 
 
 @pytest.mark.parametrize("device,outcome", [("auto", "cpu"), ("cuda", "GPUMemoryError")])
-def test_too_large_for_the_gpu_falls_back_or_is_refused_before_building(fake_gpu, caplog,  # noqa: F811
-                                                                        device, outcome):
+def test_too_large_for_the_gpu_falls_back_or_is_refused_before_building(
+        fake_gpu, caplog, device, outcome):  # noqa: F811  (the fixture imported above)
     fake_gpu.free_bytes = 1000  # the check up front says no; the solver is never reached
     image, seeds = disc_image("grey"), disc_seeds()
     if outcome == "cpu":
