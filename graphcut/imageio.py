@@ -148,6 +148,10 @@ def open_image(path, *, max_pixels: int | None = None):
             _require_decoding_memory(decode_bytes(width, height, image.mode),
                                      f"decoding {name} ({width}x{height} pixels, mode "
                                      f"{image.mode})")
+        except BaseException:
+            image.close()
+            raise
+        try:
             image.load()
             ImageOps.exif_transpose(image, in_place=True)
         except Image.DecompressionBombError as error:
