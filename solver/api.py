@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import shutil
@@ -19,6 +20,7 @@ class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run on this machine (no GPU, no CuPy, ...)."""
 
 
+NOT_INSTALLED = "CuPy is not installed (pip install 'graphcut[gpu]')"
 GPU_EXTRA_HINT = ("this machine has an NVIDIA GPU but CuPy is not installed: "
                   "pip install 'graphcut[gpu]' to segment on the GPU")
 
@@ -32,32 +34,71 @@ def nvidia_gpu_present() -> bool:
 
 @functools.lru_cache(maxsize=1)
 def gpu_hint() -> str | None:
-    """A one-line hint when the GPU backend is missing only for want of CuPy, else None."""
+    """A one-line hint when the GPU backend is missing only for want of CuPy, else None.
+    (CuPy is looked for only where a GPU driver is visible.)"""
+    if not nvidia_gpu_present():
+        return None
     try:
         import cupy  # noqa: F401
     except ImportError:
-        return GPU_EXTRA_HINT if nvidia_gpu_present() else None
+        return GPU_EXTRA_HINT
     return None
 
 
 @functools.lru_cache(maxsize=1)
 def cuda_status() -> tuple[bool, str]:
-    """Whether the CUDA backend can run here, and why not when it cannot."""
+    """Whether the CUDA backend can run here, and why not when it cannot (else the GPU's name).
+
+    CuPy is imported only when it is installed and the CUDA driver reports a device (asked
+    directly through the driver library), so a machine without a GPU never pays for it.
+    """
+    if importlib.util.find_spec("cupy") is None:
+        return False, gpu_hint() or NOT_INSTALLED
+    count, why = driver_device_count()
+    if count is None:
+        return False, f"no usable CUDA driver ({why})"
+    if count == 0:
+        return False, "the CUDA driver sees no device"
     try:
         import cupy
     except ImportError:
-        return False, gpu_hint() or "CuPy is not installed (pip install 'graphcut[gpu]')"
+        return False, gpu_hint() or NOT_INSTALLED
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as error:  # CUDA driver missing or broken
-        return False, f"CuPy found no usable CUDA driver ({error})"
+    except Exception as error:  # CuPy broken or built for another CUDA
+        return False, f"CuPy cannot use the CUDA driver ({error})"
     if count == 0:
         return False, "CuPy sees no CUDA device"
-    try:
-        from . import cuda  # noqa: F401
-    except ImportError as error:
-        return False, f"the CUDA backend is not available ({error})"
     return True, cuda_device_name()
+
+
+def driver_device_count() -> tuple[int | None, str]:
+    """Devices the CUDA driver reports (``cuInit`` + ``cuDeviceGetCount`` through ctypes, without
+    importing CuPy), and a reason; ``None`` when there is no usable driver library."""
+    import ctypes
+    library = None
+    for name in _DRIVER_LIBRARIES:
+        try:
+            library = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    if library is None:
+        return None, "the CUDA driver library (libcuda) is not installed"
+    status = library.cuInit(0)
+    if status == _CUDA_ERROR_NO_DEVICE:
+        return 0, "no CUDA device"
+    if status != 0:
+        return None, f"cuInit failed with CUDA error {status}"
+    count = ctypes.c_int(0)
+    status = library.cuDeviceGetCount(ctypes.byref(count))
+    if status != 0:
+        return None, f"cuDeviceGetCount failed with CUDA error {status}"
+    return count.value, f"{count.value} CUDA device(s)"
+
+
+_DRIVER_LIBRARIES = ("libcuda.so.1", "libcuda.so", "nvcuda.dll")
+_CUDA_ERROR_NO_DEVICE = 100
 
 
 def cuda_device_name() -> str:

@@ -1,11 +1,11 @@
 """The CUDA backend: push-relabel (phase I) kernels loaded with cupy.RawModule.
 
-Importing this package needs CuPy; graphcut.solver.api imports it only when a GPU is present.
+Importing this package does not import CuPy (so :class:`GPUMemoryError` can be caught without
+it); its solver modules (``grid``, ``csr``) do. graphcut.solver.api uses them only when a GPU is
+present.
 """
 
 from __future__ import annotations
-
-import cupy  # noqa: F401  (ImportError here means: no CUDA backend)
 
 
 class GPUMemoryError(MemoryError):
@@ -15,6 +15,8 @@ class GPUMemoryError(MemoryError):
 def require_free_memory(need_bytes: int, what: str, *, headroom: float = 0.9) -> None:
     """Raise GPUMemoryError unless ``need_bytes`` fit in ``headroom`` of the GPU's free memory
     (the driver's free memory plus what CuPy's pool holds unused). ``what`` names the job."""
+    import cupy
+
     free, _ = cupy.cuda.runtime.memGetInfo()
     free += cupy.get_default_memory_pool().free_bytes()
     if need_bytes > headroom * free:

@@ -29,6 +29,7 @@ from ..networks import CSRNetwork
 from ..result import CutResult
 from ..api import BackendUnavailableError
 from . import GPUMemoryError, require_free_memory
+from ._loader import load_module
 from .csr_build import build_residual_graph, residual_sum, slot_range
 
 SOURCE = Path(__file__).resolve().parent / "csr_kernels.cu"
@@ -112,11 +113,9 @@ def check_fits(num_vertices: int, num_arcs: int) -> None:
                         f"a network of {num_vertices:,} vertices and {num_arcs:,} arcs")
 
 
-@functools.cache
 def _module(blocks_per_sm: int) -> cupy.RawModule:
-    options = ("-std=c++17", f"-DMIN_BLOCKS={int(blocks_per_sm)}")
-    return cupy.RawModule(code=SOURCE.read_text(), options=options,
-                          enable_cooperative_groups=True)
+    """The kernels built for this schedule (a shipped fatbin, else NVRTC: see ``_loader``)."""
+    return load_module(SOURCE.name, {"MIN_BLOCKS": int(blocks_per_sm)}, cooperative=True)
 
 
 @functools.cache

@@ -1,22 +1,8 @@
-"""Loading the CUDA sources of this package with cupy.RawModule, once per process."""
+"""Kept for existing callers: ``load_module(filename)`` and ``kernel(filename, name)`` are the
+package's one kernel loader (:mod:`._loader`: shipped fatbin, else NVRTC)."""
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
+from ._loader import kernel, load_module, module_origin
 
-import cupy
-
-SOURCE_DIR = Path(__file__).resolve().parent
-
-
-@functools.cache
-def load_module(filename: str) -> cupy.RawModule:
-    """Compile ``filename`` (a .cu file beside this module) with NVRTC and cache the module."""
-    code = (SOURCE_DIR / filename).read_text()
-    return cupy.RawModule(code=code, options=("-std=c++17",))
-
-
-@functools.cache
-def kernel(filename: str, name: str) -> cupy.RawKernel:
-    return load_module(filename).get_function(name)
+__all__ = ["kernel", "load_module", "module_origin"]
