@@ -152,6 +152,8 @@ def build_binaries(output_dir: Path, *, nvcc: str | None = None, entries=None,
     entries = variants(source_dir) if entries is None else tuple(entries)
     supported = supported_architectures(nvcc)
     architectures = tuple(arch for arch in ARCHITECTURES if arch in supported)
+    if not architectures:
+        raise RuntimeError(f"{nvcc} supports none of sm_{', sm_'.join(ARCHITECTURES)}")
     ptx = PTX_ARCHITECTURE if PTX_ARCHITECTURE in supported else architectures[-1]
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
