@@ -29,7 +29,8 @@ class Job:
             that a session is never reused across images.
         image: the image as read (never modified), or None when the solver already holds the
             image of ``image_token``.
-        seeds: a private copy of the seed labels (0 none, 1 foreground, 2 background).
+        seeds: a private copy of the seed labels (0 none, 1 foreground, 2 background); None
+            in a "prepare" request (``Solver.prepare``).
         lam: the smoothness weight passed to ``graphcut``.
         device: "auto", "cpu" or "cuda".
     """
@@ -106,22 +107,47 @@ class Solver:
             wall_seconds=time.perf_counter() - start,
             incremental=bool(stats.get("incremental", False)))
 
-    def _solve(self, job: Job):
-        channel_axis = -1  # images are read channels last; a 2-D image is grey either way
+    def prepare(self, job: Job) -> Outcome:
+        """Ahead of the first stroke (the image was just opened; ``job.seeds`` are ignored):
+        hold the image, make its session and warm it up (:func:`graphcut.warmup.warm_up`:
+        kernels loaded, GPU state allocated), so that the first stroke costs what later ones
+        do. Never raises: a failure comes back as ``Outcome.error`` and the next job retries."""
+        start = time.perf_counter()
+        try:
+            self._image_token, self._image = job.image_token, job.image
+            if self._session_for(job) is not None:
+                from graphcut.warmup import warm_up
+                warm_up(self._session)
+        except Exception as error:  # reported like a solve's failure, never raised into Qt
+            self._session, self._session_key = None, None
+            return Outcome(job.number, error=_describe_error(error),
+                           details=traceback.format_exc())
+        return Outcome(job.number, wall_seconds=time.perf_counter() - start)
+
+    def _session_for(self, job: Job):
+        """The Segmenter for the job's image, lambda and device (made when any changed), or
+        None when the package has no Segmenter."""
         segmenter_class = getattr(graphcut, "Segmenter", None)
         if segmenter_class is None:
+            return None
+        key = (job.image_token, job.lam, job.device)
+        if self._session_key != key:
+            self._session = None  # let the old session free its (GPU) memory first
+            self._session = segmenter_class(self._image, lam=job.lam, channel_axis=-1,
+                                            device=job.device)
+            self._session_key = key
+        return self._session
+
+    def _solve(self, job: Job):
+        channel_axis = -1  # images are read channels last; a 2-D image is grey either way
+        session = self._session_for(job)
+        if session is None:
             mask, result = graphcut.segment(self._image, job.seeds, lam=job.lam,
                                             channel_axis=channel_axis, device=job.device,
                                             return_result=True)
             return np.asarray(mask, bool), result
-        key = (job.image_token, job.lam, job.device)
-        if self._session_key != key:
-            self._session = None  # let the old session free its (GPU) memory first
-            self._session = segmenter_class(self._image, lam=job.lam,
-                                            channel_axis=channel_axis, device=job.device)
-            self._session_key = key
-        mask = self._session.update(job.seeds)
-        return np.asarray(mask, bool), self._session.last_result
+        mask = session.update(job.seeds)
+        return np.asarray(mask, bool), session.last_result
 
 
 def _describe_error(error: Exception) -> str:

@@ -7,7 +7,8 @@ app reports and restarts.
 
 Protocol, over the standard streams: the app writes pickled ``(kind, payload)`` requests to
 stdin and reads one pickled reply per request from stdout. Kinds: ``"ping"`` -> ``"ready"``;
-``"solve"`` (a :class:`~graphcut.gui.solve.Job`) -> an :class:`~graphcut.gui.solve.Outcome`.
+``"solve"`` (a :class:`~graphcut.gui.solve.Job`) -> an :class:`~graphcut.gui.solve.Outcome`;
+``"prepare"`` (a Job for a newly opened image) -> an Outcome, once the session is warm.
 The process ends when stdin closes (so also when the app dies). Run as
 ``python -m graphcut.gui.solver_process``; Qt is never imported here.
 """
@@ -30,6 +31,8 @@ def serve(requests, replies) -> None:
             return
         if kind == "solve":
             reply = solver.run(payload)
+        elif kind == "prepare":
+            reply = solver.prepare(payload)
         else:
             reply = "ready"
         pickle.dump(reply, replies, protocol=pickle.HIGHEST_PROTOCOL)

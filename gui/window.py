@@ -77,6 +77,7 @@ class MainWindow(FileOperations, QMainWindow):
 
     _submit = pyqtSignal(object)  # Job -> worker thread
     _warm_up = pyqtSignal()
+    _prepare = pyqtSignal(object)  # Job of a newly opened image -> worker thread (warm-up)
 
     def __init__(self, *, device: str = "auto", lam: float | None = None,
                  solver_process: bool = True, max_pixels: int | None = None, parent=None):
@@ -225,6 +226,7 @@ class MainWindow(FileOperations, QMainWindow):
         self._worker.moveToThread(self._thread)
         self._submit.connect(self._worker.submit)
         self._warm_up.connect(self._worker.warm_up)
+        self._prepare.connect(self._worker.prepare)
         self._worker.done.connect(self._on_segmentation_done)
         self._thread.start()
         self._warm_up.emit()
@@ -368,6 +370,9 @@ class MainWindow(FileOperations, QMainWindow):
         self._latest_request += 1  # anything still running belongs to the old image
         self._pending = None
         self._image, self._image_path = image, path
+        if not self._stopped:  # the solver loads its kernels and state while the image shows
+            self._prepare.emit(Job(0, self._image_token, image, None,
+                                   float(self._lam_box.value()), self.device))
         self._canvas = SeedCanvas(image.shape[:2])
         self._seeds_path = None
         self._set_seeds_dirty(False)

@@ -63,6 +63,13 @@ class SolverProcess:
         self._image_token = job.image_token if outcome.error is None else None
         return outcome
 
+    def prepare(self, job: Job) -> Outcome:
+        """Send a newly opened image ahead of the first stroke and let the child warm its
+        session up (``Solver.prepare``)."""
+        outcome = self.request("prepare", job)
+        self._image_token = job.image_token if outcome.error is None else None
+        return outcome
+
     def _start(self) -> None:
         self._image_token = None
         self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE,
@@ -125,6 +132,23 @@ class SegmentationWorker(QObject):
                         error)
             self._process.close()
             self._process = None
+
+    @pyqtSlot(object)
+    def prepare(self, job: Job) -> None:
+        """Warm the solver up for a newly opened image (``job.seeds`` unused); no outcome is
+        emitted, a failure is only logged (the first stroke then does the work)."""
+        if self._aborted:
+            return
+        try:
+            if self._process is not None:
+                outcome = self._process.prepare(job)
+            else:
+                outcome = self._solver.prepare(job)
+        except SolverCrashed as error:
+            outcome = Outcome(job.number, error=str(error))
+        if outcome.error:
+            log.info("preparing the solver for image %d failed: %s", job.image_token,
+                     outcome.error)
 
     @pyqtSlot(object)
     def submit(self, job: Job) -> None:

@@ -52,7 +52,7 @@ def cuda_status() -> tuple[bool, str]:
     CuPy is imported only when it is installed and the CUDA driver reports a device (asked
     directly through the driver library), so a machine without a GPU never pays for it.
     """
-    if importlib.util.find_spec("cupy") is None:
+    if not cupy_installed():
         return False, gpu_hint() or NOT_INSTALLED
     count, why = driver_device_count()
     if count is None:
@@ -70,6 +70,11 @@ def cuda_status() -> tuple[bool, str]:
     if count == 0:
         return False, "CuPy sees no CUDA device"
     return True, cuda_device_name()
+
+
+def cupy_installed() -> bool:
+    """Whether a ``cupy`` package can be found (without importing it)."""
+    return importlib.util.find_spec("cupy") is not None
 
 
 def driver_device_count() -> tuple[int | None, str]:

@@ -7,9 +7,9 @@ becomes initial excess and the rest of the sink capacity the pixel's residual to
 
 Memory: 49 bytes per pixel of solver state (excess 8, height 4, sink residual 4, four
 direction residuals 16, one byte of residual-arc bits for the BFS, and the two terminal
-capacities in force, 16, kept for dynamic re-solves), plus the network's own six int32 arrays
-while a host network is uploaded (24 bytes per pixel). A 100-megapixel image needs about 7.3 GB
-of GPU memory.
+capacities in force, 16, kept for dynamic re-solves), plus the terminal capacities of a host
+network while it is uploaded (8 bytes per pixel; its n-links are copied straight into the
+residuals, see transfer.py). A 100-megapixel image needs about 5.7 GB of GPU memory.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from ..result import CutResult
 from ..dynamic import TerminalUpdate, fresh_terminals, reparameterize_terminals
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
+from .transfer import prepare_staging, to_host, upload_grid
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
 INT32_MAX = int(np.iinfo(np.int32).max)
-NETWORK_BYTES_PER_PIXEL = 24
+NETWORK_BYTES_PER_PIXEL = 8  # int32 source and sink staged on the GPU during an upload
 RIGHT, LEFT, DOWN, UP = range(4)
 PR_TILE = (32, 8)     # (width, height) of a push-relabel block's tile; matches the .cu file
 BFS_TILE = 32
@@ -142,7 +143,11 @@ class GridState:
 
     @classmethod
     def from_network(cls, network: GridNetwork) -> "GridState":
-        state = cls.allocate(network.shape, network_on_host=not network.on_gpu)
+        """A state loaded with ``network``: the one :func:`warm_up` (or the last
+        :func:`grid_min_cut`) kept for this shape if there is one, else a new one."""
+        state = _reusable.pop((cupy.cuda.Device().id, network.shape), None)
+        if state is None or type(state) is not cls:
+            state = cls.allocate(network.shape, network_on_host=not network.on_gpu)
         state.load(network)
         return state
 
@@ -155,8 +160,7 @@ class GridState:
         if network.shape != self.shape:
             raise ValueError(f"network shape {network.shape} differs from the state's {self.shape}")
         self.nlinks = (network.right, network.left, network.down, network.up)
-        self._load_nlinks()
-        self.set_terminals(cupy.asarray(network.source), cupy.asarray(network.sink))
+        upload_grid(self, network)  # pinned staging from the host, no CuPy kernels (transfer.py)
 
     def _load_nlinks(self) -> None:
         right, left, down, up = self.nlinks
@@ -323,6 +327,35 @@ def release_cached_state() -> None:
     _reusable.clear()
 
 
+def warm_up(shape: tuple[int, int], *, schedule: Schedule | None = None) -> float:
+    """Make the first solve of an H x W grid cost what later ones do; returns the seconds spent.
+
+    Loads the grid kernels (the shipped fatbin, else NVRTC), allocates the solver state and the
+    page-locked staging buffers, and captures the CUDA graphs of the launch batches by solving
+    a tiny network of that shape (one unit of flow over one n-link). The state is kept, like
+    :func:`grid_min_cut`'s, for the next :func:`grid_min_cut` or :meth:`GridState.from_network`
+    of that shape on this device. Raises GPUMemoryError when the grid does not fit.
+    """
+    started = time.perf_counter()
+    h, w = (int(n) for n in shape)
+    if h < 1 or w < 1:
+        raise ValueError(f"shape must be (H, W) with H, W >= 1, got {shape}")
+    source, sink = np.zeros((h, w), np.int32), np.zeros((h, w), np.int32)
+    right, down = np.zeros((h, w - 1), np.int32), np.zeros((h - 1, w), np.int32)
+    source[0, 0] = 1
+    if w > 1:
+        sink[0, 1] = right[0, 0] = 1
+    elif h > 1:
+        sink[1, 0] = down[0, 0] = 1
+    else:
+        sink[0, 0] = 1
+    prepare_staging()
+    result = grid_min_cut(GridNetwork(source, sink, right, down), schedule=schedule)
+    if result.flow != 1:  # a unit path: anything else means the kernels are broken here
+        raise RuntimeError(f"the GPU grid solver's warm-up solve gave flow {result.flow}, not 1")
+    return time.perf_counter() - started
+
+
 def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> CutResult:
     """Minimum cut of a GridNetwork on the GPU; same flow and source side as the CPU backend.
 
@@ -351,7 +384,7 @@ def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> C
         _reusable.clear()
         raise GPUMemoryError(f"the GPU ran out of memory solving a {network.shape[0]}x"
                              f"{network.shape[1]} grid: {error}") from error
-    source_side = side if network.on_gpu else side.get()
+    source_side = side if network.on_gpu else to_host(side)
     done = time.perf_counter()
     stats = {"seconds": {"upload": uploaded - started, "solve": solved - uploaded,
                          "cut": done - solved, "total": done - started},

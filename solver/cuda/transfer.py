@@ -1,0 +1,217 @@
+"""Moving grid networks onto the GPU and cuts back, through page-locked staging buffers.
+
+A NumPy array lives in pageable memory, which the GPU cannot read directly: a plain copy
+(``cupy.asarray``) goes through the driver's own small staging buffers, one piece after another,
+at a few GB/s. Here the host arrays are cut into row blocks and copied by a few threads into a
+ring of page-locked (pinned) buffers, each block sent on with an asynchronous copy as soon as it
+is staged, so the host copies, the transfers and the other threads overlap.
+
+What the grid kernels need, and only that, goes up: the four n-link arrays straight into their
+place in the residual arrays (pitched 2-D copies; the border cells stay zero; a symmetric
+network's ``left``/``up``, which are its ``right``/``down``, copied on the GPU from those), and
+the terminal capacities, which one kernel (``grid_terminals.cu``) folds into excess, residuals
+to the sink, the int64 capacities in force and their sum. A network already on the GPU is copied device to device and
+folded in place, with no CuPy element-wise kernels (so nothing to compile on first use).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import os
+import threading
+
+import cupy
+import numpy as np
+
+from ._loader import kernel
+
+TERMINALS_SOURCE = "grid_terminals.cu"
+FOLD_THREADS = 256               # matches FOLD_THREADS in grid_terminals.cu
+SLOT_BYTES = 4 << 20             # one staging buffer (page-locked, allocated once per process)
+BLOCK_BYTES = SLOT_BYTES         # the most one staged copy carries (<= SLOT_BYTES)
+SLOTS_PER_WORKER = 2             # a worker fills one while the other is being sent
+MAX_WORKERS = 4
+RIGHT, LEFT, DOWN, UP = range(4)  # the residual array order of GridState
+_HOST_TO_DEVICE = 1
+_DEVICE_TO_DEVICE = 3
+
+
+def row_blocks(rows: int, row_bytes: int, block_bytes: int) -> list[tuple[int, int]]:
+    """``(first, end)`` row ranges covering ``rows`` rows, each at most ``block_bytes`` (and at
+    least one row)."""
+    per_block = max(1, block_bytes // max(1, row_bytes))
+    return [(first, min(rows, first + per_block)) for first in range(0, rows, per_block)]
+
+
+@functools.cache
+def worker_count() -> int:
+    """Staging threads: up to MAX_WORKERS, at most the CPUs this process may use."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
+class _Stager:
+    """One thread's staging buffers and stream (the buffers are allocated once per process)."""
+
+    def __init__(self, slot_bytes: int):
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.slots = [cupy.cuda.alloc_pinned_memory(slot_bytes) for _ in range(SLOTS_PER_WORKER)]
+        self.views = [np.frombuffer(slot, dtype=np.uint8, count=slot_bytes)
+                      for slot in self.slots]
+        self.sent = [None] * SLOTS_PER_WORKER  # event of each slot's last transfer
+        self.next = 0
+        self.lock = threading.Lock()
+
+    def send(self, host: np.ndarray, destination: int, pitch: int) -> None:
+        """Stage the C-contiguous 2-D ``host`` block and copy it to ``destination`` (a device
+        address), its rows ``pitch`` bytes apart."""
+        slot = self.next
+        self.next = (slot + 1) % SLOTS_PER_WORKER
+        if self.sent[slot] is not None:
+            self.sent[slot].synchronize()  # the buffer's previous transfer has finished
+        rows, width = host.shape[0], host.shape[1] * host.itemsize
+        staged = self.views[slot][:rows * width].view(host.dtype).reshape(host.shape)
+        np.copyto(staged, host)
+        cupy.cuda.runtime.memcpy2DAsync(destination, pitch, self.slots[slot].ptr, width, width,
+                                        rows, _HOST_TO_DEVICE, self.stream.ptr)
+        event = cupy.cuda.Event(block=False, disable_timing=True)
+        event.record(self.stream)
+        self.sent[slot] = event
+
+
+_stagers: dict[int, list[_Stager]] = {}  # by device id
+_stagers_lock = threading.Lock()
+
+
+def _stagers_for(device_id: int) -> list[_Stager]:
+    with _stagers_lock:
+        if device_id not in _stagers:
+            with cupy.cuda.Device(device_id):
+                _stagers[device_id] = [_Stager(SLOT_BYTES) for _ in range(worker_count())]
+        return _stagers[device_id]
+
+
+def prepare_staging() -> None:
+    """Allocate this device's staging buffers now (page-locking memory takes milliseconds)."""
+    _stagers_for(cupy.cuda.Device().id)
+
+
+def copy_rows(copies, stream: cupy.cuda.Stream) -> None:
+    """Copy 2-D arrays into device memory; ``stream`` waits for all of it.
+
+    Args:
+        copies: ``(array, destination, pitch)`` triples: a C-contiguous 2-D array of NumPy
+            (staged through pinned buffers) or CuPy (copied device to device on ``stream``),
+            the device address of its first row, and the bytes between rows there.
+        stream: the stream whose later work must see the copies.
+    """
+    device_id = cupy.cuda.Device().id
+    blocks = []
+    for array, destination, pitch in copies:
+        if array.size == 0:
+            continue
+        width = array.shape[1] * array.itemsize
+        if isinstance(array, cupy.ndarray):
+            cupy.cuda.runtime.memcpy2DAsync(destination, pitch, array.data.ptr, width, width,
+                                            array.shape[0], _DEVICE_TO_DEVICE, stream.ptr)
+            continue
+        block_bytes = min(BLOCK_BYTES, SLOT_BYTES)
+        for first, end in row_blocks(array.shape[0], width, block_bytes):
+            if (end - first) * width <= SLOT_BYTES:
+                blocks.append((array[first:end], destination + first * pitch, pitch))
+                continue
+            for column in range(0, array.shape[1], SLOT_BYTES // array.itemsize):  # a huge row
+                part = array[first:end, column:column + SLOT_BYTES // array.itemsize]
+                blocks.append((np.ascontiguousarray(part),
+                               destination + first * pitch + column * array.itemsize, pitch))
+    if not blocks:
+        return
+    stagers = _stagers_for(device_id)
+    shares = [blocks[i::len(stagers)] for i in range(len(stagers))]
+
+    def run(stager: _Stager, share) -> None:
+        with cupy.cuda.Device(device_id), stager.lock:
+            for host, destination, pitch in share:
+                stager.send(host, destination, pitch)
+            done = cupy.cuda.Event(block=False, disable_timing=True)
+            done.record(stager.stream)
+            stream.wait_event(done)
+
+    busy = [(stager, share) for stager, share in zip(stagers, shares) if share]
+    if len(busy) == 1:
+        run(*busy[0])
+        return
+    for future in [_pool().submit(run, stager, share) for stager, share in busy]:
+        future.result()
+
+
+@functools.cache
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    return concurrent.futures.ThreadPoolExecutor(worker_count(), thread_name_prefix="gc-stage")
+
+
+def upload_grid(state, network) -> None:
+    """Load ``network`` (a 2-D GridNetwork, NumPy or CuPy) into ``state`` (a GridState of its
+    shape): residuals = n-link capacities, zero flow, terminal arcs folded in. Returns when the
+    state is complete."""
+    h, w = state.shape
+    stream = cupy.cuda.get_current_stream()
+    residual = state.residual  # (4, H, W) uint32, C-contiguous; borders stay 0
+    base, item = residual.data.ptr, residual.itemsize
+    plane, pitch = h * w * item, w * item
+    right, left = base + RIGHT * plane, base + LEFT * plane + item    # (H, W-1) views
+    down, up = base + DOWN * plane, base + UP * plane + pitch         # (H-1, W) views
+    copies = [(network.right, right, pitch), (network.down, down, pitch)]
+    # a symmetric network's reverse arcs come from the forward ones already on the GPU
+    mirrored = [(network.left is network.right, right, left, (h, w - 1)),
+                (network.up is network.down, down, up, (h - 1, w))]
+    copies += [(network.left, left, pitch)] if not mirrored[0][0] else []
+    copies += [(network.up, up, pitch)] if not mirrored[1][0] else []
+    if network.on_gpu:
+        source, sink = network.source, network.sink
+    else:
+        terminals = cupy.empty((2, h, w), dtype=cupy.int32)
+        source, sink = terminals
+        copies[:0] = [(network.source, source.data.ptr, pitch),
+                      (network.sink, sink.data.ptr, pitch)]
+    copy_rows(copies, stream)
+    for same, origin, target, (rows, cols) in mirrored:
+        if same and rows and cols:
+            cupy.cuda.runtime.memcpy2DAsync(target, pitch, origin, pitch, cols * item, rows,
+                                            _DEVICE_TO_DEVICE, stream.ptr)
+    fold_terminals(state, source, sink, stream)
+
+
+def fold_terminals(state, source: cupy.ndarray, sink: cupy.ndarray,
+                   stream: cupy.cuda.Stream) -> None:
+    """The state of zero n-link flow for these terminal capacities (int32 (H, W) on the GPU):
+    excess, residual to the sink, capacities in force and their sum (``fresh_terminals``)."""
+    n = source.size
+    if state.source_capacity is None or state.source_capacity.shape != source.shape:
+        state.source_capacity = cupy.empty(source.shape, dtype=cupy.int64)
+        state.sink_capacity = cupy.empty(source.shape, dtype=cupy.int64)
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    blocks = max(1, min(-(-n // FOLD_THREADS), 8192))
+    with stream:
+        kernel(TERMINALS_SOURCE, "fold_terminals")(
+            (blocks,), (FOLD_THREADS,),
+            (np.int64(n), source, sink, state.excess, state.to_sink, state.source_capacity,
+             state.sink_capacity, total))
+        sink_total = total.get(stream=stream)
+    state.sink_capacity_total = int(sink_total[0])
+    state.reparameterization = 0
+
+
+def to_host(array: cupy.ndarray) -> np.ndarray:
+    """A NumPy copy of ``array`` made through page-locked memory (the returned array owns it)."""
+    pinned = cupy.cuda.alloc_pinned_memory(max(1, array.nbytes))
+    out = np.frombuffer(pinned, dtype=array.dtype, count=array.size).reshape(array.shape)
+    array = cupy.ascontiguousarray(array)
+    stream = cupy.cuda.get_current_stream()
+    cupy.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes, 2, stream.ptr)
+    stream.synchronize()
+    return out
