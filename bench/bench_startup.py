@@ -224,11 +224,13 @@ def command_table(rows, shape) -> str:
 
 
 def api_table(results) -> str:
-    keys = [("import_graphcut", "import graphcut"), ("cuda_status", "cuda_status() (CuPy, context)"),
+    keys = [("import_graphcut", "import graphcut"),
+            ("cuda_status", "cuda_status() (CuPy, context)"),
             ("first_segment", "first segment()"), ("second_segment", "second segment() (median)"),
             ("first_update", "new Segmenter + first update"), ("next_update", "its next update"),
             ("segmenter_init", "Segmenter() (n-links)"), ("warm_up", "warm_up(session)"),
-            ("first_update_after_warm_up", "first update after warm_up"), ("total", "process total")]
+            ("first_update_after_warm_up", "first update after warm_up"),
+            ("total", "process total")]
     columns = [(cache, flow) for cache in ("cold", "warm") for flow in ("segment", "warm_up")]
     lines = ["API calls in a new process (seconds; cold = empty kernel caches)", "",
              "| call | " + " | ".join(f"{c} caches, {f} run" for c, f in columns) + " |",
@@ -241,7 +243,8 @@ def api_table(results) -> str:
     lines += ["", f"Device: {any_run['device']}. Kernel modules: "
               + ", ".join(f"{k}: {v}" for k, v in sorted(any_run["kernels"].items())),
               f"cupyx modules imported: {any_run['cupyx_modules'] or 'none'}",
-              f"first segment() stats (cold): {results[('cold', 'segment')]['first_segment_stats']}"]
+              "first segment() stats (cold): "
+              f"{results[('cold', 'segment')]['first_segment_stats']}"]
     return "\n".join(lines)
 
 

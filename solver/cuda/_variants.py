@@ -271,8 +271,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[0] == "build":
         manifest = build_binaries(binary_dir)
-        print(f"built {len(manifest['binaries'])} fatbins (sm_{', sm_'.join(manifest['architectures'])}"
-              f" + compute_{manifest['ptx_architecture']} PTX) into {binary_dir}")
+        architectures = ", sm_".join(manifest["architectures"])
+        print(f"built {len(manifest['binaries'])} fatbins (sm_{architectures} + compute_"
+              f"{manifest['ptx_architecture']} PTX) into {binary_dir}")
         return 0
     problems = check_binaries(binary_dir)
     for problem in problems:

@@ -10,8 +10,9 @@ What the grid kernels need, and only that, goes up: the four n-link arrays strai
 place in the residual arrays (pitched 2-D copies; the border cells stay zero; a symmetric
 network's ``left``/``up``, which are its ``right``/``down``, copied on the GPU from those), and
 the terminal capacities, which one kernel (``grid_terminals.cu``) folds into excess, residuals
-to the sink, the int64 capacities in force and their sum. A network already on the GPU is copied device to device and
-folded in place, with no CuPy element-wise kernels (so nothing to compile on first use).
+to the sink, the int64 capacities in force and their sum. A network already on the GPU is
+copied device to device and folded in place. No CuPy element-wise kernel runs on this path, so
+nothing has to be compiled for it on a machine's first run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 
 import cupy
 import numpy as np
+from cupy.cuda import runtime
 
 from ._loader import kernel
 
@@ -33,8 +35,6 @@ BLOCK_BYTES = SLOT_BYTES         # the most one staged copy carries (<= SLOT_BYT
 SLOTS_PER_WORKER = 2             # a worker fills one while the other is being sent
 MAX_WORKERS = 4
 RIGHT, LEFT, DOWN, UP = range(4)  # the residual array order of GridState
-_HOST_TO_DEVICE = 1
-_DEVICE_TO_DEVICE = 3
 
 
 def row_blocks(rows: int, row_bytes: int, block_bytes: int) -> list[tuple[int, int]]:
@@ -76,8 +76,8 @@ class _Stager:
         rows, width = host.shape[0], host.shape[1] * host.itemsize
         staged = self.views[slot][:rows * width].view(host.dtype).reshape(host.shape)
         np.copyto(staged, host)
-        cupy.cuda.runtime.memcpy2DAsync(destination, pitch, self.slots[slot].ptr, width, width,
-                                        rows, _HOST_TO_DEVICE, self.stream.ptr)
+        runtime.memcpy2DAsync(destination, pitch, self.slots[slot].ptr, width, width, rows,
+                              runtime.memcpyHostToDevice, self.stream.ptr)
         event = cupy.cuda.Event(block=False, disable_timing=True)
         event.record(self.stream)
         self.sent[slot] = event
@@ -116,8 +116,8 @@ def copy_rows(copies, stream: cupy.cuda.Stream) -> None:
             continue
         width = array.shape[1] * array.itemsize
         if isinstance(array, cupy.ndarray):
-            cupy.cuda.runtime.memcpy2DAsync(destination, pitch, array.data.ptr, width, width,
-                                            array.shape[0], _DEVICE_TO_DEVICE, stream.ptr)
+            runtime.memcpy2DAsync(destination, pitch, array.data.ptr, width, width,
+                                  array.shape[0], runtime.memcpyDeviceToDevice, stream.ptr)
             continue
         block_bytes = min(BLOCK_BYTES, SLOT_BYTES)
         for first, end in row_blocks(array.shape[0], width, block_bytes):
@@ -181,8 +181,8 @@ def upload_grid(state, network) -> None:
     copy_rows(copies, stream)
     for same, origin, target, (rows, cols) in mirrored:
         if same and rows and cols:
-            cupy.cuda.runtime.memcpy2DAsync(target, pitch, origin, pitch, cols * item, rows,
-                                            _DEVICE_TO_DEVICE, stream.ptr)
+            runtime.memcpy2DAsync(target, pitch, origin, pitch, cols * item, rows,
+                                  runtime.memcpyDeviceToDevice, stream.ptr)
     fold_terminals(state, source, sink, stream)
 
 
@@ -212,6 +212,7 @@ def to_host(array: cupy.ndarray) -> np.ndarray:
     out = np.frombuffer(pinned, dtype=array.dtype, count=array.size).reshape(array.shape)
     array = cupy.ascontiguousarray(array)
     stream = cupy.cuda.get_current_stream()
-    cupy.cuda.runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes, 2, stream.ptr)
+    runtime.memcpyAsync(out.ctypes.data, array.data.ptr, array.nbytes,
+                        runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
     return out
