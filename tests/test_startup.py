@@ -291,7 +291,7 @@ def test_shipped_binaries_are_loaded_and_agree_with_nvrtc(tmp_path):
         print(json.dumps({"flow": result.flow, "csr_flow": csr.flow,
                           "mask": int(np.packbits(mask).astype(np.int64).sum()),
                           "grid": _loader.module_origin("grid_kernels.cu"),
-                          "terminals": _loader.module_origin("grid_terminals.cu"),
+                          "state": _loader.module_origin("grid_state.cu"),
                           "csr": _loader.module_origin("csr_kernels.cu", {"MIN_BLOCKS": 1},
                                                        cooperative=True)}))
     """)
@@ -303,8 +303,8 @@ def test_shipped_binaries_are_loaded_and_agree_with_nvrtc(tmp_path):
         assert done.returncode == 0, done.stderr
         answers[mode] = json.loads(done.stdout.strip().splitlines()[-1])
     shipped, compiled = answers[""], answers["nvrtc"]
-    assert {shipped[k] for k in ("grid", "terminals", "csr")} == {"binary"}
-    assert {compiled[k] for k in ("grid", "terminals", "csr")} == {"nvrtc"}
+    assert {shipped[k] for k in ("grid", "state", "csr")} == {"binary"}
+    assert {compiled[k] for k in ("grid", "state", "csr")} == {"nvrtc"}
     for key in ("flow", "csr_flow", "mask"):
         assert shipped[key] == compiled[key], key
     assert shipped["flow"] == shipped["csr_flow"]
@@ -338,3 +338,18 @@ def test_gpu_segmentation_imports_no_cupy_extras(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("extras: []"), done.stdout
+
+
+@pytest.mark.gpu
+def test_state_read_out_kernels_are_exact():
+    """The flow's sum never wraps (int32 values near the limit, more than 2**32 in total) and
+    the cut is height >= inf, on sizes around the kernels' block and grid-stride bounds."""
+    import cupy
+
+    from graphcut.solver.cuda.transfer import FOLD_THREADS, cut_side, sum_nonnegative
+    rng = np.random.default_rng(5)
+    for n in (1, FOLD_THREADS - 1, FOLD_THREADS + 1, 8192 * FOLD_THREADS + 3):
+        values = rng.integers(2**31 - 100, 2**31, n).astype(np.int32)
+        assert sum_nonnegative(cupy.asarray(values)) == int(values.astype(np.int64).sum())
+        height = rng.integers(0, 10, n).astype(np.int32)
+        assert np.array_equal(cut_side(cupy.asarray(height), 7).get(), height >= 7)

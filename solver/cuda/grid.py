@@ -26,7 +26,7 @@ from ..result import CutResult
 from ..dynamic import TerminalUpdate, fresh_terminals, reparameterize_terminals
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
-from .transfer import prepare_staging, to_host, upload_grid
+from .transfer import cut_side, prepare_staging, sum_nonnegative, to_host, upload_grid
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
@@ -212,7 +212,7 @@ class GridState:
     def flow(self) -> int:
         """Flow that has reached the sink so far, in the network as given to the solver (the
         reparameterised one after :meth:`change_terminals`, see :meth:`true_flow`)."""
-        return self.sink_capacity_total - int(self.to_sink.sum(dtype=cupy.int64))
+        return self.sink_capacity_total - sum_nonnegative(self.to_sink)
 
     def true_flow(self) -> int:
         """Flow value of the network with the capacities last set, reparameterisation removed."""
@@ -220,7 +220,7 @@ class GridState:
 
     def source_side(self) -> cupy.ndarray:
         """After a global relabel: True where the sink is unreachable in the residual network."""
-        return self.height >= self.inf
+        return cut_side(self.height, self.inf)
 
     # -- kernels ---------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Moving grid networks onto the GPU and cuts back, through page-locked staging buffers.
+"""Moving grid networks onto the GPU and results back, through page-locked staging buffers.
 
 A NumPy array lives in pageable memory, which the GPU cannot read directly: a plain copy
 (``cupy.asarray``) goes through the driver's own small staging buffers, one piece after another,
@@ -9,10 +9,11 @@ is staged, so the host copies, the transfers and the other threads overlap.
 What the grid kernels need, and only that, goes up: the four n-link arrays straight into their
 place in the residual arrays (pitched 2-D copies; the border cells stay zero; a symmetric
 network's ``left``/``up``, which are its ``right``/``down``, copied on the GPU from those), and
-the terminal capacities, which one kernel (``grid_terminals.cu``) folds into excess, residuals
+the terminal capacities, which one kernel (``grid_state.cu``) folds into excess, residuals
 to the sink, the int64 capacities in force and their sum. A network already on the GPU is
-copied device to device and folded in place. No CuPy element-wise kernel runs on this path, so
-nothing has to be compiled for it on a machine's first run.
+copied device to device and folded in place. The flow and the cut are read out with kernels of
+the same file (:func:`sum_nonnegative`, :func:`cut_side`). No CuPy element-wise or reduction
+kernel runs on these paths, so nothing has to be compiled for them on a machine's first run.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from cupy.cuda import runtime
 
 from ._loader import kernel
 
-TERMINALS_SOURCE = "grid_terminals.cu"
-FOLD_THREADS = 256               # matches FOLD_THREADS in grid_terminals.cu
+STATE_SOURCE = "grid_state.cu"
+FOLD_THREADS = 256               # matches FOLD_THREADS in grid_state.cu
 SLOT_BYTES = 4 << 20             # one staging buffer (page-locked, allocated once per process)
 BLOCK_BYTES = SLOT_BYTES         # the most one staged copy carries (<= SLOT_BYTES)
 SLOTS_PER_WORKER = 2             # a worker fills one while the other is being sent
@@ -195,15 +196,35 @@ def fold_terminals(state, source: cupy.ndarray, sink: cupy.ndarray,
         state.source_capacity = cupy.empty(source.shape, dtype=cupy.int64)
         state.sink_capacity = cupy.empty(source.shape, dtype=cupy.int64)
     total = cupy.zeros(1, dtype=cupy.uint64)
-    blocks = max(1, min(-(-n // FOLD_THREADS), 8192))
+    blocks = _blocks(n)
     with stream:
-        kernel(TERMINALS_SOURCE, "fold_terminals")(
+        kernel(STATE_SOURCE, "fold_terminals")(
             (blocks,), (FOLD_THREADS,),
             (np.int64(n), source, sink, state.excess, state.to_sink, state.source_capacity,
              state.sink_capacity, total))
         sink_total = total.get(stream=stream)
     state.sink_capacity_total = int(sink_total[0])
     state.reparameterization = 0
+
+
+def _blocks(n: int) -> int:
+    return max(1, min(-(-n // FOLD_THREADS), 8192))
+
+
+def sum_nonnegative(values: cupy.ndarray) -> int:
+    """The exact sum of a C-contiguous int32 array of values >= 0, as a Python int."""
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    kernel(STATE_SOURCE, "sum_nonnegative")((_blocks(values.size),), (FOLD_THREADS,),
+                                            (np.int64(values.size), values, total))
+    return int(total.get()[0])
+
+
+def cut_side(height: cupy.ndarray, inf: int) -> cupy.ndarray:
+    """``height >= inf`` as a bool array of the same shape (the pixels cut off from the sink)."""
+    side = cupy.empty(height.shape, dtype=cupy.bool_)
+    kernel(STATE_SOURCE, "cut_side")((_blocks(height.size),), (FOLD_THREADS,),
+                                     (np.int64(height.size), height, np.int32(inf), side))
+    return side
 
 
 def to_host(array: cupy.ndarray) -> np.ndarray:

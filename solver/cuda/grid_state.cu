@@ -1,0 +1,80 @@
+// Setting up and reading out the push-relabel state of a grid (solver/cuda/transfer.py), so that
+// no CuPy element-wise or reduction kernel (compiled by NVRTC on a machine's first run) is
+// needed around the solver's own kernels.
+//
+// fold_terminals: the terminal arcs folded into the state. Per pixel u (row-major):
+// min(source[u], sink[u]) goes straight from s to t, the rest of the source capacity becomes u's
+// initial excess and the rest of the sink capacity its residual to t. The capacities in force
+// are kept as int64 (dynamic re-solves start from them) and the sink capacities are summed into
+// *sink_total (the flow is that sum minus the residuals left to t). Capacities are int32 >= 0
+// (checked by GridNetwork), so no sum can overflow 64 bits.
+//
+// Every kernel here is launched with FOLD_THREADS threads per block (a grid-stride loop).
+
+#define FOLD_THREADS 256
+
+// Adds the block's sum of `value` (one per thread) to *total with one atomic.
+__device__ __forceinline__ void block_sum_into(unsigned long long value,
+                                               unsigned long long* total)
+{
+    __shared__ unsigned long long partial[FOLD_THREADS / 32];
+    for (int offset = 16; offset > 0; offset /= 2) {
+        value += __shfl_down_sync(0xffffffffu, value, offset);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        partial[threadIdx.x / 32] = value;
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        value = threadIdx.x < FOLD_THREADS / 32 ? partial[threadIdx.x] : 0ull;
+        for (int offset = 16; offset > 0; offset /= 2) {
+            value += __shfl_down_sync(0xffffffffu, value, offset);
+        }
+        if (threadIdx.x == 0 && value != 0) {
+            atomicAdd(total, value);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fold_terminals(
+    const long long n, const int* __restrict__ source, const int* __restrict__ sink,
+    long long* __restrict__ excess, int* __restrict__ to_sink,
+    long long* __restrict__ source_capacity, long long* __restrict__ sink_capacity,
+    unsigned long long* __restrict__ sink_total)
+{
+    unsigned long long sum = 0;
+    const long long stride = (long long)gridDim.x * FOLD_THREADS;
+    for (long long u = (long long)blockIdx.x * FOLD_THREADS + threadIdx.x; u < n; u += stride) {
+        const int s = source[u];
+        const int t = sink[u];
+        const int through = min(s, t);
+        excess[u] = (long long)(s - through);
+        to_sink[u] = t - through;
+        source_capacity[u] = s;
+        sink_capacity[u] = t;
+        sum += (unsigned long long)t;
+    }
+    block_sum_into(sum, sink_total);
+}
+
+// *total += the sum of the n values (each >= 0), e.g. the residuals left to the sink.
+extern "C" __global__ void __launch_bounds__(FOLD_THREADS) sum_nonnegative(
+    const long long n, const int* __restrict__ values, unsigned long long* __restrict__ total)
+{
+    unsigned long long sum = 0;
+    const long long stride = (long long)gridDim.x * FOLD_THREADS;
+    for (long long u = (long long)blockIdx.x * FOLD_THREADS + threadIdx.x; u < n; u += stride) {
+        sum += (unsigned long long)(unsigned int)values[u];
+    }
+    block_sum_into(sum, total);
+}
+
+// side[u] = height[u] >= inf: the pixels that cannot reach the sink (after an exact BFS).
+extern "C" __global__ void __launch_bounds__(FOLD_THREADS) cut_side(
+    const long long n, const int* __restrict__ height, const int inf, bool* __restrict__ side)
+{
+    const long long stride = (long long)gridDim.x * FOLD_THREADS;
+    for (long long u = (long long)blockIdx.x * FOLD_THREADS + threadIdx.x; u < n; u += stride) {
+        side[u] = height[u] >= inf;
+    }
+}
