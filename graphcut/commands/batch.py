@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from .common import device_option, max_pixels_option, resolve_device_or_usage_error
+from .common import (FiniteFloatRange, device_option, max_pixels_option,
+                     resolve_device_or_usage_error)
 from .segment import lam_option, sigma_option
 
 
@@ -26,6 +27,11 @@ from .segment import lam_option, sigma_option
 @click.option("--overlay", is_flag=True, help="Also write overlays to OUTPUT_DIR/overlays/.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Progress bar on stderr.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Images processed at once on this machine. CPU: worker processes, one "
+                   "image each (default: the cores; 1 = in this process). GPU: images in the "
+                   "pipeline around the card, one solving while the others are read and "
+                   "written (default 8).")
 @click.option("--scheduler", metavar="ADDRESS",
               help="Run one task per image on the Dask cluster of this scheduler "
                    "(e.g. tcp://10.0.0.5:8786); the folders must be on a filesystem the "
@@ -37,30 +43,42 @@ from .segment import lam_option, sigma_option
               help="With --scheduler / --local-cluster: each task asks for one GPU=1 resource "
                    "(one image per GPU at a time). Default: when the device is not cpu and "
                    "the cluster's workers offer GPU resources.")
+@click.option("--task-timeout", type=FiniteFloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="With --scheduler / --local-cluster: restart the worker of an image that "
+                   "runs longer than this; the image runs again elsewhere.")
 def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, max_pixels, overwrite, overlay,
-          progress, scheduler, n_workers, gpu_resource):
+          progress, jobs, scheduler, n_workers, gpu_resource, task_timeout):
     """Segment every image in IMAGES_DIR that has a seed file in SEEDS_DIR.
 
     Writes OUTPUT_DIR/<stem>.png per image and OUTPUT_DIR/summary.csv (status, reason, size,
-    flow, seconds, backend per image). A failed image is reported and the others go on; the
-    exit status is 1 when any image failed. Images done by an earlier run are skipped unless
-    --overwrite. Ctrl-C cancels the run (exit status 130): finished masks stay, no partial
-    file is left, the summary is not written.
+    flow, seconds, backend, parameters per image; a row as each image finishes). A failed
+    image is reported and the others go on; the exit status is 1 when any image failed.
+    Images done by an earlier run with the same parameters and inputs are skipped unless
+    --overwrite. Ctrl-C cancels the run (exit status 130): finished masks stay and are in the
+    summary, no partial file is left. One run at a time per OUTPUT_DIR.
     """
-    from graphcut.batch import FAILED, OK, SKIPPED, SUMMARY_NAME, counts, run_batch
+    from graphcut.batch import (FAILED, OK, SKIPPED, SUMMARY_NAME, OutputFolderBusyError, counts,
+                                run_batch)
 
     if scheduler is not None and n_workers is not None:
         raise click.UsageError("give either --scheduler or --local-cluster, not both")
-    if gpu_resource is not None and scheduler is None and n_workers is None:
+    distributed = scheduler is not None or n_workers is not None
+    if gpu_resource is not None and not distributed:
         raise click.BadParameter("only with --scheduler or --local-cluster",
                                  param_hint="--gpu-resource")
+    if task_timeout is not None and not distributed:
+        raise click.BadParameter("only with --scheduler or --local-cluster",
+                                 param_hint="--task-timeout")
+    if jobs is not None and distributed:
+        raise click.BadParameter("not with --scheduler or --local-cluster (each worker runs "
+                                 "as many images as it has threads)", param_hint="--jobs")
     if scheduler is None:  # with a remote cluster, the workers' GPUs count, not this machine's
         resolve_device_or_usage_error(device)
     options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, overlay=overlay,
                    progress=progress, max_pixels=max_pixels)
     try:
-        if scheduler is None and n_workers is None:
-            records = run_batch(images_dir, seeds_dir, out_dir, **options)
+        if not distributed:
+            records = run_batch(images_dir, seeds_dir, out_dir, jobs=jobs, **options)
         else:
             try:
                 from graphcut.distributed import run_batch_dask
@@ -70,17 +88,20 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, max_pixels, overwr
                     from None
             records = run_batch_dask(images_dir, seeds_dir, out_dir, scheduler=scheduler,
                                      n_workers=n_workers, gpu_resource=gpu_resource,
-                                     **options)
+                                     task_timeout=task_timeout, **options)
     except KeyboardInterrupt:
-        click.echo("interrupted: unfinished images cancelled; finished masks are complete, "
-                   "no partial files were left; the summary was not written", err=True)
+        click.echo("interrupted: unfinished images cancelled; finished masks are complete and "
+                   "listed in the summary, no partial files were left", err=True)
         raise SystemExit(130) from None
+    except OutputFolderBusyError as error:
+        raise click.ClickException(str(error)) from None
     except (NotADirectoryError, ValueError) as error:
         raise click.UsageError(str(error)) from None
     except OSError as error:  # an unwritable output folder, an unreachable scheduler
         raise click.ClickException(str(error)) from None
     totals = counts(records)
     click.echo(f"{len(records)} images: {totals[OK]} ok, {totals[SKIPPED]} skipped, "
-               f"{totals[FAILED]} failed; summary in {out_dir / SUMMARY_NAME}")
+               f"{totals[FAILED]} failed; summary in "
+               f"{click.format_filename(out_dir / SUMMARY_NAME)}")
     if totals[FAILED]:
         raise SystemExit(1)

@@ -1,0 +1,254 @@
+"""One image of a batch: read, segment, write, and the summary record of what was done.
+
+The work has three stages, timed separately (:data:`graphcut.batch.STAGE_FIELDS`):
+
+- read: decode the image and the seed file (Pillow and zlib release the GIL, so reader threads
+  run in parallel);
+- solve: the energy and the minimum cut (:func:`graphcut.segment`). On the GPU this stage,
+  uploads and the mask's download included, runs under a lock held per process, so a card
+  solves one image at a time while other threads read and write around it (and no CUDA call
+  of another thread can meet a CUDA-graph capture of the solver); ``wait_seconds`` is the time
+  spent waiting for that lock;
+- write: the overlay (if asked), then the mask, each PNG written atomically with
+  :data:`PNG_OPTIONS`.
+
+Each mask records how it was made in a PNG text chunk (:data:`METADATA_KEY`, JSON): ``lam``,
+``sigma`` (null: estimated), the size and modification time of the image and seed files, the
+flow and the size. A re-run skips an image only when its mask says it was made from the same
+inputs with the same parameters (:func:`stale_reason`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, PngImagePlugin
+
+from ..energy import DEFAULT_LAM
+from ..imageio import atomic_save, overlay, read_image
+from ..seeds import read_seeds
+from ..segmentation import segment
+from ..solver import resolve_device
+from ._memory import available_bytes, format_bytes, segmentation_bytes
+from ._records import FAILED, OK, SKIPPED, display, make_record
+
+log = logging.getLogger("graphcut.batch")
+
+# PNG encoding of masks and overlays. zlib level 1 with run-length matching (Z_RLE) after
+# PNG's per-row filters: on 4-megapixel masks 3x faster than Pillow's default (level 6) and
+# smaller; on RGB overlays 4-5x faster at the same size (bench/bench_batch.py --png-sweep).
+PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
+METADATA_KEY = "graphcut-batch"
+METADATA_VERSION = 1
+ALREADY_DONE = "already done (outputs exist; use --overwrite to redo)"
+
+# One image at a time on the GPU of this process (see the module notes).
+GPU_LOCK = threading.Lock()
+
+
+class InsufficientMemoryError(MemoryError):
+    """The image would need more memory than this process can still allocate."""
+
+
+def _float_or_none(value):
+    return None if value is None else float(value)
+
+
+def input_signature(path) -> list[int]:
+    """[size in bytes, modification time in ns] of an input file: a changed file has another."""
+    stat = os.stat(path)
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def mask_metadata(*, lam, sigma, image_path, seeds_path, flow, width, height) -> dict:
+    """What a mask records about how it was made (see the module notes)."""
+    return {"version": METADATA_VERSION, "lam": float(lam), "sigma": _float_or_none(sigma),
+            "image": input_signature(image_path), "seeds": input_signature(seeds_path),
+            "flow": int(flow), "width": int(width), "height": int(height)}
+
+
+def read_mask_metadata(mask_path) -> dict | None:
+    """The record a mask written by graphcut carries, or None (absent, unreadable, another
+    program's PNG). Reads only the PNG's header chunks, not its pixels."""
+    with contextlib.suppress(Exception):  # any unreadable file simply has no record
+        with Image.open(mask_path) as image:
+            metadata = json.loads(image.info[METADATA_KEY])
+        if isinstance(metadata, dict) and metadata.get("version") == METADATA_VERSION:
+            return metadata
+    return None
+
+
+def stale_reason(mask_path, *, lam, sigma, image_path, seeds_path) -> str | None:
+    """Why the mask at ``mask_path`` does not answer this request (None: it does, it is up
+    to date): made with other parameters, from inputs changed since, or without a record."""
+    metadata = read_mask_metadata(mask_path)
+    if metadata is None:
+        return "it has no record of how it was made"
+    changes = []
+    if metadata.get("lam") != float(lam):
+        changes.append(f"lam {metadata.get('lam')} -> {float(lam)}")
+    if metadata.get("sigma") != _float_or_none(sigma):
+        changes.append(f"sigma {metadata.get('sigma') or 'estimated'} -> "
+                       f"{'estimated' if sigma is None else float(sigma)}")
+    for key, path in (("image", image_path), ("seeds", seeds_path)):
+        try:
+            if metadata.get(key) != input_signature(path):
+                changes.append(f"the {'seed' if key == 'seeds' else 'image'} file changed")
+        except OSError:
+            changes.append(f"the {key} file cannot be read")
+    return ", ".join(changes) or None
+
+
+def _check_memory(image_path, backend: str, overlay_wanted: bool) -> None:
+    """InsufficientMemoryError when the image (read from its header only) cannot fit."""
+    try:
+        with Image.open(image_path) as image:
+            width, height = image.size
+    except Exception:  # noqa: BLE001 - read_image gives the real error for unreadable files
+        return
+    need = segmentation_bytes(width, height, backend=backend, overlay=overlay_wanted)
+    room = available_bytes()
+    if room is not None and need > room:
+        hint = " or the GPU (--device cuda)" if backend == "cpu" else ""
+        raise InsufficientMemoryError(
+            f"{display(image_path)}: {width}x{height} pixels need about {format_bytes(need)} "
+            f"to segment on the {backend.upper()}, but only {format_bytes(room)} are available; "
+            f"use a machine with more memory{hint}")
+
+
+def _solve(image, seeds, *, lam, sigma, device, backend, stages):
+    started = time.perf_counter()
+    lock = GPU_LOCK if backend == "cuda" else contextlib.nullcontext()
+    with lock:
+        locked = time.perf_counter()
+        mask, result = segment(image, seeds, lam=lam, sigma=sigma, device=device,
+                               return_result=True)
+        stages["solve_seconds"] = time.perf_counter() - locked
+    stages["wait_seconds"] = locked - started
+    return mask, result
+
+
+def mask_png(mask) -> Image.Image:
+    """The mask as an 8-bit grey Pillow image, 0 = background, 255 = object."""
+    return Image.fromarray(np.asarray(mask, dtype=bool).astype(np.uint8) * np.uint8(255))
+
+
+def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=DEFAULT_LAM,
+                  sigma=None, device="auto", timings: dict | None = None):
+    """Read an image and its seed file, segment, write the overlay (if asked) and then the mask.
+
+    Both outputs are written atomically (PNG, :data:`PNG_OPTIONS`) and never replace an input;
+    the mask records its parameters and inputs (:func:`read_mask_metadata`). Before decoding,
+    the image's size (from its header) is checked against the memory this process can still
+    allocate.
+
+    Args:
+        timings: a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
+
+    Returns:
+        ``(mask, result)``: the bool mask and the solver's :class:`graphcut.CutResult`.
+
+    Raises:
+        What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
+        :func:`graphcut.segment` and the writers raise; :class:`InsufficientMemoryError` (a
+        MemoryError) when the image cannot fit.
+    """
+    stages = {} if timings is None else timings
+    backend = resolve_device(device)
+    started = time.perf_counter()
+    _check_memory(image_path, backend, overlay_path is not None)
+    image = read_image(image_path)
+    seeds = read_seeds(seeds_path, image.shape[:2])
+    stages["read_seconds"] = time.perf_counter() - started
+    mask, result = _solve(image, seeds, lam=lam, sigma=sigma, device=device, backend=backend,
+                          stages=stages)
+    started = time.perf_counter()
+    inputs = (image_path, seeds_path)
+    if overlay_path is not None:
+        atomic_save(Image.fromarray(overlay(image, mask)), overlay_path, inputs=inputs,
+                    **PNG_OPTIONS)
+    info = PngImagePlugin.PngInfo()
+    info.add_text(METADATA_KEY, json.dumps(mask_metadata(
+        lam=lam, sigma=sigma, image_path=image_path, seeds_path=seeds_path, flow=result.flow,
+        width=mask.shape[1], height=mask.shape[0]), sort_keys=True))
+    atomic_save(mask_png(mask), mask_path, inputs=inputs, pnginfo=info, **PNG_OPTIONS)
+    stages["write_seconds"] = time.perf_counter() - started
+    return mask, result
+
+
+def _outputs_present(out_path: Path, overlay_path: Path | None) -> bool:
+    return out_path.is_file() and (overlay_path is None or overlay_path.is_file())
+
+
+def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEFAULT_LAM,
+                 sigma=None, device="auto", overwrite=False) -> dict:
+    """Segment one image file with its seed file and write the mask (and overlay).
+
+    Never raises for bad input: an unreadable image, bad seeds, an image too large for the
+    memory left, an output that would replace an input, an unwritable destination... give a
+    record with status "failed" and the reason. Without ``overwrite``, an image whose mask
+    (and overlay, if asked for) exist and whose mask was made from the same inputs with the
+    same ``lam`` and ``sigma`` is not redone: status "skipped". The mask is written last,
+    atomically, so its presence means the image is done.
+
+    Returns:
+        A dict with the keys :data:`SUMMARY_FIELDS`: status "ok" / "failed" / "skipped",
+        reason ("" when ok), width and height (pixels), flow (the maximum flow), seconds (wall
+        time for this image: read, solve, write), backend ("cpu" / "cuda"), the paths, lam
+        and sigma; and the seconds per stage (:data:`STAGE_FIELDS`).
+    """
+    started = time.perf_counter()
+    image_path, out_path = Path(image_path), Path(out_path)
+    seeds_path = None if seeds_path is None else Path(seeds_path)
+    overlay_path = None if overlay_path is None else Path(overlay_path)
+    parameters = dict(lam=float(lam), sigma="" if sigma is None else float(sigma))
+
+    def failed(reason):
+        return make_record(image_path, seeds_path, out_path, FAILED, reason,
+                           seconds=round(time.perf_counter() - started, 4), **parameters)
+
+    if seeds_path is None:
+        return failed("no seed file")
+    outputs = [out_path] + ([overlay_path] if overlay_path is not None else [])
+    for output in outputs:
+        for source in (image_path, seeds_path):
+            if output.exists() and source.exists() and os.path.samefile(output, source):
+                return failed(f"refusing to overwrite the input file {display(source)!r}")
+    if not overwrite and _outputs_present(out_path, overlay_path) and stale_reason(
+            out_path, lam=lam, sigma=sigma, image_path=image_path,
+            seeds_path=seeds_path) is None:
+        return skipped_record(image_path, seeds_path, out_path, **parameters)
+    stages: dict = {}
+    try:
+        mask, result = segment_paths(image_path, seeds_path, out_path, overlay_path=overlay_path,
+                                     lam=lam, sigma=sigma, device=device, timings=stages)
+    except (OSError, ValueError, TypeError) as error:
+        return failed(str(error))
+    except MemoryError as error:  # GPUMemoryError (device "cuda") or the host's memory
+        where = "the GPU" if "GPU" in type(error).__name__ else "memory"
+        return failed(f"out of {where}: {error or type(error).__name__}")
+    except Exception as error:  # one image's unexpected failure must not stop a batch
+        log.debug("unexpected error on %s", display(image_path), exc_info=True)
+        return failed(f"{type(error).__name__}: {error}")
+    record = make_record(image_path, seeds_path, out_path, OK, height=mask.shape[0],
+                         width=mask.shape[1], flow=result.flow, backend=result.backend,
+                         seconds=round(time.perf_counter() - started, 4), **parameters)
+    record.update({key: round(value, 5) for key, value in stages.items()})
+    return record
+
+
+def skipped_record(image_path, seeds_path, out_path, reason: str = ALREADY_DONE,
+                   **values) -> dict:
+    """The record of an image whose up-to-date mask is kept: size and flow from the mask's own
+    record (:func:`read_mask_metadata`) when it has one."""
+    metadata = read_mask_metadata(out_path) or {}
+    known = {key: metadata[key] for key in ("width", "height", "flow") if key in metadata}
+    return make_record(image_path, seeds_path, out_path, SKIPPED, reason, **{**known, **values})

@@ -1,0 +1,436 @@
+"""Batch segmentation on a Dask cluster: one task per image.
+
+:func:`run_batch_dask` is :func:`graphcut.batch.run_batch` with a :class:`DaskRunner`: each
+image becomes one task that calls :func:`graphcut.batch.segment_file` on a worker. Workers read
+the image and seed files and write the masks themselves, so the cluster needs a shared
+filesystem mounted at the same path everywhere; only paths and the small summary records
+travel through the scheduler. Masks and summary are those of the serial run.
+
+GPUs: a worker started with ``--resources GPU=1`` (one per GPU, each with its own
+``CUDA_VISIBLE_DEVICES``) offers one GPU. When the cluster has such workers and the device is
+not "cpu", every task asks for :data:`GPU_TASK_SHARE` (1/8) of one, so a GPU worker with 8
+threads runs the batch's pipeline: one image on the card at a time (the solve holds a lock per
+process), the others being read and written around it. :func:`local_cluster` pins worker i to
+GPU i that way. CPU workers run one image per thread; give them one thread each.
+
+Faults:
+
+- an image that fails for its input (unreadable, bad seeds, ...) gives a "failed" record; the
+  task itself succeeds, so it is never retried;
+- a worker that dies mid-task (killed, out of memory, a crash in native code) loses its
+  tasks, and the scheduler runs them on another worker; a task that has been on
+  ``allowed-failures + 1`` dying workers is given up (``KilledWorker``) and reported as
+  failed, so a poison image cannot take the cluster down. A GPU task given up that way had
+  shared its workers with up to 7 others, so it is tried once more alone (asking for the
+  whole card) before it is reported. Local clusters use :data:`ALLOWED_FAILURES`; for your own
+  scheduler set ``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES``;
+- a worker that stops answering (stopped with SIGSTOP, hung while holding the GIL) misses its
+  heartbeats and is restarted after the scheduler's ``worker-ttl`` (:data:`WORKER_TTL` on local
+  clusters; ``DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL`` for yours); a task that runs longer
+  than ``task_timeout`` seconds has its worker restarted by the driver. Either way its tasks
+  run again elsewhere, as after a death;
+- Ctrl-C (KeyboardInterrupt) cancels the tasks not yet finished, closes the client (and a local
+  cluster), removes temporary files of interrupted writes, rewrites the summary with the
+  finished images and re-raises; every mask present is complete.
+
+Needs the ``distributed`` extra: ``pip install 'graphcut[distributed]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import dask
+from distributed import Client, KilledWorker, Nanny, Scheduler, SpecCluster, as_completed
+
+from ..energy import DEFAULT_LAM
+from ._image import segment_file
+from ._jobs import find_jobs
+from ._lock import OutputFolderBusyError, output_folder_lock
+from ._records import display, failed_record
+from ._run import output_folder, remove_temporary_files, run_jobs
+from ._runners import GPU_PIPELINE_DEPTH, Call, usable_cores
+
+log = logging.getLogger("graphcut.batch")
+
+# How many dying workers a task may take with it before it is given up (local clusters;
+# Dask's default is 3).
+ALLOWED_FAILURES = 2
+# Seconds without a heartbeat after which a local cluster's scheduler restarts a worker
+# (Dask's default is 5 minutes; the scheduler never uses less than 10 heartbeat intervals).
+WORKER_TTL = 30.0
+# Seconds to wait for a scheduler given by address.
+CONNECT_TIMEOUT = 20
+# How often the driver checks the tasks' run times against task_timeout (seconds).
+WATCH_INTERVAL = 1.0
+GPU = "GPU"
+# Share of a GPU resource each GPU task asks for: up to 8 images in flight per card.
+GPU_TASK_SHARE = 1.0 / GPU_PIPELINE_DEPTH
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as values for ``CUDA_VISIBLE_DEVICES`` (indices or
+    UUIDs): those listed in ``CUDA_VISIBLE_DEVICES`` when it is set, else 0..count-1; [] when
+    the CUDA backend cannot run here."""
+    from ..solver import cuda_status
+    ok, _ = cuda_status()
+    if not ok:
+        return []
+    import cupy
+    count = cupy.cuda.runtime.getDeviceCount()
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None and listed.strip():
+        return [g.strip() for g in listed.split(",") if g.strip()][:count]
+    return [str(i) for i in range(count)]
+
+
+def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None = None,
+                  allowed_failures: int = ALLOWED_FAILURES, worker_ttl: float = WORKER_TTL,
+                  silence_logs=logging.ERROR):
+    """A Dask cluster of ``n_workers`` worker processes on this machine (each under a nanny
+    that restarts it if it dies), scheduler in this process, listening on 127.0.0.1 only.
+
+    Args:
+        n_workers: number of worker processes (>= 1).
+        gpus: None, or one ``CUDA_VISIBLE_DEVICES`` value per worker: worker i then sees only
+            GPU ``gpus[i]`` and offers the resource ``GPU=1``.
+        threads_per_worker: tasks run at once per worker. None: 1 on the CPU (a solve keeps a
+            core busy and holds the GIL), :data:`GPU_PIPELINE_DEPTH` per GPU worker (the
+            pipeline around the card).
+        allowed_failures: dying workers a task may take with it before it is given up.
+        worker_ttl: seconds without a heartbeat before the scheduler restarts a worker.
+        silence_logs: level below which Dask's own log messages are hidden.
+
+    Returns:
+        A ``distributed.SpecCluster``; use it as a context manager, or ``close()`` it.
+    """
+    if int(n_workers) < 1:
+        raise ValueError(f"a local cluster needs at least 1 worker, got {n_workers}")
+    if gpus is not None and len(gpus) < n_workers:
+        raise ValueError(f"{n_workers} workers need {n_workers} GPUs, got {len(gpus)}: "
+                         f"{', '.join(map(str, gpus)) or 'none'}")
+    if threads_per_worker is None:
+        threads_per_worker = 1 if gpus is None else GPU_PIPELINE_DEPTH
+    workers = {}
+    for i in range(int(n_workers)):
+        options = {"nthreads": threads_per_worker, "host": "127.0.0.1", "dashboard": False,
+                   "silence_logs": silence_logs, "preload": [__name__]}
+        if gpus is not None:
+            options["env"] = {"CUDA_VISIBLE_DEVICES": str(gpus[i])}
+            options["resources"] = {GPU: 1}
+        workers[f"graphcut-worker-{i}"] = {"cls": Nanny, "options": options}
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
+                                               "dashboard_address": ":0",
+                                               "allowed_failures": allowed_failures,
+                                               "worker_ttl": f"{worker_ttl}s"}}
+    # A worker holds only the tasks it runs (no queue of its own): a worker that dies then
+    # takes no waiting image's retry budget with it, and idle workers get the next image.
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+        return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs,
+                           name="graphcut")
+
+
+def dask_setup(worker) -> None:
+    """Preload hook of :func:`local_cluster`'s workers: they ignore SIGINT. Ctrl-C in a
+    terminal reaches the whole process group; the driver alone handles it (it cancels the
+    tasks and closes the cluster, which stops the workers)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def gpu_worker_count(client) -> int:
+    """Number of the cluster's workers that offer a GPU resource."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:  # older distributed: no n_workers argument
+        info = client.scheduler_info()
+    return sum(1 for worker in info.get("workers", {}).values()
+               if worker.get("resources", {}).get(GPU, 0) >= 1)
+
+
+class _Watchdog:
+    """Restarts the worker of any task that has been processing for more than ``timeout``
+    seconds (its task then runs again elsewhere), from a thread of the driver."""
+
+    def __init__(self, client, timeout: float):
+        self.client = client
+        self.timeout = float(timeout)
+        self.timed_out: set[str] = set()
+        self._seen: dict[tuple[str, str], float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="graphcut-watchdog",
+                                        daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(WATCH_INTERVAL):
+            try:
+                self.check()
+            except Exception:  # noqa: BLE001 - a failed check is retried at the next tick
+                log.debug("task watchdog check failed", exc_info=True)
+
+    def check(self) -> None:
+        now = time.monotonic()
+        processing = self.client.processing()
+        current = {(worker, str(key)) for worker, keys in processing.items() for key in keys}
+        self._seen = {pair: self._seen.get(pair, now) for pair in current}
+        late = {worker for (worker, key), since in self._seen.items()
+                if now - since > self.timeout and str(key).startswith(_KEY_PREFIX)}
+        for worker in late:
+            keys = [key for (w, key) in self._seen if w == worker]
+            self.timed_out.update(keys)
+            log.warning("a task has run for more than %g s on %s; restarting that worker",
+                        self.timeout, worker)
+            for pair in [pair for pair in self._seen if pair[0] == worker]:
+                del self._seen[pair]
+            self.client.restart_workers([worker], raise_for_error=False)
+
+
+_KEY_PREFIX = "graphcut-segment-"
+
+
+class DaskRunner:
+    """A :data:`graphcut.batch.Runner` that submits one task per image to a Dask client and
+    yields the records as tasks complete (``distributed.as_completed``).
+
+    Args:
+        client: a connected ``distributed.Client``.
+        gpu: every task asks for ``resources={"GPU": GPU_TASK_SHARE}`` (only workers offering
+            a GPU run them, at most 8 per card); a task given up as ``KilledWorker`` is tried
+            once more alone (``GPU=1``).
+        task: the per-image function, called on a worker with :func:`segment_file`'s keyword
+            arguments (paths made absolute); it must return a summary record.
+        task_timeout: seconds a task may run before its worker is restarted (None: no limit).
+    """
+
+    def __init__(self, client, *, gpu: bool = False, task=segment_file,
+                 task_timeout: float | None = None):
+        self.client = client
+        self.gpu = gpu
+        self.task = task
+        self.task_timeout = task_timeout
+
+    def __call__(self, calls: list[Call]) -> Iterator[tuple[int, dict]]:
+        run = uuid.uuid4().hex[:8]
+        futures: dict[str, tuple[int, object, dict, bool]] = {}
+        finished = as_completed([], with_results=True, raise_errors=False)
+
+        def submit(index, kwargs, alone=False):
+            name = display(Path(kwargs["image_path"]).name)
+            key = f"{_KEY_PREFIX}{name}-{run}-{index}{'-alone' if alone else ''}"
+            resources = {GPU: 1 if alone else GPU_TASK_SHARE} if self.gpu else None
+            future = self.client.submit(self.task, key=key, pure=False, resources=resources,
+                                        **kwargs)
+            futures[future.key] = (index, future, kwargs, alone)
+            finished.add(future)
+
+        watchdog = (_Watchdog(self.client, self.task_timeout) if self.task_timeout
+                    else contextlib.nullcontext())
+        try:
+            with watchdog:
+                for index, kwargs in calls:
+                    submit(index, {name: os.path.abspath(value) if isinstance(value, Path)
+                                   else value for name, value in kwargs.items()})
+                for future, result in finished:
+                    index, _, kwargs, alone = futures.pop(future.key)
+                    error = future.exception() if future.status == "error" else None
+                    if isinstance(error, KilledWorker) and self.gpu and not alone:
+                        log.info("%s was given up after its workers died; trying it alone",
+                                 display(Path(kwargs["image_path"]).name))
+                        submit(index, kwargs, alone=True)
+                        future.release()
+                        continue
+                    timed_out = (watchdog.timed_out if self.task_timeout else set())
+                    yield index, self._record(future, result, error, kwargs,
+                                              future.key in timed_out)
+                    future.release()
+        finally:
+            if futures:
+                log.info("cancelling %d unfinished task(s)", len(futures))
+                with contextlib.suppress(Exception):
+                    self.client.cancel([f for _, f, _, _ in futures.values()], force=True)
+
+    def _record(self, future, result, error, kwargs, timed_out: bool) -> dict:
+        """The task's record, or a failed record saying why the task itself failed."""
+        if future.status == "finished" and isinstance(result, dict):
+            return result
+        paths = (kwargs["image_path"], kwargs["seeds_path"], kwargs["out_path"])
+        if isinstance(error, KilledWorker):
+            deaths = getattr(error, "allowed_failures", ALLOWED_FAILURES) + 1
+            if timed_out:
+                why = (f"it ran for more than {self.task_timeout:g} s on {deaths} workers in "
+                       "turn (each restarted) (KilledWorker)")
+            else:
+                why = (f"the worker processes running this image died {deaths} times "
+                       "(KilledWorker); it may need more memory than a worker has")
+            return failed_record(*paths, why)
+        if future.status == "cancelled":
+            return failed_record(*paths, "the task was cancelled on the cluster")
+        error = error if error is not None else result
+        return failed_record(*paths, f"the task failed on the cluster: "
+                                     f"{type(error).__name__}: {error}")
+
+
+def _local_gpus(device: str, gpu_resource: bool | None, n_workers: int) -> list[str] | None:
+    """GPU per local worker (None: no pinning), or ValueError when it cannot be done."""
+    from ..solver import resolve_device
+    if gpu_resource is False:
+        return None
+    backend = resolve_device(device)  # BackendUnavailableError for "cuda" without a GPU
+    if backend != "cuda":
+        if gpu_resource:
+            raise ValueError(f"--gpu-resource needs a GPU device; device {device!r} runs on "
+                             "the CPU here")
+        return None
+    gpus = visible_gpus()
+    if n_workers > len(gpus):
+        raise ValueError(
+            f"{n_workers} local workers on the GPU, but this machine shows {len(gpus)} GPU(s) "
+            f"({', '.join(gpus)}): use at most {len(gpus)} (one worker per GPU), or "
+            "--device cpu, or --no-gpu-resource to let workers share cards")
+    return gpus[:n_workers]
+
+
+def check_local_workers(n_workers: int, gpus) -> None:
+    """ValueError when a local cluster of ``n_workers`` CPU workers would have more workers
+    than this machine has cores (each solve keeps a core busy; more only adds memory and
+    missed heartbeats)."""
+    cores = usable_cores()
+    if gpus is None and n_workers > cores:
+        raise ValueError(f"--local-cluster {n_workers}: this machine has {cores} core(s) for "
+                         f"this process, and each CPU worker keeps one busy; use at most "
+                         f"{cores}")
+
+
+def _use_gpu_resource(client, device: str, gpu_resource: bool | None) -> bool:
+    if gpu_resource is False:
+        return False
+    if device == "cpu":
+        if gpu_resource:
+            raise ValueError("--gpu-resource with --device cpu: CPU tasks need no GPU")
+        return False
+    count = gpu_worker_count(client)
+    if gpu_resource and not count:
+        raise ValueError("no worker of the cluster offers a GPU resource, so GPU tasks would "
+                         "wait forever: start the workers with `--resources GPU=1`, or pass "
+                         "--no-gpu-resource")
+    return count > 0
+
+
+@contextlib.contextmanager
+def _quiet_dask_logs():
+    """Dask's INFO and WARNING messages (worker start-up, restarts, shutdown) hidden unless
+    the root logger is at DEBUG (``graphcut -vv``)."""
+    logger = logging.getLogger("distributed")
+    old = logger.level
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+@contextlib.contextmanager
+def _connect(scheduler, n_workers, gpus, device, gpu_resource):
+    """(client, gpu) for an existing scheduler or a new local cluster of ``n_workers`` pinned
+    to ``gpus`` (None: CPU workers); closes what it made."""
+    if n_workers is not None:
+        with local_cluster(n_workers, gpus=gpus) as cluster, Client(cluster) as client:
+            yield client, gpus is not None
+        return
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as error:
+        raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler!r} "
+                              f"within {CONNECT_TIMEOUT} s: {error}") from None
+    with client:
+        yield client, _use_gpu_resource(client, device, gpu_resource)
+
+
+def _remove_leftovers(out_dir) -> None:
+    """Temporary files of workers stopped with a local cluster, once it is closed (only if no
+    other run has taken the folder meanwhile)."""
+    if Path(out_dir).is_dir():
+        with contextlib.suppress(OutputFolderBusyError, OSError):
+            with output_folder_lock(out_dir):
+                remove_temporary_files(out_dir)
+
+
+def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = None,
+                   n_workers: int | None = None, client=None, gpu_resource: bool | None = None,
+                   lam=DEFAULT_LAM, sigma=None, device="auto", overwrite=False, overlay=False,
+                   progress=True, task=segment_file,
+                   task_timeout: float | None = None) -> list[dict]:
+    """:func:`graphcut.batch.run_batch` on a Dask cluster, one task per image.
+
+    Give exactly one of ``scheduler`` (address of a running scheduler, e.g.
+    ``"tcp://10.0.0.5:8786"``), ``n_workers`` (start a local cluster of that many worker
+    processes, closed at the end; on the CPU at most one per core) or ``client`` (a connected
+    ``distributed.Client``, left open). Paths are sent to the workers as absolute paths and
+    must be valid there.
+
+    Args:
+        gpu_resource: ask each task for a share of a ``GPU``. None (default): yes when the
+            device is not "cpu" and the cluster has workers offering ``GPU`` (a local cluster
+            on a machine with GPUs pins one worker per GPU); True: require it (ValueError when
+            no worker offers a GPU); False: never (and local workers are not pinned).
+        task: the per-image function (default :func:`graphcut.batch.segment_file`).
+        task_timeout: seconds an image's task may run before its worker is restarted and the
+            task run again elsewhere (None: no limit).
+        Other arguments: as :func:`graphcut.batch.run_batch`.
+
+    Returns:
+        The records in image-name order, as :func:`graphcut.batch.run_batch`.
+
+    Raises:
+        ValueError: not exactly one of scheduler / n_workers / client, bad folders, more
+            local CPU workers than cores, or a GPU set-up that cannot work (see
+            ``gpu_resource``).
+        NotADirectoryError: a missing input folder.
+        graphcut.batch.OutputFolderBusyError: another batch writes to ``out_dir``.
+        graphcut.solver.BackendUnavailableError: a local cluster with device "cuda" and no GPU.
+        ConnectionError: the scheduler cannot be reached.
+        KeyboardInterrupt: after cancelling the tasks and cleaning up (see the module notes).
+    """
+    if sum(x is not None for x in (scheduler, n_workers, client)) != 1:
+        raise ValueError("give exactly one of scheduler, n_workers or client")
+    jobs = find_jobs(images_dir, seeds_dir, out_dir, overlay=overlay)  # bad folders: fail first
+    gpus = None
+    if n_workers is not None:
+        gpus = _local_gpus(device, gpu_resource, n_workers)
+        check_local_workers(n_workers, gpus)
+    options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, progress=progress)
+    try:
+        with _quiet_dask_logs():
+            if client is not None:
+                gpu = _use_gpu_resource(client, device, gpu_resource)
+                runner = DaskRunner(client, gpu=gpu, task=task, task_timeout=task_timeout)
+                with output_folder(out_dir, overlay=overlay):
+                    return run_jobs(jobs, out_dir, runner, **options)
+            with _connect(scheduler, n_workers, gpus, device, gpu_resource) as (connected, gpu):
+                runner = DaskRunner(connected, gpu=gpu, task=task, task_timeout=task_timeout)
+                with output_folder(out_dir, overlay=overlay):
+                    return run_jobs(jobs, out_dir, runner, **options)
+    finally:
+        _remove_leftovers(out_dir)
+
+
+__all__ = ["ALLOWED_FAILURES", "DaskRunner", "GPU_TASK_SHARE", "WORKER_TTL",
+           "check_local_workers", "gpu_worker_count", "local_cluster", "run_batch_dask",
+           "visible_gpus"]
