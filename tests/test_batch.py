@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import logging
 import os
 
 import numpy as np
@@ -10,7 +11,11 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from graphcut.batch import FAILED, OK, SKIPPED, SUMMARY_FIELDS, run_batch, segment_file
+import graphcut
+from graphcut.batch import (FAILED, OK, SKIPPED, STAGE_FIELDS, SUMMARY_FIELDS,
+                            OutputFolderBusyError, read_mask_metadata, read_summary, run_batch,
+                            segment_file, write_summary)
+from graphcut.batch._lock import output_folder_lock
 from graphcut.cli import main
 from test_segment import disc_image, disc_seeds, disc_truth, iou
 
@@ -43,7 +48,7 @@ def run(*args):
 
 
 def summary(out):
-    with open(out / "summary.csv", newline="") as handle:
+    with open(out / "summary.csv", newline="", errors="surrogateescape") as handle:
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0].keys()) == SUMMARY_FIELDS
     return {os.path.basename(row["image"]): row for row in rows}
@@ -163,8 +168,172 @@ def test_segment_file_never_raises(tmp_path, folders):
     record = segment_file(images / "grey.png", seeds / "grey.png", tmp_path / "ok.png",
                           lam=5.0, device="cpu")
     assert record["status"] == OK and record["flow"] > 0 and record["width"] == 80
-    assert segment_file(images / "grey.png", seeds / "grey.png",
-                        tmp_path / "ok.png")["status"] == SKIPPED
+    assert record["lam"] == 5.0 and record["sigma"] == ""
+    again = segment_file(images / "grey.png", seeds / "grey.png", tmp_path / "ok.png", lam=5.0)
+    assert again["status"] == SKIPPED and again["flow"] == record["flow"]  # from the mask
     assert segment_file(images / "grey.png", seeds / "grey.png", tmp_path / "ok.png",
-                        overwrite=True)["status"] == OK
+                        lam=5.0, overwrite=True)["status"] == OK
+    other = segment_file(images / "grey.png", seeds / "grey.png", tmp_path / "ok.png", lam=9.0)
+    assert other["status"] == OK and other["flow"] != record["flow"]  # other lam: redone
     assert leftovers(tmp_path) == []
+
+
+# ---- resume: parameters and inputs recorded per mask ----------------------------------------
+
+def test_masks_record_their_parameters_and_equal_a_plain_segmentation(folders):
+    images, seeds, out = folders
+    records = run_batch(images, seeds, out, device="cpu", lam=7.5, progress=False)
+    grey = next(r for r in records if r["image"].endswith("grey.png"))
+    metadata = read_mask_metadata(out / "grey.png")
+    assert metadata["lam"] == 7.5 and metadata["sigma"] is None
+    assert metadata["flow"] == grey["flow"] and (metadata["width"], metadata["height"]) == (80, 60)
+    # pixel for pixel what graphcut.segment gives (the PNG encoding differs, not the mask)
+    expected = graphcut.segment(GOOD["grey"], disc_seeds(), lam=7.5, device="cpu")
+    assert np.array_equal(np.asarray(Image.open(out / "grey.png")), np.where(expected, 255, 0))
+    rows = summary(out)
+    assert rows["grey.png"]["lam"] == "7.5" and rows["grey.png"]["sigma"] == ""
+
+
+def test_rerun_with_other_parameters_redoes_and_reports_new_numbers(folders, caplog):
+    images, seeds, out = folders
+    first = {os.path.basename(r["image"]): r for r in
+             run_batch(images, seeds, out, device="cpu", progress=False)}
+    with caplog.at_level(logging.WARNING, logger="graphcut.batch"):
+        second = {os.path.basename(r["image"]): r for r in
+                  run_batch(images, seeds, out, device="cpu", lam=3.0, progress=False)}
+    assert "redoing 3 image(s) whose masks are out of date" in caplog.text
+    assert "lam 10.0 -> 3.0" in caplog.text
+    rows = summary(out)
+    for stem in GOOD:
+        name = f"{stem}.png"
+        assert second[name]["status"] == OK and second[name]["flow"] != first[name]["flow"]
+        assert rows[name]["flow"] == str(second[name]["flow"]) and rows[name]["lam"] == "3.0"
+        assert read_mask_metadata(out / name)["lam"] == 3.0
+    third = {os.path.basename(r["image"]): r for r in
+             run_batch(images, seeds, out, device="cpu", lam=3.0, progress=False)}
+    assert all(third[f"{stem}.png"]["status"] == SKIPPED for stem in GOOD)
+    assert all(third[f"{s}.png"]["flow"] == second[f"{s}.png"]["flow"] for s in GOOD)
+
+
+def test_changed_seed_file_redoes_only_its_image(folders):
+    images, seeds, out = folders
+    run_batch(images, seeds, out, device="cpu", progress=False)
+    edited = disc_seeds()
+    edited[5:8, 5:20] = 2
+    Image.fromarray(edited).save(seeds / "grey.png")
+    records = {os.path.basename(r["image"]): r["status"] for r in
+               run_batch(images, seeds, out, device="cpu", progress=False)}
+    assert records["grey.png"] == OK
+    assert records["colour.png"] == records["deep.png"] == SKIPPED
+
+
+def test_a_mask_without_a_record_is_kept_unless_overwrite(folders):
+    images, seeds, out = folders
+    out.mkdir()
+    Image.fromarray(np.zeros((60, 80), np.uint8)).save(out / "grey.png")  # hand-made
+    records = {os.path.basename(r["image"]): r for r in
+               run_batch(images, seeds, out, device="cpu", progress=False)}
+    assert records["grey.png"]["status"] == SKIPPED
+    assert "no record of how it was made" in records["grey.png"]["reason"]
+    assert not np.asarray(Image.open(out / "grey.png")).any()  # untouched
+    records = {os.path.basename(r["image"]): r for r in
+               run_batch(images, seeds, out, device="cpu", overwrite=True, progress=False)}
+    assert records["grey.png"]["status"] == OK
+    assert np.asarray(Image.open(out / "grey.png")).any()
+
+
+# ---- file names, concurrent runs, special files ---------------------------------------------
+
+def test_file_names_that_are_not_utf8_are_done_and_summarised(tmp_path):
+    images, seeds, out = tmp_path / "images", tmp_path / "seeds", tmp_path / "out"
+    images.mkdir()
+    seeds.mkdir()
+    name = os.fsdecode(b"caf\xe9.png")  # Latin-1 bytes: not valid UTF-8
+    Image.fromarray(GOOD["grey"]).save(images / name)
+    Image.fromarray(disc_seeds()).save(seeds / name)
+    Image.fromarray(GOOD["colour"]).save(images / "plain.png")
+    Image.fromarray(disc_seeds()).save(seeds / "plain.png")
+    result = run("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    assert "2 images: 2 ok, 0 skipped, 0 failed" in result.stdout
+    assert os.path.exists(os.path.join(os.fsencode(out), b"caf\xe9.png"))
+    raw = (out / "summary.csv").read_bytes()
+    assert b"caf\xe9.png" in raw  # the name's bytes as on disk
+    rows = read_summary(out / "summary.csv")
+    assert rows[str(images / name)]["status"] == OK
+    again = run("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu")
+    assert "0 ok, 2 skipped, 0 failed" in again.stdout
+
+
+def test_a_second_run_into_the_same_folder_is_refused(folders):
+    images, seeds, out = folders
+    out.mkdir()
+    other = out / ".grey.png.abcd1234.tmp"  # the running batch's write in progress
+    other.write_bytes(b"half a mask")
+    with output_folder_lock(out):
+        result = run("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu")
+        assert result.exit_code == 1, result.output
+        assert "another graphcut batch" in result.stderr and "is writing to" in result.stderr
+        with pytest.raises(OutputFolderBusyError, match=f"process {os.getpid()}"):
+            run_batch(images, seeds, out, device="cpu", progress=False)
+        assert other.exists() and not (out / "summary.csv").exists()
+    assert run("batch", images, "--seeds-dir", seeds, "-o", out).exit_code == 1  # broken.png
+    assert not other.exists() and (out / "summary.csv").exists()  # a killed run's leftover
+    assert leftovers(out) == []
+
+
+def test_special_entries_are_listed_in_the_summary(folders):
+    images, seeds, out = folders
+    (images / "loop.png").symlink_to("loop.png")
+    (images / "dangling.png").symlink_to("nowhere.png")
+    os.mkfifo(images / "fifo.png")
+    (images / "folder.png").mkdir()
+    Image.fromarray(GOOD["grey"]).save(images / "fifoseeds.png")
+    os.mkfifo(seeds / "fifoseeds.png")
+    result = run("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    rows = summary(out)
+    assert "folder.png" not in rows
+    assert rows["loop.png"]["status"] == FAILED
+    assert "symbolic link loop" in rows["loop.png"]["reason"]
+    assert "broken symbolic link" in rows["dangling.png"]["reason"]
+    assert "a FIFO, not a regular file" in rows["fifo.png"]["reason"]
+    assert "the seed file" in rows["fifoseeds.png"]["reason"]
+    assert "FIFO" in rows["fifoseeds.png"]["reason"]
+    assert rows["grey.png"]["status"] == OK
+
+
+# ---- the summary as images finish -----------------------------------------------------------
+
+def test_each_row_is_in_the_summary_as_soon_as_its_image_is_done(folders):
+    images, seeds, out = folders
+    seen = []
+
+    def runner(calls):
+        for index, kwargs in calls:
+            seen.append(set(read_summary(out / "summary.csv")))
+            yield index, segment_file(**kwargs)
+
+    records = run_batch(images, seeds, out, device="cpu", progress=False, runner=runner)
+    planned = {r["image"] for r in records if r["status"] != OK and "broken" not in r["image"]
+               and "small" not in r["image"]}
+    assert seen[0] == planned  # skipped images are listed before any image runs
+    assert [len(s) for s in seen] == list(range(len(planned), len(planned) + len(seen)))
+    assert list(summary(out)) == sorted(summary(out))  # rewritten in name order at the end
+
+
+def test_a_cut_short_last_row_is_ignored(tmp_path):
+    path = tmp_path / "summary.csv"
+    write_summary(path, [dict.fromkeys(SUMMARY_FIELDS, "x") | {"image": "a.png"}])
+    with open(path, "ab") as handle:
+        handle.write(b"b.png,ok,,80,6")  # a power cut in the middle of a row
+    assert set(read_summary(path)) == {"a.png"}
+
+
+def test_stage_times_are_reported(folders):
+    images, seeds, out = folders
+    records = run_batch(images, seeds, out, device="cpu", progress=False, jobs=1)
+    done = [r for r in records if r["status"] == OK]
+    for record in done:
+        assert all(record[key] >= 0 for key in STAGE_FIELDS)
+        assert sum(record[key] for key in STAGE_FIELDS) <= record["seconds"] + 1e-3
