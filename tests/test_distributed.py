@@ -1,7 +1,8 @@
 """``graphcut batch`` on a Dask cluster of local worker processes (CPU backend).
 
-One two-worker cluster serves most tests; its workers offer ``GPU=1`` each, pinned with
-``CUDA_VISIBLE_DEVICES`` 0 and 1 (nothing here touches a GPU, the pinning is only checked).
+One two-worker cluster serves most tests; its workers (one thread each) offer ``GPU=1`` each,
+pinned with ``CUDA_VISIBLE_DEVICES`` 0 and 1 (nothing here touches a GPU, the pinning is only
+checked). Tests of hung workers start their own small clusters.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from PIL import Image
 distributed = pytest.importorskip("distributed", reason="needs graphcut[distributed]")
 psutil = pytest.importorskip("psutil", reason="psutil comes with distributed")
 
-from graphcut import distributed as gd  # noqa: E402
-from graphcut.batch import FAILED, OK, SKIPPED, run_batch, segment_file  # noqa: E402
+from graphcut.batch import FAILED, OK, SKIPPED, read_summary, run_batch, segment_file  # noqa: E402,I001
+from graphcut.batch import dask as gd  # noqa: E402
 from graphcut.cli import main  # noqa: E402
 from test_segment import disc_image, disc_seeds  # noqa: E402
 
@@ -33,12 +34,13 @@ SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 # ---- fixtures -------------------------------------------------------------------------------
 
 def _children() -> set[int]:
-    """This process's descendants, but for multiprocessing's resource tracker (started with
-    the first spawned process, it lives as long as this process)."""
+    """This process's descendants, but for multiprocessing's resource tracker and fork server
+    (started with the first worker process, they live as long as this process)."""
     found = set()
     for child in psutil.Process().children(recursive=True):
         try:
-            if "resource_tracker" not in " ".join(child.cmdline()):
+            command = " ".join(child.cmdline())
+            if "resource_tracker" not in command and "forkserver" not in command:
                 found.add(child.pid)
         except psutil.Error:
             pass
@@ -58,7 +60,7 @@ def _wait_gone(pids, timeout=10.0) -> set[int]:
 @pytest.fixture(scope="module")
 def client():
     before = _children()
-    cluster = gd.local_cluster(2, gpus=["0", "1"])
+    cluster = gd.local_cluster(2, gpus=["0", "1"], threads_per_worker=1)
     with cluster, distributed.Client(cluster) as connected:
         connected.wait_for_workers(2)
         yield connected
@@ -127,8 +129,43 @@ def kill_worker_on(poison: str, marker_dir: str, **kwargs):
     return segment_file(**kwargs)
 
 
+def stop_worker_once(marker: str, **kwargs):
+    """The first call stops its own worker process (SIGSTOP: it neither works nor answers
+    heartbeats, as a hung machine); every later call is segment_file."""
+    try:
+        descriptor = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return segment_file(**kwargs)
+    os.write(descriptor, str(os.getpid()).encode())
+    os.close(descriptor)
+    os.kill(os.getpid(), signal.SIGSTOP)
+    return segment_file(**kwargs)
+
+
+def hang_once(marker: str, **kwargs):
+    """The first call hangs for ten minutes without holding the GIL (its worker still answers
+    heartbeats); every later call is segment_file."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return segment_file(**kwargs)
+    time.sleep(600)
+    return segment_file(**kwargs)
+
+
+def kill_worker_unless_alone(marker_dir: str, **kwargs):
+    """On good2.png, kills its worker while the task holds only a share of the GPU (other
+    images may be on the same worker); run with the whole card it does the image."""
+    worker = distributed.get_worker()
+    alone = worker.state.available_resources.get("GPU") == 0
+    if Path(kwargs["image_path"]).name == "good2.png" and not alone:
+        (Path(marker_dir) / f"death-{os.getpid()}").touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return segment_file(**kwargs)
+
+
 def gpu_task(**kwargs):
-    """Records which card the worker sees and that the task holds the worker's one GPU."""
+    """Records which card the worker sees and the share of its GPU left while the task runs."""
     record = segment_file(**kwargs)
     worker = distributed.get_worker()
     record["reason"] = (f"{os.environ.get('CUDA_VISIBLE_DEVICES')}:"
@@ -185,7 +222,10 @@ def test_an_image_that_keeps_killing_workers_is_reported_not_retried_forever(
                                 progress=False, task=task)
     by_name = {Path(r["image"]).name: r for r in records}
     poisoned = by_name.pop("good3.png")
-    assert poisoned["status"] == FAILED and "KilledWorker" in poisoned["reason"]
+    assert poisoned["status"] == FAILED
+    assert poisoned["reason"] == (f"the worker processes running this image died "
+                                  f"{gd.ALLOWED_FAILURES + 1} times (KilledWorker); it may need "
+                                  "more memory than a worker has")
     assert len(list(tmp_path.glob("death-*"))) == gd.ALLOWED_FAILURES + 1
     assert [by_name[f"good{i}.png"]["status"] for i in (0, 1, 2, 4, 5)] == [OK] * 5
     assert not (tmp_path / "out" / "good3.png").exists()
@@ -198,7 +238,8 @@ def test_gpu_tasks_hold_one_pinned_card_each(client, folders, tmp_path):
     records = gd.run_batch_dask(images, seeds, tmp_path / "out", client=client, device="auto",
                                 progress=False, task=gpu_task)
     held = [r["reason"] for r in records if r["status"] == OK]
-    assert len(held) == 6 and set(held) <= {"0:0", "1:0"}  # card 0 or 1, its GPU taken
+    left = 1 - gd.GPU_TASK_SHARE  # each task holds 1/8 of the card: 8 images in flight
+    assert len(held) == 6 and set(held) <= {f"0:{left}", f"1:{left}"}
     with pytest.raises(ValueError, match="CPU tasks need no GPU"):
         gd.run_batch_dask(images, seeds, tmp_path / "x", client=client, device="cpu",
                           gpu_resource=True)
@@ -243,7 +284,11 @@ def test_cli_usage_errors(folders, tmp_path, monkeypatch):
         (["--gpu-resource"], 2, "only with --scheduler or --local-cluster"),
         (["--local-cluster", "0"], 2, "--local-cluster"),
         (["--local-cluster", "1", "--gpu-resource", "--device", "cpu"], 2, "--gpu-resource"),
+        (["--local-cluster", "40", "--device", "cpu"], 2, "use at most"),
+        (["--local-cluster", "1", "--jobs", "2"], 2, "--jobs"),
+        (["--task-timeout", "5"], 2, "--task-timeout"),
     ]
+    monkeypatch.setattr(gd, "usable_cores", lambda: 2)  # a 2-core machine
     for extra, code, message in cases:
         result = CliRunner().invoke(main, base + extra)
         assert result.exit_code == code and message in result.output, (extra, result.output)
@@ -301,7 +346,10 @@ def test_cli_local_cluster_and_ctrl_c(tmp_path):
     assert _wait_gone(group) == set(), "processes left behind"
     masks = outputs(out)
     assert 1 <= len(masks) < 32
-    assert leftovers(out) == [] and not (out / "summary.csv").exists()
+    assert leftovers(out) == []
+    listed = {Path(i).name for i, r in read_summary(out / "summary.csv").items()
+              if r["status"] == OK}
+    assert listed <= set(masks)  # what the summary lists as done is done
     run_batch(images, seeds, tmp_path / "serial", device="cpu", progress=False)
     serial = outputs(tmp_path / "serial")
     assert {name: serial[name] for name in masks} == masks
@@ -312,3 +360,50 @@ def _session(pid: int) -> int | None:
         return os.getsid(pid)
     except OSError:
         return None
+
+
+# ---- hung workers, GPU tasks given up -------------------------------------------------------
+
+def test_a_stopped_worker_is_evicted_and_its_image_run_elsewhere(folders, tmp_path):
+    """A worker stopped with SIGSTOP mid-task (heartbeats stop): the scheduler restarts it
+    after the worker TTL and its image is done by the other worker; the run ends in seconds
+    (Dask's default TTL would wait five minutes)."""
+    images, seeds = folders
+    marker = tmp_path / "stopped"
+    task = functools.partial(stop_worker_once, str(marker))
+    with gd.local_cluster(2, worker_ttl=1.0) as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        started = time.monotonic()
+        records = gd.run_batch_dask(images, seeds, tmp_path / "out", client=client,
+                                    device="cpu", progress=False, task=task)
+        assert time.monotonic() - started < 40
+        stopped = int(marker.read_text())
+        assert _wait_gone({stopped}) == set()  # killed by its nanny
+    by_name = {Path(r["image"]).name: r["status"] for r in records}
+    assert [by_name[f"good{i}.png"] for i in range(6)] == [OK] * 6
+
+
+def test_a_task_over_its_timeout_has_its_worker_restarted(folders, tmp_path):
+    images, seeds = folders
+    task = functools.partial(hang_once, str(tmp_path / "hung"))
+    with gd.local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        started = time.monotonic()
+        records = gd.run_batch_dask(images, seeds, tmp_path / "out", client=client,
+                                    device="cpu", progress=False, task=task, task_timeout=2)
+        assert time.monotonic() - started < 40
+    by_name = {Path(r["image"]).name: r["status"] for r in records}
+    assert [by_name[f"good{i}.png"] for i in range(6)] == [OK] * 6
+
+
+def test_a_gpu_task_given_up_is_tried_alone(client, folders, tmp_path):
+    """GPU tasks share workers; one given up (KilledWorker) after its workers died runs once
+    more asking for the whole card, so an image that only failed beside others is done."""
+    images, seeds = folders
+    task = functools.partial(kill_worker_unless_alone, str(tmp_path))
+    records = gd.run_batch_dask(images, seeds, tmp_path / "out", client=client, device="auto",
+                                progress=False, task=task)
+    by_name = {Path(r["image"]).name: r["status"] for r in records}
+    assert [by_name[f"good{i}.png"] for i in range(6)] == [OK] * 6
+    assert len(list(tmp_path.glob("death-*"))) == gd.ALLOWED_FAILURES + 1
+    client.wait_for_workers(2, timeout=30)

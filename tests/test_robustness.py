@@ -651,8 +651,9 @@ def test_gui_loaders_report_bad_files(tmp_path, good, window):
 # ---- interruption -----------------------------------------------------------------------------
 
 def test_ctrl_c_in_a_serial_batch_leaves_no_partial_file(tmp_path, monkeypatch):
-    """KeyboardInterrupt while the second image is being written: the CLI exits 130, the first
-    mask is complete, no temporary file and no summary are left."""
+    """KeyboardInterrupt while the second image is being written (in process: --jobs 1): the
+    CLI exits 130, the first mask is complete, no temporary file is left and the summary lists
+    the finished image."""
     import graphcut.batch as batch
     images, seeds = tmp_path / "images", tmp_path / "seeds"
     images.mkdir()
@@ -672,9 +673,11 @@ def test_ctrl_c_in_a_serial_batch_leaves_no_partial_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(batch, "segment_file", interrupted)
     result = run("batch", images, "--seeds-dir", seeds, "-o", tmp_path / "out",
-                 "--device", "cpu", "--no-progress")
+                 "--device", "cpu", "--no-progress", "--jobs", "1")
     assert result.exit_code == 130 and "interrupted" in result.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.png"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.png", "summary.csv"]
+    assert [Path(i).name for i in batch.read_summary(tmp_path / "out" / "summary.csv")] == [
+        "a.png"]
     assert iou(np.asarray(Image.open(tmp_path / "out" / "a.png")) == 255, disc_truth()) > 0.9
 
 

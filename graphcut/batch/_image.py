@@ -114,6 +114,8 @@ def _check_memory(image_path, backend: str, overlay_wanted: bool) -> None:
             width, height = image.size
     except Exception:  # noqa: BLE001 - read_image gives the real error for unreadable files
         return
+    if Image.MAX_IMAGE_PIXELS and width * height > Image.MAX_IMAGE_PIXELS:
+        return  # refused by read_image's decompression-bomb guard, with its own message
     need = segmentation_bytes(width, height, backend=backend, overlay=overlay_wanted)
     room = available_bytes()
     if room is not None and need > room:
