@@ -558,6 +558,13 @@ def display_rgb(image, *, channel_axis=-1) -> np.ndarray:
     scaled from their full range, float images shown as [0, 1] (or stretched from their own
     range when they leave [0, 1])."""
     from .energy import image_as_float
+    if isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.size and (
+            image.ndim == 2 or (image.ndim == 3 and channel_axis in (-1, 2)
+                                and image.shape[2] in (1, 2, 3, 4))):
+        # what the float path below gives, without it: rint(v / 255 * 255) == v for uint8
+        channels = image[..., None] if image.ndim == 2 else image
+        rgb = channels[..., :1] if channels.shape[2] in (1, 2) else channels[..., :3]
+        return np.ascontiguousarray(np.broadcast_to(rgb, rgb.shape[:2] + (3,)))
     values = image_as_float(image, channel_axis=channel_axis)
     values = values.get() if hasattr(values, "get") else values
     low, high = float(values.min()), float(values.max())
@@ -585,11 +592,16 @@ def overlay(image, mask, *, channel_axis=-1, color=(255, 40, 0), opacity=0.45,
         raise ValueError(f"mask shape {mask.shape} differs from the image's {rgb.shape[:2]}")
     if not 0.0 <= opacity <= 1.0:
         raise ValueError(f"opacity must be in [0, 1], got {opacity}")
-    out = rgb.astype(np.float64)
-    out[mask] = (1.0 - opacity) * out[mask] + opacity * np.asarray(color, dtype=np.float64)
+    # the tint of every uint8 level per channel (the blend's float formula, tabulated once)
+    levels = np.arange(256, dtype=np.float64)[:, None]
+    tint = np.clip(np.rint((1.0 - opacity) * levels + opacity * np.asarray(color, dtype=np.float64)),
+                   0, 255).astype(np.uint8)
+    out = rgb.copy()
+    for channel in range(3):
+        np.copyto(out[..., channel], np.take(tint[:, channel], rgb[..., channel]), where=mask)
     if outline is not None:
-        out[_inner_boundary(mask)] = outline
-    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+        out[_inner_boundary(mask)] = np.clip(np.rint(np.asarray(outline, dtype=np.float64)), 0, 255)
+    return out
 
 
 def write_overlay(path, image, mask, *, channel_axis=-1, inputs=(), **style) -> None:

@@ -156,3 +156,48 @@ def test_segment_file_on_an_image_it_cannot_read_in_time(tmp_path):
     record = segment_file(tmp_path / "none.png", tmp_path / "none_seeds.png", tmp_path / "m.png")
     assert record["status"] == "failed" and "read_seconds" not in record
     assert np.isfinite(record["seconds"])
+
+
+def _overlay_by_the_float_formula(image, mask, *, color=(255, 40, 0), opacity=0.45,
+                                  outline=(255, 255, 0)):
+    """The overlay as first written: float display values, float blend, rounded once."""
+    from graphcut.energy import image_as_float
+    from graphcut.imageio import _inner_boundary
+    values = image_as_float(image)
+    low, high = float(values.min()), float(values.max())
+    if low < 0.0 or high > 1.0:
+        values = (values - low) / (high - low) if high > low else np.zeros_like(values)
+    if values.shape[-1] == 1:
+        values = np.repeat(values, 3, axis=-1)
+    out = np.clip(np.rint(values * 255.0), 0, 255).astype(np.uint8).astype(np.float64)
+    out[mask] = (1.0 - opacity) * out[mask] + opacity * np.asarray(color, dtype=np.float64)
+    if outline is not None:
+        out[_inner_boundary(mask)] = outline
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("shape,dtype", [
+    ((40, 256), np.uint8), ((40, 256, 2), np.uint8), ((40, 256, 3), np.uint8),
+    ((40, 256, 4), np.uint8), ((40, 256, 3), np.uint16), ((40, 256), np.float64),
+    ((40, 256, 3), np.float32), ((40, 256), bool)])
+def test_the_fast_overlay_equals_the_float_formula(shape, dtype):
+    """The overlay (tabulated tint, uint8 shortcut) is the float formula's, pixel for pixel,
+    for every uint8 level and random colours, opacities and masks."""
+    from graphcut.imageio import overlay
+    rng = np.random.default_rng(sum(shape))
+    if dtype == np.uint8:
+        image = rng.integers(0, 256, shape, dtype=np.uint8)
+        image[0, :] = np.arange(256, dtype=np.uint8)[:, None] if len(shape) == 3 \
+            else np.arange(256, dtype=np.uint8)  # every level in every channel
+    elif dtype == bool:
+        image = rng.random(shape) > 0.5
+    elif np.issubdtype(dtype, np.integer):
+        image = rng.integers(0, 65536, shape).astype(dtype)
+    else:
+        image = (rng.random(shape) * 1.4 - 0.2).astype(dtype)  # leaves [0, 1]: stretched
+    for trial in range(4):
+        mask = rng.random(shape[:2]) > 0.4
+        style = dict(color=tuple(int(c) for c in rng.integers(0, 256, 3)),
+                     opacity=float(rng.random()), outline=None if trial == 3 else (255, 255, 0))
+        assert np.array_equal(overlay(image, mask, **style),
+                              _overlay_by_the_float_formula(image, mask, **style))
