@@ -1,17 +1,19 @@
 """Benchmark: `graphcut batch` on a local Dask cluster, 1 worker (1 GPU) against 2 workers (one
 per GPU), on the same folder of generated images.
 
-The images are the four bundled samples resized to ``--size`` x ``--size`` (2048: about 4 MP)
-and flipped four ways, ``--images`` of them in all, with their seeds resized alike (nearest
-neighbour). For every worker count in ``--workers`` a local cluster is started (on the GPU:
-worker i sees only GPU i through CUDA_VISIBLE_DEVICES and offers GPU=1, every task asks for
-it), every worker segments one small image first (CUDA module load, not timed), then the
+The images are those of ``bench/bench_batch.py`` (six scikit-image pictures resized to
+``--size`` x ``--size``, 2048: about 4 MP, in four flips, with bundled or scripted seeds),
+``--images`` of them in all. For every worker count in ``--workers`` a local cluster is started
+(on the GPU: worker i sees only GPU i through CUDA_VISIBLE_DEVICES, offers GPU=1 and runs 8
+threads, every task asks for 1/8 of a GPU, so each worker runs the batch's pipeline: one image
+on its card while others are read and written), every worker segments one small image first
+(CUDA module load, not timed), then the
 whole folder is segmented (``graphcut.distributed.run_batch_dask``, outputs overwritten) and
 timed from the first submission to the last record: images/s is images / that time. A worker
-count of 0 is the serial batch in this process, for reference. Reported per run: wall seconds,
-images/s, speed-up against the first run, the mean per-image seconds seen by the workers (read
-+ network + solve + write) and how many images each GPU did. The masks of every run must be
-byte-identical; the script checks that.
+count of 0 is the batch in this process (the same pipeline), for reference. Reported per run:
+wall seconds, images/s, speed-up against the first run, the median per-image seconds of each
+stage seen by the workers (read, solve = energy + minimum cut, write) and how many images each
+GPU did. The masks of every run must be byte-identical; the script checks that.
 
     python bench/bench_batch_multigpu.py                     # 64 images of 4 MP, workers 1,2
     python bench/bench_batch_multigpu.py --device cpu --workers 1,2 --images 8 --size 256
@@ -34,39 +36,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-from PIL import Image
 
-from graphcut import distributed as gd
 from graphcut.batch import OK, run_batch, segment_file
+from graphcut.batch import dask as gd
 from graphcut.solver import cuda_status, resolve_device
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_batch import make_images  # noqa: E402
 from bench_stereo import append_results, device_name  # noqa: E402
-
-
-def make_images(folder: Path, count: int, size: int) -> tuple[Path, Path]:
-    """``count`` images (samples resized to size x size, four flips) and their seeds."""
-    images, seeds = folder / "images", folder / "seeds"
-    images.mkdir(parents=True, exist_ok=True)
-    seeds.mkdir(exist_ok=True)
-    samples = sorted((SAMPLES / "images").glob("*.png"))
-    for i in range(count):
-        sample = samples[i % len(samples)]
-        name = f"{i:04d}_{sample.name}"
-        if (images / name).exists() and (seeds / name).exists():
-            continue
-        with Image.open(sample) as image, Image.open(SAMPLES / "seeds" / sample.name) as labels:
-            big = np.asarray(image.resize((size, size), Image.Resampling.BICUBIC))
-            big_labels = np.asarray(labels.resize((size, size), Image.Resampling.NEAREST))
-        flip = (i // len(samples)) % 4
-        for axis in (0, 1):
-            if flip >> axis & 1:
-                big, big_labels = np.flip(big, axis), np.flip(big_labels, axis)
-        Image.fromarray(np.ascontiguousarray(big)).save(images / name, compress_level=1)
-        Image.fromarray(np.ascontiguousarray(big_labels)).save(seeds / name)
-    return images, seeds
 
 
 def segment_and_name_gpu(**kwargs) -> dict:
@@ -122,24 +100,26 @@ def run(workers: int, images: Path, seeds: Path, out: Path, device: str, gpus) -
 
 def table(rows, args, backend: str, identical: bool) -> str:
     lines = [f"`graphcut batch` on a local Dask cluster: {args.images} images of "
-             f"{args.size}x{args.size} ({args.size * args.size / 1e6:.1f} MP), samples resized "
-             f"and flipped, device {args.device} -> backend {backend}; one thread per worker"
-             + ("; worker i pinned to GPU i (CUDA_VISIBLE_DEVICES, GPU=1 resource)"
-                if backend == "cuda" else ""),
+             f"{args.size}x{args.size} ({args.size * args.size / 1e6:.1f} MP), pictures resized "
+             f"and flipped, device {args.device} -> backend {backend}; "
+             + ("worker i pinned to GPU i (CUDA_VISIBLE_DEVICES, GPU=1 resource), 8 threads "
+                "per worker, 1/8 GPU per task" if backend == "cuda" else
+                "one thread per worker"),
              "",
-             "| workers | wall s | images/s | speed-up | mean s per image (worker) | images per "
-             "GPU | cluster start + warm-up s |",
+             "| workers | wall s | images/s | speed-up | read / solve / write ms (median per "
+             "image) | images per GPU | cluster start + warm-up s |",
              "|---|---|---|---|---|---|---|"]
     base = rows[0]
     for row in rows:
         records = row["records"]
         rate = len(records) / row["wall"]
-        mean = statistics.fmean(float(r["seconds"]) for r in records)
+        stages = " / ".join(f"{1000 * statistics.median(r[key] for r in records):.0f}"
+                            for key in ("read_seconds", "solve_seconds", "write_seconds"))
         per_gpu = Counter(r.get("gpu", "-") for r in records)
         spread = ", ".join(f"{gpu}: {n}" for gpu, n in sorted(per_gpu.items()))
-        label = "serial (in process)" if row["workers"] == 0 else str(row["workers"])
+        label = "in process (no Dask)" if row["workers"] == 0 else str(row["workers"])
         lines.append(f"| {label} | {row['wall']:.2f} | {rate:.2f} | "
-                     f"{base['wall'] / row['wall']:.2f}x | {mean:.3f} | {spread} | "
+                     f"{base['wall'] / row['wall']:.2f}x | {stages} | {spread} | "
                      f"{row['startup']:.1f} |")
     lines += ["", f"Byte-identical masks across runs: {'yes' if identical else 'NO'}"]
     return "\n".join(lines)

@@ -21,6 +21,7 @@ inputs with the same parameters (:func:`stale_reason`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -133,6 +134,8 @@ def _solve(image, seeds, *, lam, sigma, device, backend, stages):
         locked = time.perf_counter()
         mask, result = segment(image, seeds, lam=lam, sigma=sigma, device=device,
                                return_result=True)
+        # the host mask for the cut: a GPU copy is released here, under the lock
+        result = dataclasses.replace(result, source_side=mask)
         stages["solve_seconds"] = time.perf_counter() - locked
     stages["wait_seconds"] = locked - started
     return mask, result
