@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import functools
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,6 +164,23 @@ def kill_worker_unless_alone(marker_dir: str, **kwargs):
         (Path(marker_dir) / f"death-{os.getpid()}").touch()
         os.kill(os.getpid(), signal.SIGKILL)
     return segment_file(**kwargs)
+
+
+def hog_the_gil_then_segment(backtracks: int, **kwargs):
+    """On good0.png, first holds the GIL in one C call for several seconds (a regular
+    expression that backtracks ``2**backtracks`` times), as PyMaxflow does for a whole solve;
+    then segment_file."""
+    if Path(kwargs["image_path"]).name == "good0.png":
+        re.match(r"(a+)+$", "a" * backtracks + "b")
+    return segment_file(**kwargs)
+
+
+def _backtracks_for(seconds: float) -> int:
+    """The ``backtracks`` for which hog_the_gil_then_segment holds the GIL ``seconds`` here."""
+    started = time.perf_counter()
+    re.match(r"(a+)+$", "a" * 18 + "b")
+    elapsed = max(time.perf_counter() - started, 1e-4)
+    return 18 + max(0, int(round(math.log2(seconds / elapsed))))
 
 
 def gpu_task(**kwargs):
@@ -407,3 +426,21 @@ def test_a_gpu_task_given_up_is_tried_alone(client, folders, tmp_path):
     assert [by_name[f"good{i}.png"] for i in range(6)] == [OK] * 6
     assert len(list(tmp_path.glob("death-*"))) == gd.ALLOWED_FAILURES + 1
     client.wait_for_workers(2, timeout=30)
+
+
+def test_a_long_cpu_solve_does_not_get_its_worker_evicted(folders, tmp_path):
+    """PyMaxflow holds the GIL for a whole solve; CPU tasks run it in a child process of the
+    worker, so the worker keeps answering heartbeats through an 8 s hold with a 5 s TTL and
+    is never restarted."""
+    images, seeds = folders
+    task = functools.partial(gd.segment_file_on_worker,
+                             work=functools.partial(hog_the_gil_then_segment,
+                                                    _backtracks_for(8.0)))
+    with gd.local_cluster(2, worker_ttl=1.0) as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        pids = client.run(os.getpid)
+        records = gd.run_batch_dask(images, seeds, tmp_path / "out", client=client,
+                                    device="cpu", progress=False, task=task)
+        assert client.run(os.getpid) == pids  # no worker was restarted
+    by_name = {Path(r["image"]).name: r["status"] for r in records}
+    assert [by_name[f"good{i}.png"] for i in range(6)] == [OK] * 6

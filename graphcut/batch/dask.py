@@ -6,6 +6,9 @@ the image and seed files and write the masks themselves, so the cluster needs a 
 filesystem mounted at the same path everywhere; only paths and the small summary records
 travel through the scheduler. Masks and summary are those of the serial run.
 
+CPU tasks (:func:`segment_file_on_worker`) run each image in a solver process of the worker:
+PyMaxflow holds the GIL for a whole solve, which would otherwise stop the worker's heartbeats.
+
 GPUs: a worker started with ``--resources GPU=1`` (one per GPU, each with its own
 ``CUDA_VISIBLE_DEVICES``) offers one GPU. When the cluster has such workers and the device is
 not "cpu", every task asks for :data:`GPU_TASK_SHARE` (1/8) of one, so a GPU worker with 8
@@ -39,6 +42,7 @@ Needs the ``distributed`` extra: ``pip install 'graphcut[distributed]'``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -49,6 +53,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import dask
+import distributed
 from distributed import Client, KilledWorker, Nanny, Scheduler, SpecCluster, as_completed
 
 from ..energy import DEFAULT_LAM
@@ -109,6 +114,9 @@ def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None =
         worker_ttl: seconds without a heartbeat before the scheduler restarts a worker.
         silence_logs: level below which Dask's own log messages are hidden.
 
+    Sets Dask's ``distributed.worker.daemon`` to False in this process (worker processes may
+    then start the CPU tasks' solver processes).
+
     Returns:
         A ``distributed.SpecCluster``; use it as a context manager, or ``close()`` it.
     """
@@ -131,6 +139,10 @@ def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None =
                                                "dashboard_address": ":0",
                                                "allowed_failures": allowed_failures,
                                                "worker_ttl": f"{worker_ttl}s"}}
+    # Worker processes that may start processes (the CPU tasks' solver processes, see
+    # segment_file_on_worker); the nanny reads this whenever it (re)starts a worker, so it is
+    # set for this process, not only while the cluster starts.
+    dask.config.set({"distributed.worker.daemon": False})
     # A worker holds only the tasks it runs (no queue of its own): a worker that dies then
     # takes no waiting image's retry budget with it, and idle workers get the next image.
     with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
@@ -203,6 +215,74 @@ class _Watchdog:
 
 _KEY_PREFIX = "graphcut-segment-"
 
+_pool_lock = threading.Lock()
+_solver_pool = None
+
+
+def _worker_solver_pool():
+    """This worker process's pool of solver processes (one per worker thread), made on first
+    use and stopped when the worker exits."""
+    global _solver_pool
+    with _pool_lock:
+        if _solver_pool is None:
+            import atexit
+            import multiprocessing
+
+            from pebble import ProcessPool
+
+            from ._runners import _ignore_sigint
+            try:
+                threads = distributed.get_worker().state.nthreads
+            except ValueError:  # not on a worker
+                threads = 1
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["graphcut.batch"])
+            _solver_pool = ProcessPool(max_workers=max(1, threads), initializer=_ignore_sigint,
+                                       context=context)
+            atexit.register(_solver_pool.stop)
+        return _solver_pool
+
+
+@functools.lru_cache(maxsize=1)
+def _warn_daemonic() -> None:
+    log.warning("this Dask worker process is a daemon, which may not start processes: CPU "
+                "solves run in its own thread, and a long one (PyMaxflow holds the GIL) delays "
+                "its heartbeats; start CPU workers with DASK_DISTRIBUTED__WORKER__DAEMON=False")
+
+
+def segment_file_on_worker(*, work=segment_file, **kwargs) -> dict:
+    """The Dask task of one image: :func:`graphcut.batch.segment_file` (or ``work``, another
+    function with its arguments and result).
+
+    On the CPU it runs in a child process of the worker: PyMaxflow holds the GIL for a whole
+    solve (minutes on large images), which would stop the worker's heartbeats and have a
+    healthy worker evicted after the worker TTL; in a child the worker keeps answering, and a
+    crash of the solver (out of memory, PyMaxflow's exit on a failed allocation) fails this
+    image instead of killing the worker. On the GPU it runs in the worker's thread, as the
+    batch's pipeline (the solve stage takes the process's GPU lock).
+    """
+    from pebble import ProcessExpired
+
+    from ..solver import resolve_device
+    from ._runners import death_reason
+    try:
+        backend = resolve_device(kwargs.get("device", "auto"))
+    except Exception:  # noqa: BLE001 - work() reports an unusable device as this image's failure
+        backend = None
+    if backend != "cpu":
+        return work(**kwargs)
+    import multiprocessing
+    if multiprocessing.current_process().daemon:
+        _warn_daemonic()
+        return work(**kwargs)
+    future = _worker_solver_pool().schedule(work, kwargs=kwargs)
+    try:
+        return future.result()
+    except ProcessExpired as error:
+        return failed_record(kwargs["image_path"], kwargs["seeds_path"], kwargs["out_path"],
+                             f"the process segmenting this image on the worker "
+                             f"{death_reason(error.exitcode)}")
+
 
 class DaskRunner:
     """A :data:`graphcut.batch.Runner` that submits one task per image to a Dask client and
@@ -214,15 +294,16 @@ class DaskRunner:
             a GPU run them, at most 8 per card); a task given up as ``KilledWorker`` is tried
             once more alone (``GPU=1``).
         task: the per-image function, called on a worker with :func:`segment_file`'s keyword
-            arguments (paths made absolute); it must return a summary record.
+            arguments (paths made absolute); it must return a summary record. Default:
+            :func:`segment_file_on_worker`.
         task_timeout: seconds a task may run before its worker is restarted (None: no limit).
     """
 
-    def __init__(self, client, *, gpu: bool = False, task=segment_file,
+    def __init__(self, client, *, gpu: bool = False, task=None,
                  task_timeout: float | None = None):
         self.client = client
         self.gpu = gpu
-        self.task = task
+        self.task = segment_file_on_worker if task is None else task
         self.task_timeout = task_timeout
 
     def __call__(self, calls: list[Call]) -> Iterator[tuple[int, dict]]:
@@ -375,7 +456,7 @@ def _remove_leftovers(out_dir) -> None:
 def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = None,
                    n_workers: int | None = None, client=None, gpu_resource: bool | None = None,
                    lam=DEFAULT_LAM, sigma=None, device="auto", overwrite=False, overlay=False,
-                   progress=True, task=segment_file,
+                   progress=True, task=None,
                    task_timeout: float | None = None) -> list[dict]:
     """:func:`graphcut.batch.run_batch` on a Dask cluster, one task per image.
 
@@ -390,7 +471,7 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
             device is not "cpu" and the cluster has workers offering ``GPU`` (a local cluster
             on a machine with GPUs pins one worker per GPU); True: require it (ValueError when
             no worker offers a GPU); False: never (and local workers are not pinned).
-        task: the per-image function (default :func:`graphcut.batch.segment_file`).
+        task: the per-image function (default :func:`segment_file_on_worker`).
         task_timeout: seconds an image's task may run before its worker is restarted and the
             task run again elsewhere (None: no limit).
         Other arguments: as :func:`graphcut.batch.run_batch`.
@@ -433,4 +514,4 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
 
 __all__ = ["ALLOWED_FAILURES", "DaskRunner", "GPU_TASK_SHARE", "WORKER_TTL",
            "check_local_workers", "gpu_worker_count", "local_cluster", "run_batch_dask",
-           "visible_gpus"]
+           "segment_file_on_worker", "visible_gpus"]

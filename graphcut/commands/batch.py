@@ -40,9 +40,9 @@ from .segment import lam_option, sigma_option
               help="Start a Dask cluster of N worker processes on this machine for the run "
                    "(with the GPU: one worker per GPU).")
 @click.option("--gpu-resource/--no-gpu-resource", default=None,
-              help="With --scheduler / --local-cluster: each task asks for one GPU=1 resource "
-                   "(one image per GPU at a time). Default: when the device is not cpu and "
-                   "the cluster's workers offer GPU resources.")
+              help="With --scheduler / --local-cluster: each task asks for 1/8 of a GPU "
+                   "resource (8 images in flight per GPU worker, one solving). Default: when "
+                   "the device is not cpu and the cluster's workers offer GPU resources.")
 @click.option("--task-timeout", type=FiniteFloatRange(min=0, min_open=True), metavar="SECONDS",
               help="With --scheduler / --local-cluster: restart the worker of an image that "
                    "runs longer than this; the image runs again elsewhere.")
