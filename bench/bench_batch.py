@@ -187,9 +187,9 @@ def run_config(images, seeds, work: Path, *, backend, device, jobs, overlay_want
                 shutil.copy(seeds / path.name, warm_images / "seeds" / path.name)
         run_batch(warm_images / "images", warm_images / "seeds", warm, device=device,
                   overwrite=True, overlay=overlay_wanted, progress=False,
-                  runner=default_runner(backend, jobs=jobs, overlay=overlay_wanted))
+                  runner=default_runner(backend, jobs=jobs))
         out = work / f"out_{jobs}_{int(overlay_wanted)}_{len(png_options)}"
-        runner, stamps = timed(default_runner(backend, jobs=jobs, overlay=overlay_wanted))
+        runner, stamps = timed(default_runner(backend, jobs=jobs))
         with GPUSampler() if backend == "cuda" else _Nothing() as sampler:
             started = time.perf_counter()
             records = run_batch(images, seeds, out, device=device, overwrite=True,

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from graphcut.batch import FAILED, OK, SKIPPED, ProcessRunner, read_summary, run_batch
+from graphcut.batch._runners import cpu_image_bytes
 from test_segment import disc_image, disc_seeds
 
 psutil = pytest.importorskip("psutil", reason="psutil comes with distributed")
@@ -251,7 +252,7 @@ def _overlaps(log: Path) -> int:
 def test_the_memory_budget_bounds_the_images_in_flight(tmp_path):
     import functools
     images, seeds = small_folder(tmp_path, 4)
-    per_image = 80 * 60 * 300  # the CPU estimate for one 80x60 image
+    per_image = cpu_image_bytes(images / "disc0.png")  # the CPU estimate for one 80x60 image
     for budget, name in ((2 * per_image, "two"), (per_image, "one")):
         log = tmp_path / f"{name}.log"
         runner = ProcessRunner(2, memory_budget=budget,

@@ -92,20 +92,20 @@ class StandInGPU:
                 with self.lock:
                     self.solving -= 1
 
-        def read_image(path):
+        def read_image(path, **kwargs):
             with self.lock:
                 self.reading += 1
                 self.max_reading = max(self.max_reading, self.reading)
             time.sleep(0.02)
             try:
-                return real_read(path)
+                return real_read(path, **kwargs)
             finally:
                 with self.lock:
                     self.reading -= 1
 
         monkeypatch.setattr(image_stage, "segment", segment)
         monkeypatch.setattr(image_stage, "read_image", read_image)
-        monkeypatch.setattr(image_stage, "resolve_device", lambda device: "cuda")
+        monkeypatch.setattr(image_stage, "check_image_file", lambda *args, **kwargs: "cuda")
 
 
 def test_the_gpu_solves_one_image_at_a_time_while_others_are_read(folders, tmp_path,

@@ -164,7 +164,7 @@ def test_masks_round_trip_through_png_and_tiff(tmp_path, name):
 
 def test_segment_refuses_a_lossy_mask_name_before_solving(tmp_path, monkeypatch):
     image_path, seeds_path, _ = disc_files(tmp_path)
-    monkeypatch.setattr("graphcut.batch.segment", lambda *a, **k: pytest.fail("solved"))
+    monkeypatch.setattr("graphcut.batch._image.segment", lambda *a, **k: pytest.fail("solved"))
     result = CliRunner().invoke(main, ["segment", str(image_path), "--seeds", str(seeds_path),
                                        "-o", str(tmp_path / "mask.jpg"), "--device", "cpu"])
     assert result.exit_code == 2

@@ -12,12 +12,11 @@ that calls :func:`segment_file` for each and yields the records as they complete
 progress, and keeps the summary as images finish, so every runner gives the same outputs.
 
 Modules: ``_image`` (one image), ``_jobs`` (planning), ``_runners``, ``_run`` (run_batch),
-``_summary`` (summary.csv), ``_lock`` (one run per output folder), ``_memory`` (the memory
-pre-check), ``dask`` (the Dask runner; needs ``graphcut[distributed]``).
+``_summary`` (summary.csv), ``_lock`` (one run per output folder), ``dask`` (the Dask runner;
+needs ``graphcut[distributed]``). Memory estimates come from :mod:`graphcut.memory`.
 """
 
-from ._image import (METADATA_KEY, PNG_OPTIONS, InsufficientMemoryError, read_mask_metadata,
-                     segment_file, segment_paths)
+from ._image import METADATA_KEY, PNG_OPTIONS, read_mask_metadata, segment_file, segment_paths
 from ._jobs import Job, find_jobs
 from ._lock import OutputFolderBusyError
 from ._records import (FAILED, OK, OVERLAY_FOLDER, SKIPPED, STAGE_FIELDS, SUMMARY_FIELDS,
@@ -29,7 +28,7 @@ from ._summary import read_summary, write_summary
 
 __all__ = ["FAILED", "GPU_PIPELINE_DEPTH", "METADATA_KEY", "OK", "OVERLAY_FOLDER",
            "PNG_OPTIONS", "SKIPPED", "STAGE_FIELDS", "SUMMARY_FIELDS", "SUMMARY_NAME", "Call",
-           "InsufficientMemoryError", "Job", "OutputFolderBusyError", "ProcessRunner", "Runner",
+           "Job", "OutputFolderBusyError", "ProcessRunner", "Runner",
            "ThreadRunner", "counts", "default_runner", "failed_record", "find_jobs",
            "read_mask_metadata", "read_summary", "remove_temporary_files", "run_batch",
            "segment_file", "segment_paths", "serial_runner", "usable_cores", "write_summary"]

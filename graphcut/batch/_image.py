@@ -34,11 +34,10 @@ import numpy as np
 from PIL import Image, PngImagePlugin
 
 from ..energy import DEFAULT_LAM
-from ..imageio import atomic_save, overlay, read_image
+from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
+from ..memory import check_image_file
 from ..seeds import read_seeds
 from ..segmentation import segment
-from ..solver import resolve_device
-from ._memory import available_bytes, format_bytes, segmentation_bytes
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -53,10 +52,6 @@ ALREADY_DONE = "already done (outputs exist; use --overwrite to redo)"
 
 # One image at a time on the GPU of this process (see the module notes).
 GPU_LOCK = threading.Lock()
-
-
-class InsufficientMemoryError(MemoryError):
-    """The image would need more memory than this process can still allocate."""
 
 
 def _float_or_none(value):
@@ -108,25 +103,6 @@ def stale_reason(mask_path, *, lam, sigma, image_path, seeds_path) -> str | None
     return ", ".join(changes) or None
 
 
-def _check_memory(image_path, backend: str, overlay_wanted: bool) -> None:
-    """InsufficientMemoryError when the image (read from its header only) cannot fit."""
-    try:
-        with Image.open(image_path) as image:
-            width, height = image.size
-    except Exception:  # noqa: BLE001 - read_image gives the real error for unreadable files
-        return
-    if Image.MAX_IMAGE_PIXELS and width * height > Image.MAX_IMAGE_PIXELS:
-        return  # refused by read_image's decompression-bomb guard, with its own message
-    need = segmentation_bytes(width, height, backend=backend, overlay=overlay_wanted)
-    room = available_bytes()
-    if room is not None and need > room:
-        hint = " or the GPU (--device cuda)" if backend == "cpu" else ""
-        raise InsufficientMemoryError(
-            f"{display(image_path)}: {width}x{height} pixels need about {format_bytes(need)} "
-            f"to segment on the {backend.upper()}, but only {format_bytes(room)} are available; "
-            f"use a machine with more memory{hint}")
-
-
 def _solve(image, seeds, *, lam, sigma, device, backend, stages):
     started = time.perf_counter()
     lock = GPU_LOCK if backend == "cuda" else contextlib.nullcontext()
@@ -147,15 +123,17 @@ def mask_png(mask) -> Image.Image:
 
 
 def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=DEFAULT_LAM,
-                  sigma=None, device="auto", timings: dict | None = None):
+                  sigma=None, device="auto", max_pixels=None, timings: dict | None = None):
     """Read an image and its seed file, segment, write the overlay (if asked) and then the mask.
 
-    Both outputs are written atomically (PNG, :data:`PNG_OPTIONS`) and never replace an input;
-    the mask records its parameters and inputs (:func:`read_mask_metadata`). Before decoding,
-    the image's size (from its header) is checked against the memory this process can still
-    allocate.
+    Both outputs are written atomically and never replace an input; PNG masks record their
+    parameters and inputs (:func:`read_mask_metadata`), PNGs are encoded with
+    :data:`PNG_OPTIONS`. Before anything is decoded, the image's header is checked against
+    the memory the segmentation needs (:func:`graphcut.memory.check_image_file`; with
+    ``device="auto"`` an image too large for the GPU goes to the CPU).
 
     Args:
+        max_pixels: the largest image accepted (see :func:`graphcut.read_image`).
         timings: a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
 
     Returns:
@@ -163,30 +141,38 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
 
     Raises:
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
-        :func:`graphcut.segment` and the writers raise; :class:`InsufficientMemoryError` (a
-        MemoryError) when the image cannot fit.
+        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError when
+        the image cannot fit) and the writers raise.
     """
     stages = {} if timings is None else timings
-    backend = resolve_device(device)
     started = time.perf_counter()
-    _check_memory(image_path, backend, overlay_path is not None)
-    image = read_image(image_path)
-    seeds = read_seeds(seeds_path, image.shape[:2])
+    check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
+    backend = check_image_file(image_path, device, max_pixels=max_pixels)
+    image = read_image(image_path, max_pixels=max_pixels)
+    seeds = read_seeds(seeds_path, image.shape[:2], max_pixels=max_pixels)
     stages["read_seconds"] = time.perf_counter() - started
-    mask, result = _solve(image, seeds, lam=lam, sigma=sigma, device=device, backend=backend,
+    mask, result = _solve(image, seeds, lam=lam, sigma=sigma,
+                          device=device if backend == "cuda" else "cpu", backend=backend,
                           stages=stages)
     started = time.perf_counter()
     inputs = (image_path, seeds_path)
     if overlay_path is not None:
         atomic_save(Image.fromarray(overlay(image, mask)), overlay_path, inputs=inputs,
-                    **PNG_OPTIONS)
-    info = PngImagePlugin.PngInfo()
-    info.add_text(METADATA_KEY, json.dumps(mask_metadata(
-        lam=lam, sigma=sigma, image_path=image_path, seeds_path=seeds_path, flow=result.flow,
-        width=mask.shape[1], height=mask.shape[0]), sort_keys=True))
-    atomic_save(mask_png(mask), mask_path, inputs=inputs, pnginfo=info, **PNG_OPTIONS)
+                    **_png_options(overlay_path))
+    options = _png_options(mask_path)
+    if options:
+        options["pnginfo"] = PngImagePlugin.PngInfo()
+        options["pnginfo"].add_text(METADATA_KEY, json.dumps(mask_metadata(
+            lam=lam, sigma=sigma, image_path=image_path, seeds_path=seeds_path,
+            flow=result.flow, width=mask.shape[1], height=mask.shape[0]), sort_keys=True))
+    atomic_save(mask_png(mask), mask_path, inputs=inputs, **options)
     stages["write_seconds"] = time.perf_counter() - started
     return mask, result
+
+
+def _png_options(path) -> dict:
+    """:data:`PNG_OPTIONS` for a .png file, none for other formats (.tif masks)."""
+    return dict(PNG_OPTIONS) if Path(path).suffix.lower() == ".png" else {}
 
 
 def _outputs_present(out_path: Path, overlay_path: Path | None) -> bool:
@@ -194,11 +180,11 @@ def _outputs_present(out_path: Path, overlay_path: Path | None) -> bool:
 
 
 def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEFAULT_LAM,
-                 sigma=None, device="auto", overwrite=False) -> dict:
+                 sigma=None, device="auto", overwrite=False, max_pixels=None) -> dict:
     """Segment one image file with its seed file and write the mask (and overlay).
 
     Never raises for bad input: an unreadable image, bad seeds, an image too large for the
-    memory left, an output that would replace an input, an unwritable destination... give a
+    memory left or above ``max_pixels``, an output that would replace an input, an unwritable destination... give a
     record with status "failed" and the reason. Without ``overwrite``, an image whose mask
     (and overlay, if asked for) exist and whose mask was made from the same inputs with the
     same ``lam`` and ``sigma`` is not redone: status "skipped". The mask is written last,
@@ -234,7 +220,8 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
     stages: dict = {}
     try:
         mask, result = segment_paths(image_path, seeds_path, out_path, overlay_path=overlay_path,
-                                     lam=lam, sigma=sigma, device=device, timings=stages)
+                                     lam=lam, sigma=sigma, device=device, max_pixels=max_pixels,
+                                     timings=stages)
     except (OSError, ValueError, TypeError) as error:
         return failed(str(error))
     except MemoryError as error:  # GPUMemoryError (device "cuda") or the host's memory

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..energy import DEFAULT_LAM
+from ..imageio import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, skipped_record, stale_reason
 from ._jobs import Job, duplicate_stems, find_jobs
@@ -26,7 +27,7 @@ NO_RECORD = ("kept: the mask exists but has no record of how it was made (an old
              "or another program wrote it); use --overwrite to redo it")
 
 
-def default_runner(backend: str, *, jobs: int | None = None, overlay: bool = False) -> Runner:
+def default_runner(backend: str, *, jobs: int | None = None) -> Runner:
     """The runner :func:`run_batch` uses on this machine for ``backend`` ("cpu" / "cuda").
 
     GPU: :class:`ThreadRunner` of ``jobs`` threads (default :data:`GPU_PIPELINE_DEPTH`), the
@@ -36,10 +37,10 @@ def default_runner(backend: str, *, jobs: int | None = None, overlay: bool = Fal
     if backend == "cuda":
         return ThreadRunner(jobs or GPU_PIPELINE_DEPTH)
     jobs = jobs or usable_cores()
-    return ThreadRunner(1) if jobs == 1 else ProcessRunner(jobs, overlay=overlay)
+    return ThreadRunner(1) if jobs == 1 else ProcessRunner(jobs)
 
 
-def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite):
+def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite, max_pixels):
     """(records known without running: None where the image must run, the calls, the
     out-of-date masks as (name, reason), the masks kept for lack of a record)."""
     parameters = dict(lam=float(lam), sigma="" if sigma is None else float(sigma))
@@ -79,7 +80,8 @@ def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite):
         # had finished) must redo its image, not report it as skipped.
         calls.append((index, dict(image_path=job.image, seeds_path=job.seeds,
                                   out_path=job.mask, overlay_path=job.overlay, lam=lam,
-                                  sigma=sigma, device=device, overwrite=True)))
+                                  sigma=sigma, device=device, overwrite=True,
+                                  max_pixels=max_pixels)))
     return records, calls, stale, unrecorded
 
 
@@ -103,8 +105,8 @@ def _log_plan(stale, unrecorded) -> None:
 
 
 def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, device="auto",
-              overwrite=False, overlay=False, progress=True, jobs: int | None = None,
-              runner: Runner | None = None) -> list[dict]:
+              overwrite=False, overlay=False, progress=True, max_pixels=None,
+              jobs: int | None = None, runner: Runner | None = None) -> list[dict]:
     """Segment every image of ``images_dir`` that has a seed file.
 
     Creates ``out_dir`` (and its overlays folder) when needed and locks it for the run (a
@@ -121,6 +123,8 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
     once), and a mask without a record (another program's) is kept and listed as skipped.
 
     Args:
+        max_pixels: the largest image accepted (see :func:`graphcut.read_image`); None:
+            Pillow's limit.
         jobs: images processed at once (see :func:`default_runner`); ignored with ``runner``.
         runner: how the images are processed (see :data:`Runner`): by default the pipeline of
             threads on the GPU or worker processes on the CPU (:func:`default_runner`);
@@ -142,10 +146,10 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
     """
     jobs_found = find_jobs(images_dir, seeds_dir, out_dir, overlay=overlay)
     if runner is None:
-        runner = default_runner(resolve_device(device), jobs=jobs, overlay=overlay)
+        runner = default_runner(resolve_device(device), jobs=jobs)
     with output_folder(out_dir, overlay=overlay):
         return run_jobs(jobs_found, out_dir, runner, lam=lam, sigma=sigma, device=device,
-                        overwrite=overwrite, progress=progress)
+                        overwrite=overwrite, progress=progress, max_pixels=max_pixels)
 
 
 @contextlib.contextmanager
@@ -170,16 +174,19 @@ def output_folder(out_dir, *, overlay: bool):
 
 
 def run_jobs(jobs_found: list[Job], out_dir, runner: Runner, *, lam=DEFAULT_LAM, sigma=None,
-             device="auto", overwrite=False, progress=True) -> list[dict]:
+             device="auto", overwrite=False, progress=True, max_pixels=None) -> list[dict]:
     """The body of :func:`run_batch` for jobs of :func:`find_jobs`, inside
     :func:`output_folder`: plan, run, keep the summary."""
     from tqdm import tqdm
     from tqdm.contrib.logging import logging_redirect_tqdm
 
     out_dir = Path(out_dir)
+    if max_pixels is None:  # this process's Pillow limit, for workers in other processes too
+        max_pixels = default_max_pixels()
     previous = read_summary(out_dir / SUMMARY_NAME)
     records, calls, stale, unrecorded = _plan(jobs_found, previous, lam=lam, sigma=sigma,
-                                              device=device, overwrite=overwrite)
+                                              device=device, overwrite=overwrite,
+                                              max_pixels=max_pixels)
     summary = SummaryLog(out_dir / SUMMARY_NAME, [r for r in records if r is not None])
     finished = False
     try:

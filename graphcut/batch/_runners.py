@@ -24,9 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-from PIL import Image
-
-from ._memory import PROCESS_BYTES, available_bytes, format_bytes, segmentation_bytes
+from ..solver.memory import available_bytes, format_bytes
 from ._records import display, failed_record
 
 log = logging.getLogger("graphcut.batch")
@@ -40,6 +38,8 @@ Runner = Callable[[list[Call]], Iterator[tuple[int, dict]]]
 GPU_PIPELINE_DEPTH = 8
 # Share of the memory available at the start that CPU workers may plan to use.
 MEMORY_SHARE = 0.85
+# A worker process's own memory (interpreter, NumPy, Pillow, PyMaxflow) before any image.
+PROCESS_BYTES = 200 * 2**20
 
 
 def _default_task():
@@ -98,12 +98,16 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _image_pixels(path) -> tuple[int, int] | None:
+def cpu_image_bytes(path, *, max_pixels=None) -> int:
+    """Host bytes to decode and segment the image file ``path`` on the CPU, from its header
+    (:mod:`graphcut.memory`); 0 for a file that cannot be read (its worker reports why)."""
+    from ..imageio import image_info
+    from ..memory import file_bytes, segmentation_bytes
     try:
-        with Image.open(path) as image:
-            return image.size
+        info = image_info(path, max_pixels=max_pixels)
     except Exception:  # noqa: BLE001 - the worker reports unreadable files properly
-        return None
+        return 0
+    return file_bytes(info) + segmentation_bytes(info.height, info.width, info.channels, "cpu")
 
 
 def death_reason(exitcode: int | None) -> str:
@@ -125,7 +129,6 @@ class ProcessRunner:
 
     Args:
         jobs: worker processes (>= 1).
-        overlay: the calls write overlays (counted in the memory estimate).
         memory_budget: bytes the images in flight may need together; None: a share
             (:data:`MEMORY_SHARE`) of the memory available when the run starts, less the
             workers' own; no limit where that cannot be read.
@@ -135,12 +138,11 @@ class ProcessRunner:
             by the workers.
     """
 
-    def __init__(self, jobs: int, *, overlay: bool = False, memory_budget: int | None = None,
+    def __init__(self, jobs: int, *, memory_budget: int | None = None,
                  timeout: float | None = None, task=None):
         if int(jobs) < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         self.jobs = int(jobs)
-        self.overlay = overlay
         self.memory_budget = memory_budget
         self.timeout = timeout
         self.task = task
@@ -152,9 +154,8 @@ class ProcessRunner:
         return None if room is None else int(room * MEMORY_SHARE) - self.jobs * PROCESS_BYTES
 
     def _need(self, kwargs: dict) -> int:
-        size = _image_pixels(kwargs["image_path"])
-        return 0 if size is None else segmentation_bytes(*size, backend="cpu",
-                                                         overlay=self.overlay)
+        # the peak is the solve; the overlay is made after PyMaxflow's graph is freed
+        return cpu_image_bytes(kwargs["image_path"], max_pixels=kwargs.get("max_pixels"))
 
     def __call__(self, calls: list[Call]) -> Iterator[tuple[int, dict]]:
         import multiprocessing

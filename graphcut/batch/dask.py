@@ -456,7 +456,7 @@ def _remove_leftovers(out_dir) -> None:
 def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = None,
                    n_workers: int | None = None, client=None, gpu_resource: bool | None = None,
                    lam=DEFAULT_LAM, sigma=None, device="auto", overwrite=False, overlay=False,
-                   progress=True, task=None,
+                   progress=True, max_pixels=None, task=None,
                    task_timeout: float | None = None) -> list[dict]:
     """:func:`graphcut.batch.run_batch` on a Dask cluster, one task per image.
 
@@ -496,7 +496,8 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
     if n_workers is not None:
         gpus = _local_gpus(device, gpu_resource, n_workers)
         check_local_workers(n_workers, gpus)
-    options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, progress=progress)
+    options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, progress=progress,
+                   max_pixels=max_pixels)
     try:
         with _quiet_dask_logs():
             if client is not None:
