@@ -26,7 +26,7 @@ timed), then the whole folder (outputs overwritten). Reported per configuration:
 
 On the CPU the table also gives, per jobs value, the rate over cores x the one-job rate.
 
-    python bench/bench_batch.py --device cuda                       # 48 images of 4 MP
+    python bench/bench_batch.py --device cuda                       # 48 images of 4 MP, jobs 1-12
     python bench/bench_batch.py --device cpu --size 1024 --images 8 --jobs 1,2
     python bench/bench_batch.py --png-sweep                         # mask / overlay encoders
     python bench/bench_batch.py --device cuda --append-results      # also add to RESULTS.md
@@ -295,8 +295,8 @@ def main(argv=None) -> int:
     parser.add_argument("--images", type=int, default=48, help="number of images (default 48)")
     parser.add_argument("--size", type=int, default=2048,
                         help="side of the square images in pixels (default 2048: 4.2 MP)")
-    parser.add_argument("--jobs", help="comma-separated jobs values (default: GPU 1,8; CPU "
-                                       "1 and the cores)")
+    parser.add_argument("--jobs", help="comma-separated jobs values (default: GPU 1,4,8,12; "
+                                       "CPU 1 and the cores)")
     parser.add_argument("--no-overlay", action="store_true", help="skip the overlay runs")
     parser.add_argument("--no-before", action="store_true",
                         help="skip the reference run with the serial batch's PNG defaults")
@@ -318,7 +318,7 @@ def main(argv=None) -> int:
         if not jobs or min(jobs) < 1:
             parser.error("--jobs values must be >= 1")
     else:
-        jobs = [1, 8] if backend == "cuda" else sorted({1, usable_cores()})
+        jobs = [1, 4, 8, 12] if backend == "cuda" else sorted({1, usable_cores()})
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="bench_batch_"))
     try:
         print(f"generating {args.images} images of {args.size}x{args.size} in {work} ...",
@@ -345,8 +345,10 @@ def main(argv=None) -> int:
     text = table(rows, args, backend, identical)
     print(text)
     if args.append_results:
+        name = (device_name(backend) if backend == "cuda" else
+                f"{device_name('cpu').split(' (PyMaxflow')[0]} ({usable_cores()} cores)")
         append_results(text, f"{datetime.date.today().isoformat()} - batch throughput "
-                             f"(bench/bench_batch.py) on {device_name(backend)}")
+                             f"(bench/bench_batch.py) on {name}")
         print("appended to bench/RESULTS.md", file=sys.stderr)
     return 0 if identical else 1
 

@@ -105,7 +105,7 @@ class StandInGPU:
 
         monkeypatch.setattr(image_stage, "segment", segment)
         monkeypatch.setattr(image_stage, "read_image", read_image)
-        monkeypatch.setattr(image_stage, "check_image_file", lambda *args, **kwargs: "cuda")
+        monkeypatch.setattr(image_stage, "resolve_device", lambda device: "cuda")
 
 
 def test_the_gpu_solves_one_image_at_a_time_while_others_are_read(folders, tmp_path,

@@ -38,6 +38,7 @@ from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
 from ..memory import check_image_file
 from ..seeds import read_seeds
 from ..segmentation import segment
+from ..solver import resolve_device
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -129,8 +130,10 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     Both outputs are written atomically and never replace an input; PNG masks record their
     parameters and inputs (:func:`read_mask_metadata`), PNGs are encoded with
     :data:`PNG_OPTIONS`. Before anything is decoded, the image's header is checked against
-    the memory the segmentation needs (:func:`graphcut.memory.check_image_file`; with
-    ``device="auto"`` an image too large for the GPU goes to the CPU).
+    the memory the segmentation needs (on the CPU, :func:`graphcut.memory.check_image_file`;
+    on the GPU path, decoding is checked by :func:`graphcut.read_image` and the GPU's need by
+    :func:`graphcut.segment`, which with ``device="auto"`` sends an image too large for the
+    GPU to the CPU).
 
     Args:
         max_pixels: the largest image accepted (see :func:`graphcut.read_image`).
@@ -147,12 +150,15 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     stages = {} if timings is None else timings
     started = time.perf_counter()
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
-    backend = check_image_file(image_path, device, max_pixels=max_pixels)
+    backend = resolve_device(device)
+    if backend == "cpu":  # the whole need, from the header, before anything is decoded
+        check_image_file(image_path, "cpu", max_pixels=max_pixels)
+    # (on the GPU path read_image checks the memory to decode, and segment() the GPU's need
+    # under the GPU lock: no CUDA call of this thread can then meet the solver's graph capture)
     image = read_image(image_path, max_pixels=max_pixels)
     seeds = read_seeds(seeds_path, image.shape[:2], max_pixels=max_pixels)
     stages["read_seconds"] = time.perf_counter() - started
-    mask, result = _solve(image, seeds, lam=lam, sigma=sigma,
-                          device=device if backend == "cuda" else "cpu", backend=backend,
+    mask, result = _solve(image, seeds, lam=lam, sigma=sigma, device=device, backend=backend,
                           stages=stages)
     started = time.perf_counter()
     inputs = (image_path, seeds_path)
