@@ -337,3 +337,14 @@ def test_stage_times_are_reported(folders):
     for record in done:
         assert all(record[key] >= 0 for key in STAGE_FIELDS)
         assert sum(record[key] for key in STAGE_FIELDS) <= record["seconds"] + 1e-3
+
+
+def test_segment_file_keeps_a_mask_it_did_not_write(tmp_path, folders):
+    images, seeds, _ = folders
+    foreign = tmp_path / "grey.png"
+    Image.fromarray(np.full((60, 80), 255, np.uint8)).save(foreign)
+    record = segment_file(images / "grey.png", seeds / "grey.png", foreign)
+    assert record["status"] == SKIPPED and "no record" in record["reason"]
+    assert np.asarray(Image.open(foreign)).all()
+    assert segment_file(images / "grey.png", seeds / "grey.png", foreign,
+                        overwrite=True)["status"] == OK

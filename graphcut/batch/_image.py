@@ -50,6 +50,9 @@ PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
 METADATA_KEY = "graphcut-batch"
 METADATA_VERSION = 1
 ALREADY_DONE = "already done (outputs exist; use --overwrite to redo)"
+UNRECORDED = "it has no record of how it was made"
+KEPT_UNRECORDED = ("kept: the mask exists but has no record of how it was made (an older "
+                   "graphcut or another program wrote it); use --overwrite to redo it")
 
 # One image at a time on the GPU of this process (see the module notes).
 GPU_LOCK = threading.Lock()
@@ -88,7 +91,7 @@ def stale_reason(mask_path, *, lam, sigma, image_path, seeds_path) -> str | None
     to date): made with other parameters, from inputs changed since, or without a record."""
     metadata = read_mask_metadata(mask_path)
     if metadata is None:
-        return "it has no record of how it was made"
+        return UNRECORDED
     changes = []
     if metadata.get("lam") != float(lam):
         changes.append(f"lam {metadata.get('lam')} -> {float(lam)}")
@@ -193,7 +196,8 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
     memory left or above ``max_pixels``, an output that would replace an input, an unwritable destination... give a
     record with status "failed" and the reason. Without ``overwrite``, an image whose mask
     (and overlay, if asked for) exist and whose mask was made from the same inputs with the
-    same ``lam`` and ``sigma`` is not redone: status "skipped". The mask is written last,
+    same ``lam`` and ``sigma`` is not redone, nor is a mask without that record (another
+    program's): status "skipped"; a mask made otherwise is redone. The mask is written last,
     atomically, so its presence means the image is done.
 
     Returns:
@@ -219,10 +223,13 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
         for source in (image_path, seeds_path):
             if output.exists() and source.exists() and os.path.samefile(output, source):
                 return failed(f"refusing to overwrite the input file {display(source)!r}")
-    if not overwrite and _outputs_present(out_path, overlay_path) and stale_reason(
-            out_path, lam=lam, sigma=sigma, image_path=image_path,
-            seeds_path=seeds_path) is None:
-        return skipped_record(image_path, seeds_path, out_path, **parameters)
+    if not overwrite and _outputs_present(out_path, overlay_path):
+        stale = stale_reason(out_path, lam=lam, sigma=sigma, image_path=image_path,
+                             seeds_path=seeds_path)
+        if stale is None:
+            return skipped_record(image_path, seeds_path, out_path, **parameters)
+        if stale == UNRECORDED:  # another program's mask: never replaced without overwrite
+            return skipped_record(image_path, seeds_path, out_path, KEPT_UNRECORDED)
     stages: dict = {}
     try:
         mask, result = segment_paths(image_path, seeds_path, out_path, overlay_path=overlay_path,

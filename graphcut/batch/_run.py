@@ -12,7 +12,7 @@ from pathlib import Path
 from ..energy import DEFAULT_LAM
 from ..imageio import default_max_pixels
 from ..solver import resolve_device
-from ._image import ALREADY_DONE, skipped_record, stale_reason
+from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
 from ._jobs import Job, duplicate_stems, find_jobs
 from ._lock import output_folder_lock
 from ._records import (FAILED, OK, OVERLAY_FOLDER, SKIPPED, SUMMARY_NAME, display,
@@ -22,10 +22,6 @@ from ._runners import GPU_PIPELINE_DEPTH, Call, ProcessRunner, Runner, ThreadRun
 from ._summary import SummaryLog, read_summary
 
 log = logging.getLogger("graphcut.batch")
-
-NO_RECORD = ("kept: the mask exists but has no record of how it was made (an older graphcut "
-             "or another program wrote it); use --overwrite to redo it")
-
 
 def default_runner(backend: str, *, jobs: int | None = None) -> Runner:
     """The runner :func:`run_batch` uses on this machine for ``backend`` ("cpu" / "cuda").
@@ -66,10 +62,10 @@ def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite, max
         if not overwrite and present:
             reason = stale_reason(job.mask, lam=lam, sigma=sigma, image_path=job.image,
                                   seeds_path=job.seeds)
-            if reason is None or reason.startswith("it has no record"):
+            if reason is None or reason == UNRECORDED:
                 up_to_date = reason is None
                 records[index] = skipped_record(job.image, job.seeds, job.mask,
-                                                ALREADY_DONE if up_to_date else NO_RECORD,
+                                                ALREADY_DONE if up_to_date else KEPT_UNRECORDED,
                                                 **(parameters if up_to_date else {}))
                 _carry_over(records[index], previous.get(os.fspath(job.image)))
                 if not up_to_date:
