@@ -171,7 +171,7 @@ def _check_memory(shape, max_disparity, backend, device, data_cost) -> str:
     if available is not None and need > available:
         raise StereoMemoryError(f"{what} need about {_describe(need)} of memory, "
                                 f"{_describe(available)} are available; use a smaller "
-                                f"--max-disparity or smaller images")
+                                f"maximum disparity or smaller images")
     return backend
 
 

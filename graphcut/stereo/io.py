@@ -80,8 +80,8 @@ def read_disparity(path) -> np.ndarray:
     if suffix == ".png":
         with Image.open(path) as image:
             values = np.asarray(image)
-        if values.ndim != 2 or values.dtype.kind not in "iu":
-            raise ValueError(f"{path}: expected a 16-bit grey PNG (KITTI disparity), got "
+        if values.ndim != 2 or values.dtype.kind not in "iu" or values.dtype.itemsize < 2:
+            raise ValueError(f"{path}: expected a 16-bit grey PNG (KITTI disparity x 256), got "
                              f"{values.dtype} array of shape {values.shape}")
         disparity = values.astype(np.float64) / KITTI_SCALE
         disparity[values == 0] = np.nan

@@ -9,7 +9,8 @@ nearest). Right pixel ``(y, x_r)`` sees layer ``k`` at left ``x = (x_r + b y + c
 texture there and keeping the nearest covering layer. Textures are sampled with bilinear
 interpolation, then both views get independent Gaussian noise.
 
-Layers, back to front (defaults, 400 x 300):
+Layers, back to front (disparities of the default 400 x 300 rendering; other sizes scale them
+by width / 400):
 - wall: a textured plane receding to the right (disparity 10 at the left edge to 6 at the right);
 - floor: the lower third, slanted in depth (disparity 12 at its far edge to 40 at the bottom);
 - a textureless box face (one flat grey with soft shading) at disparity 22;
@@ -55,31 +56,35 @@ def _texture(rng, shape, smoothness, contrast, base):
 
 
 def _layers(height, width, rng):
-    """(name, disparity plane (a, b, c), outline(x, y) -> bool, texture or flat colour)."""
+    """(name, disparity plane (a, b, c), outline(x, y) -> bool, texture or flat colour).
+
+    Disparities are those of the 400-pixel-wide scene scaled by width / 400, so that smaller
+    renderings are reduced versions of the same scene."""
     pad = 64  # textures extend beyond the image so that right-view samples stay inside
+    k = width / 400
 
     def plane_from(x0, d0, x1, d1, y0=0.0, dy=0.0):
         a = (d1 - d0) / (x1 - x0)
         return a, dy, d0 - a * x0 - dy * y0
 
     floor_top = height * 2 / 3
-    floor_b = (40.0 - 12.0) / (height - 1 - floor_top)
+    floor_b = k * (40.0 - 12.0) / (height - 1 - floor_top)
     layers = [
-        ("wall", plane_from(0, 10.0, width - 1, 6.0),
+        ("wall", plane_from(0, k * 10.0, width - 1, k * 6.0),
          lambda x, y: np.ones_like(x, dtype=bool),
          _texture(rng, (height + 2 * pad, width + 2 * pad), 1.5, 40, (150, 120, 100))),
-        ("floor", (0.0, floor_b, 12.0 - floor_b * floor_top),
+        ("floor", (0.0, floor_b, k * 12.0 - floor_b * floor_top),
          lambda x, y: y >= floor_top,
          _texture(rng, (height + 2 * pad, width + 2 * pad), 0.8, 35, (110, 110, 115))),
-        ("box", (0.0, 0.0, 22.0),
+        ("box", (0.0, 0.0, k * 22.0),
          lambda x, y: (x >= width * 0.08) & (x < width * 0.36) & (y >= height * 0.25)
          & (y < height * 0.72),
          None),
-        ("panel", plane_from(width * 0.45, 18.0, width * 0.8, 32.0),
+        ("panel", plane_from(width * 0.45, k * 18.0, width * 0.8, k * 32.0),
          lambda x, y: (x >= width * 0.45) & (x < width * 0.8) & (y >= height * 0.12)
          & (y < height * 0.62),
          _texture(rng, (height + 2 * pad, width + 2 * pad), 2.5, 45, (90, 140, 90))),
-        ("disc", (0.0, 0.0, 38.0),
+        ("disc", (0.0, 0.0, k * 38.0),
          lambda x, y: (x - width * 0.42) ** 2 + (y - height * 0.6) ** 2 < (height * 0.15) ** 2,
          _texture(rng, (height + 2 * pad, width + 2 * pad), 1.0, 50, (170, 80, 70))),
     ]
