@@ -17,9 +17,9 @@ bad-pixel rate (|d - d_true| > 1 on pixels with ground truth). The backends must
 moves and maps; the script checks that.
 
 OpenCV (``pip install opencv-python-headless``, in the ``bench`` extra) runs StereoSGBM over a
-small sweep of its settings (mode HH / SGBM / 3-way, block size 3 / 5 / 7, P1 / P2 = 8 / 32
-or 4 / 64 times channels x block area, uniqueness 0 / 10 with or without speckle filtering,
-disp12MaxDiff 1); the best setting per scene by bad-pixel rate is the baseline, its invalid
+small sweep of its settings (numDisparities the multiple of 16 that covers 0..D - 1 or 0..D,
+mode HH / SGBM / 3-way, block size 3 / 5 / 7, P1 / P2 = 8 / 32 or 4 / 64 times channels x block
+area, uniqueness 0 / 10 with or without speckle filtering, disp12MaxDiff 1); the best setting per scene by bad-pixel rate is the baseline, its invalid
 pixels counted as bad (as a user gets them). For reference the table also gives the best
 sweep setting after filling SGBM's invalid pixels with the same background filling as ours
 (graphcut.stereo.fill_from_background). SGBM times are medians of ``--repeats`` runs of the
@@ -111,6 +111,7 @@ def run_ours(device: str, scene, repeats: int, max_cycles: int) -> dict:
 
 
 SGBM_SWEEP = {
+    "ranges": ("tight", "all labels"),  # numDisparities: 16 ceil(D / 16) or 16 ceil((D+1) / 16)
     "mode": ("HH", "SGBM", "SGBM_3WAY"),
     "block": (3, 5, 7),
     "penalties": ((8, 32), (4, 64)),
@@ -118,9 +119,14 @@ SGBM_SWEEP = {
 }
 
 
-def _sgbm(cv2, left, right, max_disparity, mode, block, penalties, filtering):
+def _num_disparities(max_disparity: int, ranges: str) -> int:
+    """OpenCV's numDisparities (a multiple of 16; it searches 0 .. numDisparities - 1)."""
+    return 16 * max(1, math.ceil((max_disparity + (ranges == "all labels")) / 16))
+
+
+def _sgbm(cv2, left, right, max_disparity, ranges, mode, block, penalties, filtering):
     channels = left.shape[2] if left.ndim == 3 else 1
-    num_disparities = 16 * math.ceil((max_disparity + 1) / 16)
+    num_disparities = _num_disparities(max_disparity, ranges)
     uniqueness, speckle = filtering
     matcher = cv2.StereoSGBM_create(
         minDisparity=0, numDisparities=num_disparities, blockSize=block,
@@ -140,8 +146,13 @@ def run_sgbm(scene, repeats: int) -> list[dict]:
     import cv2
     left, right, truth, max_disparity, visible = scene
     best = best_filled = None
+    seen = set()
     for values in itertools.product(*SGBM_SWEEP.values()):
         setting = dict(zip(SGBM_SWEEP, values))
+        key = (_num_disparities(max_disparity, setting["ranges"]), *values[1:])
+        if key in seen:  # both ranges give the same numDisparities
+            continue
+        seen.add(key)
         result, _ = _sgbm(cv2, left, right, max_disparity, **setting)
         bad = bad_pixel_rate(result, truth)
         invalid = ~np.isfinite(result)
@@ -165,9 +176,10 @@ def run_sgbm(scene, repeats: int) -> list[dict]:
     return rows
 
 
-def _setting(setting: dict) -> str:
+def _setting(setting: dict, max_disparity: int) -> str:
     uniqueness, speckle = setting["filtering"]
-    return (f"{setting['mode']}, block {setting['block']}, P1/P2 {setting['penalties'][0]}/"
+    return (f"numDisparities {_num_disparities(max_disparity, setting['ranges'])}, "
+            f"{setting['mode']}, block {setting['block']}, P1/P2 {setting['penalties'][0]}/"
             f"{setting['penalties'][1]} x C x block^2, uniqueness {uniqueness}, speckle "
             f"{speckle}")
 
@@ -195,7 +207,7 @@ def table(name: str, scene, rows, args) -> str:
         else:
             cells = [row["method"], row["name"], f"{row['seconds']:.3f}", "-", "-", "-", "-",
                      f"{row['bad']:.2%}"]
-            setting = _setting(row["setting"])
+            setting = _setting(row["setting"], max_disparity)
         if visible is not None:
             cells.append(f"{row['bad_visible']:.2%}")
         lines.append("| " + " | ".join(cells + [setting]) + " |")

@@ -726,3 +726,13 @@ def test_cli_errors(pair_files, tmp_path):
     assert out.exit_code == 1 and "cannot read image" in out.output
     assert left_path.read_bytes() == original
     assert not (tmp_path / "x.npy").exists()
+
+
+def test_former_module_names_still_import():
+    from graphcut.stereo_costs import data_costs as former_data_costs
+    from graphcut.stereo_io import InstanceDump as FormerDump
+    from graphcut.stereo_io import motorcycle_pair  # noqa: F401
+    assert former_data_costs is data_costs and FormerDump is InstanceDump
+    import graphcut.labeling
+    import graphcut.stereo
+    assert graphcut.stereo.alpha_expansion is graphcut.labeling.alpha_expansion

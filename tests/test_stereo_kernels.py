@@ -29,9 +29,9 @@ def fake_gpu(kernel_library, monkeypatch):
     """Route device="cuda" through the fake CuPy; min-cuts are solved by the CPU backend (its
     cut is the same set the GPU backend returns)."""
     module = fake_cupy.fake_cupy_module(kernel_library)
-    monkeypatch.setitem(sys.modules, "cupy", module)
-    for name in ("graphcut.labeling._cuda", "graphcut.stereo._cuda"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
+    loaders = ("graphcut.labeling._cuda", "graphcut.stereo._cuda")
+    saved = {name: sys.modules.pop(name) for name in ("cupy", *loaders) if name in sys.modules}
+    sys.modules["cupy"] = module
     import graphcut.labeling._expansion as expansion
     import graphcut.stereo._disparity as pipeline
 
@@ -50,7 +50,12 @@ def fake_gpu(kernel_library, monkeypatch):
     monkeypatch.setattr(pipeline, "resolve_device", resolve_device)
     monkeypatch.setattr(pipeline, "_check_memory", lambda shape, d, backend, device, cost:
                         backend)
-    return module
+    try:
+        yield module
+    finally:  # the loaders imported with the stand-in must not outlive the test
+        for name in ("cupy", *loaders):
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
 
 
 def random_problem(rng, shape, labels, max_cost=60, max_weight=9):

@@ -440,13 +440,16 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
             or max_cycles < 1:
         raise ValueError(f"max_cycles must be a positive int, got {max_cycles!r}")
     cap = _check_cap(linear_truncation)
-    if _array_module(costs) is np:
-        costs = np.asarray(costs)
-    weights = PairWeights(*smoothness_weights)
-    _check_problem(costs, weights, cap)
     xp = np
     if backend == "cuda":
         import cupy as xp
+    elif _array_module(costs) is not np:  # CuPy arrays for the CPU backend
+        costs = costs.get()
+    weights = PairWeights(*(w.get() if xp is np and _array_module(w) is not np else w
+                            for w in smoothness_weights))
+    if _array_module(costs) is np:
+        costs = np.asarray(costs)
+    _check_problem(costs, weights, cap)
     costs = xp.ascontiguousarray(xp.asarray(costs), dtype=np.int32)
     weights = _as_weights(weights, xp)
     labels = _initial_labels(costs, initial_labels, xp)

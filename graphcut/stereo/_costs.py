@@ -50,8 +50,8 @@ class CensusParameters(NamedTuple):
     """
 
     window: tuple[int, int] = (9, 7)
-    census_lambda: float = 30.0
-    colour_lambda: float = 10.0
+    census_lambda: float = 20.0
+    colour_lambda: float = 20.0
     scale: int = 64
     aggregation_radius: int = 2
 
@@ -263,10 +263,17 @@ def census_costs(left, right, *, max_disparity: int, channel_axis=None,
     """
     parameters = check_census_parameters(parameters)
     left_levels, right_levels = check_pair(left, right, channel_axis, max_disparity)
+    return census_costs_from_levels(left_levels, right_levels, int(max_disparity), parameters,
+                                    device)
+
+
+def census_costs_from_levels(left_levels, right_levels, max_disparity: int,
+                             parameters: CensusParameters, device: str):
+    """:func:`census_costs` of checked (H, W, C) grey levels (:func:`check_pair`)."""
     left_levels, right_levels = _integer_levels(left_levels), _integer_levels(right_levels)
     census_table, colour_table = _tables(parameters, left_levels.shape[2])
     compute = _census_costs_cupy if device == "cuda" else _census_costs_numpy
-    return compute(left_levels, right_levels, int(max_disparity), parameters, census_table,
+    return compute(left_levels, right_levels, max_disparity, parameters, census_table,
                    colour_table)
 
 
@@ -336,6 +343,13 @@ def data_costs(left, right, *, max_disparity: int, truncation: int = 20,
             or not 0 <= truncation <= 255:
         raise ValueError(f"truncation must be an int in 0..255 (grey levels), got "
                          f"{truncation!r}")
+    return data_costs_from_levels(left_levels, right_levels, int(max_disparity), truncation,
+                                  birchfield_tomasi)
+
+
+def data_costs_from_levels(left_levels, right_levels, max_disparity: int, truncation: int,
+                           birchfield_tomasi: bool) -> np.ndarray:
+    """:func:`data_costs` of checked (H, W, C) grey levels (:func:`check_pair`)."""
     h, w, channels = left_levels.shape
     costs = np.full((max_disparity + 1, h, w), truncation, dtype=np.int32)
     if birchfield_tomasi:
@@ -377,12 +391,18 @@ def smoothness_weights(image, *, weight: int = 8, edge_threshold: float = 8.0,
             or not 0 <= edge_threshold <= 255:
         raise ValueError(f"edge_threshold must be a number in 0..255 (grey levels), got "
                          f"{edge_threshold!r}")
-    levels = as_grey_levels(image, channel_axis=channel_axis)
-    flat = int(weight) * int(flat_factor)
+    return smoothness_from_levels(as_grey_levels(image, channel_axis=channel_axis),
+                                  int(weight), float(edge_threshold), int(flat_factor))
+
+
+def smoothness_from_levels(levels, weight: int, edge_threshold: float,
+                           flat_factor: int) -> PairWeights:
+    """:func:`smoothness_weights` of checked (H, W, C) grey levels."""
+    flat = weight * flat_factor
 
     def weights(difference):
         contrast = np.abs(difference).max(axis=-1)
-        return np.where(contrast <= edge_threshold, flat, int(weight)).astype(np.int32)
+        return np.where(contrast <= edge_threshold, flat, weight).astype(np.int32)
 
     return PairWeights(weights(levels[:, 1:] - levels[:, :-1]),
                        weights(levels[1:, :] - levels[:-1, :]))

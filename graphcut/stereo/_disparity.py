@@ -28,9 +28,9 @@ import numpy as np
 from graphcut.labeling import ExpansionResult, MoveCallback, alpha_expansion
 from graphcut.solver import resolve_device
 
-from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs, check_pair,
-                     check_census_parameters, data_costs, right_view_labels,
-                     smoothness_weights)
+from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_from_levels,
+                     check_census_parameters, check_pair, data_costs_from_levels,
+                     right_view_labels, smoothness_from_levels)
 from ._occlusion import fill_from_background, inconsistent_pixels
 
 __all__ = ["DATA_COSTS", "StereoMemoryError", "StereoResult", "bad_pixel_rate",
@@ -224,7 +224,7 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
     if data_cost not in DATA_COSTS:
         raise ValueError(f"data_cost must be one of {', '.join(DATA_COSTS)}, got {data_cost!r}")
     census = check_census_parameters(census)
-    left_levels, _ = check_pair(left, right, channel_axis, max_disparity)
+    left_levels, right_levels = check_pair(left, right, channel_axis, max_disparity)
     smoothness = _check_int("smoothness", smoothness, 0, 1 << 20)
     flat_factor = _check_int("flat_factor", flat_factor, 0, 1024)
     smoothness_truncation = _check_int("smoothness_truncation", smoothness_truncation, 1,
@@ -245,13 +245,13 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
     backend = _check_memory(shape, max_disparity, backend, device, data_cost)
 
     if data_cost == "ad-census":
-        costs = census_costs(left, right, max_disparity=max_disparity,
-                             channel_axis=channel_axis, parameters=census, device=backend)
+        costs = census_costs_from_levels(left_levels, right_levels, int(max_disparity), census,
+                                         backend)
     else:
-        costs = data_costs(left, right, max_disparity=max_disparity, truncation=truncation,
-                           birchfield_tomasi=data_cost == "bt", channel_axis=channel_axis)
-    weights = smoothness_weights(left, weight=smoothness, edge_threshold=edge_threshold,
-                                 flat_factor=flat_factor, channel_axis=channel_axis)
+        costs = data_costs_from_levels(left_levels, right_levels, int(max_disparity),
+                                       truncation, data_cost == "bt")
+    weights = smoothness_from_levels(left_levels, smoothness, float(edge_threshold),
+                                     flat_factor)
     if backend == "cuda":
         import cupy
         costs = cupy.asarray(costs)
