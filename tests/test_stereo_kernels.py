@@ -157,3 +157,16 @@ def test_fake_kernels_refuse_wrong_arguments(fake_gpu):
         kernel("energy_terms")((1,), (1,), (labels.T,) + good[1:])
     with pytest.raises(TypeError, match="arguments"):
         kernel("energy_terms")((1,), (1,), good[:-1])
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 6), (6, 1), (3, 4)])
+def test_device_pipeline_on_tiny_images(fake_gpu, shape):
+    from graphcut.stereo import disparity
+    rng = np.random.default_rng(sum(shape))
+    left = rng.integers(0, 256, size=shape, dtype=np.uint8)
+    right = np.roll(left, -1, axis=1)
+    d = shape[1] - 1
+    host = disparity(left, right, max_disparity=d, device="cpu")
+    device = disparity(left, right, max_disparity=d, device="cuda")
+    np.testing.assert_array_equal(device.disparity, host.disparity)
+    assert same_moves(device.expansion, host.expansion)

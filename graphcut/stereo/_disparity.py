@@ -34,7 +34,7 @@ from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_fro
 from ._occlusion import fill_from_background, inconsistent_pixels
 
 __all__ = ["DATA_COSTS", "StereoMemoryError", "StereoResult", "bad_pixel_rate",
-           "check_energy_range", "disparity", "memory_needed"]
+           "check_energy_range", "disparity", "host_memory_needed", "memory_needed"]
 
 log = logging.getLogger("graphcut.stereo")
 
@@ -135,15 +135,25 @@ def _available_host_memory() -> int | None:
 
 def memory_needed(shape: tuple[int, int], max_disparity: int, device: str,
                   data_cost: str = "ad-census") -> int:
-    """Peak bytes of :func:`disparity` for an (H, W) pair: the cost volume with its
-    temporaries plus the expansion loop, on ``device`` ("cpu" or "cuda"; a GPU run also keeps
-    the volume's host-side inputs small)."""
+    """Peak bytes of :func:`disparity` for an (H, W) pair on ``device`` ("cpu" or "cuda"):
+    the cost volume with its temporaries plus the expansion loop. (A GPU run with the "bt" or
+    "ad" data cost also needs :func:`host_memory_needed` on the host, where that volume is
+    computed.)"""
     h, w = shape
     if data_cost == "ad-census":
         volume = census_bytes(shape, max_disparity, device)
-    else:  # computed on the host (float temporaries per disparity), uploaded for the GPU
-        volume = 4 * (max_disparity + 1) * h * w + 64 * h * w
+    else:
+        volume = host_memory_needed(shape, max_disparity, data_cost)
     return volume + EXPANSION_BYTES_PER_PIXEL[device] * h * w
+
+
+def host_memory_needed(shape: tuple[int, int], max_disparity: int, data_cost: str) -> int:
+    """Host bytes of the per-pixel ("bt", "ad") cost volume: the int32 volume plus the float
+    temporaries of one disparity; 0 for "ad-census" on the GPU, built there."""
+    h, w = shape
+    if data_cost == "ad-census":
+        return 0
+    return 4 * (max_disparity + 1) * h * w + 160 * h * w
 
 
 def _describe(nbytes: int) -> str:
@@ -151,8 +161,9 @@ def _describe(nbytes: int) -> str:
 
 
 def _check_memory(shape, max_disparity, backend, device, data_cost) -> str:
-    """The backend to run on after checking the memory need (GPU: free memory; CPU: available
-    memory); with device="auto" a GPU that is too small falls back to the CPU."""
+    """The backend to run on after checking the memory need (GPU: free memory; host: the
+    memory available to this process); with device="auto" a GPU that is too small falls back
+    to the CPU."""
     h, w = shape
     what = (f"a {max_disparity + 1}-label cost volume for a {w}x{h} pair and its expansion "
             f"moves")
@@ -160,15 +171,15 @@ def _check_memory(shape, max_disparity, backend, device, data_cost) -> str:
         from graphcut.solver.cuda import GPUMemoryError, require_free_memory
         try:
             require_free_memory(memory_needed(shape, max_disparity, "cuda", data_cost), what)
-            return backend
         except GPUMemoryError as error:
             if device != "auto":
                 raise
             log.warning("%s; falling back to the CPU backend", error)
             backend = "cpu"
-    need = memory_needed(shape, max_disparity, "cpu", data_cost)
+    need = (memory_needed(shape, max_disparity, "cpu", data_cost) if backend == "cpu"
+            else host_memory_needed(shape, max_disparity, data_cost))
     available = _available_host_memory()
-    if available is not None and need > available:
+    if need and available is not None and need > available:
         raise StereoMemoryError(f"{what} need about {_describe(need)} of memory, "
                                 f"{_describe(available)} are available; use a smaller "
                                 f"maximum disparity or smaller images")
