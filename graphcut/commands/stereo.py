@@ -99,8 +99,8 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
     """
     from tqdm import tqdm
 
-    from graphcut.stereo import (CensusParameters, StereoMemoryError, bad_pixel_rate,
-                                 check_energy_range, disparity)
+    from graphcut.solver.memory import HostMemoryError
+    from graphcut.stereo import CensusParameters, bad_pixel_rate, check_energy_range, disparity
     from graphcut.stereo.io import DISPARITY_SUFFIXES, InstanceDump, write_disparity, \
         write_preview
 
@@ -173,7 +173,7 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
             index = dump.write_index()
     except OSError as error:
         raise click.ClickException(f"writing instances failed: {error}") from None
-    except StereoMemoryError as error:
+    except HostMemoryError as error:  # refused before anything was built; says why
         raise click.ClickException(str(error)) from None
     except MemoryError as error:
         raise click.ClickException(memory_error_message(error, device)) from None

@@ -15,14 +15,15 @@ from graphcut.labeling import (ExpansionResult, Move, MoveCallback, PairWeights,
 
 from ._costs import (CensusParameters, as_grey_levels, census_costs, data_costs,
                      right_view_labels, smoothness_weights)
-from ._disparity import (DATA_COSTS, StereoMemoryError, StereoResult, bad_pixel_rate,
-                         check_energy_range, disparity, memory_needed)
+from ._disparity import (DATA_COSTS, StereoResult, bad_pixel_rate, check_energy_range,
+                         disparity, host_memory_needed, memory_needed)
 from ._occlusion import fill_from_background, inconsistent_pixels
 
 __all__ = [
     "CensusParameters", "DATA_COSTS", "ExpansionResult", "Move", "MoveCallback", "PairWeights",
-    "StereoMemoryError", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate",
-    "census_costs", "check_energy_range", "data_costs", "disparity", "expansion_network",
-    "fill_from_background", "inconsistent_pixels", "labeling_energy", "memory_needed",
+    "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
+    "check_energy_range", "data_costs", "disparity", "expansion_network",
+    "fill_from_background", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
+    "memory_needed",
     "right_view_labels", "smoothness_weights",
 ]

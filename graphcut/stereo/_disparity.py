@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import time
 from dataclasses import dataclass
 
@@ -27,25 +26,23 @@ import numpy as np
 
 from graphcut.labeling import ExpansionResult, MoveCallback, alpha_expansion
 from graphcut.solver import resolve_device
+from graphcut.solver.memory import grid_graph_bytes, require_host_memory
 
 from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_from_levels,
                      check_census_parameters, check_pair, data_costs_from_levels,
                      right_view_labels, smoothness_from_levels)
 from ._occlusion import fill_from_background, inconsistent_pixels
 
-__all__ = ["DATA_COSTS", "StereoMemoryError", "StereoResult", "bad_pixel_rate",
-           "check_energy_range", "disparity", "host_memory_needed", "memory_needed"]
+__all__ = ["DATA_COSTS", "StereoResult", "bad_pixel_rate", "check_energy_range", "disparity",
+           "host_memory_needed", "memory_needed"]
 
 log = logging.getLogger("graphcut.stereo")
 
 DATA_COSTS = ("ad-census", "bt", "ad")
-# Bytes per pixel of the expansion loop besides the cost volume: the move's arrays and the
-# backend's graph (PyMaxflow's nodes and arcs on the CPU; the push-relabel state on the GPU).
-EXPANSION_BYTES_PER_PIXEL = {"cpu": 400, "cuda": 200}
-
-
-class StereoMemoryError(MemoryError):
-    """The cost volume and the expansion loop would not fit in the memory available."""
+# Bytes per pixel of the expansion loop besides the cost volume and the CPU solver's graph
+# (graphcut.solver.memory.grid_graph_bytes): labels, current costs, the proposal, the move's
+# network and its int64 temporaries; on the GPU also the push-relabel state (49).
+EXPANSION_BYTES_PER_PIXEL = {"cpu": 160, "cuda": 180}
 
 
 @dataclass(frozen=True)
@@ -108,31 +105,6 @@ def check_energy_range(*, max_disparity: int, data_cost: str = "ad-census",
             f"above the int32 limit {INT32_MAX}; use smaller values")
 
 
-def _available_host_memory() -> int | None:
-    """Bytes this process may still allocate: MemAvailable, capped by RLIMIT_AS (None when
-    neither is known)."""
-    available = None
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        import resource
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm") as statm:
-                used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            headroom = max(0, soft - used)
-            available = headroom if available is None else min(available, headroom)
-    except (ImportError, OSError, ValueError, IndexError):
-        pass
-    return available
-
-
 def memory_needed(shape: tuple[int, int], max_disparity: int, device: str,
                   data_cost: str = "ad-census") -> int:
     """Peak bytes of :func:`disparity` for an (H, W) pair on ``device`` ("cpu" or "cuda"):
@@ -144,7 +116,8 @@ def memory_needed(shape: tuple[int, int], max_disparity: int, device: str,
         volume = census_bytes(shape, max_disparity, device)
     else:
         volume = host_memory_needed(shape, max_disparity, data_cost)
-    return volume + EXPANSION_BYTES_PER_PIXEL[device] * h * w
+    solver = grid_graph_bytes(h, w) if device == "cpu" else 0
+    return volume + EXPANSION_BYTES_PER_PIXEL[device] * h * w + solver
 
 
 def host_memory_needed(shape: tuple[int, int], max_disparity: int, data_cost: str) -> int:
@@ -154,10 +127,6 @@ def host_memory_needed(shape: tuple[int, int], max_disparity: int, data_cost: st
     if data_cost == "ad-census":
         return 0
     return 4 * (max_disparity + 1) * h * w + 160 * h * w
-
-
-def _describe(nbytes: int) -> str:
-    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**28 else f"{nbytes / 2**20:.0f} MiB"
 
 
 def _check_memory(shape, max_disparity, backend, device, data_cost) -> str:
@@ -176,13 +145,12 @@ def _check_memory(shape, max_disparity, backend, device, data_cost) -> str:
                 raise
             log.warning("%s; falling back to the CPU backend", error)
             backend = "cpu"
-    need = (memory_needed(shape, max_disparity, "cpu", data_cost) if backend == "cpu"
-            else host_memory_needed(shape, max_disparity, data_cost))
-    available = _available_host_memory()
-    if need and available is not None and need > available:
-        raise StereoMemoryError(f"{what} need about {_describe(need)} of memory, "
-                                f"{_describe(available)} are available; use a smaller "
-                                f"maximum disparity or smaller images")
+    if backend == "cpu":
+        require_host_memory(memory_needed(shape, max_disparity, "cpu", data_cost),
+                            f"{what} on the CPU")
+    else:
+        require_host_memory(host_memory_needed(shape, max_disparity, data_cost),
+                            f"{what} (the host side)")
     return backend
 
 
@@ -226,9 +194,9 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         callback: called after every move, see :func:`~graphcut.labeling.alpha_expansion`.
 
     Returns:
-        :class:`StereoResult`. Raises ValueError/TypeError for bad input, and
-        :class:`StereoMemoryError` (or the GPU's ``GPUMemoryError``) before building anything
-        when the memory needed is not there.
+        :class:`StereoResult`. Raises ValueError/TypeError for bad input, and before building
+        anything ``graphcut.solver.memory.HostMemoryError`` (or the GPU's ``GPUMemoryError``)
+        when the memory needed is not there (see :func:`memory_needed`).
     """
     started = time.perf_counter()
     backend = resolve_device(device)
