@@ -19,10 +19,11 @@ moves and maps; the script checks that.
 OpenCV (``pip install opencv-python-headless``, in the ``bench`` extra) runs StereoSGBM over a
 small sweep of its settings (numDisparities the multiple of 16 that covers 0..D - 1 or 0..D,
 mode HH / SGBM / 3-way, block size 3 / 5 / 7, P1 / P2 = 8 / 32 or 4 / 64 times channels x block
-area, uniqueness 0 / 10 with or without speckle filtering, disp12MaxDiff 1); the best setting per scene by bad-pixel rate is the baseline, its invalid
-pixels counted as bad (as a user gets them). For reference the table also gives the best
-sweep setting after filling SGBM's invalid pixels with the same background filling as ours
-(graphcut.stereo.fill_from_background). SGBM times are medians of ``--repeats`` runs of the
+area, uniqueness 0 / 10 with or without speckle filtering, disp12MaxDiff 1); the best setting
+per scene by bad-pixel rate is the baseline, its invalid pixels counted as bad (as a user gets
+them). For reference the table also gives the best sweep setting after filling SGBM's invalid
+pixels with the same background filling as ours (graphcut.stereo.fill_from_background). SGBM
+times are medians of ``--repeats`` runs of the
 chosen setting on the host CPU.
 
     python bench/bench_stereo.py                           # both scenes, cpu and cuda
@@ -185,7 +186,7 @@ def _setting(setting: dict, max_disparity: int) -> str:
 
 
 def table(name: str, scene, rows, args) -> str:
-    left, _, truth, max_disparity, visible = scene
+    _, _, truth, max_disparity, visible = scene
     h, w = truth.shape
     lines = [f"**{name}** {w}x{h}, disparities 0..{max_disparity}, ground truth on "
              f"{np.isfinite(truth).mean():.1%} of pixels",

@@ -27,7 +27,7 @@ def inconsistent_pixels(left_labels, right_labels, *, tolerance: int = 1) -> np.
     if left_labels.shape != right_labels.shape or left_labels.ndim != 2:
         raise ValueError(f"left and right disparity maps must be 2-D of one shape, got "
                          f"{left_labels.shape} and {right_labels.shape}")
-    h, w = left_labels.shape
+    w = left_labels.shape[1]
     matched = np.arange(w)[np.newaxis, :] - left_labels
     inside = matched >= 0
     right_there = np.take_along_axis(right_labels, np.clip(matched, 0, w - 1), axis=1)
@@ -45,7 +45,7 @@ def fill_from_background(labels, invalid) -> np.ndarray:
     if labels.shape != invalid.shape or labels.ndim != 2:
         raise ValueError(f"labels and invalid must be 2-D of one shape, got {labels.shape} and "
                          f"{invalid.shape}")
-    h, w = labels.shape
+    w = labels.shape[1]
     valid = ~invalid
     values = labels.astype(np.int64)
     columns = np.arange(w)[np.newaxis, :]

@@ -8,7 +8,9 @@
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
          i += (long long)gridDim.x * blockDim.x)
 
-__device__ __forceinline__ int clamp_index(int i, int n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+__device__ __forceinline__ int clamp_index(int i, int n) {
+    return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
 
 // Census code of every pixel of an (H, W) grey image: one bit per window neighbour, in
 // row-major window order (dy = -ry..ry, dx = -rx..rx, the centre skipped), the first one the
@@ -26,7 +28,8 @@ extern "C" __global__ void census_codes(const int* __restrict__ grey, const int 
             for (int dx = -rx; dx <= rx; ++dx) {
                 if (dx == 0 && dy == 0) continue;
                 const int xx = clamp_index(x + dx, width);
-                bits = (bits << 1) | (unsigned long long)(grey[(long long)yy * width + xx] < centre);
+                const int neighbour = grey[(long long)yy * width + xx];
+                bits = (bits << 1) | (unsigned long long)(neighbour < centre);
             }
         }
         code[u] = bits;
@@ -87,7 +90,9 @@ extern "C" __global__ void box_columns_mean(const int* __restrict__ in, const in
         const long long u = i % pixels;
         const int y = (int)(u / width), x = (int)(u % width);
         int total = 0;
-        for (int k = -r; k <= r; ++k) total += in[plane + (long long)clamp_index(y + k, height) * width + x];
+        for (int k = -r; k <= r; ++k) {
+            total += in[plane + (long long)clamp_index(y + k, height) * width + x];
+        }
         out[i] = (total + count / 2) / count;
     }
 }
