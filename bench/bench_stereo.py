@@ -23,8 +23,7 @@ area, uniqueness 0 / 10 with or without speckle filtering, disp12MaxDiff 1); the
 per scene by bad-pixel rate is the baseline, its invalid pixels counted as bad (as a user gets
 them). For reference the table also gives the best sweep setting after filling SGBM's invalid
 pixels with the same background filling as ours (graphcut.stereo.fill_from_background). SGBM
-times are medians of ``--repeats`` runs of the
-chosen setting on the host CPU.
+times are medians of ``--repeats`` runs of the chosen setting on the host CPU.
 
     python bench/bench_stereo.py                           # both scenes, cpu and cuda
     python bench/bench_stereo.py --devices cuda --scenes motorcycle
