@@ -221,6 +221,15 @@ def table(name: str, scene, rows, args) -> str:
         if filled:
             lines.append(f"Against SGBM with its invalid pixels filled: "
                          f"{ours[0]['bad'] / max(filled[0]['bad'], 1e-12):.3f}")
+    for row in ours:
+        moves = row["result"].moves
+        if moves:
+            def median_ms(field):
+                return 1e3 * statistics.median(getattr(m, field) for m in moves)
+            lines.append(f"{row['device']}: per move, median min-cut "
+                         f"{median_ms('maxflow_seconds'):.2f} ms (max-flow stage "
+                         f"{median_ms('solve_seconds'):.2f} ms), network build "
+                         f"{median_ms('build_seconds'):.2f} ms")
     by_device = {row["device"]: row for row in ours}
     if "cuda" in by_device and name == "motorcycle" and args.downscale == 1:
         seconds = by_device["cuda"]["seconds"]
