@@ -1,41 +1,59 @@
-"""Benchmark: full alpha-expansion on the Middlebury motorcycle pair, per min-cut backend.
+"""Benchmark: stereo disparity by alpha-expansion against OpenCV's StereoSGBM, per backend.
 
-For every device in ``--devices`` (cpu = PyMaxflow's Boykov-Kolmogorov, cuda = the GPU grid
-solver) the same disparity computation runs end to end in this one process: data costs, every
-expansion move's network and max-flow, until convergence. Reported per device: moves solved,
-final energy, total min-cut seconds (the backends' own timings of each ``min_cut`` call summed
-over the sequence: graph setup + max-flow + cut) and of the max-flow stage alone, network
-build seconds (our NumPy/CuPy construction of each move), end-to-end seconds and the bad-pixel
-rate against the ground truth (|d - d_gt| > 1 on pixels with ground truth). The backends return the same cut (the largest
-minimum-cut source set), so their move sequences, energies and maps must be identical; the
-script checks that.
+Scenes (nothing is downloaded):
+- motorcycle: scikit-image's Middlebury 2014 pair (``skimage.data.stereo_motorcycle()``,
+  741 x 500, ground truth 7..60 px, known on 92.7 % of the pixels), 64 disparities;
+- synthetic: graphcut.stereo.synthetic's scene (400 x 300: slanted wall and floor, a
+  textureless box, a tilted panel, an occluding disc; exact disparities), 43 disparities.
 
-    python bench/bench_stereo.py                          # full size, cpu and cuda if present
-    python bench/bench_stereo.py --devices cpu --downscale 4
-    python bench/bench_stereo.py --append-results         # also add the table to RESULTS.md
+For every device in ``--devices`` (cpu = NumPy cost volume + PyMaxflow's Boykov-Kolmogorov,
+cuda = CuPy cost volume + the GPU grid solver) ``graphcut.stereo.disparity`` runs end to end
+in this process, after a warm-up on a small crop (CUDA modules compiled, memory pools filled):
+cost volume, every expansion move, left-right check and occlusion filling. "end to end" is the
+wall time of that call from the two uint8 images in host memory to the int32 disparity map in
+host memory; the stages are its parts. Reported per device: the median over ``--repeats``
+runs (the CPU runs once unless ``--cpu-repeats`` says otherwise), moves, energy and the
+bad-pixel rate (|d - d_true| > 1 on pixels with ground truth). The backends must make the same
+moves and maps; the script checks that.
 
-The pair is scikit-image's (``skimage.data.stereo_motorcycle()``, 500 x 741, ground truth
-7..60 px), so nothing is downloaded.
+OpenCV (``pip install opencv-python-headless``, in the ``bench`` extra) runs StereoSGBM over a
+small sweep of its settings (numDisparities the multiple of 16 that covers 0..D - 1 or 0..D,
+mode HH / SGBM / 3-way, block size 3 / 5 / 7, P1 / P2 = 8 / 32 or 4 / 64 times channels x block
+area, uniqueness 0 / 10 with or without speckle filtering, disp12MaxDiff 1); the best setting
+per scene by bad-pixel rate is the baseline, its invalid pixels counted as bad (as a user gets
+them). For reference the table also gives the best sweep setting after filling SGBM's invalid
+pixels with the same background filling as ours (graphcut.stereo.fill_from_background). SGBM
+times are medians of ``--repeats`` runs of the chosen setting on the host CPU.
+
+    python bench/bench_stereo.py                           # both scenes, cpu and cuda
+    python bench/bench_stereo.py --devices cuda --scenes motorcycle
+    python bench/bench_stereo.py --devices cpu --downscale 2   # a quicker look
+    python bench/bench_stereo.py --append-results          # also add the table to RESULTS.md
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import math
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from graphcut.solver import cuda_status, min_cut
-from graphcut.stereo import bad_pixel_rate, data_costs, disparity, expansion_network
-from graphcut.stereo_io import motorcycle_pair
+from graphcut.solver import cuda_status
+from graphcut.stereo import bad_pixel_rate, disparity, fill_from_background
+from graphcut.stereo.io import motorcycle_pair
+from graphcut.stereo.synthetic import synthetic_scene
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 FULL_MAX_DISPARITY = 64
+GOAL_RATIO = 2 / 3       # our bad-pixel rate over SGBM's
+GOAL_SECONDS = 1.5       # end to end on the GPU, full motorcycle pair
 
 
 def device_name(device: str) -> str:
@@ -52,56 +70,183 @@ def device_name(device: str) -> str:
     return f"{name} (PyMaxflow BK, 1 thread)"
 
 
-def warm_up(device: str, left, right) -> None:
-    """One small move on ``device`` so that one-time costs (CUDA module load) are not timed."""
-    costs = data_costs(left[:32, :64], right[:32, :64], max_disparity=4, channel_axis=-1)
-    from graphcut.stereo import smoothness_weights
-    weights = smoothness_weights(left[:32, :64], channel_axis=-1)
-    network, _ = expansion_network(costs, weights, costs.argmin(axis=0).astype(np.int32), 1)
-    min_cut(network, device=device)
+def load_scenes(names, downscale: int):
+    """name -> (left, right, truth, max_disparity, visible or None)."""
+    scenes = {}
+    for name in names:
+        if name == "motorcycle":
+            left, right, truth = motorcycle_pair(downscale=downscale)
+            scenes[name] = (left, right, truth, math.ceil(FULL_MAX_DISPARITY / downscale), None)
+        else:
+            h, w = 300 // downscale, 400 // downscale
+            scene = synthetic_scene(shape=(h, w))
+            scenes[name] = (scene.left, scene.right, scene.truth, scene.max_disparity,
+                            scene.visible)
+    return scenes
 
 
-def run(device: str, left, right, truth, args) -> dict:
-    warm_up(device, left, right)
+def run_ours(device: str, scene, repeats: int, max_cycles: int) -> dict:
+    left, right, truth, max_disparity, visible = scene
+    disparity(left[:64, :128], right[:64, :128], max_disparity=min(16, max_disparity),
+              channel_axis=-1, device=device)  # warm-up
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = disparity(left, right, max_disparity=max_disparity, channel_axis=-1,
+                           device=device, max_cycles=max_cycles)
+        runs.append((time.perf_counter() - started, result))
+    seconds = statistics.median(s for s, _ in runs)
+    result = runs[-1][1]
+    stages = {key: statistics.median(r.stage_seconds[key] for _, r in runs)
+              for key in ("costs", "expansion", "post")}
+    row = {"method": "graphcut", "device": device, "name": device_name(device),
+           "result": result, "seconds": seconds, "stages": stages, "repeats": repeats,
+           "maxflow": statistics.median(sum(r.maxflow_seconds.values()) for _, r in runs),
+           "build": statistics.median(r.build_seconds for _, r in runs),
+           "bad": bad_pixel_rate(result.disparity, truth),
+           "bad_raw": bad_pixel_rate(result.expansion.labels, truth)}
+    if visible is not None:
+        row["bad_visible"] = bad_pixel_rate(result.disparity, truth, valid=visible)
+    return row
+
+
+SGBM_SWEEP = {
+    "ranges": ("tight", "all labels"),  # numDisparities: 16 ceil(D / 16) or 16 ceil((D+1) / 16)
+    "mode": ("HH", "SGBM", "SGBM_3WAY"),
+    "block": (3, 5, 7),
+    "penalties": ((8, 32), (4, 64)),
+    "filtering": ((0, 0), (10, 100)),  # (uniqueness ratio, speckle window size)
+}
+
+
+def _num_disparities(max_disparity: int, ranges: str) -> int:
+    """OpenCV's numDisparities (a multiple of 16; it searches 0 .. numDisparities - 1)."""
+    return 16 * max(1, math.ceil((max_disparity + (ranges == "all labels")) / 16))
+
+
+def _sgbm(cv2, left, right, max_disparity, ranges, mode, block, penalties, filtering):
+    channels = left.shape[2] if left.ndim == 3 else 1
+    num_disparities = _num_disparities(max_disparity, ranges)
+    uniqueness, speckle = filtering
+    matcher = cv2.StereoSGBM_create(
+        minDisparity=0, numDisparities=num_disparities, blockSize=block,
+        P1=penalties[0] * channels * block * block, P2=penalties[1] * channels * block * block,
+        disp12MaxDiff=1, uniquenessRatio=uniqueness, speckleWindowSize=speckle,
+        speckleRange=2, mode=getattr(cv2, f"STEREO_SGBM_MODE_{mode}"))
     started = time.perf_counter()
-    result = disparity(left, right, max_disparity=args.max_disparity, truncation=args.truncation,
-                       smoothness=args.smoothness, channel_axis=-1, device=device,
-                       max_cycles=args.max_cycles)
+    raw = matcher.compute(left[..., ::-1], right[..., ::-1])  # OpenCV wants BGR
     seconds = time.perf_counter() - started
-    return {"device": device, "name": device_name(device), "result": result,
-            "maxflow": sum(result.maxflow_seconds.values()),
-            "solve": sum(result.solve_seconds.values()), "end_to_end": seconds,
-            "bad": bad_pixel_rate(result.labels, truth)}
+    result = raw.astype(np.float64) / 16
+    result[raw < 0] = np.nan  # OpenCV's invalid pixels
+    return result, seconds
 
 
-def table(rows, shape, args) -> str:
-    h, w = shape
-    lines = [f"Alpha-expansion stereo, motorcycle {w}x{h} (downscale {args.downscale}), "
-             f"{args.max_disparity + 1} labels, truncation {args.truncation}, smoothness "
-             f"{args.smoothness}",
+def run_sgbm(scene, repeats: int) -> list[dict]:
+    """Best SGBM setting of the sweep (invalid = bad), and the best after background filling."""
+    import cv2
+    left, right, truth, max_disparity, visible = scene
+    best = best_filled = None
+    seen = set()
+    for values in itertools.product(*SGBM_SWEEP.values()):
+        setting = dict(zip(SGBM_SWEEP, values))
+        key = (_num_disparities(max_disparity, setting["ranges"]), *values[1:])
+        if key in seen:  # both ranges give the same numDisparities
+            continue
+        seen.add(key)
+        result, _ = _sgbm(cv2, left, right, max_disparity, **setting)
+        bad = bad_pixel_rate(result, truth)
+        invalid = ~np.isfinite(result)
+        filled = fill_from_background(np.where(invalid, 0, np.rint(result)).astype(np.int32),
+                                      invalid)
+        bad_filled = bad_pixel_rate(filled, truth)
+        if best is None or bad < best[0]:
+            best = (bad, setting, result)
+        if best_filled is None or bad_filled < best_filled[0]:
+            best_filled = (bad_filled, setting, filled)
+    rows = []
+    for label, (bad, setting, result) in (("OpenCV SGBM", best),
+                                          ("OpenCV SGBM + our filling", best_filled)):
+        seconds = statistics.median(_sgbm(cv2, left, right, max_disparity, **setting)[1]
+                                    for _ in range(repeats))
+        row = {"method": label, "device": "cpu", "name": f"OpenCV {cv2.__version__}",
+               "setting": setting, "seconds": seconds, "bad": bad, "repeats": repeats}
+        if visible is not None:
+            row["bad_visible"] = bad_pixel_rate(result, truth, valid=visible)
+        rows.append(row)
+    return rows
+
+
+def _setting(setting: dict, max_disparity: int) -> str:
+    uniqueness, speckle = setting["filtering"]
+    return (f"numDisparities {_num_disparities(max_disparity, setting['ranges'])}, "
+            f"{setting['mode']}, block {setting['block']}, P1/P2 {setting['penalties'][0]}/"
+            f"{setting['penalties'][1]} x C x block^2, uniqueness {uniqueness}, speckle "
+            f"{speckle}")
+
+
+def table(name: str, scene, rows, args) -> str:
+    _, _, truth, max_disparity, visible = scene
+    h, w = truth.shape
+    lines = [f"**{name}** {w}x{h}, disparities 0..{max_disparity}, ground truth on "
+             f"{np.isfinite(truth).mean():.1%} of pixels",
              "",
-             "| device | backend | moves (accepted) | cycles | energy | min-cut s | of which "
-             "max-flow s | network build s | end-to-end s | bad pixels |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| method | device | end-to-end s | costs s | expansion s (min-cut s) | post s | "
+             "moves (accepted) | bad pixels | " + ("bad, visible pixels | " if visible
+                                                   is not None else "") + "setting |",
+             "|---|---|---|---|---|---|---|---|" + ("---|" if visible is not None else "")
+             + "---|"]
     for row in rows:
-        r = row["result"]
-        lines.append(f"| {row['name']} | {row['device']} | {r.num_moves} ({r.accepted_moves}) | "
-                     f"{r.cycles} | {r.energy} | {row['maxflow']:.3f} | {row['solve']:.3f} | "
-                     f"{r.build_seconds:.3f} | {row['end_to_end']:.3f} | {row['bad']:.2%} |")
-    by_device = {row["device"]: row for row in rows}
-    if "cpu" in by_device and "cuda" in by_device:
-        cpu, gpu = by_device["cpu"], by_device["cuda"]
-        lines += ["", f"Speed-up cuda vs cpu over the whole sequence: min-cut "
-                      f"{cpu['maxflow'] / gpu['maxflow']:.2f}x, max-flow stage "
-                      f"{cpu['solve'] / gpu['solve']:.2f}x, end to end "
-                      f"{cpu['end_to_end'] / gpu['end_to_end']:.2f}x"]
-    if len(rows) > 1:
-        first = rows[0]["result"]
-        same = all(np.array_equal(first.labels, row["result"].labels)
-                   and [m.flow for m in first.moves] == [m.flow for m in row["result"].moves]
-                   for row in rows[1:])
-        lines.append(f"Identical move flows and disparity maps across devices: "
+        if row["method"] == "graphcut":
+            r, st = row["result"], row["stages"]
+            cells = [f"graphcut ({row['repeats']} run{'s' * (row['repeats'] > 1)})",
+                     row["name"], f"{row['seconds']:.3f}", f"{st['costs']:.3f}",
+                     f"{st['expansion']:.3f} ({row['maxflow']:.3f})", f"{st['post']:.3f}",
+                     f"{r.num_moves} ({r.accepted_moves})", f"{row['bad']:.2%}"]
+            setting = (f"{r.cycles} cycles, energy {r.energy}; before the left-right check "
+                       f"{row['bad_raw']:.2%}")
+        else:
+            cells = [row["method"], row["name"], f"{row['seconds']:.3f}", "-", "-", "-", "-",
+                     f"{row['bad']:.2%}"]
+            setting = _setting(row["setting"], max_disparity)
+        if visible is not None:
+            cells.append(f"{row['bad_visible']:.2%}")
+        lines.append("| " + " | ".join(cells + [setting]) + " |")
+    ours = [row for row in rows if row["method"] == "graphcut"]
+    sgbm = [row for row in rows if row["method"] == "OpenCV SGBM"]
+    if ours and sgbm:
+        ratio = ours[0]["bad"] / max(sgbm[0]["bad"], 1e-12)
+        lines += ["", f"Bad pixels, graphcut / best SGBM: {ratio:.3f} (goal <= "
+                      f"{GOAL_RATIO:.3f}: {'met' if ratio <= GOAL_RATIO else 'NOT met'})"]
+        filled = [row for row in rows if row["method"] == "OpenCV SGBM + our filling"]
+        if filled:
+            lines.append(f"Against SGBM with its invalid pixels filled: "
+                         f"{ours[0]['bad'] / max(filled[0]['bad'], 1e-12):.3f}")
+    for row in ours:
+        moves = row["result"].moves
+        if moves:
+            def median_ms(field):
+                return 1e3 * statistics.median(getattr(m, field) for m in moves)
+            lines.append(f"{row['device']}: per move, median min-cut "
+                         f"{median_ms('maxflow_seconds'):.2f} ms (max-flow stage "
+                         f"{median_ms('solve_seconds'):.2f} ms), network build "
+                         f"{median_ms('build_seconds'):.2f} ms")
+    by_device = {row["device"]: row for row in ours}
+    if "cuda" in by_device and name == "motorcycle" and args.downscale == 1:
+        seconds = by_device["cuda"]["seconds"]
+        lines.append(f"GPU end to end: {seconds:.3f} s (goal <= {GOAL_SECONDS} s: "
+                     f"{'met' if seconds <= GOAL_SECONDS else 'NOT met'})")
+    if len(ours) > 1:
+        first = ours[0]["result"]
+        same = all(np.array_equal(first.disparity, row["result"].disparity)
+                   and [(m.alpha, m.flow, m.accepted) for m in first.moves]
+                   == [(m.alpha, m.flow, m.accepted) for m in row["result"].moves]
+                   for row in ours[1:])
+        lines.append(f"Identical moves and disparity maps across devices: "
                      f"{'yes' if same else 'NO'}")
+        if "cpu" in by_device and "cuda" in by_device:
+            cpu, gpu = by_device["cpu"], by_device["cuda"]
+            lines.append(f"Speed-up cuda vs cpu: end to end {cpu['seconds'] / gpu['seconds']:.1f}x"
+                         f", min-cuts {cpu['maxflow'] / max(gpu['maxflow'], 1e-9):.1f}x")
     return "\n".join(lines)
 
 
@@ -129,43 +274,59 @@ def main(argv=None) -> int:
     parser.add_argument("--devices", default="cpu,cuda",
                         help="comma-separated backends to time (cpu, cuda); cuda is skipped "
                              "with a note when no GPU backend is available (default: cpu,cuda)")
+    parser.add_argument("--scenes", default="motorcycle,synthetic",
+                        help="comma-separated: motorcycle, synthetic (default: both)")
     parser.add_argument("--downscale", type=int, default=1,
-                        help="integer reduction of the 500x741 pair (default 1: full size)")
-    parser.add_argument("--max-disparity", type=int, default=None,
-                        help=f"largest label (default {FULL_MAX_DISPARITY} / downscale)")
-    parser.add_argument("--truncation", type=int, default=20)
-    parser.add_argument("--smoothness", type=int, default=6)
-    parser.add_argument("--max-cycles", type=int, default=20)
+                        help="integer reduction of the scenes (default 1: full size)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed runs per GPU and SGBM measurement (median; default 3)")
+    parser.add_argument("--cpu-repeats", type=int, default=1,
+                        help="timed runs of our CPU backend (default 1: it takes a minute)")
+    parser.add_argument("--max-cycles", type=int, default=2)
+    parser.add_argument("--no-sgbm", action="store_true", help="skip OpenCV")
     parser.add_argument("--append-results", action="store_true",
-                        help=f"insert the table at the top of {RESULTS}")
+                        help=f"insert the tables at the top of {RESULTS}")
     args = parser.parse_args(argv)
-    if args.downscale < 1:
-        parser.error("--downscale must be >= 1")
-    if args.max_disparity is None:
-        args.max_disparity = math.ceil(FULL_MAX_DISPARITY / args.downscale)
+    if args.downscale < 1 or args.repeats < 1 or args.cpu_repeats < 1:
+        parser.error("--downscale, --repeats and --cpu-repeats must be >= 1")
     devices = [d.strip() for d in args.devices.split(",") if d.strip()]
-    unknown = sorted(set(devices) - {"cpu", "cuda"})
-    if unknown or not devices:
+    if sorted(set(devices) - {"cpu", "cuda"}) or not devices:
         parser.error(f"--devices takes cpu and/or cuda, got {args.devices!r}")
+    scene_names = [s.strip() for s in args.scenes.split(",") if s.strip()]
+    if sorted(set(scene_names) - {"motorcycle", "synthetic"}) or not scene_names:
+        parser.error(f"--scenes takes motorcycle and/or synthetic, got {args.scenes!r}")
     if "cuda" in devices:
         ok, why = cuda_status()
         if not ok:
             print(f"skipping cuda: {why}", file=sys.stderr)
             devices.remove("cuda")
-    if not devices:
-        parser.error("no requested device can run here")
+    sgbm = not args.no_sgbm
+    if sgbm:
+        try:
+            import cv2  # noqa: F401
+        except ImportError:
+            print("skipping OpenCV SGBM: pip install opencv-python-headless", file=sys.stderr)
+            sgbm = False
+    if not devices and not sgbm:
+        parser.error("nothing to run here")
 
-    left, right, truth = motorcycle_pair(downscale=args.downscale)
-    rows = []
-    for device in devices:
-        print(f"running {device} ...", file=sys.stderr, flush=True)
-        rows.append(run(device, left, right, truth, args))
-    text = table(rows, truth.shape, args)
-    print(text)
+    texts = []
+    for name, scene in load_scenes(scene_names, args.downscale).items():
+        rows = []
+        for device in sorted(devices, key=lambda d: d != "cuda"):  # the GPU first
+            print(f"{name}: running {device} ...", file=sys.stderr, flush=True)
+            repeats = args.repeats if device == "cuda" else args.cpu_repeats
+            rows.append(run_ours(device, scene, repeats, args.max_cycles))
+        if sgbm:
+            print(f"{name}: OpenCV SGBM sweep ...", file=sys.stderr, flush=True)
+            rows += run_sgbm(scene, args.repeats)
+        texts.append(table(name, scene, rows, args))
+        print(texts[-1] + "\n", flush=True)
     if args.append_results:
-        devices_named = ", ".join(row["name"] for row in rows)
-        append_results(text, f"{datetime.date.today().isoformat()} - stereo alpha-expansion "
-                             f"(bench/bench_stereo.py) on {devices_named}")
+        names = ", ".join(device_name(d) for d in devices)
+        append_results("\n\n".join(texts),
+                       f"{datetime.date.today().isoformat()} - stereo vs OpenCV SGBM "
+                       f"(bench/bench_stereo.py, downscale {args.downscale}) on {names}")
         print(f"appended to {RESULTS}", file=sys.stderr)
     return 0
 

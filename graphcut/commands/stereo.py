@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from .common import (device_option, memory_error_message, overwrite_option,
+from .common import (FiniteFloatRange, device_option, memory_error_message, overwrite_option,
                      refuse_existing_output, resolve_device_or_usage_error)
 
 _GREY_MODES = {"L", "I;16", "I", "F"}
@@ -34,6 +34,18 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _read_truth(path: Path, shape) -> np.ndarray:
+    from graphcut.stereo.io import read_disparity
+    try:
+        truth = np.asarray(read_disparity(path), dtype=np.float64)
+    except (OSError, ValueError) as error:
+        raise click.ClickException(f"cannot read ground truth {path}: {error}") from None
+    if truth.shape != tuple(shape):
+        raise click.ClickException(f"ground truth {path} is {truth.shape[1]}x{truth.shape[0]}, "
+                                   f"the images are {shape[1]}x{shape[0]}")
+    return truth
+
+
 @click.command("stereo")
 @click.argument("left", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("right", type=click.Path(exists=True, dir_okay=False, path_type=Path))
@@ -43,44 +55,74 @@ def _same_file(a: Path, b: Path) -> bool:
               help="Disparity map: .npy (exact int32 values) or .png (16-bit, disparity x 256, "
                    "KITTI convention).")
 @click.option("--preview", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write a colour-mapped preview image (far = blue, near = red).")
+              help="Also write a colour map with a colour bar (far = blue, near = red), PNG.")
+@click.option("--ground-truth", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Known disparities (.png KITTI, .npy or .pfm; NaN/0/inf = unknown): print "
+                   "the bad-pixel rate.")
+@click.option("--bad-threshold", type=FiniteFloatRange(min=0, max=1e6), default=1.0,
+              show_default=True, help="A pixel is bad when |d - d_true| exceeds this.")
 @device_option
 @click.option("--dump-instances", type=click.Path(file_okay=False, path_type=Path),
               help="Write every move's network to DIR as DIMACS .max files plus DIR/index.json "
                    "with each flow.")
-@click.option("--truncation", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Data costs are clipped to this many grey levels (0..255 scale).")
-@click.option("--birchfield-tomasi/--absolute-difference", default=True, show_default=True,
-              help="Sampling-insensitive Birchfield-Tomasi data cost, or plain |L - R|.")
-@click.option("--smoothness", type=click.IntRange(min=0), default=6, show_default=True,
-              help="Potts weight across intensity edges.")
-@click.option("--flat-factor", type=click.IntRange(min=0), default=2, show_default=True,
-              help="The Potts weight is multiplied by this between similar neighbours.")
-@click.option("--edge-threshold", type=click.FloatRange(min=0), default=8.0, show_default=True,
+@click.option("--data-cost", type=click.Choice(["ad-census", "bt", "ad"]), default="ad-census",
+              show_default=True,
+              help="AD-census with box aggregation, or per-pixel Birchfield-Tomasi / absolute "
+                   "difference clipped at --truncation.")
+@click.option("--aggregation-radius", type=click.IntRange(0, 15), default=2, show_default=True,
+              help="AD-census costs are averaged over (2r+1) x (2r+1) boxes.")
+@click.option("--truncation", type=click.IntRange(0, 255), default=20, show_default=True,
+              help="bt/ad data costs are clipped to this many grey levels (0..255 scale).")
+@click.option("--smoothness", type=click.IntRange(0, 1 << 20), default=8, show_default=True,
+              help="Smoothness weight per pixel of disparity step across intensity edges.")
+@click.option("--flat-factor", type=click.IntRange(0, 1024), default=4, show_default=True,
+              help="The smoothness weight is multiplied by this between similar neighbours.")
+@click.option("--edge-threshold", type=FiniteFloatRange(0, 255), default=8.0,
+              show_default=True,
               help="Neighbours differing by more grey levels than this count as an edge.")
-@click.option("--max-cycles", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Stop after this many passes over the labels.")
+@click.option("--smoothness-truncation", type=click.IntRange(1, 1 << 16), default=3,
+              show_default=True,
+              help="Pairwise cost = weight x min(|d_p - d_q|, this); 1 = Potts.")
+@click.option("--fill-occlusions/--no-fill-occlusions", default=True, show_default=True,
+              help="Replace pixels failing the left-right check by the nearest background "
+                   "disparity on their row.")
+@click.option("--max-cycles", type=click.IntRange(1, 1000), default=2, show_default=True,
+              help="Passes over the labels (the moves stop earlier when none helps).")
 @overwrite_option
-def stereo(left, right, max_disparity, output, preview, device, dump_instances, truncation,
-           birchfield_tomasi, smoothness, flat_factor, edge_threshold, max_cycles, overwrite):
+def stereo(left, right, max_disparity, output, preview, ground_truth, bad_threshold, device,
+           dump_instances, data_cost, aggregation_radius, truncation, smoothness, flat_factor,
+           edge_threshold, smoothness_truncation, fill_occlusions, max_cycles, overwrite):
     """Disparity map of LEFT (rectified with RIGHT) by alpha-expansion with graph cuts.
 
-    Prints the final energy, the number of moves and the max-flow time per backend.
+    Prints the final energy, the moves, the time per stage and the max-flow time per backend,
+    the share of pixels filled as occluded, and the bad-pixel rate with --ground-truth.
     """
     from tqdm import tqdm
 
-    from graphcut.stereo import disparity
-    from graphcut.stereo_io import DISPARITY_SUFFIXES, InstanceDump, write_disparity, \
+    from graphcut.solver.memory import HostMemoryError
+    from graphcut.stereo import CensusParameters, bad_pixel_rate, check_energy_range, disparity
+    from graphcut.stereo.io import DISPARITY_SUFFIXES, InstanceDump, write_disparity, \
         write_preview
 
     if output.suffix.lower() not in DISPARITY_SUFFIXES:
         raise click.BadParameter(f"{output} must end in .npy or .png", param_hint="-o/--output")
+    if preview is not None and preview.suffix.lower() != ".png":
+        raise click.BadParameter(f"{preview} must end in .png", param_hint="--preview")
     for option, path in (("-o/--output", output), ("--preview", preview)):
-        if path is not None and (_same_file(path, left) or _same_file(path, right)):
-            raise click.BadParameter(f"{path} is an input image; refusing to overwrite it",
+        if path is not None and any(_same_file(path, p) for p in (left, right, ground_truth)
+                                    if p is not None):
+            raise click.BadParameter(f"{path} is an input file; refusing to overwrite it",
                                      param_hint=option)
     if preview is not None and _same_file(preview, output):
         raise click.BadParameter("--preview and -o name the same file", param_hint="--preview")
+    census = CensusParameters(aggregation_radius=aggregation_radius)
+    try:
+        check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
+                           truncation=truncation, smoothness=smoothness,
+                           flat_factor=flat_factor, smoothness_truncation=smoothness_truncation)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--smoothness/--flat-factor/"
+                                                        "--smoothness-truncation") from None
     refuse_existing_output(output, "-o/--output", overwrite)
     refuse_existing_output(preview, "--preview", overwrite)
     backend = resolve_device_or_usage_error(device)
@@ -94,6 +136,7 @@ def stereo(left, right, max_disparity, output, preview, device, dump_instances, 
     if max_disparity >= width:
         raise click.BadParameter(f"{max_disparity} is not below the image width {width}",
                                  param_hint="--max-disparity")
+    truth = _read_truth(ground_truth, left_image.shape[:2]) if ground_truth else None
 
     progress = tqdm(desc="expansion moves", unit="move", disable=None, leave=False)
 
@@ -119,36 +162,53 @@ def stereo(left, right, max_disparity, output, preview, device, dump_instances, 
 
     try:
         result = disparity(
-            left_image, right_image, max_disparity=max_disparity, truncation=truncation,
-            birchfield_tomasi=birchfield_tomasi, smoothness=smoothness,
-            edge_threshold=edge_threshold, flat_factor=flat_factor,
-            channel_axis=-1 if left_image.ndim == 3 else None, device=backend,
-            max_cycles=max_cycles, callback=callback)
+            left_image, right_image, max_disparity=max_disparity, data_cost=data_cost,
+            census=census, truncation=truncation, smoothness=smoothness,
+            flat_factor=flat_factor, edge_threshold=edge_threshold,
+            smoothness_truncation=smoothness_truncation, fill_occlusions=fill_occlusions,
+            channel_axis=-1 if left_image.ndim == 3 else None,
+            device="auto" if device == "auto" else backend, max_cycles=max_cycles,
+            callback=callback)
         if dump is not None:
             index = dump.write_index()
     except OSError as error:
         raise click.ClickException(f"writing instances failed: {error}") from None
+    except HostMemoryError as error:  # refused before anything was built; says why
+        raise click.ClickException(str(error)) from None
     except MemoryError as error:
         raise click.ClickException(memory_error_message(error, device)) from None
     finally:
         progress.close()
 
     try:
-        write_disparity(output, result.labels)
+        write_disparity(output, result.disparity)
         if preview is not None:
-            write_preview(preview, result.labels, max_disparity=max_disparity)
+            write_preview(preview, result.disparity, max_disparity=max_disparity)
     except (OSError, ValueError) as error:
         raise click.ClickException(str(error)) from None
 
+    seconds = result.stage_seconds
     click.echo(f"disparity: {output} ({left_image.shape[1]}x{left_image.shape[0]}, labels "
-               f"0..{max_disparity})")
+               f"0..{max_disparity}, {result.backend})")
     click.echo(f"energy: {result.energy} (initial {result.initial_energy})")
     click.echo(f"moves: {result.num_moves} solved, {result.accepted_moves} accepted, "
                f"{result.cycles} cycles, {'converged' if result.converged else 'not converged'}")
-    for name, seconds in sorted(result.maxflow_seconds.items()):
-        click.echo(f"max-flow time [{name}]: {seconds:.3f} s")
-    click.echo(f"network build time: {result.build_seconds:.3f} s; total: "
-               f"{result.seconds:.3f} s")
+    for name, value in sorted(result.maxflow_seconds.items()):
+        click.echo(f"max-flow time [{name}]: {value:.3f} s")
+    click.echo(f"time: costs {seconds['costs']:.3f} s, expansion {seconds['expansion']:.3f} s "
+               f"(network build {result.build_seconds:.3f} s), post {seconds['post']:.3f} s; "
+               f"total {seconds['total']:.3f} s")
+    if result.inconsistent is not None:
+        click.echo(f"occluded or inconsistent (filled): {result.inconsistent.mean():.1%} of "
+                   f"pixels")
+    if truth is not None:
+        known = np.isfinite(truth)
+        if not known.any():
+            click.echo(f"bad pixels: no known disparity in {ground_truth}")
+        else:
+            rate = bad_pixel_rate(result.disparity, truth, threshold=bad_threshold)
+            click.echo(f"bad pixels (|d - d_true| > {bad_threshold:g}): {rate:.2%} of "
+                       f"{int(known.sum())} pixels with ground truth")
     if dump is not None:
         click.echo(f"instances: {len(dump.instances)} in {dump_instances} (index {index})")
     if preview is not None:

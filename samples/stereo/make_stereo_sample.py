@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from graphcut.stereo_io import atomic_path, motorcycle_pair, write_disparity
+from graphcut.stereo.io import atomic_path, motorcycle_pair, write_disparity
 
 FACTOR = 4
 
