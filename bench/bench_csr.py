@@ -161,7 +161,13 @@ VARIANTS = {
     "2-blocks/SM": {"blocks_per_sm": 2},
     "relabel every 40": {"relabel_levels_factor": 0.0, "relabel_min_sweeps": 40},
     "early-stop BFS": {"bfs_early_stop": True},
-    "early-stop, relabel x0.35": {"bfs_early_stop": True, "relabel_levels_factor": 0.35},
+    "early-stop BFS + relabel x0.35": {"bfs_early_stop": True, "relabel_levels_factor": 0.35},
+    "tree push < 4k": {"tree_push_below": 4096},
+    "tree push < 64k": {"tree_push_below": 65536},
+    "tree push always": {"tree_push_below": 2**31 - 1},
+    "tree push always + early-stop BFS": {"tree_push_below": 2**31 - 1, "bfs_early_stop": True},
+    "tree push always + relabel x1": {"tree_push_below": 2**31 - 1,
+                                      "relabel_levels_factor": 1.0},
     "solo 1024": {"solo_threshold": 1024},
     "solo 2048": {"solo_threshold": 2048},
 }
@@ -257,7 +263,7 @@ def main(argv=None) -> int:
     parser.add_argument("--variant-instances", default=None,
                         help="instances for --variants (default: those of --instances)")
     parser.add_argument("--variant-names", default=None,
-                        help="comma-separated schedules of VARIANTS to time (default: all)")
+                        help="schedules of VARIANTS to time, separated by ';' (default: all)")
     parser.add_argument("--stereo-dir", type=Path, default=None,
                         help="also every network of this `graphcut stereo --dump-instances` "
                              "folder (flows checked against its index.json)")
@@ -349,7 +355,7 @@ def main(argv=None) -> int:
                   "|---|" + "---|" * len(chosen)]
         lines += header
         print("\n".join(header), flush=True)
-        wanted = args.variant_names.split(",") if args.variant_names else list(VARIANTS)
+        wanted = args.variant_names.split(";") if args.variant_names else list(VARIANTS)
         for label in wanted:
             options = VARIANTS[label]
             if over_budget():

@@ -221,6 +221,9 @@ def test_vertex_with_thousands_of_arcs():
     {"bfs_early_stop": True}, {"bfs_early_stop": True, "solo_threshold": 0},
     {"bfs_early_stop": True, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
     {"solo_threshold": 4096}, {"bfs_early_stop": False},
+    {"tree_push_below": 2**31 - 1}, {"tree_push_below": 2**31 - 1, "solo_threshold": 0},
+    {"tree_push_below": 2**31 - 1, "bfs_early_stop": True},
+    {"tree_push_below": 64, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_schedules_match_cpu(options):
     rng = np.random.default_rng(11)
@@ -233,13 +236,27 @@ def test_schedules_match_cpu(options):
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_random_networks_early_stop_bfs_match_cpu(family):
-    """The early-stopping BFS and long solo lists (lists past the shared-memory part) on every
-    random family."""
+    """The early-stopping BFS, long solo lists (lists past the shared-memory part) and the tree
+    push on every random family."""
     rng = np.random.default_rng(100 + sum(map(ord, family)))
     for _ in range(15):
         network = FAMILIES[family](rng)
         assert_matches_cpu(network, repeats=1, bfs_early_stop=True)
         assert_matches_cpu(network, repeats=1, bfs_early_stop=True, solo_threshold=100000)
+        assert_matches_cpu(network, repeats=1, tree_push_below=2**31 - 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("network", [
+    pytest.param(genrmf(16, 16, seed=2), id="genrmf-16x16"),
+    pytest.param(washington_rlg(64, 128, seed=2), id="rlg-64x128"),
+    pytest.param(random_grid((200, 150), seed=3, symmetric=False).to_csr(), id="grid-asym"),
+    pytest.param(acyclic_dense(150, seed=1), id="acyclic-150"),
+])
+def test_tree_push_matches_cpu(network):
+    """Many walkers leave the same vertices at once (CAS-reserved residuals)."""
+    result = assert_matches_cpu(network, tree_push_below=2**31 - 1)
+    assert result.stats["pushes"] > 0
 
 
 @pytest.mark.gpu

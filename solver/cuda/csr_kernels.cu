@@ -284,6 +284,71 @@ __device__ __forceinline__ void sweep(const Ctx& c, const List& cur, int count, 
     }
 }
 
+// Tree push (after an exact global relabel, `walk_below` > 0 and at most that many active
+// vertices): each active vertex's excess walks down admissible arcs (h[w] < h[u]) in one pass,
+// one thread per vertex, carrying it hop after hop until it reaches t or an arc that cannot take
+// it all: what does not fit stays at that vertex (which joins the next worklist). Every hop is a
+// push of at most the arc's residual, which the walker reserves with a CAS (several walkers may
+// leave one vertex at once), so the preflow stays valid; the labels do not change, every hop
+// goes one level down, so a walk ends after at most h(v) hops. It delivers in one pass what
+// sweeps would move one hop per sweep.
+__device__ __forceinline__ void strand(const Ctx& c, int u, i64 amount, const List& next,
+                                       int tag) {
+    atomicAdd((u64*)&c.excess[u], (u64)amount);
+    enqueue(c, next, u, tag);
+}
+
+__device__ __forceinline__ void walk(const Ctx& c, int v, const List& next, int tag,
+                                     i64& pushes) {
+    i64 amount = (i64)atomicExch((u64*)&c.excess[v], 0ull);
+    if (amount <= 0) return;
+    int u = v;
+    int hu = __ldcg(&c.h[v]);
+    while (u != c.t) {
+        int best_h = hu, best_e = -1, best_tw = 0, best_w = 0;
+        u32 best_r = 0;
+        const int b = __ldg(&c.off[u]), en = __ldg(&c.off[u + 1]);
+        for (int e0 = b; e0 < en; e0 += SCAN_GROUP) {
+            u32 r[SCAN_GROUP];
+            int w[SCAN_GROUP], tw[SCAN_GROUP], hw[SCAN_GROUP];
+#pragma unroll
+            for (int k = 0; k < SCAN_GROUP; ++k) {
+                const bool in = e0 + k < en;
+                r[k] = in ? __ldcg(&c.rcap[e0 + k]) : 0u;
+                w[k] = in ? __ldg(&c.adj[e0 + k]) : 0;
+                tw[k] = in ? __ldg(&c.twin[e0 + k]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < SCAN_GROUP; ++k)
+                hw[k] = r[k] > 0 ? __ldcg(&c.h[w[k]]) : 0x7fffffff;
+#pragma unroll
+            for (int k = 0; k < SCAN_GROUP; ++k) {
+                if (hw[k] < best_h) {
+                    best_h = hw[k]; best_e = e0 + k; best_r = r[k]; best_tw = tw[k];
+                    best_w = w[k];
+                }
+            }
+        }
+        if (best_e < 0) break;  // no admissible arc: the excess stays at u
+        u32 r = best_r, take = 0;
+        for (;;) {  // reserve min(amount, residual) of the arc
+            take = amount < (i64)r ? (u32)amount : r;
+            if (take == 0) break;
+            const u32 old = atomicCAS(&c.rcap[best_e], r, r - take);
+            if (old == r) break;
+            r = old;
+        }
+        if (take == 0) break;  // drained by another walker meanwhile
+        atomicAdd(&c.rcap[best_tw], take);
+        ++pushes;
+        if ((i64)take < amount) strand(c, u, amount - (i64)take, next, tag);
+        amount = take;
+        u = best_w;
+        hu = best_h;
+    }
+    if (u != c.t) strand(c, u, amount, next, tag);
+}
+
 // BFS step over slot e of frontier vertex w: its head u joins level `level` when the arc u -> w
 // has residual capacity (capsum[e] - rcap[e]: no twin lookup) and u is not yet labelled.
 __device__ __forceinline__ void visit(const Ctx& c, int e, int level, const List& next,
@@ -506,8 +571,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     u32* rcap, i64* excess, int* h, int* stamp, int* hold, int* list_a, int* list_b,
     int* front_a, int* front_b, int* ctl, i64* out, i64* trace,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
-    const float gr_factor, const float gr_work, const int early, const i64 max_sweeps,
-    const u64 time_limit_ns) {
+    const float gr_factor, const float gr_work, const int early, const int walk_below,
+    const i64 max_sweeps, const u64 time_limit_ns) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
@@ -551,6 +616,21 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
         const i64 sweeps_before = sweeps;
         i64 since = 0, work_since = 0;
         bool relabel_due = false;
+        if (count <= walk_below) {
+            // Tree push over the BFS's active list (counted as a grid sweep).
+            const int slot = (int)(grid_sweeps % 3);
+            if (leader) ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
+            const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
+            const int tag = (int)(sweeps + 1);
+            for (int i = gtid; i < count; i += gridDim.x * blockDim.x)
+                walk(c, __ldcg(&cur[i]), outl, tag, pushes);
+            GRID_SYNC();
+            count = __ldcg(&ctl[CTL_PR + slot]);
+            int* tmp = cur; cur = nxt; nxt = tmp;
+            ++sweeps; ++grid_sweeps;
+            work += count; work_since += count;
+            relabel_due = count == 0;
+        }
         while (!relabel_due) {
             if (small > 0 && count <= small) {
                 // Block 0 runs sweeps alone while the worklist stays small, its lists and
