@@ -221,9 +221,10 @@ def test_vertex_with_thousands_of_arcs():
     {"bfs_early_stop": True}, {"bfs_early_stop": True, "solo_threshold": 0},
     {"bfs_early_stop": True, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
     {"solo_threshold": 4096}, {"bfs_early_stop": False},
-    {"tree_push_below": 2**31 - 1}, {"tree_push_below": 2**31 - 1, "solo_threshold": 0},
-    {"tree_push_below": 2**31 - 1, "bfs_early_stop": True},
-    {"tree_push_below": 64, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
+    {"solo_blocks": 4, "solo_threshold": 2048}, {"solo_blocks": 1000, "solo_threshold": 10**6},
+    {"solo_blocks": 8, "solo_threshold": 4096, "bfs_early_stop": True},
+    {"solo_blocks": 2, "solo_threshold": 64, "relabel_min_sweeps": 1,
+     "relabel_levels_factor": 0.0},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_schedules_match_cpu(options):
     rng = np.random.default_rng(11)
@@ -236,27 +237,29 @@ def test_schedules_match_cpu(options):
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_random_networks_early_stop_bfs_match_cpu(family):
-    """The early-stopping BFS, long solo lists (lists past the shared-memory part) and the tree
-    push on every random family."""
+    """The early-stopping BFS, long solo lists (lists past the shared-memory part) and a group
+    of several blocks with its own barrier on every random family."""
     rng = np.random.default_rng(100 + sum(map(ord, family)))
     for _ in range(15):
         network = FAMILIES[family](rng)
         assert_matches_cpu(network, repeats=1, bfs_early_stop=True)
         assert_matches_cpu(network, repeats=1, bfs_early_stop=True, solo_threshold=100000)
-        assert_matches_cpu(network, repeats=1, tree_push_below=2**31 - 1)
+        assert_matches_cpu(network, repeats=1, solo_blocks=8, solo_threshold=4096)
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("blocks", [2, 8, 16])
 @pytest.mark.parametrize("network", [
     pytest.param(genrmf(16, 16, seed=2), id="genrmf-16x16"),
     pytest.param(washington_rlg(64, 128, seed=2), id="rlg-64x128"),
     pytest.param(random_grid((200, 150), seed=3, symmetric=False).to_csr(), id="grid-asym"),
     pytest.param(acyclic_dense(150, seed=1), id="acyclic-150"),
 ])
-def test_tree_push_matches_cpu(network):
-    """Many walkers leave the same vertices at once (CAS-reserved residuals)."""
-    result = assert_matches_cpu(network, tree_push_below=2**31 - 1)
-    assert result.stats["pushes"] > 0
+def test_block_groups_match_cpu(network, blocks):
+    """Small steps run by a group of blocks with its own barrier (every step of these networks
+    is small enough)."""
+    result = assert_matches_cpu(network, solo_blocks=blocks, solo_threshold=blocks * 512)
+    assert result.stats["solo_sweeps"] > 0
 
 
 @pytest.mark.gpu

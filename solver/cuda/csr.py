@@ -52,7 +52,10 @@ class Schedule:
     heavy_degree: vertices with more residual slots than this are discharged (and expanded in
         the BFS) by a whole warp with a shuffle reduction; others by one thread.
     solo_threshold: worklists and BFS frontiers of at most this many vertices are processed by
-        one thread block with block barriers instead of grid-wide barriers (0 = never).
+        a group of ``solo_blocks`` thread blocks with group barriers instead of grid-wide
+        barriers (0 = never).
+    solo_blocks: blocks in that group (1: block barriers, lists in shared memory; more: a
+        barrier of the group's blocks on global counters, global lists).
     relabel_min_sweeps, relabel_max_sweeps: bounds on the sweeps between two global relabels.
     relabel_levels_factor: a global relabel is due after this many sweeps per level of the last
         BFS (balances the time in sweeps against the time in the BFS, which is about one grid
@@ -63,10 +66,6 @@ class Schedule:
         vertex of height < n; the vertices beyond get max(old height, that level + 1), which
         keeps the labelling valid. The BFS that finds no active vertex (the last one, which
         gives the cut) always runs to the end.
-    tree_push_below: after a global relabel that finds at most this many active vertices (0 =
-        never), each one's excess walks down admissible arcs in one pass (one thread per
-        vertex, residuals reserved with a CAS, what does not fit stays where it stops) before
-        the sweeps resume: it moves in one pass what sweeps move one hop each.
     blocks_per_sm: resident blocks per multiprocessor (1: 113 registers per thread, no spills;
         2: 64 registers with a few spills); lowered to what the kernel's occupancy allows.
     max_sweeps: the kernel stops with an error after this many worklist sweeps (None: the
@@ -82,12 +81,12 @@ class Schedule:
     cycles: int = 1
     heavy_degree: int = 32
     solo_threshold: int = 512
+    solo_blocks: int = 1
     relabel_min_sweeps: int = 4
     relabel_max_sweeps: int = 1 << 30
     relabel_levels_factor: float = 0.5
     relabel_work_factor: float = 0.0
     bfs_early_stop: bool = False
-    tree_push_below: int = 0
     blocks_per_sm: int = 1
     max_sweeps: int | None = None
     time_limit_seconds: float | None = None
@@ -245,7 +244,7 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
                 np.int32(min(schedule.relabel_max_sweeps, 2**31 - 1)),
                 np.float32(schedule.relabel_levels_factor),
                 np.float32(schedule.relabel_work_factor), np.int32(schedule.bfs_early_stop),
-                np.int32(min(schedule.tree_push_below, 2**31 - 1)), np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)))
+                np.int32(schedule.solo_blocks), np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)))
         blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()

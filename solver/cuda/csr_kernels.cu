@@ -17,11 +17,13 @@
 // relabel policy asks for a new BFS. The run ends when a BFS finds no active vertex; the heights
 // of that last BFS give the cut (height >= n: cannot reach t).
 //
-// When a worklist or a BFS frontier is small, block 0 alone runs sweeps / levels with block
-// barriers (cheap) instead of grid barriers, until it grows again; its lists and their counters
-// then live in shared memory (the first SOLO_CAP entries; the rest, if any, in the global list),
-// which takes the list reads, the appends and the count reads off the chain of global-memory
-// round trips that each step is.
+// When a worklist or a BFS frontier is small, a group of the first `group` blocks runs sweeps /
+// levels alone with group barriers instead of grid barriers, until it grows again. A group of one
+// block uses block barriers and keeps its lists and counters in shared memory (the first
+// SOLO_CAP entries; the rest, if any, in the global list). A larger group synchronises with a
+// barrier of its own on two global counters (safe: the cooperative launch keeps every block
+// resident) and uses the global lists: more multiprocessors issue the step's loads than one
+// block alone, and the barrier involves a few blocks instead of the whole grid.
 //
 // Early-stopping BFS (`early` != 0): the BFS stops after the level at which it has found every
 // active vertex with height < n (counted before it starts). The vertices it has not reached
@@ -48,8 +50,10 @@ typedef unsigned long long u64;
 #define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
 #define CTL_ACT 6       // active vertices found by the current BFS
 #define CTL_ALIVE 7     // 2 ints: active vertices with height < n before BFS k (slot k % 2)
+#define CTL_PRIV 9      // 3 ints: ring of the group's counters (groups of more than one block)
 #define CTL_SOLO 12     // 8 ints: state handed from block 0's solo loop to the whole grid
 #define CTL_STOP 22     // set by the leader when the time limit has passed
+#define CTL_GBAR 24     // 2 ints: the group barrier's arrival count and generation
 #define CTL_SIZE 32
 
 // Per global relabel k < TRACE_CAP, `trace[k * TRACE_FIELDS + f]`: BFS levels, active vertices
@@ -284,71 +288,6 @@ __device__ __forceinline__ void sweep(const Ctx& c, const List& cur, int count, 
     }
 }
 
-// Tree push (after an exact global relabel, `walk_below` > 0 and at most that many active
-// vertices): each active vertex's excess walks down admissible arcs (h[w] < h[u]) in one pass,
-// one thread per vertex, carrying it hop after hop until it reaches t or an arc that cannot take
-// it all: what does not fit stays at that vertex (which joins the next worklist). Every hop is a
-// push of at most the arc's residual, which the walker reserves with a CAS (several walkers may
-// leave one vertex at once), so the preflow stays valid; the labels do not change, every hop
-// goes one level down, so a walk ends after at most h(v) hops. It delivers in one pass what
-// sweeps would move one hop per sweep.
-__device__ __forceinline__ void strand(const Ctx& c, int u, i64 amount, const List& next,
-                                       int tag) {
-    atomicAdd((u64*)&c.excess[u], (u64)amount);
-    enqueue(c, next, u, tag);
-}
-
-__device__ __forceinline__ void walk(const Ctx& c, int v, const List& next, int tag,
-                                     i64& pushes) {
-    i64 amount = (i64)atomicExch((u64*)&c.excess[v], 0ull);
-    if (amount <= 0) return;
-    int u = v;
-    int hu = __ldcg(&c.h[v]);
-    while (u != c.t) {
-        int best_h = hu, best_e = -1, best_tw = 0, best_w = 0;
-        u32 best_r = 0;
-        const int b = __ldg(&c.off[u]), en = __ldg(&c.off[u + 1]);
-        for (int e0 = b; e0 < en; e0 += SCAN_GROUP) {
-            u32 r[SCAN_GROUP];
-            int w[SCAN_GROUP], tw[SCAN_GROUP], hw[SCAN_GROUP];
-#pragma unroll
-            for (int k = 0; k < SCAN_GROUP; ++k) {
-                const bool in = e0 + k < en;
-                r[k] = in ? __ldcg(&c.rcap[e0 + k]) : 0u;
-                w[k] = in ? __ldg(&c.adj[e0 + k]) : 0;
-                tw[k] = in ? __ldg(&c.twin[e0 + k]) : 0;
-            }
-#pragma unroll
-            for (int k = 0; k < SCAN_GROUP; ++k)
-                hw[k] = r[k] > 0 ? __ldcg(&c.h[w[k]]) : 0x7fffffff;
-#pragma unroll
-            for (int k = 0; k < SCAN_GROUP; ++k) {
-                if (hw[k] < best_h) {
-                    best_h = hw[k]; best_e = e0 + k; best_r = r[k]; best_tw = tw[k];
-                    best_w = w[k];
-                }
-            }
-        }
-        if (best_e < 0) break;  // no admissible arc: the excess stays at u
-        u32 r = best_r, take = 0;
-        for (;;) {  // reserve min(amount, residual) of the arc
-            take = amount < (i64)r ? (u32)amount : r;
-            if (take == 0) break;
-            const u32 old = atomicCAS(&c.rcap[best_e], r, r - take);
-            if (old == r) break;
-            r = old;
-        }
-        if (take == 0) break;  // drained by another walker meanwhile
-        atomicAdd(&c.rcap[best_tw], take);
-        ++pushes;
-        if ((i64)take < amount) strand(c, u, amount - (i64)take, next, tag);
-        amount = take;
-        u = best_w;
-        hu = best_h;
-    }
-    if (u != c.t) strand(c, u, amount, next, tag);
-}
-
 // BFS step over slot e of frontier vertex w: its head u joins level `level` when the arc u -> w
 // has residual capacity (capsum[e] - rcap[e]: no twin lookup) and u is not yet labelled.
 __device__ __forceinline__ void visit(const Ctx& c, int e, int level, const List& next,
@@ -409,6 +348,49 @@ __device__ __forceinline__ void expand(const Ctx& c, const List& front, int coun
     }
 }
 
+// The group of blocks [0, k) that runs small steps alone (see the top of the file).
+struct Group {
+    int k;           // blocks in the group
+    int warp;        // this thread's warp within the group
+    int nwarps;      // warps in the group
+    int* cnt;        // 3 counters: shared (k == 1) or ctl[CTL_PRIV..] (k > 1)
+    int* sm;         // shared list storage (k == 1) or null
+    int* bar;        // ctl[CTL_GBAR..]
+    int* gen;        // this block's barrier generation (shared)
+};
+
+__device__ __forceinline__ bool group_leader(const Group& g) {
+    return blockIdx.x == 0 && threadIdx.x == 0;
+}
+
+// Barrier of the group's threads. k == 1: a block barrier. k > 1: the blocks' thread 0 count in
+// on bar[0]; the last resets it and publishes the new generation in bar[1], which the others
+// poll; fences order the steps' global writes before it and the reads after it.
+__device__ __forceinline__ void group_sync(const Group& g) {
+    __syncthreads();
+    if (g.k > 1) {
+        if (threadIdx.x == 0) {
+            const int gen = *g.gen + 1;
+            *g.gen = gen;
+            __threadfence();
+            if (atomicAdd(&g.bar[0], 1) == g.k - 1) {
+                g.bar[0] = 0;
+                __threadfence();
+                atomicExch(&g.bar[1], gen);
+            } else {
+                while (*(volatile int*)&g.bar[1] != gen) {
+                }
+            }
+            __threadfence();
+        }
+        __syncthreads();
+    }
+}
+
+__device__ __forceinline__ int group_count(const Group& g, int slot) {
+    return g.k == 1 ? g.cnt[slot] : __ldcg(&g.cnt[slot]);
+}
+
 // Copy a solo list's shared entries [0, min(count, SOLO_CAP)) to its global array (block 0,
 // before it hands the list to the grid).
 __device__ __forceinline__ void flush(const int* sm, int* g, int count) {
@@ -430,7 +412,7 @@ __device__ __forceinline__ void load_solo(int* sm, const int* g, int count) {
 // last BFS level and `alive` the active vertices with height < n before the BFS.
 template <class Grid>
 __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
-        int* front_b, int* hold, int small, int early, int round, int* s_lists, int* s_cnt,
+        int* front_b, int* hold, int small, int early, int round, const Group& grp,
         int& levels, int& alive, i64& solo_levels) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
@@ -478,32 +460,31 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     const int warp = gtid >> 5, nwarps = nthreads >> 5;
     while (count > 0 && !stopped) {
         if (count <= small) {
-            // Block 0 runs levels alone while the frontier stays small, its lists in shared
-            // memory.
-            if (blockIdx.x == 0) {
+            // The group runs levels alone while the frontier stays small.
+            if (blockIdx.x < grp.k) {
                 int lv = level, cnt = count, steps = 0, stop = 0;
                 int* a = fc;
                 int* b = fn;
-                int* sa = s_lists;
-                int* sb = s_lists + SOLO_CAP;
-                load_solo(sa, a, cnt);
-                if (threadIdx.x == 0) { s_cnt[0] = 0; s_cnt[1] = 0; }
-                __syncthreads();
+                int* sa = grp.sm;
+                int* sb = grp.sm ? grp.sm + SOLO_CAP : nullptr;
+                if (sa) load_solo(sa, a, cnt);
+                if (group_leader(grp)) { grp.cnt[0] = 0; grp.cnt[1] = 0; }
+                group_sync(grp);
                 while (cnt > 0 && cnt <= small) {
                     ++lv;
-                    if (threadIdx.x == 0) s_cnt[(steps + 1) % 3] = 0;
+                    if (group_leader(grp)) grp.cnt[(steps + 1) % 3] = 0;
                     const List in = {a, sa, nullptr};
-                    const List out = {b, sb, &s_cnt[steps % 3]};
-                    expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
-                    __syncthreads();
-                    cnt = s_cnt[steps % 3];
+                    const List out = {b, sb, &grp.cnt[steps % 3]};
+                    expand(c, in, cnt, lv, out, act_list, grp.warp, grp.nwarps);
+                    group_sync(grp);
+                    cnt = group_count(grp, steps % 3);
                     int* tmp = a; a = b; b = tmp;
                     tmp = sa; sa = sb; sb = tmp;
                     ++steps;
                     if (target > 0 && __ldcg(&ctl[CTL_ACT]) >= target) { stop = 1; break; }
                 }
-                if (!stop) flush(sa, a, cnt);
-                if (threadIdx.x == 0) {
+                if (!stop && sa) flush(sa, a, cnt);
+                if (group_leader(grp)) {
                     ctl[CTL_SOLO + 0] = lv;
                     ctl[CTL_SOLO + 1] = cnt;
                     ctl[CTL_SOLO + 2] = steps;
@@ -571,11 +552,21 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     u32* rcap, i64* excess, int* h, int* stamp, int* hold, int* list_a, int* list_b,
     int* front_a, int* front_b, int* ctl, i64* out, i64* trace,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
-    const float gr_factor, const float gr_work, const int early, const int walk_below,
-    const i64 max_sweeps, const u64 time_limit_ns) {
+    const float gr_factor, const float gr_work, const int early, const int group_blocks, const i64 max_sweeps, const u64 time_limit_ns) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
+    __shared__ int s_gen;
+    if (threadIdx.x == 0) s_gen = 0;
+    __syncthreads();
+    Group grp;
+    grp.k = group_blocks < 1 ? 1 : (group_blocks > (int)gridDim.x ? (int)gridDim.x : group_blocks);
+    grp.warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    grp.nwarps = (grp.k * blockDim.x) >> 5;
+    grp.cnt = grp.k == 1 ? s_cnt : &ctl[CTL_PRIV];
+    grp.sm = grp.k == 1 ? s_lists : nullptr;
+    grp.bar = &ctl[CTL_GBAR];
+    grp.gen = &s_gen;
     Ctx c;
     c.n = n; c.s = s; c.t = t;
     c.off = off; c.adj = adj; c.twin = twin; c.capsum = capsum;
@@ -598,7 +589,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
         int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
-                                   (int)grs, s_lists, s_cnt, levels, alive, solo_levels);
+                                   (int)grs, grp, levels, alive, solo_levels);
         const i64 round = grs;
         ++grs;
         levels_total += levels;
@@ -616,47 +607,31 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
         const i64 sweeps_before = sweeps;
         i64 since = 0, work_since = 0;
         bool relabel_due = false;
-        if (count <= walk_below) {
-            // Tree push over the BFS's active list (counted as a grid sweep).
-            const int slot = (int)(grid_sweeps % 3);
-            if (leader) ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
-            const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
-            const int tag = (int)(sweeps + 1);
-            for (int i = gtid; i < count; i += gridDim.x * blockDim.x)
-                walk(c, __ldcg(&cur[i]), outl, tag, pushes);
-            GRID_SYNC();
-            count = __ldcg(&ctl[CTL_PR + slot]);
-            int* tmp = cur; cur = nxt; nxt = tmp;
-            ++sweeps; ++grid_sweeps;
-            work += count; work_since += count;
-            relabel_due = count == 0;
-        }
         while (!relabel_due) {
             if (small > 0 && count <= small) {
-                // Block 0 runs sweeps alone while the worklist stays small, its lists and
-                // counters in shared memory.
-                if (blockIdx.x == 0) {
+                // The group runs sweeps alone while the worklist stays small.
+                if (blockIdx.x < grp.k) {
                     i64 sw = sweeps, sn = since, wk = work_since;
                     int cnt = count, steps = 0, due = 0;
                     int* a = cur;
                     int* b = nxt;
-                    int* sa = s_lists;
-                    int* sb = s_lists + SOLO_CAP;
-                    load_solo(sa, a, cnt);
-                    if (threadIdx.x == 0) { s_cnt[0] = 0; s_cnt[1] = 0; }
-                    __syncthreads();
+                    int* sa = grp.sm;
+                    int* sb = grp.sm ? grp.sm + SOLO_CAP : nullptr;
+                    if (sa) load_solo(sa, a, cnt);
+                    if (group_leader(grp)) { grp.cnt[0] = 0; grp.cnt[1] = 0; }
+                    group_sync(grp);
                     for (;;) {
                         const int slot = steps % 3;
-                        if (threadIdx.x == 0) {
-                            s_cnt[(steps + 1) % 3] = 0;
+                        if (group_leader(grp)) {
+                            grp.cnt[(steps + 1) % 3] = 0;
                             if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
                         }
                         const List in = {a, sa, nullptr};
-                        const List outl = {b, sb, &s_cnt[slot]};
-                        sweep(c, in, cnt, outl, (int)(sw + 1), threadIdx.x >> 5,
-                              blockDim.x >> 5, pushes, relabels);
-                        __syncthreads();
-                        cnt = s_cnt[slot];
+                        const List outl = {b, sb, &grp.cnt[slot]};
+                        sweep(c, in, cnt, outl, (int)(sw + 1), grp.warp, grp.nwarps, pushes,
+                              relabels);
+                        group_sync(grp);
+                        cnt = group_count(grp, slot);
                         int* tmp = a; a = b; b = tmp;
                         tmp = sa; sa = sb; sb = tmp;
                         ++sw; ++sn; ++steps; wk += cnt;
@@ -669,8 +644,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                         }
                         if (cnt > small) break;
                     }
-                    flush(sa, a, cnt);
-                    if (threadIdx.x == 0) {
+                    if (sa) flush(sa, a, cnt);
+                    if (group_leader(grp)) {
                         ctl[CTL_SOLO + 3] = steps;
                         ctl[CTL_SOLO + 4] = cnt;
                         ctl[CTL_SOLO + 5] = due;
