@@ -343,14 +343,18 @@ def test_early_stop_relabel_keeps_labels_valid():
 @pytest.mark.gpu
 @pytest.mark.parametrize("limit", [{"max_sweeps": 1}, {"time_limit_seconds": 1e-9}],
                          ids=["sweeps", "seconds"])
-def test_kernel_limits_raise_a_clear_error(limit):
-    """The livelock guards are reachable: a network that needs many sweeps stops at a tiny
-    limit with SolverStalledError instead of hanging."""
+@pytest.mark.parametrize("steps", [{"solo_threshold": 0}, {},
+                                   {"solo_blocks": 4, "solo_threshold": 10**6}],
+                         ids=["grid", "one-block", "group"])
+def test_kernel_limits_raise_a_clear_error(limit, steps):
+    """The livelock guards are reachable from grid-wide steps and from the group's loops: a
+    network that needs many sweeps stops at a tiny limit with SolverStalledError instead of
+    hanging."""
     from graphcut.solver.cuda.csr import Schedule, SolverStalledError, csr_min_cut
 
     network = genrmf(10, 20, seed=3)
     with pytest.raises(SolverStalledError, match="limit"):
-        csr_min_cut(network, schedule=Schedule(solo_threshold=0, **limit))
+        csr_min_cut(network, schedule=Schedule(**steps, **limit))
     assert csr_min_cut(network).flow == min_cut(network, device="cpu").flow
 
 

@@ -35,7 +35,7 @@ from .csr_build import build_residual_graph, residual_sum, slot_range
 SOURCE = Path(__file__).resolve().parent / "csr_kernels.cu"
 THREADS = 512           # threads per block of the persistent kernel (its __launch_bounds__)
 SATURATE_THREADS = 512
-CTL_SIZE = 32
+CTL_SIZE = 48
 OUT_SIZE = 16
 OUT_FIELDS = ("status", "sweeps", "global_relabels", "bfs_levels", "pushes", "relabels",
               "ns_global_relabel", "ns_push_relabel", "work", "solo_sweeps", "solo_levels")

@@ -51,10 +51,15 @@ typedef unsigned long long u64;
 #define CTL_ACT 6       // active vertices found by the current BFS
 #define CTL_ALIVE 7     // 2 ints: active vertices with height < n before BFS k (slot k % 2)
 #define CTL_PRIV 9      // 3 ints: ring of the group's counters (groups of more than one block)
-#define CTL_SOLO 12     // 8 ints: state handed from block 0's solo loop to the whole grid
-#define CTL_STOP 22     // set by the leader when the time limit has passed
-#define CTL_GBAR 24     // 2 ints: the group barrier's arrival count and generation
-#define CTL_SIZE 32
+#define CTL_SOLO 12     // 2 x 8 ints: state handed from the group's loop to the whole grid
+                        // (handoff j uses CTL_SOLO + 8 * (j % 2): a slow thread may still be
+                        // reading handoff j - 1 while the group writes handoff j)
+#define CTL_STOP 28     // 2 ints: set by the leader when the time limit has passed; grid sweep
+                        // j uses CTL_STOP + j % 2, written before that step's barrier and read
+                        // after it, so every thread sees the same value
+#define CTL_GSTOP 32    // 2 ints: the same for the steps of the group's loops
+#define CTL_GBAR 30     // 2 ints: the group barrier's arrival count and generation
+#define CTL_SIZE 48
 
 // Per global relabel k < TRACE_CAP, `trace[k * TRACE_FIELDS + f]`: BFS levels, active vertices
 // found, active vertices with height < n before it, sweeps after it, ns in the BFS, ns in the
@@ -413,7 +418,7 @@ __device__ __forceinline__ void load_solo(int* sm, const int* g, int count) {
 template <class Grid>
 __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
         int* front_b, int* hold, int small, int early, int round, const Group& grp,
-        int& levels, int& alive, i64& solo_levels) {
+        int& handoffs, int& levels, int& alive, i64& solo_levels) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
     const int n = c.n;
@@ -485,17 +490,20 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
                 }
                 if (!stop && sa) flush(sa, a, cnt);
                 if (group_leader(grp)) {
-                    ctl[CTL_SOLO + 0] = lv;
-                    ctl[CTL_SOLO + 1] = cnt;
-                    ctl[CTL_SOLO + 2] = steps;
-                    ctl[CTL_SOLO + 3] = stop;
+                    int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                    hand[0] = lv;
+                    hand[1] = cnt;
+                    hand[2] = steps;
+                    hand[3] = stop;
                 }
             }
             GRID_SYNC();
-            const int steps = __ldcg(&ctl[CTL_SOLO + 2]);
-            level = __ldcg(&ctl[CTL_SOLO + 0]);
-            count = __ldcg(&ctl[CTL_SOLO + 1]);
-            stopped = __ldcg(&ctl[CTL_SOLO + 3]) != 0;
+            const int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+            ++handoffs;
+            const int steps = __ldcg(&hand[2]);
+            level = __ldcg(&hand[0]);
+            count = __ldcg(&hand[1]);
+            stopped = __ldcg(&hand[3]) != 0;
             solo_levels += steps;
             if (steps & 1) { int* tmp = fc; fc = fn; fn = tmp; }
             continue;
@@ -583,13 +591,14 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int status = 0;
     int* cur = list_a;
     int* nxt = list_b;
+    int handoffs = 0;  // group -> grid handoffs so far (the same in every thread)
     const u64 started_ns = leader ? now_ns() : 0;  // only the leader reads the clock
 
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
         int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
-                                   (int)grs, grp, levels, alive, solo_levels);
+                                   (int)grs, grp, handoffs, levels, alive, solo_levels);
         const i64 round = grs;
         ++grs;
         levels_total += levels;
@@ -622,9 +631,10 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                     group_sync(grp);
                     for (;;) {
                         const int slot = steps % 3;
+                        int* stop_flag = &ctl[CTL_GSTOP + (steps & 1)];
                         if (group_leader(grp)) {
                             grp.cnt[(steps + 1) % 3] = 0;
-                            if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
+                            if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
                         }
                         const List in = {a, sa, nullptr};
                         const List outl = {b, sb, &grp.cnt[slot]};
@@ -635,42 +645,47 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                         int* tmp = a; a = b; b = tmp;
                         tmp = sa; sa = sb; sb = tmp;
                         ++sw; ++sn; ++steps; wk += cnt;
-                        if (cnt == 0 || sw >= max_sweeps || sn >= gr_max ||
-                            __ldcg(&ctl[CTL_STOP]) != 0 ||
+                        const bool stop_now = __ldcg(stop_flag) != 0;
+                        if (stop_now) due = 2;
+                        if (cnt == 0 || sw >= max_sweeps || sn >= gr_max || stop_now ||
                             (sn >= gr_min && (sn >= (i64)(gr_factor * levels) ||
                                               (gr_work > 0.f && wk >= (i64)(gr_work * n))))) {
-                            due = 1;
+                            if (!due) due = 1;
                             break;
                         }
                         if (cnt > small) break;
                     }
                     if (sa) flush(sa, a, cnt);
                     if (group_leader(grp)) {
-                        ctl[CTL_SOLO + 3] = steps;
-                        ctl[CTL_SOLO + 4] = cnt;
-                        ctl[CTL_SOLO + 5] = due;
+                        int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                        hand[3] = steps;
+                        hand[4] = cnt;
+                        hand[5] = due;
                         const i64 added = wk - work_since;  // split in two ints
-                        ctl[CTL_SOLO + 6] = (int)(added & 0x7fffffff);
-                        ctl[CTL_SOLO + 7] = (int)(added >> 31);
+                        hand[6] = (int)(added & 0x7fffffff);
+                        hand[7] = (int)(added >> 31);
                     }
                 }
                 GRID_SYNC();
-                const int steps = __ldcg(&ctl[CTL_SOLO + 3]);
-                count = __ldcg(&ctl[CTL_SOLO + 4]);
-                relabel_due = __ldcg(&ctl[CTL_SOLO + 5]) != 0;
-                const i64 added = (i64)__ldcg(&ctl[CTL_SOLO + 6]) +
-                                  ((i64)__ldcg(&ctl[CTL_SOLO + 7]) << 31);
+                const int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                ++handoffs;
+                const int steps = __ldcg(&hand[3]);
+                count = __ldcg(&hand[4]);
+                const int due = __ldcg(&hand[5]);
+                relabel_due = due != 0;
+                const i64 added = (i64)__ldcg(&hand[6]) + ((i64)__ldcg(&hand[7]) << 31);
                 sweeps += steps; since += steps; solo_sweeps += steps;
                 work_since += added; work += added;
                 if (steps & 1) { int* tmp = cur; cur = nxt; nxt = tmp; }
                 if (sweeps >= max_sweeps && count > 0) { status = 1; break; }
-                if (__ldcg(&ctl[CTL_STOP]) != 0 && count > 0) { status = 2; break; }
+                if (due == 2 && count > 0) { status = 2; break; }
                 continue;
             }
             const int slot = (int)(grid_sweeps % 3);
+            int* stop_flag = &ctl[CTL_STOP + (int)(grid_sweeps & 1)];
             if (leader) {
                 ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
-                if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
+                if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
             }
             const List in = {cur, nullptr, nullptr};
             const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
@@ -682,7 +697,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
             work += count; work_since += count;
             if (count == 0) break;
             if (sweeps >= max_sweeps) { status = 1; break; }
-            if (__ldcg(&ctl[CTL_STOP]) != 0) { status = 2; break; }  // written before the barrier
+            if (__ldcg(stop_flag) != 0) { status = 2; break; }  // written before the barrier
             relabel_due =
                 since >= gr_max ||
                 (since >= gr_min && (since >= (i64)(gr_factor * levels) ||
