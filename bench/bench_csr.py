@@ -168,6 +168,7 @@ VARIANTS = {
     "group 8 x 4096 + early-stop BFS": {"solo_blocks": 8, "solo_threshold": 4096,
                                         "bfs_early_stop": True},
     "group 8 x 2048": {"solo_blocks": 8, "solo_threshold": 2048},
+    "group barrier for every step": {"solo_blocks": 10**4, "solo_threshold": 2**31 - 1},
     "solo 1024": {"solo_threshold": 1024},
     "solo 2048": {"solo_threshold": 2048},
 }
