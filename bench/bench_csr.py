@@ -160,15 +160,8 @@ VARIANTS = {
     "no-solo": {"solo_threshold": 0},
     "2-blocks/SM": {"blocks_per_sm": 2},
     "relabel every 40": {"relabel_levels_factor": 0.0, "relabel_min_sweeps": 40},
-    "early-stop BFS": {"bfs_early_stop": True},
-    "early-stop BFS + relabel x0.35": {"bfs_early_stop": True, "relabel_levels_factor": 0.35},
-    "group 4 x 2048": {"solo_blocks": 4, "solo_threshold": 2048},
-    "group 8 x 4096": {"solo_blocks": 8, "solo_threshold": 4096},
-    "group 16 x 8192": {"solo_blocks": 16, "solo_threshold": 8192},
-    "group 8 x 4096 + early-stop BFS": {"solo_blocks": 8, "solo_threshold": 4096,
-                                        "bfs_early_stop": True},
-    "group 8 x 2048": {"solo_blocks": 8, "solo_threshold": 2048},
-    "group barrier for every step": {"solo_blocks": 10**4, "solo_threshold": 2**31 - 1},
+    "exact BFS (no early stop)": {"bfs_early_stop": False},
+    "relabel x0.75": {"relabel_levels_factor": 0.75},
     "solo 1024": {"solo_threshold": 1024},
     "solo 2048": {"solo_threshold": 2048},
 }
@@ -265,6 +258,9 @@ def main(argv=None) -> int:
                         help="instances for --variants (default: those of --instances)")
     parser.add_argument("--variant-names", default=None,
                         help="schedules of VARIANTS to time, separated by ';' (default: all)")
+    parser.add_argument("--crossover", action="store_true",
+                        help="also time min_cut() end to end on small networks on both "
+                             "backends (the data behind device='auto')")
     parser.add_argument("--stereo-dir", type=Path, default=None,
                         help="also every network of this `graphcut stereo --dump-instances` "
                              "folder (flows checked against its index.json)")
@@ -373,9 +369,55 @@ def main(argv=None) -> int:
             row = f"| {label} | " + " | ".join(cells) + " |"
             lines.append(row)
             print(row, flush=True)
+    if args.crossover:
+        table = crossover_table(args.repeats)
+        lines += table
+        print("\n".join(table), flush=True)
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
     return 0
+
+
+CROSSOVER = [(f"grid {k}x{k}", functools.partial(lambda k: random_grid((k, k)).to_csr(), k))
+             for k in (16, 32, 64, 128, 256, 512)] + \
+            [(f"genrmf a{a} b{a}", functools.partial(genrmf, a, a)) for a in (4, 8, 16)] + \
+            [(f"rlg {r}x{2 * r}", functools.partial(washington_rlg, r, 2 * r))
+             for r in (16, 64, 128)]
+
+
+def crossover_table(repeats: int) -> list[str]:
+    """Wall seconds of ``min_cut(network, device=...)`` (host arrays in, host cut out: every
+    conversion, upload and build included) on small networks, GPU against the CPU backend (BK);
+    medians of ``repeats`` after a warm-up. BK runs stop once one takes over 5 s."""
+    from graphcut.solver import min_cut
+
+    def timed(network, device):
+        min_cut(network, device=device)
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            result = min_cut(network, device=device)
+            times.append(time.perf_counter() - started)
+        return statistics.median(times), result
+
+    rows = ["", "min_cut() end to end on small networks (host in, host out; median after a "
+            "warm-up):", "", "| network | vertices | arcs | GPU | CPU (BK) | faster |",
+            "|---|---|---|---|---|---|"]
+    bk_slow = False
+    for label, build in CROSSOVER:
+        network = build()
+        gpu, gpu_result = timed(network, "cuda")
+        cpu = None
+        if not bk_slow:
+            cpu, cpu_result = timed(network, "cpu")
+            if cpu_result.flow != gpu_result.flow:
+                raise AssertionError(f"{label}: GPU flow {gpu_result.flow} != BK "
+                                     f"{cpu_result.flow}")
+            bk_slow = cpu > 5.0
+        faster = "-" if cpu is None else ("GPU" if gpu < cpu else "CPU")
+        rows.append(f"| {label} | {network.num_vertices:,} | {network.num_arcs:,} | {fmt(gpu)} "
+                    f"| {fmt(cpu)} | {faster} |")
+    return rows
 
 
 def trace_summary(stats) -> str:

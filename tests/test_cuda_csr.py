@@ -221,10 +221,8 @@ def test_vertex_with_thousands_of_arcs():
     {"bfs_early_stop": True}, {"bfs_early_stop": True, "solo_threshold": 0},
     {"bfs_early_stop": True, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
     {"solo_threshold": 4096}, {"bfs_early_stop": False},
-    {"solo_blocks": 4, "solo_threshold": 2048}, {"solo_blocks": 1000, "solo_threshold": 10**6},
-    {"solo_blocks": 8, "solo_threshold": 4096, "bfs_early_stop": True},
-    {"solo_blocks": 2, "solo_threshold": 64, "relabel_min_sweeps": 1,
-     "relabel_levels_factor": 0.0},
+    {"bfs_early_stop": False, "solo_threshold": 0},
+    {"bfs_early_stop": False, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_schedules_match_cpu(options):
     rng = np.random.default_rng(11)
@@ -236,30 +234,15 @@ def test_schedules_match_cpu(options):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_random_networks_early_stop_bfs_match_cpu(family):
-    """The early-stopping BFS, long solo lists (lists past the shared-memory part) and a group
-    of several blocks with its own barrier on every random family."""
+def test_random_networks_bfs_variants_match_cpu(family):
+    """The early-stopping BFS (the default) and the exact one, and long solo lists (lists past
+    the shared-memory part), on every random family."""
     rng = np.random.default_rng(100 + sum(map(ord, family)))
     for _ in range(15):
         network = FAMILIES[family](rng)
         assert_matches_cpu(network, repeats=1, bfs_early_stop=True)
         assert_matches_cpu(network, repeats=1, bfs_early_stop=True, solo_threshold=100000)
-        assert_matches_cpu(network, repeats=1, solo_blocks=8, solo_threshold=4096)
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("blocks", [2, 8, 16])
-@pytest.mark.parametrize("network", [
-    pytest.param(genrmf(16, 16, seed=2), id="genrmf-16x16"),
-    pytest.param(washington_rlg(64, 128, seed=2), id="rlg-64x128"),
-    pytest.param(random_grid((200, 150), seed=3, symmetric=False).to_csr(), id="grid-asym"),
-    pytest.param(acyclic_dense(150, seed=1), id="acyclic-150"),
-])
-def test_block_groups_match_cpu(network, blocks):
-    """Small steps run by a group of blocks with its own barrier (every step of these networks
-    is small enough)."""
-    result = assert_matches_cpu(network, solo_blocks=blocks, solo_threshold=blocks * 512)
-    assert result.stats["solo_sweeps"] > 0
+        assert_matches_cpu(network, repeats=1, bfs_early_stop=False)
 
 
 @pytest.mark.gpu
@@ -343,11 +326,10 @@ def test_early_stop_relabel_keeps_labels_valid():
 @pytest.mark.gpu
 @pytest.mark.parametrize("limit", [{"max_sweeps": 1}, {"time_limit_seconds": 1e-9}],
                          ids=["sweeps", "seconds"])
-@pytest.mark.parametrize("steps", [{"solo_threshold": 0}, {},
-                                   {"solo_blocks": 4, "solo_threshold": 10**6}],
-                         ids=["grid", "one-block", "group"])
+@pytest.mark.parametrize("steps", [{"solo_threshold": 0}, {"solo_threshold": 10**6}],
+                         ids=["grid", "one-block"])
 def test_kernel_limits_raise_a_clear_error(limit, steps):
-    """The livelock guards are reachable from grid-wide steps and from the group's loops: a
+    """The livelock guards are reachable from grid-wide steps and from block 0's solo loops: a
     network that needs many sweeps stops at a tiny limit with SolverStalledError instead of
     hanging."""
     from graphcut.solver.cuda.csr import Schedule, SolverStalledError, csr_min_cut

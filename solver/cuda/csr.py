@@ -52,10 +52,8 @@ class Schedule:
     heavy_degree: vertices with more residual slots than this are discharged (and expanded in
         the BFS) by a whole warp with a shuffle reduction; others by one thread.
     solo_threshold: worklists and BFS frontiers of at most this many vertices are processed by
-        a group of ``solo_blocks`` thread blocks with group barriers instead of grid-wide
-        barriers (0 = never).
-    solo_blocks: blocks in that group (1: block barriers, lists in shared memory; more: a
-        barrier of the group's blocks on global counters, global lists).
+        one thread block with block barriers instead of grid-wide barriers (0 = never), its
+        lists in shared memory.
     relabel_min_sweeps, relabel_max_sweeps: bounds on the sweeps between two global relabels.
     relabel_levels_factor: a global relabel is due after this many sweeps per level of the last
         BFS (balances the time in sweeps against the time in the BFS, which is about one grid
@@ -81,12 +79,11 @@ class Schedule:
     cycles: int = 1
     heavy_degree: int = 32
     solo_threshold: int = 512
-    solo_blocks: int = 1
     relabel_min_sweeps: int = 4
     relabel_max_sweeps: int = 1 << 30
     relabel_levels_factor: float = 0.5
     relabel_work_factor: float = 0.0
-    bfs_early_stop: bool = False
+    bfs_early_stop: bool = True
     blocks_per_sm: int = 1
     max_sweeps: int | None = None
     time_limit_seconds: float | None = None
@@ -244,7 +241,7 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
                 np.int32(min(schedule.relabel_max_sweeps, 2**31 - 1)),
                 np.float32(schedule.relabel_levels_factor),
                 np.float32(schedule.relabel_work_factor), np.int32(schedule.bfs_early_stop),
-                np.int32(schedule.solo_blocks), np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)))
+                np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)))
         blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()

@@ -17,13 +17,9 @@
 // relabel policy asks for a new BFS. The run ends when a BFS finds no active vertex; the heights
 // of that last BFS give the cut (height >= n: cannot reach t).
 //
-// When a worklist or a BFS frontier is small, a group of the first `group` blocks runs sweeps /
-// levels alone with group barriers instead of grid barriers, until it grows again. A group of one
-// block uses block barriers and keeps its lists and counters in shared memory (the first
-// SOLO_CAP entries; the rest, if any, in the global list). A larger group synchronises with a
-// barrier of its own on two global counters (safe: the cooperative launch keeps every block
-// resident) and uses the global lists: more multiprocessors issue the step's loads than one
-// block alone, and the barrier involves a few blocks instead of the whole grid.
+// When a worklist or a BFS frontier is small, block 0 alone runs sweeps / levels with block
+// barriers (cheap) instead of grid barriers, until it grows again; its lists and their counters
+// then live in shared memory (the first SOLO_CAP entries; the rest, if any, in the global list).
 //
 // Early-stopping BFS (`early` != 0): the BFS stops after the level at which it has found every
 // active vertex with height < n (counted before it starts). The vertices it has not reached
@@ -50,15 +46,13 @@ typedef unsigned long long u64;
 #define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
 #define CTL_ACT 6       // active vertices found by the current BFS
 #define CTL_ALIVE 7     // 2 ints: active vertices with height < n before BFS k (slot k % 2)
-#define CTL_PRIV 9      // 3 ints: ring of the group's counters (groups of more than one block)
-#define CTL_SOLO 12     // 2 x 8 ints: state handed from the group's loop to the whole grid
+#define CTL_SOLO 12     // 2 x 8 ints: state handed from block 0's solo loop to the whole grid
                         // (handoff j uses CTL_SOLO + 8 * (j % 2): a slow thread may still be
-                        // reading handoff j - 1 while the group writes handoff j)
+                        // reading handoff j - 1 while block 0 writes handoff j)
 #define CTL_STOP 28     // 2 ints: set by the leader when the time limit has passed; grid sweep
                         // j uses CTL_STOP + j % 2, written before that step's barrier and read
                         // after it, so every thread sees the same value
-#define CTL_GSTOP 32    // 2 ints: the same for the steps of the group's loops
-#define CTL_GBAR 30     // 2 ints: the group barrier's arrival count and generation
+#define CTL_GSTOP 32    // 2 ints: the same for the steps of block 0's solo loops
 #define CTL_SIZE 48
 
 // Per global relabel k < TRACE_CAP, `trace[k * TRACE_FIELDS + f]`: BFS levels, active vertices
@@ -353,48 +347,12 @@ __device__ __forceinline__ void expand(const Ctx& c, const List& front, int coun
     }
 }
 
-// The group of blocks [0, k) that runs small steps alone (see the top of the file).
-struct Group {
-    int k;           // blocks in the group
-    int warp;        // this thread's warp within the group
-    int nwarps;      // warps in the group
-    int* cnt;        // 3 counters: shared (k == 1) or ctl[CTL_PRIV..] (k > 1)
-    int* sm;         // shared list storage (k == 1) or null
-    int* bar;        // ctl[CTL_GBAR..]
-    int* gen;        // this block's barrier generation (shared)
+// Block 0's state for its solo loops: two lists of SOLO_CAP entries and a ring of 3 counters in
+// shared memory.
+struct Solo {
+    int* sm;
+    int* cnt;
 };
-
-__device__ __forceinline__ bool group_leader(const Group& g) {
-    return blockIdx.x == 0 && threadIdx.x == 0;
-}
-
-// Barrier of the group's threads. k == 1: a block barrier. k > 1: the blocks' thread 0 count in
-// on bar[0]; the last resets it and publishes the new generation in bar[1], which the others
-// poll; fences order the steps' global writes before it and the reads after it.
-__device__ __forceinline__ void group_sync(const Group& g) {
-    __syncthreads();
-    if (g.k > 1) {
-        if (threadIdx.x == 0) {
-            const int gen = *g.gen + 1;
-            *g.gen = gen;
-            __threadfence();
-            if (atomicAdd(&g.bar[0], 1) == g.k - 1) {
-                g.bar[0] = 0;
-                __threadfence();
-                atomicExch(&g.bar[1], gen);
-            } else {
-                while (*(volatile int*)&g.bar[1] != gen) {
-                }
-            }
-            __threadfence();
-        }
-        __syncthreads();
-    }
-}
-
-__device__ __forceinline__ int group_count(const Group& g, int slot) {
-    return g.k == 1 ? g.cnt[slot] : __ldcg(&g.cnt[slot]);
-}
 
 // Copy a solo list's shared entries [0, min(count, SOLO_CAP)) to its global array (block 0,
 // before it hands the list to the grid).
@@ -417,7 +375,7 @@ __device__ __forceinline__ void load_solo(int* sm, const int* g, int count) {
 // last BFS level and `alive` the active vertices with height < n before the BFS.
 template <class Grid>
 __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
-        int* front_b, int* hold, int small, int early, int round, const Group& grp,
+        int* front_b, int* hold, int small, int early, int round, const Solo& solo,
         int& handoffs, int& levels, int& alive, i64& solo_levels) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
@@ -465,31 +423,31 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     const int warp = gtid >> 5, nwarps = nthreads >> 5;
     while (count > 0 && !stopped) {
         if (count <= small) {
-            // The group runs levels alone while the frontier stays small.
-            if (blockIdx.x < grp.k) {
+            // Block 0 runs levels alone while the frontier stays small.
+            if (blockIdx.x == 0) {
                 int lv = level, cnt = count, steps = 0, stop = 0;
                 int* a = fc;
                 int* b = fn;
-                int* sa = grp.sm;
-                int* sb = grp.sm ? grp.sm + SOLO_CAP : nullptr;
-                if (sa) load_solo(sa, a, cnt);
-                if (group_leader(grp)) { grp.cnt[0] = 0; grp.cnt[1] = 0; }
-                group_sync(grp);
+                int* sa = solo.sm;
+                int* sb = solo.sm + SOLO_CAP;
+                load_solo(sa, a, cnt);
+                if (threadIdx.x == 0) { solo.cnt[0] = 0; solo.cnt[1] = 0; }
+                __syncthreads();
                 while (cnt > 0 && cnt <= small) {
                     ++lv;
-                    if (group_leader(grp)) grp.cnt[(steps + 1) % 3] = 0;
+                    if (threadIdx.x == 0) solo.cnt[(steps + 1) % 3] = 0;
                     const List in = {a, sa, nullptr};
-                    const List out = {b, sb, &grp.cnt[steps % 3]};
-                    expand(c, in, cnt, lv, out, act_list, grp.warp, grp.nwarps);
-                    group_sync(grp);
-                    cnt = group_count(grp, steps % 3);
+                    const List out = {b, sb, &solo.cnt[steps % 3]};
+                    expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
+                    __syncthreads();
+                    cnt = solo.cnt[steps % 3];
                     int* tmp = a; a = b; b = tmp;
                     tmp = sa; sa = sb; sb = tmp;
                     ++steps;
                     if (target > 0 && __ldcg(&ctl[CTL_ACT]) >= target) { stop = 1; break; }
                 }
-                if (!stop && sa) flush(sa, a, cnt);
-                if (group_leader(grp)) {
+                if (!stop) flush(sa, a, cnt);
+                if (threadIdx.x == 0) {
                     int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
                     hand[0] = lv;
                     hand[1] = cnt;
@@ -560,21 +518,12 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     u32* rcap, i64* excess, int* h, int* stamp, int* hold, int* list_a, int* list_b,
     int* front_a, int* front_b, int* ctl, i64* out, i64* trace,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
-    const float gr_factor, const float gr_work, const int early, const int group_blocks, const i64 max_sweeps, const u64 time_limit_ns) {
+    const float gr_factor, const float gr_work, const int early, const i64 max_sweeps,
+    const u64 time_limit_ns) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
-    __shared__ int s_gen;
-    if (threadIdx.x == 0) s_gen = 0;
-    __syncthreads();
-    Group grp;
-    grp.k = group_blocks < 1 ? 1 : (group_blocks > (int)gridDim.x ? (int)gridDim.x : group_blocks);
-    grp.warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    grp.nwarps = (grp.k * blockDim.x) >> 5;
-    grp.cnt = grp.k == 1 ? s_cnt : &ctl[CTL_PRIV];
-    grp.sm = grp.k == 1 ? s_lists : nullptr;
-    grp.bar = &ctl[CTL_GBAR];
-    grp.gen = &s_gen;
+    const Solo solo = {s_lists, s_cnt};
     Ctx c;
     c.n = n; c.s = s; c.t = t;
     c.off = off; c.adj = adj; c.twin = twin; c.capsum = capsum;
@@ -591,14 +540,14 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int status = 0;
     int* cur = list_a;
     int* nxt = list_b;
-    int handoffs = 0;  // group -> grid handoffs so far (the same in every thread)
+    int handoffs = 0;  // solo -> grid handoffs so far (the same in every thread)
     const u64 started_ns = leader ? now_ns() : 0;  // only the leader reads the clock
 
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
         int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
-                                   (int)grs, grp, handoffs, levels, alive, solo_levels);
+                                   (int)grs, solo, handoffs, levels, alive, solo_levels);
         const i64 round = grs;
         ++grs;
         levels_total += levels;
@@ -618,30 +567,31 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
         bool relabel_due = false;
         while (!relabel_due) {
             if (small > 0 && count <= small) {
-                // The group runs sweeps alone while the worklist stays small.
-                if (blockIdx.x < grp.k) {
+                // Block 0 runs sweeps alone while the worklist stays small, its lists and
+                // counters in shared memory.
+                if (blockIdx.x == 0) {
                     i64 sw = sweeps, sn = since, wk = work_since;
                     int cnt = count, steps = 0, due = 0;
                     int* a = cur;
                     int* b = nxt;
-                    int* sa = grp.sm;
-                    int* sb = grp.sm ? grp.sm + SOLO_CAP : nullptr;
-                    if (sa) load_solo(sa, a, cnt);
-                    if (group_leader(grp)) { grp.cnt[0] = 0; grp.cnt[1] = 0; }
-                    group_sync(grp);
+                    int* sa = solo.sm;
+                    int* sb = solo.sm + SOLO_CAP;
+                    load_solo(sa, a, cnt);
+                    if (threadIdx.x == 0) { solo.cnt[0] = 0; solo.cnt[1] = 0; }
+                    __syncthreads();
                     for (;;) {
                         const int slot = steps % 3;
                         int* stop_flag = &ctl[CTL_GSTOP + (steps & 1)];
-                        if (group_leader(grp)) {
-                            grp.cnt[(steps + 1) % 3] = 0;
+                        if (threadIdx.x == 0) {
+                            solo.cnt[(steps + 1) % 3] = 0;
                             if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
                         }
                         const List in = {a, sa, nullptr};
-                        const List outl = {b, sb, &grp.cnt[slot]};
-                        sweep(c, in, cnt, outl, (int)(sw + 1), grp.warp, grp.nwarps, pushes,
-                              relabels);
-                        group_sync(grp);
-                        cnt = group_count(grp, slot);
+                        const List outl = {b, sb, &solo.cnt[slot]};
+                        sweep(c, in, cnt, outl, (int)(sw + 1), threadIdx.x >> 5,
+                              blockDim.x >> 5, pushes, relabels);
+                        __syncthreads();
+                        cnt = solo.cnt[slot];
                         int* tmp = a; a = b; b = tmp;
                         tmp = sa; sa = sb; sb = tmp;
                         ++sw; ++sn; ++steps; wk += cnt;
@@ -655,8 +605,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                         }
                         if (cnt > small) break;
                     }
-                    if (sa) flush(sa, a, cnt);
-                    if (group_leader(grp)) {
+                    flush(sa, a, cnt);
+                    if (threadIdx.x == 0) {
                         int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
                         hand[3] = steps;
                         hand[4] = cnt;
