@@ -417,3 +417,35 @@ def test_direct_cupy_csr_is_canonicalised_on_the_gpu():
         got = min_cut(direct, device="cuda")
         assert got.flow == expected.flow
         np.testing.assert_array_equal(got.source_side.get(), expected.source_side)
+
+
+def test_auto_runs_small_csr_networks_on_the_cpu(monkeypatch, caplog):
+    """device="auto" with a GPU available: a CSR network under AUTO_CPU_BELOW_ARCS arcs goes to
+    the CPU (the measured crossover, bench/RESULTS.md) and the log says why; larger CSR networks
+    and grids keep the GPU."""
+    import logging
+
+    from graphcut.solver import api
+
+    small = genrmf(4, 4)
+    assert small.num_arcs < api.AUTO_CPU_BELOW_ARCS
+    assert api.auto_prefers_cpu(small)
+    assert not api.auto_prefers_cpu(genrmf(16, 16))  # 19,200 arcs: the GPU was faster
+    assert genrmf(16, 16).num_arcs >= api.AUTO_CPU_BELOW_ARCS
+    assert not api.auto_prefers_cpu(random_grid((4, 4)))  # grids: the grid solver's own rule
+    monkeypatch.setattr(api, "resolve_device",  # as if a GPU were there
+                        lambda device: "cpu" if device == "cpu" else "cuda")
+    with caplog.at_level(logging.INFO, logger="graphcut.solver"):
+        result = min_cut(small, device="auto")
+    assert result.backend == "cpu"
+    assert "chose cpu for a CSR network of 240 arcs" in caplog.text
+    assert result.flow == min_cut(small, device="cpu").flow
+
+
+@pytest.mark.gpu
+def test_auto_runs_larger_csr_networks_on_the_gpu():
+    network = genrmf(16, 16, seed=1)
+    result = min_cut(network, device="auto")
+    assert result.backend == "cuda"
+    assert result.flow == min_cut(network, device="cpu").flow
+    assert min_cut(genrmf(4, 4), device="auto").backend == "cpu"
