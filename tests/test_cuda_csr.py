@@ -375,7 +375,7 @@ def test_too_large_for_gpu_memory(monkeypatch):
     from graphcut.solver import cuda
     from graphcut.solver.cuda import csr
 
-    network = genrmf(3, 3)
+    network = genrmf(16, 16)  # above AUTO_CPU_BELOW_ARCS: "auto" tries the GPU first
     monkeypatch.setattr(csr, "bytes_needed", lambda n, m: 2**62)
     with pytest.raises(cuda.GPUMemoryError, match="GiB"):
         min_cut(network, device="cuda")
