@@ -17,6 +17,13 @@ in a subprocess with a 60 s limit.
     python bench/bench_csr.py --instances rlg-long-512x1024,genrmf-wide-a64
     python bench/bench_csr.py --variants             # also compare kernel schedules
     python bench/bench_csr.py --out results.md       # also write the tables (markdown)
+    python bench/bench_csr.py --stereo-dir moves     # also the networks of a stereo dump
+
+Instances: Washington RLG and genrmf (DIMACS generators), the camera sample's segmentation
+network and smooth random grids as CSR, a 3-D segmentation volume (6-connected, synthetic blobs
+in noise), and alpha-expansion moves of the motorcycle stereo pair (the networks that
+``graphcut stereo --dump-instances`` writes; ``--stereo-dir`` reads such a dump, checking each
+flow against its index.json).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
+import json
 import multiprocessing
 import platform
 import statistics
@@ -56,6 +65,74 @@ def camera_network(side: int) -> CSRNetwork:
     return build_network(big, seeds[np.ix_(rows, cols)]).to_csr()
 
 
+def segmentation_volume(side: int, *, seed: int = 0) -> CSRNetwork:
+    """A 3-D segmentation network: side^3 voxels (6-connected) plus s and t.
+
+    The volume holds a few random Gaussian blobs (object) in Gaussian noise; terminal capacities
+    are the Boykov-Jolly negative log-likelihoods of two intensity models (object 0.7,
+    background 0.3, sigma 0.2) and each pair of neighbours gets 10 * exp(-(dI)^2 / (2 0.1^2))
+    in both directions, all scaled by 100 and rounded.
+    """
+    rng = np.random.default_rng(seed)
+    grid = np.indices((side,) * 3, dtype=np.float32) / side
+    field = np.zeros((side,) * 3, dtype=np.float32)
+    for _ in range(6):
+        centre = rng.uniform(0.2, 0.8, 3).astype(np.float32)[:, None, None, None]
+        radius = np.float32(rng.uniform(0.08, 0.2))
+        field += np.exp(-((grid - centre) ** 2).sum(axis=0) / (2 * radius ** 2))
+    del grid
+    image = np.where(field > 0.5, 0.7, 0.3).astype(np.float32)
+    image += rng.normal(0, 0.2, image.shape).astype(np.float32)
+    n_vox = side ** 3
+    s, t = n_vox, n_vox + 1
+    ids = np.arange(n_vox, dtype=np.int64).reshape((side,) * 3)
+    to_fg = (image - 0.7) ** 2 / (2 * 0.2 ** 2)  # cost of labelling a voxel object
+    to_bg = (image - 0.3) ** 2 / (2 * 0.2 ** 2)
+    tails = [np.full(n_vox, s), ids.ravel()]
+    heads = [ids.ravel(), np.full(n_vox, t)]
+    caps = [np.rint(100 * to_bg).ravel(), np.rint(100 * to_fg).ravel()]
+    for axis in range(3):
+        a = np.moveaxis(ids, axis, 0)
+        i = np.moveaxis(image, axis, 0)
+        w = np.rint(1000 * np.exp(-(i[1:] - i[:-1]) ** 2 / (2 * 0.1 ** 2))).ravel()
+        tails += [a[:-1].ravel(), a[1:].ravel()]
+        heads += [a[1:].ravel(), a[:-1].ravel()]
+        caps += [w, w]
+    return CSRNetwork.from_arcs(n_vox + 2, s, t, np.concatenate(tails), np.concatenate(heads),
+                                np.concatenate(caps).astype(np.int64))
+
+
+STEREO_MOVES = (1, 33)  # moves of the first cycle kept as instances (alpha 0 and 32)
+
+
+@functools.cache
+def stereo_moves() -> dict[int, CSRNetwork]:
+    """Networks of the alpha-expansion moves STEREO_MOVES on the full-size motorcycle pair
+    (max disparity 64, the defaults of ``graphcut stereo``), as host CSR networks."""
+    from graphcut.stereo import disparity
+    from graphcut.stereo_io import motorcycle_pair
+
+    left, right, _ = motorcycle_pair()
+    kept: dict[int, CSRNetwork] = {}
+
+    def keep(move, network, cut):
+        if move.index in STEREO_MOVES:
+            kept[move.index] = network.to_numpy().to_csr()
+
+    disparity(left, right, max_disparity=64, channel_axis=-1, max_cycles=1, callback=keep)
+    return kept
+
+
+def stereo_dump(directory: Path) -> dict[str, tuple]:
+    """Instances of a ``graphcut stereo --dump-instances`` folder: name -> (builder, False);
+    each builder checks nothing itself, the flow in index.json is checked in main()."""
+    from graphcut.solver.dimacs import read_dimacs
+
+    index = json.loads((directory / "index.json").read_text())["instances"]
+    return {f"dump-{entry['file']}": (functools.partial(read_dimacs, directory / entry["file"]),
+                                      False, entry["flow"]) for entry in index}
+
+
 # name -> (builder, DIMACS family: BK skipped)
 INSTANCES = {
     "rlg-long-512x1024": (lambda: washington_rlg(512, 1024), True),
@@ -69,6 +146,9 @@ INSTANCES = {
     "camera-4mp": (lambda: camera_network(2048), False),
     "random-grid-1mp": (lambda: random_grid((1024, 1024)).to_csr(), False),
     "random-grid-4mp": (lambda: random_grid((2048, 2048)).to_csr(), False),
+    "volume-128": (lambda: segmentation_volume(128), False),
+    "stereo-move-1": (lambda: stereo_moves()[1], False),
+    "stereo-move-33": (lambda: stereo_moves()[33], False),
 }
 
 VARIANTS = {
@@ -80,6 +160,10 @@ VARIANTS = {
     "no-solo": {"solo_threshold": 0},
     "2-blocks/SM": {"blocks_per_sm": 2},
     "relabel every 40": {"relabel_levels_factor": 0.0, "relabel_min_sweeps": 40},
+    "exact BFS (no early stop)": {"bfs_early_stop": False},
+    "relabel x0.75": {"relabel_levels_factor": 0.75},
+    "solo 1024": {"solo_threshold": 1024},
+    "solo 2048": {"solo_threshold": 2048},
 }
 
 
@@ -172,6 +256,14 @@ def main(argv=None) -> int:
                         help="also time every kernel schedule in VARIANTS")
     parser.add_argument("--variant-instances", default=None,
                         help="instances for --variants (default: those of --instances)")
+    parser.add_argument("--variant-names", default=None,
+                        help="schedules of VARIANTS to time, separated by ';' (default: all)")
+    parser.add_argument("--crossover", action="store_true",
+                        help="also time min_cut() end to end on small networks on both "
+                             "backends (the data behind device='auto')")
+    parser.add_argument("--stereo-dir", type=Path, default=None,
+                        help="also every network of this `graphcut stereo --dump-instances` "
+                             "folder (flows checked against its index.json)")
     parser.add_argument("--out", type=Path, help="write the markdown tables here too")
     parser.add_argument("--budget", type=float, default=None,
                         help="start no new instance or schedule row after this many seconds")
@@ -188,6 +280,10 @@ def main(argv=None) -> int:
     from graphcut.solver.cuda.csr import Schedule
 
     names = [x for x in args.instances.split(",") if x]
+    if args.stereo_dir is not None:
+        dump = stereo_dump(args.stereo_dir)
+        INSTANCES.update(dump)
+        names += list(dump)
     unknown = [x for x in names if x not in INSTANCES]
     if unknown:
         parser.error(f"unknown instances {unknown}; known: {', '.join(INSTANCES)}")
@@ -201,7 +297,8 @@ def main(argv=None) -> int:
     print("\n".join(lines), flush=True)
     networks = {}
     for name in names:
-        builder, dimacs = INSTANCES[name]
+        builder, dimacs = INSTANCES[name][:2]
+        expected = INSTANCES[name][2] if len(INSTANCES[name]) > 2 else None
         if over_budget():
             print(f"| {name} | skipped: time budget of {args.budget:.0f} s spent |", flush=True)
             continue
@@ -214,6 +311,8 @@ def main(argv=None) -> int:
             continue
         networks[name] = network
         solve, total, result = gpu_runs(network, args.repeats)
+        if expected is not None and result.flow != expected:
+            raise AssertionError(f"{name}: GPU flow {result.flow} != {expected} (index.json)")
         hpf = bk = None
         if not args.no_cpu:
             hpf_time, hpf_flow = hpf_seconds(network, args.cpu_repeats)
@@ -243,17 +342,19 @@ def main(argv=None) -> int:
         lines.append(row)
         print(row, f"(built in {built:.1f} s; stages {_stages(st)}; solo sweeps "
               f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, blocks "
-              f"{st['blocks']})", flush=True)
+              f"{st['blocks']}; {trace_summary(st)})", flush=True)
 
     if args.variants:
         chosen = (args.variant_instances.split(",") if args.variant_instances else
                   list(networks))
-        header = ["", "GPU phase-I median per schedule (sweeps / global relabels):", "",
+        header = ["", "GPU phase-I median per schedule (sweeps / global relabels / BFS levels):", "",
                   "| schedule | " + " | ".join(chosen) + " |",
                   "|---|" + "---|" * len(chosen)]
         lines += header
         print("\n".join(header), flush=True)
-        for label, options in VARIANTS.items():
+        wanted = args.variant_names.split(";") if args.variant_names else list(VARIANTS)
+        for label in wanted:
+            options = VARIANTS[label]
             if over_budget():
                 print(f"| {label} | skipped: time budget spent |", flush=True)
                 continue
@@ -263,13 +364,75 @@ def main(argv=None) -> int:
                 networks[name] = network
                 solve, _, result = gpu_runs(network, args.repeats, Schedule(**options))
                 cells.append(f"{fmt(solve)} ({result.stats['iterations']:,} / "
-                             f"{result.stats['global_relabels']:,})")
+                             f"{result.stats['global_relabels']:,} / "
+                             f"{result.stats['bfs_levels']:,})")
             row = f"| {label} | " + " | ".join(cells) + " |"
             lines.append(row)
             print(row, flush=True)
+    if args.crossover:
+        table = crossover_table(args.repeats)
+        lines += table
+        print("\n".join(table), flush=True)
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
     return 0
+
+
+CROSSOVER = [(f"grid {k}x{k}", functools.partial(lambda k: random_grid((k, k)).to_csr(), k))
+             for k in (16, 32, 64, 128, 256, 512)] + \
+            [(f"genrmf a{a} b{a}", functools.partial(genrmf, a, a)) for a in (4, 8, 16)] + \
+            [(f"rlg {r}x{2 * r}", functools.partial(washington_rlg, r, 2 * r))
+             for r in (16, 64, 128)]
+
+
+def crossover_table(repeats: int) -> list[str]:
+    """Wall seconds of ``min_cut(network, device=...)`` (host arrays in, host cut out: every
+    conversion, upload and build included) on small networks, GPU against the CPU backend (BK);
+    medians of ``repeats`` after a warm-up. BK runs stop once one takes over 5 s."""
+    from graphcut.solver import min_cut
+
+    def timed(network, device):
+        min_cut(network, device=device)
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            result = min_cut(network, device=device)
+            times.append(time.perf_counter() - started)
+        return statistics.median(times), result
+
+    rows = ["", "min_cut() end to end on small networks (host in, host out; median after a "
+            "warm-up):", "", "| network | vertices | arcs | GPU | CPU (BK) | faster |",
+            "|---|---|---|---|---|---|"]
+    bk_slow = False
+    for label, build in CROSSOVER:
+        network = build()
+        gpu, gpu_result = timed(network, "cuda")
+        cpu = None
+        if not bk_slow:
+            cpu, cpu_result = timed(network, "cpu")
+            if cpu_result.flow != gpu_result.flow:
+                raise AssertionError(f"{label}: GPU flow {gpu_result.flow} != BK "
+                                     f"{cpu_result.flow}")
+            bk_slow = cpu > 5.0
+        faster = "-" if cpu is None else ("GPU" if gpu < cpu else "CPU")
+        rows.append(f"| {label} | {network.num_vertices:,} | {network.num_arcs:,} | {fmt(gpu)} "
+                    f"| {fmt(cpu)} | {faster} |")
+    return rows
+
+
+def trace_summary(stats) -> str:
+    """Where the kernel's time went by the size of the active set: the share of the kernel
+    time spent in rounds (a global relabel and the sweeps after it) that started with fewer
+    than 1,000 and 10,000 active vertices, and the levels of the first and last BFS."""
+    trace = stats.get("trace")
+    if not trace or not len(trace["levels"]):
+        return "no trace"
+    ns = trace["ns_bfs"] + trace["ns_sweeps"]
+    total = max(int(ns.sum()), 1)
+    shares = [f"rounds with < {k:,} active {ns[trace['active'] < k].sum() / total:.0%} of time "
+              f"({int((trace['active'] < k).sum())} rounds)" for k in (1000, 10000)]
+    return (", ".join(shares) + f"; BFS levels first {int(trace['levels'][0]):,}, last "
+            f"{int(trace['levels'][-1]):,}, max {int(trace['levels'].max()):,}")
 
 
 def _stages(stats) -> str:

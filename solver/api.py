@@ -15,6 +15,13 @@ log = logging.getLogger("graphcut.solver")
 
 DEVICES = ("auto", "cpu", "cuda")
 
+# device="auto" solves CSR networks with fewer arcs than this on the CPU even when a GPU is
+# there: below it the GPU's fixed cost (upload, pairing the arcs, one kernel launch: about 2-6 ms)
+# exceeds BK's whole solve on every network measured (bench/bench_csr.py --crossover, H100,
+# bench/RESULTS.md 2026-11-26: grids of 1.4-5.9 k arcs, genrmf and RLG of 0.2-2.2 k), while from
+# 19 k arcs up the GPU won on every network but one 24 k-arc grid (lost by 1 ms there).
+AUTO_CPU_BELOW_ARCS = 10_000
+
 
 class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run on this machine (no GPU, no CuPy, ...)."""
@@ -139,13 +146,20 @@ def _warn_once(message: str) -> None:
     log.warning(message)
 
 
+def auto_prefers_cpu(network) -> bool:
+    """Whether ``device="auto"`` runs this network on the CPU although a GPU is available: CSR
+    networks of fewer than :data:`AUTO_CPU_BELOW_ARCS` arcs (the measured crossover)."""
+    return isinstance(network, CSRNetwork) and network.num_arcs < AUTO_CPU_BELOW_ARCS
+
+
 def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutResult:
     """Maximum flow value and minimum cut of ``network``.
 
     Args:
         network: a :class:`GridNetwork` or a :class:`CSRNetwork`.
         device: "cuda" (the CuPy push-relabel core), "cpu" (PyMaxflow's Boykov-Kolmogorov) or
-            "auto" (cuda when CuPy finds a GPU, else cpu). The backend that ran is reported in
+            "auto" (cuda when CuPy finds a GPU, else cpu; CSR networks of fewer than
+            AUTO_CPU_BELOW_ARCS arcs always cpu). The backend that ran is reported in
             ``CutResult.backend``.
 
     Returns:
@@ -156,6 +170,10 @@ def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutRe
         raise TypeError(f"min_cut expects a GridNetwork or CSRNetwork, got "
                         f"{type(network).__name__}")
     backend = resolve_device(device)
+    if device == "auto" and backend == "cuda" and auto_prefers_cpu(network):
+        backend = "cpu"
+        log.info("device='auto' chose cpu for a CSR network of %d arcs (< %d: the CPU is faster "
+                 "there)", network.num_arcs, AUTO_CPU_BELOW_ARCS)
     if backend == "cuda":
         from . import cuda
         try:

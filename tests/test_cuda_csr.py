@@ -218,6 +218,11 @@ def test_vertex_with_thousands_of_arcs():
     {"heavy_degree": 0}, {"blocks_per_sm": 2}, {"blocks_per_sm": 64},
     {"relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
     {"relabel_min_sweeps": 1000, "relabel_levels_factor": 100.0, "relabel_work_factor": 2.0},
+    {"bfs_early_stop": True}, {"bfs_early_stop": True, "solo_threshold": 0},
+    {"bfs_early_stop": True, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
+    {"solo_threshold": 4096}, {"bfs_early_stop": False},
+    {"bfs_early_stop": False, "solo_threshold": 0},
+    {"bfs_early_stop": False, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
 ], ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_schedules_match_cpu(options):
     rng = np.random.default_rng(11)
@@ -228,16 +233,110 @@ def test_schedules_match_cpu(options):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_random_networks_bfs_variants_match_cpu(family):
+    """The early-stopping BFS (the default) and the exact one, and long solo lists (lists past
+    the shared-memory part), on every random family."""
+    rng = np.random.default_rng(100 + sum(map(ord, family)))
+    for _ in range(15):
+        network = FAMILIES[family](rng)
+        assert_matches_cpu(network, repeats=1, bfs_early_stop=True)
+        assert_matches_cpu(network, repeats=1, bfs_early_stop=True, solo_threshold=100000)
+        assert_matches_cpu(network, repeats=1, bfs_early_stop=False)
+
+
+@pytest.mark.gpu
+def test_trace_counts_every_relabel():
+    from graphcut.solver.cuda.csr import csr_min_cut
+    result = csr_min_cut(genrmf(8, 16, seed=2))
+    trace = result.stats["trace"]
+    assert len(trace["levels"]) == result.stats["global_relabels"]
+    assert int(trace["levels"].sum()) == result.stats["bfs_levels"]
+    assert int(trace["sweeps_after"].sum()) == result.stats["iterations"]
+    assert trace["active"][-1] == 0 and (trace["active"][:-1] > 0).all()
+
+
+def _bfs_distances(n, t, residual_arcs):
+    """Exact distances to t over residual arcs (u, v) (n where t cannot be reached)."""
+    from collections import deque
+    into = [[] for _ in range(n)]
+    for u, v in residual_arcs:
+        into[v].append(u)
+    dist = [n] * n
+    dist[t] = 0
+    queue = deque([t])
+    while queue:
+        w = queue.popleft()
+        for u in into[w]:
+            if dist[u] == n:
+                dist[u] = dist[w] + 1
+                queue.append(u)
+    return np.array(dist)
+
+
+def early_stop_relabel(n, s, t, residual_arcs, old_heights, active):
+    """NumPy model of csr_kernels.cu's early-stopping global relabel: a level-synchronous BFS
+    from t that stops after the level where every active vertex of old height < n is labelled;
+    vertices not reached get max(old height, last level + 1). Returns the new heights."""
+    dist = _bfs_distances(n, t, residual_arcs)
+    target = {v for v in np.flatnonzero(active) if old_heights[v] < n and v not in (s, t)}
+    found = {v for v in target if dist[v] < n}
+    if not target or found != target:  # never stops early: exact BFS
+        heights = dist.copy()
+    else:
+        last = max([1] + [int(dist[v]) for v in target])
+        heights = np.where(dist <= last, dist, np.maximum(old_heights, min(last + 1, n)))
+    heights[s] = n + 1
+    return heights
+
+
+def test_early_stop_relabel_keeps_labels_valid():
+    """The rule of the early-stopping BFS (model): from any valid labelling, the new one is
+    valid (h(u) <= h(v) + 1 on every residual arc u -> v other than out of s), exact on the
+    active vertices, and never below the true distance (a lower bound, so the cut of the final,
+    complete BFS is unaffected)."""
+    rng = np.random.default_rng(7)
+    checked_early = 0
+    for _ in range(300):
+        n = int(rng.integers(3, 40))
+        s, t = 0, n - 1
+        arcs = {(int(a), int(b)) for a, b in rng.integers(0, n, (int(rng.integers(1, 4 * n)), 2))
+                if a != b}
+        arcs = sorted(arcs)
+        dist = _bfs_distances(n, t, arcs)
+        # a valid labelling below the distances: distances lowered by a random amount, made
+        # valid by relaxing h(u) <= h(v) + 1
+        old = np.maximum(dist - rng.integers(0, 3, n), 0)
+        old[t] = 0
+        for _ in range(n):
+            for u, v in arcs:
+                old[u] = min(old[u], old[v] + 1)
+        old[s] = n + 1
+        active = rng.random(n) < 0.3
+        new = early_stop_relabel(n, s, t, arcs, old, active)
+        assert all(new[u] <= new[v] + 1 for u, v in arcs if u != s)
+        assert (new[np.arange(n) != s] <= np.minimum(dist, n)[np.arange(n) != s]).all()
+        exact = [v for v in np.flatnonzero(active) if old[v] < n and v not in (s, t)]
+        if exact and all(dist[v] < n for v in exact):
+            checked_early += 1
+            assert all(new[v] == dist[v] for v in exact)
+    assert checked_early > 50
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("limit", [{"max_sweeps": 1}, {"time_limit_seconds": 1e-9}],
                          ids=["sweeps", "seconds"])
-def test_kernel_limits_raise_a_clear_error(limit):
-    """The livelock guards are reachable: a network that needs many sweeps stops at a tiny
-    limit with SolverStalledError instead of hanging."""
+@pytest.mark.parametrize("steps", [{"solo_threshold": 0}, {"solo_threshold": 10**6}],
+                         ids=["grid", "one-block"])
+def test_kernel_limits_raise_a_clear_error(limit, steps):
+    """The livelock guards are reachable from grid-wide steps and from block 0's solo loops: a
+    network that needs many sweeps stops at a tiny limit with SolverStalledError instead of
+    hanging."""
     from graphcut.solver.cuda.csr import Schedule, SolverStalledError, csr_min_cut
 
     network = genrmf(10, 20, seed=3)
     with pytest.raises(SolverStalledError, match="limit"):
-        csr_min_cut(network, schedule=Schedule(solo_threshold=0, **limit))
+        csr_min_cut(network, schedule=Schedule(**steps, **limit))
     assert csr_min_cut(network).flow == min_cut(network, device="cpu").flow
 
 
@@ -276,7 +375,7 @@ def test_too_large_for_gpu_memory(monkeypatch):
     from graphcut.solver import cuda
     from graphcut.solver.cuda import csr
 
-    network = genrmf(3, 3)
+    network = genrmf(16, 16)  # above AUTO_CPU_BELOW_ARCS: "auto" tries the GPU first
     monkeypatch.setattr(csr, "bytes_needed", lambda n, m: 2**62)
     with pytest.raises(cuda.GPUMemoryError, match="GiB"):
         min_cut(network, device="cuda")
@@ -318,3 +417,35 @@ def test_direct_cupy_csr_is_canonicalised_on_the_gpu():
         got = min_cut(direct, device="cuda")
         assert got.flow == expected.flow
         np.testing.assert_array_equal(got.source_side.get(), expected.source_side)
+
+
+def test_auto_runs_small_csr_networks_on_the_cpu(monkeypatch, caplog):
+    """device="auto" with a GPU available: a CSR network under AUTO_CPU_BELOW_ARCS arcs goes to
+    the CPU (the measured crossover, bench/RESULTS.md) and the log says why; larger CSR networks
+    and grids keep the GPU."""
+    import logging
+
+    from graphcut.solver import api
+
+    small = genrmf(4, 4)
+    assert small.num_arcs < api.AUTO_CPU_BELOW_ARCS
+    assert api.auto_prefers_cpu(small)
+    assert not api.auto_prefers_cpu(genrmf(16, 16))  # 19,200 arcs: the GPU was faster
+    assert genrmf(16, 16).num_arcs >= api.AUTO_CPU_BELOW_ARCS
+    assert not api.auto_prefers_cpu(random_grid((4, 4)))  # grids: the grid solver's own rule
+    monkeypatch.setattr(api, "resolve_device",  # as if a GPU were there
+                        lambda device: "cpu" if device == "cpu" else "cuda")
+    with caplog.at_level(logging.INFO, logger="graphcut.solver"):
+        result = min_cut(small, device="auto")
+    assert result.backend == "cpu"
+    assert "chose cpu for a CSR network of 240 arcs" in caplog.text
+    assert result.flow == min_cut(small, device="cpu").flow
+
+
+@pytest.mark.gpu
+def test_auto_runs_larger_csr_networks_on_the_gpu():
+    network = genrmf(16, 16, seed=1)
+    result = min_cut(network, device="auto")
+    assert result.backend == "cuda"
+    assert result.flow == min_cut(network, device="cpu").flow
+    assert min_cut(genrmf(4, 4), device="auto").backend == "cpu"

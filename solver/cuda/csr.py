@@ -8,7 +8,7 @@ vertex. The flow value is t's excess, read off t's residual slots; the source si
 vertices that the last BFS did not reach (they cannot reach t), the same set the CPU backend
 reports.
 
-GPU memory: about 12 bytes per residual slot (at most 2 per arc) and 40 per vertex while
+GPU memory: about 16 bytes per residual slot (at most 2 per arc) and 44 per vertex while
 solving; building the slots needs about 96 bytes per arc for a moment. Networks that do not fit
 in the free memory raise :class:`GPUMemoryError` before anything is allocated.
 """
@@ -35,10 +35,12 @@ from .csr_build import build_residual_graph, residual_sum, slot_range
 SOURCE = Path(__file__).resolve().parent / "csr_kernels.cu"
 THREADS = 512           # threads per block of the persistent kernel (its __launch_bounds__)
 SATURATE_THREADS = 512
-CTL_SIZE = 32
+CTL_SIZE = 48
 OUT_SIZE = 16
 OUT_FIELDS = ("status", "sweeps", "global_relabels", "bfs_levels", "pushes", "relabels",
               "ns_global_relabel", "ns_push_relabel", "work", "solo_sweeps", "solo_levels")
+TRACE_CAP = 4096        # global relabels traced (csr_kernels.cu's TRACE_CAP)
+TRACE_FIELDS = ("levels", "active", "alive_before", "sweeps_after", "ns_bfs", "ns_sweeps")
 
 
 @dataclass(frozen=True)
@@ -50,13 +52,18 @@ class Schedule:
     heavy_degree: vertices with more residual slots than this are discharged (and expanded in
         the BFS) by a whole warp with a shuffle reduction; others by one thread.
     solo_threshold: worklists and BFS frontiers of at most this many vertices are processed by
-        one thread block with block barriers instead of grid-wide barriers (0 = never).
+        one thread block with block barriers instead of grid-wide barriers (0 = never), its
+        lists in shared memory.
     relabel_min_sweeps, relabel_max_sweeps: bounds on the sweeps between two global relabels.
     relabel_levels_factor: a global relabel is due after this many sweeps per level of the last
         BFS (balances the time in sweeps against the time in the BFS, which is about one grid
         barrier per level; 0.5 beat 1.0 and 2.0 on the four instances tried, bench/RESULTS.md).
     relabel_work_factor: if > 0, a global relabel is also due once the worklists since the last
         one add up to this many times n vertices.
+    bfs_early_stop: a global relabel's BFS stops at the level where it has found every active
+        vertex of height < n; the vertices beyond get max(old height, that level + 1), which
+        keeps the labelling valid. The BFS that finds no active vertex (the last one, which
+        gives the cut) always runs to the end.
     blocks_per_sm: resident blocks per multiprocessor (1: 113 registers per thread, no spills;
         2: 64 registers with a few spills); lowered to what the kernel's occupancy allows.
     max_sweeps: the kernel stops with an error after this many worklist sweeps (None: the
@@ -76,6 +83,7 @@ class Schedule:
     relabel_max_sweeps: int = 1 << 30
     relabel_levels_factor: float = 0.5
     relabel_work_factor: float = 0.0
+    bfs_early_stop: bool = True
     blocks_per_sm: int = 1
     max_sweeps: int | None = None
     time_limit_seconds: float | None = None
@@ -103,7 +111,7 @@ def bytes_needed(num_vertices: int, num_arcs: int) -> int:
     n, m = int(num_vertices), int(num_arcs)
     inputs = 8 * (n + 1) + 8 * m
     build = 96 * m + 16 * n
-    state = 24 * m + 48 * n + 4096
+    state = 32 * m + 52 * n + 8 * TRACE_CAP * len(TRACE_FIELDS) + 4096
     return inputs + max(build, state)
 
 
@@ -173,6 +181,9 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         "seconds" (upload, build, solve, cut, total: wall seconds, synchronised), "iterations"
         (worklist sweeps), "global_relabels", "bfs_levels", "pushes", "relabels",
         "kernel_seconds" (time inside the kernel spent in global relabels and in sweeps),
+        "trace" (per global relabel, the first TRACE_CAP: NumPy arrays "levels", "active"
+        found, "alive_before" (0 unless bfs_early_stop), "sweeps_after", "ns_bfs",
+        "ns_sweeps"),
         "device_name", "blocks", "threads" and the schedule.
 
     Raises:
@@ -205,12 +216,15 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         s_first, s_end = slot_range(graph, s)
         sink_base = residual_sum(graph.rcap, t_first, t_end, cupy)
         rcap = graph.rcap
+        capsum = rcap + rcap[graph.twin]  # a pair's residuals always add up to this (< 2**32)
         excess = cupy.zeros(n, dtype=cupy.int64)
         height = cupy.zeros(n, dtype=cupy.int32)
         stamp = cupy.zeros(n, dtype=cupy.int32)
+        hold = cupy.empty(n if schedule.bfs_early_stop else 1, dtype=cupy.int32)
         lists = [cupy.empty(n, dtype=cupy.int32) for _ in range(4)]
         ctl = cupy.zeros(CTL_SIZE, dtype=cupy.int32)
         out = cupy.zeros(OUT_SIZE, dtype=cupy.int64)
+        trace = cupy.zeros(TRACE_CAP * len(TRACE_FIELDS), dtype=cupy.int64)
         stream.synchronize()
         built = time.perf_counter()
 
@@ -221,16 +235,18 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
                 (graph.offsets, graph.heads, graph.twin, rcap, excess, np.int32(s), np.int32(t)))
         max_sweeps, time_limit = schedule.limits(n, m)
         args = (np.int32(n), np.int32(s), np.int32(t), graph.offsets, graph.heads, graph.twin,
-                rcap, excess, height, stamp, *lists, ctl, out,
+                capsum, rcap, excess, height, stamp, hold, *lists, ctl, out, trace,
                 np.int32(schedule.cycles), np.int32(schedule.heavy_degree),
                 np.int32(schedule.solo_threshold), np.int32(schedule.relabel_min_sweeps),
                 np.int32(min(schedule.relabel_max_sweeps, 2**31 - 1)),
                 np.float32(schedule.relabel_levels_factor),
-                np.float32(schedule.relabel_work_factor), np.int64(max_sweeps),
-                np.uint64(int(time_limit * 1e9)))
+                np.float32(schedule.relabel_work_factor), np.int32(schedule.bfs_early_stop),
+                np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)))
         blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()
+        rounds = min(counters["global_relabels"], TRACE_CAP)
+        trace_rows = cupy.asnumpy(trace[:rounds * len(TRACE_FIELDS)]).reshape(rounds, -1)
         if counters["status"] != 0:
             limit = (f"its sweep limit ({max_sweeps:,} sweeps)" if counters["status"] == 1
                      else f"its time limit ({time_limit:.3g} s)")
@@ -262,6 +278,7 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         "solo_levels": counters["solo_levels"],
         "kernel_seconds": {"global_relabel": counters["ns_global_relabel"] * 1e-9,
                            "push_relabel": counters["ns_push_relabel"] * 1e-9},
+        "trace": {name: trace_rows[:, k] for k, name in enumerate(TRACE_FIELDS)},
         "residual_slots": graph.num_slots,
         "device_name": name,
         "blocks": blocks,

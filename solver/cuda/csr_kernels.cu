@@ -18,7 +18,14 @@
 // of that last BFS give the cut (height >= n: cannot reach t).
 //
 // When a worklist or a BFS frontier is small, block 0 alone runs sweeps / levels with block
-// barriers (cheap) instead of grid barriers, until it grows again.
+// barriers (cheap) instead of grid barriers, until it grows again; its lists and their counters
+// then live in shared memory (the first SOLO_CAP entries; the rest, if any, in the global list).
+//
+// Early-stopping BFS (`early` != 0): the BFS stops after the level at which it has found every
+// active vertex with height < n (counted before it starts). The vertices it has not reached
+// (distance > L, the last level) get max(old height, L + 1): still a valid labelling when the old
+// one was valid. The BFS that finds no active vertex always runs to the end, so the final heights
+// (and the cut) are exact.
 
 // Grid-wide barriers: cooperative groups' grid.sync(). The kernel is only ever launched
 // cooperatively (cudaLaunchCooperativeKernel), which guarantees that all its blocks are resident
@@ -38,10 +45,23 @@ typedef unsigned long long u64;
 #define CTL_PR 0        // 3 ints: ring of worklist sizes (grid-wide sweeps)
 #define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
 #define CTL_ACT 6       // active vertices found by the current BFS
-#define CTL_PRIV 9      // 3 ints: ring of block 0's solo loops
-#define CTL_SOLO 12     // 8 ints: state handed from block 0's solo loop to the whole grid
-#define CTL_STOP 22     // set by the leader when the time limit has passed
-#define CTL_SIZE 32
+#define CTL_ALIVE 7     // 2 ints: active vertices with height < n before BFS k (slot k % 2)
+#define CTL_SOLO 12     // 2 x 8 ints: state handed from block 0's solo loop to the whole grid
+                        // (handoff j uses CTL_SOLO + 8 * (j % 2): a slow thread may still be
+                        // reading handoff j - 1 while block 0 writes handoff j)
+#define CTL_STOP 28     // 2 ints: set by the leader when the time limit has passed; grid sweep
+                        // j uses CTL_STOP + j % 2, written before that step's barrier and read
+                        // after it, so every thread sees the same value
+#define CTL_GSTOP 32    // 2 ints: the same for the steps of block 0's solo loops
+#define CTL_SIZE 48
+
+// Per global relabel k < TRACE_CAP, `trace[k * TRACE_FIELDS + f]`: BFS levels, active vertices
+// found, active vertices with height < n before it, sweeps after it, ns in the BFS, ns in the
+// sweeps after it.
+#define TRACE_CAP 4096
+#define TRACE_FIELDS 6
+
+#define SOLO_CAP 2048   // list entries block 0 keeps in shared memory in its solo loops
 
 // Layout of the int64 output array `out`.
 #define OUT_STATUS 0    // 0 = done, 1 = sweep limit reached, 2 = time limit reached
@@ -64,6 +84,7 @@ struct Ctx {
     const int* __restrict__ off;
     const int* __restrict__ adj;
     const int* __restrict__ twin;
+    const u32* __restrict__ capsum;  // rcap[e] + rcap[twin[e]], constant
     u32* rcap;
     i64* excess;
     int* h;
@@ -82,21 +103,36 @@ __device__ __forceinline__ u64 now_ns() {
 __device__ __forceinline__ i64 min64(i64 a, i64 b) { return a < b ? a : b; }
 __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
+// A list of vertices: entries [0, SOLO_CAP) in shared memory `sm` when it is not null (block 0's
+// solo loops), the rest (or all, when `sm` is null) in the global array `g`; `cnt` is its
+// counter (shared or global).
+struct List {
+    int* g;
+    int* sm;
+    int* cnt;
+};
+
+__device__ __forceinline__ int list_get(const List& l, int i) {
+    return (l.sm != nullptr && i < SOLO_CAP) ? l.sm[i] : __ldcg(&l.g[i]);
+}
+
 // Append v to a list; the lanes of a warp that append together share one atomic.
-__device__ __forceinline__ void append(int* list, int* counter, int v) {
+__device__ __forceinline__ void append(const List& l, int v) {
     const unsigned int mask = __activemask();
     const int lane = threadIdx.x & 31;
     const int first = __ffs(mask) - 1;
     int base = 0;
-    if (lane == first) base = atomicAdd(counter, __popc(mask));
+    if (lane == first) base = atomicAdd(l.cnt, __popc(mask));
     base = __shfl_sync(mask, base, first);
-    list[base + __popc(mask & ((1u << lane) - 1u))] = v;
+    const int i = base + __popc(mask & ((1u << lane) - 1u));
+    if (l.sm != nullptr && i < SOLO_CAP) l.sm[i] = v; else l.g[i] = v;
 }
 
-// Put v on the next worklist unless it is already there (stamp = tag of that list).
-__device__ __forceinline__ void enqueue(const Ctx& c, int* list, int* counter, int v, int tag) {
-    if (__ldcg(&c.stamp[v]) >= tag) return;
-    if (atomicMax(&c.stamp[v], tag) < tag) append(list, counter, v);
+// Put v on the next worklist unless it is already there (stamp = tag of that list). A vertex is
+// enqueued when it was not before, so the atomic is issued without a load first (one round trip
+// fewer on the usual path).
+__device__ __forceinline__ void enqueue(const Ctx& c, const List& next, int v, int tag) {
+    if (atomicMax(&c.stamp[v], tag) < tag) append(next, v);
 }
 
 // Push d units along slot e (twin slot tw) from v to w. Only v lowers rcap[e] and excess[v];
@@ -104,32 +140,31 @@ __device__ __forceinline__ void enqueue(const Ctx& c, int* list, int* counter, i
 // the next worklist when it had no excess: a vertex with excess is on the current worklist
 // (and re-reads its excess when it finishes) or already on the next one. The atomics whose
 // results are unused compile to fire-and-forget reductions.
-__device__ __forceinline__ void push(const Ctx& c, int v, int e, int tw, int w, i64 d, int* next,
-                                     int* next_count, int tag) {
+__device__ __forceinline__ void push(const Ctx& c, int v, int e, int tw, int w, i64 d,
+                                     const List& next, int tag) {
     atomicSub(&c.rcap[e], (u32)d);
     atomicAdd(&c.rcap[tw], (u32)d);
     atomicAdd((u64*)&c.excess[v], (u64)(-d));
     if (w != c.t) {
         const u64 old = atomicAdd((u64*)&c.excess[w], (u64)d);
-        if (old == 0 && w != c.s) enqueue(c, next, next_count, w, tag);
+        if (old == 0 && w != c.s) enqueue(c, next, w, tag);
     }
 }
 
 // A vertex that ends its turn with excess left (or received some meanwhile) and height < n
 // goes on the next worklist.
-__device__ __forceinline__ void finish(const Ctx& c, int v, i64 ex, int hv, int* next,
-                                       int* next_count, int tag) {
+__device__ __forceinline__ void finish(const Ctx& c, int v, i64 ex, int hv, const List& next,
+                                       int tag) {
     if (hv >= c.n) return;
     if (ex <= 0) ex = __ldcg(&c.excess[v]);
-    if (ex > 0) enqueue(c, next, next_count, v, tag);
+    if (ex > 0) enqueue(c, next, v, tag);
 }
 
 #define SCAN_GROUP 4  // slots whose loads are issued together (independent round trips)
 
 // One thread discharges a low-degree vertex v for up to c.cycles push/relabel operations.
-__device__ __forceinline__ void discharge_thread(const Ctx& c, int v, int* next,
-                                                 int* next_count, int tag, i64& pushes,
-                                                 i64& relabels) {
+__device__ __forceinline__ void discharge_thread(const Ctx& c, int v, const List& next, int tag,
+                                                 i64& pushes, i64& relabels) {
     const int n = c.n;
     i64 ex = __ldcg(&c.excess[v]);
     int hv = __ldcg(&c.h[v]);
@@ -167,7 +202,7 @@ __device__ __forceinline__ void discharge_thread(const Ctx& c, int v, int* next,
         }
         if (hv > best_h) {
             const i64 d = min64(ex, (i64)best_r);
-            push(c, v, best_e, best_tw, best_w, d, next, next_count, tag);
+            push(c, v, best_e, best_tw, best_w, d, next, tag);
             ex -= d;
             ++pushes;
             if (ex <= 0) break;
@@ -178,12 +213,12 @@ __device__ __forceinline__ void discharge_thread(const Ctx& c, int v, int* next,
             if (hv >= n) break;
         }
     }
-    finish(c, v, ex, hv, next, next_count, tag);
+    finish(c, v, ex, hv, next, tag);
 }
 
 // A whole warp discharges a high-degree vertex v (all 32 lanes call this with the same v).
-__device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, int* next_count,
-        int tag, i64& pushes, i64& relabels) {
+__device__ __forceinline__ void discharge_warp(const Ctx& c, int v, const List& next, int tag,
+                                               i64& pushes, i64& relabels) {
     const int n = c.n;
     const int lane = threadIdx.x & 31;
     i64 ex = 0;
@@ -217,7 +252,7 @@ __device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, i
                 // Only v lowers this slot's residual, so it is at least what the scan saw (> 0).
                 const i64 d = min64(ex, (i64)__ldcg(&c.rcap[best_e]));
                 push(c, v, best_e, __ldg(&c.twin[best_e]), __ldg(&c.adj[best_e]), d, next,
-                     next_count, tag);
+                     tag);
                 ex -= d;
                 ++pushes;
             }
@@ -229,75 +264,74 @@ __device__ __forceinline__ void discharge_warp(const Ctx& c, int v, int* next, i
             if (hv >= n) break;
         }
     }
-    if (lane == 0) finish(c, v, ex, hv, next, next_count, tag);
+    if (lane == 0) finish(c, v, ex, hv, next, tag);
 }
 
 // One sweep over cur[0..count) by the warps first_warp, first_warp + warp_stride, ...
 // Each lane takes one vertex; high-degree vertices are then taken by the whole warp in turn.
-__device__ __forceinline__ void sweep(const Ctx& c, const int* cur, int count, int* next,
-        int* next_count, int tag, int first_warp, int warp_stride, i64& pushes, i64& relabels) {
+__device__ __forceinline__ void sweep(const Ctx& c, const List& cur, int count, const List& next,
+        int tag, int first_warp, int warp_stride, i64& pushes, i64& relabels) {
     const int lane = threadIdx.x & 31;
     for (int base = first_warp * 32; base < count; base += warp_stride * 32) {
         const int i = base + lane;
-        const int v = i < count ? __ldcg(&cur[i]) : -1;
+        const int v = i < count ? list_get(cur, i) : -1;
         const bool big = v >= 0 && __ldg(&c.off[v + 1]) - __ldg(&c.off[v]) > c.heavy;
-        if (v >= 0 && !big) discharge_thread(c, v, next, next_count, tag, pushes, relabels);
+        if (v >= 0 && !big) discharge_thread(c, v, next, tag, pushes, relabels);
         u32 mask = __ballot_sync(FULL_MASK, big);
         while (mask) {
             const int src = __ffs(mask) - 1;
             mask &= mask - 1;
             const int u = __shfl_sync(FULL_MASK, v, src);
-            discharge_warp(c, u, next, next_count, tag, pushes, relabels);
+            discharge_warp(c, u, next, tag, pushes, relabels);
         }
     }
 }
 
-// BFS step over slot e of a frontier vertex: its head u joins level `level` when the arc
-// u -> (frontier vertex) has residual capacity and u is not yet labelled.
-__device__ __forceinline__ void visit(const Ctx& c, int e, int level, int* next, int* next_count,
-                                      int* act, int* act_count) {
+// BFS step over slot e of frontier vertex w: its head u joins level `level` when the arc u -> w
+// has residual capacity (capsum[e] - rcap[e]: no twin lookup) and u is not yet labelled.
+__device__ __forceinline__ void visit(const Ctx& c, int e, int level, const List& next,
+                                      const List& act) {
     const int u = __ldg(&c.adj[e]);
-    if (__ldcg(&c.h[u]) != c.n) return;
-    if (__ldcg(&c.rcap[__ldg(&c.twin[e])]) == 0) return;
+    const u32 r = __ldg(&c.capsum[e]) - __ldcg(&c.rcap[e]);
+    if (r == 0 || __ldcg(&c.h[u]) != c.n) return;
     if (atomicCAS(&c.h[u], c.n, level) != c.n) return;
-    append(next, next_count, u);
-    if (__ldcg(&c.excess[u]) > 0) append(act, act_count, u);
+    append(next, u);
+    if (__ldcg(&c.excess[u]) > 0) append(act, u);
 }
 
-__device__ __forceinline__ void expand(const Ctx& c, const int* front, int count, int level,
-        int* next, int* next_count, int* act, int* act_count, int first_warp, int warp_stride) {
+__device__ __forceinline__ void expand(const Ctx& c, const List& front, int count, int level,
+        const List& next, const List& act, int first_warp, int warp_stride) {
     const int lane = threadIdx.x & 31;
     for (int base = first_warp * 32; base < count; base += warp_stride * 32) {
         const int i = base + lane;
-        const int w = i < count ? __ldcg(&front[i]) : -1;
+        const int w = i < count ? list_get(front, i) : -1;
         int b = 0, en = 0;
         if (w >= 0) { b = __ldg(&c.off[w]); en = __ldg(&c.off[w + 1]); }
         const bool big = en - b > c.heavy;
         if (!big) {
             for (int e0 = b; e0 < en; e0 += SCAN_GROUP) {
-                int u[SCAN_GROUP], tw[SCAN_GROUP], hu[SCAN_GROUP];
+                int u[SCAN_GROUP], hu[SCAN_GROUP];
                 u32 r[SCAN_GROUP];
                 i64 ex[SCAN_GROUP];
 #pragma unroll
                 for (int k = 0; k < SCAN_GROUP; ++k) {
                     const bool in = e0 + k < en;
                     u[k] = in ? __ldg(&c.adj[e0 + k]) : 0;
-                    tw[k] = in ? __ldg(&c.twin[e0 + k]) : 0;
+                    r[k] = in ? __ldg(&c.capsum[e0 + k]) - __ldcg(&c.rcap[e0 + k]) : 0u;
                     hu[k] = -1;
                 }
 #pragma unroll
                 for (int k = 0; k < SCAN_GROUP; ++k) {
-                    if (e0 + k < en) {
+                    if (r[k] > 0) {
                         hu[k] = __ldcg(&c.h[u[k]]);
-                        r[k] = __ldcg(&c.rcap[tw[k]]);
                         ex[k] = __ldcg(&c.excess[u[k]]);  // no pushes during a BFS
                     }
                 }
 #pragma unroll
                 for (int k = 0; k < SCAN_GROUP; ++k) {
-                    if (hu[k] == c.n && r[k] > 0 && atomicCAS(&c.h[u[k]], c.n, level) == c.n) {
-                        append(next, next_count, u[k]);
-                        if (ex[k] > 0) append(act, act_count, u[k]);
+                    if (hu[k] == c.n && atomicCAS(&c.h[u[k]], c.n, level) == c.n) {
+                        append(next, u[k]);
+                        if (ex[k] > 0) append(act, u[k]);
                     }
                 }
             }
@@ -308,88 +342,155 @@ __device__ __forceinline__ void expand(const Ctx& c, const int* front, int count
             mask &= mask - 1;
             const int bb = __shfl_sync(FULL_MASK, b, src);
             const int ee = __shfl_sync(FULL_MASK, en, src);
-            for (int e = bb + lane; e < ee; e += 32)
-                visit(c, e, level, next, next_count, act, act_count);
+            for (int e = bb + lane; e < ee; e += 32) visit(c, e, level, next, act);
         }
     }
 }
 
+// Block 0's state for its solo loops: two lists of SOLO_CAP entries and a ring of 3 counters in
+// shared memory.
+struct Solo {
+    int* sm;
+    int* cnt;
+};
+
+// Copy a solo list's shared entries [0, min(count, SOLO_CAP)) to its global array (block 0,
+// before it hands the list to the grid).
+__device__ __forceinline__ void flush(const int* sm, int* g, int count) {
+    const int k = count < SOLO_CAP ? count : SOLO_CAP;
+    for (int i = threadIdx.x; i < k; i += blockDim.x) g[i] = sm[i];
+}
+
+// Copy the first min(count, SOLO_CAP) entries of a global list into shared memory (block 0, when
+// its solo loop starts; the caller synchronises the block).
+__device__ __forceinline__ void load_solo(int* sm, const int* g, int count) {
+    const int k = count < SOLO_CAP ? count : SOLO_CAP;
+    for (int i = threadIdx.x; i < k; i += blockDim.x) sm[i] = __ldcg(&g[i]);
+}
+
 #define GRID_SYNC() grid.sync()
 
-// Exact global relabel. Returns the number of active vertices written to act (the same value
-// in every thread) and the number of BFS levels in `levels`.
+// Exact global relabel (early-stopping when `early`, see the top of the file). Returns the
+// number of active vertices written to act (the same value in every thread); `levels` gets the
+// last BFS level and `alive` the active vertices with height < n before the BFS.
 template <class Grid>
 __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
-        int* front_b, int small, int& levels, i64& solo_levels) {
+        int* front_b, int* hold, int small, int early, int round, const Solo& solo,
+        int& handoffs, int& levels, int& alive, i64& solo_levels) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
     const int n = c.n;
     int* ctl = c.ctl;
-    for (int v = gtid; v < n; v += nthreads) c.h[v] = v == c.t ? 0 : (v == c.s ? n + 1 : n);
+    int* alive_slot = &ctl[CTL_ALIVE + (round & 1)];
     if (gtid == 0) {
         ctl[CTL_BFS + 0] = 0;
         ctl[CTL_BFS + 1] = 0;
         ctl[CTL_BFS + 2] = 0;
         ctl[CTL_ACT] = 0;
+        ctl[CTL_ALIVE + ((round + 1) & 1)] = 0;  // read in the previous round, many barriers ago
+    }
+    int mine = 0;
+    for (int v = gtid; v < n; v += nthreads) {
+        const int hv = __ldcg(&c.h[v]);
+        if (early) {
+            hold[v] = hv;
+            if (hv < n && v != c.s && v != c.t && __ldcg(&c.excess[v]) > 0) ++mine;
+        }
+        c.h[v] = v == c.t ? 0 : (v == c.s ? n + 1 : n);
+    }
+    if (early) {
+        for (int o = 16; o > 0; o >>= 1) mine += __shfl_xor_sync(FULL_MASK, mine, o);
+        if ((threadIdx.x & 31) == 0 && mine > 0) atomicAdd(alive_slot, mine);
     }
     GRID_SYNC();
+    // Stop once every active vertex of height < n is found (never when there is none: that
+    // BFS must run to the end, its heights give the cut).
+    const int target = early ? __ldcg(alive_slot) : 0;
+    const List act_list = {act, nullptr, &ctl[CTL_ACT]};
     // Level 1 (grid step 0): the slots of t, spread over the whole grid (t may have millions of
     // arcs).
     const int tb = __ldg(&c.off[c.t]), te = __ldg(&c.off[c.t + 1]);
-    for (int e = tb + gtid; e < te; e += nthreads)
-        visit(c, e, 1, front_a, &ctl[CTL_BFS + 0], act, &ctl[CTL_ACT]);
+    {
+        const List first = {front_a, nullptr, &ctl[CTL_BFS + 0]};
+        for (int e = tb + gtid; e < te; e += nthreads) visit(c, e, 1, first, act_list);
+    }
     GRID_SYNC();
     int count = __ldcg(&ctl[CTL_BFS + 0]);
     int level = 1, step = 1;
+    bool stopped = target > 0 && __ldcg(&ctl[CTL_ACT]) >= target;
     int* fc = front_a;
     int* fn = front_b;
     const int warp = gtid >> 5, nwarps = nthreads >> 5;
-    while (count > 0) {
+    while (count > 0 && !stopped) {
         if (count <= small) {
             // Block 0 runs levels alone while the frontier stays small.
             if (blockIdx.x == 0) {
-                int lv = level, cnt = count, steps = 0;
+                int lv = level, cnt = count, steps = 0, stop = 0;
                 int* a = fc;
                 int* b = fn;
-                if (threadIdx.x == 0) {
-                    ctl[CTL_PRIV + 0] = 0;
-                    ctl[CTL_PRIV + 1] = 0;
-                }
+                int* sa = solo.sm;
+                int* sb = solo.sm + SOLO_CAP;
+                load_solo(sa, a, cnt);
+                if (threadIdx.x == 0) { solo.cnt[0] = 0; solo.cnt[1] = 0; }
                 __syncthreads();
                 while (cnt > 0 && cnt <= small) {
                     ++lv;
-                    if (threadIdx.x == 0) ctl[CTL_PRIV + (steps + 1) % 3] = 0;
-                    expand(c, a, cnt, lv, b, &ctl[CTL_PRIV + steps % 3], act, &ctl[CTL_ACT],
-                           threadIdx.x >> 5, blockDim.x >> 5);
+                    if (threadIdx.x == 0) solo.cnt[(steps + 1) % 3] = 0;
+                    const List in = {a, sa, nullptr};
+                    const List out = {b, sb, &solo.cnt[steps % 3]};
+                    expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
                     __syncthreads();
-                    cnt = __ldcg(&ctl[CTL_PRIV + steps % 3]);
+                    cnt = solo.cnt[steps % 3];
                     int* tmp = a; a = b; b = tmp;
+                    tmp = sa; sa = sb; sb = tmp;
                     ++steps;
+                    if (target > 0 && __ldcg(&ctl[CTL_ACT]) >= target) { stop = 1; break; }
                 }
+                if (!stop) flush(sa, a, cnt);
                 if (threadIdx.x == 0) {
-                    ctl[CTL_SOLO + 0] = lv;
-                    ctl[CTL_SOLO + 1] = cnt;
-                    ctl[CTL_SOLO + 2] = steps;
+                    int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                    hand[0] = lv;
+                    hand[1] = cnt;
+                    hand[2] = steps;
+                    hand[3] = stop;
                 }
             }
             GRID_SYNC();
-            const int steps = __ldcg(&ctl[CTL_SOLO + 2]);
-            level = __ldcg(&ctl[CTL_SOLO + 0]);
-            count = __ldcg(&ctl[CTL_SOLO + 1]);
+            const int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+            ++handoffs;
+            const int steps = __ldcg(&hand[2]);
+            level = __ldcg(&hand[0]);
+            count = __ldcg(&hand[1]);
+            stopped = __ldcg(&hand[3]) != 0;
             solo_levels += steps;
             if (steps & 1) { int* tmp = fc; fc = fn; fn = tmp; }
             continue;
         }
         ++level;
         if (gtid == 0) ctl[CTL_BFS + (step + 1) % 3] = 0;
-        expand(c, fc, count, level, fn, &ctl[CTL_BFS + step % 3], act, &ctl[CTL_ACT], warp,
-               nwarps);
+        const List in = {fc, nullptr, nullptr};
+        const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3]};
+        expand(c, in, count, level, out, act_list, warp, nwarps);
         GRID_SYNC();
         count = __ldcg(&ctl[CTL_BFS + step % 3]);
+        stopped = target > 0 && __ldcg(&ctl[CTL_ACT]) >= target;
         ++step;
         int* tmp = fc; fc = fn; fn = tmp;
     }
+    if (stopped) {
+        // Vertices not reached are at distance > level: max(old height, level + 1) keeps the
+        // labelling valid.
+        const int floor_h = level + 1 < n ? level + 1 : n;
+        for (int v = gtid; v < n; v += nthreads) {
+            if (__ldcg(&c.h[v]) == n && v != c.s) {
+                const int old = __ldcg(&hold[v]);
+                c.h[v] = old > floor_h ? old : floor_h;
+            }
+        }
+        GRID_SYNC();
+    }
     levels = level;
+    alive = target;
     return __ldcg(&ctl[CTL_ACT]);
 }
 
@@ -413,14 +514,19 @@ extern "C" __global__ void __launch_bounds__(512) saturate_source(
 #endif
 extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     const int n, const int s, const int t, const int* __restrict__ off,
-    const int* __restrict__ adj, const int* __restrict__ twin, u32* rcap, i64* excess, int* h,
-    int* stamp, int* list_a, int* list_b, int* front_a, int* front_b, int* ctl, i64* out,
+    const int* __restrict__ adj, const int* __restrict__ twin, const u32* __restrict__ capsum,
+    u32* rcap, i64* excess, int* h, int* stamp, int* hold, int* list_a, int* list_b,
+    int* front_a, int* front_b, int* ctl, i64* out, i64* trace,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
-    const float gr_factor, const float gr_work, const i64 max_sweeps, const u64 time_limit_ns) {
+    const float gr_factor, const float gr_work, const int early, const i64 max_sweeps,
+    const u64 time_limit_ns) {
     cg::grid_group grid = cg::this_grid();
+    __shared__ int s_lists[2 * SOLO_CAP];
+    __shared__ int s_cnt[3];
+    const Solo solo = {s_lists, s_cnt};
     Ctx c;
     c.n = n; c.s = s; c.t = t;
-    c.off = off; c.adj = adj; c.twin = twin;
+    c.off = off; c.adj = adj; c.twin = twin; c.capsum = capsum;
     c.rcap = rcap; c.excess = excess; c.h = h; c.stamp = stamp; c.ctl = ctl;
     c.cycles = cycles; c.heavy = heavy;
 
@@ -434,83 +540,106 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int status = 0;
     int* cur = list_a;
     int* nxt = list_b;
+    int handoffs = 0;  // solo -> grid handoffs so far (the same in every thread)
     const u64 started_ns = leader ? now_ns() : 0;  // only the leader reads the clock
 
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
-        int levels = 0;
-        int count = global_relabel(c, grid, cur, front_a, front_b, small, levels, solo_levels);
+        int levels = 0, alive = 0;
+        int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
+                                   (int)grs, solo, handoffs, levels, alive, solo_levels);
+        const i64 round = grs;
         ++grs;
         levels_total += levels;
-        if (leader) ns_gr += now_ns() - t0;
+        u64 t1 = leader ? now_ns() : 0;
+        if (leader) {
+            ns_gr += t1 - t0;
+            if (round < TRACE_CAP) {
+                i64* tr = trace + round * TRACE_FIELDS;
+                tr[0] = levels; tr[1] = count; tr[2] = alive; tr[4] = (i64)(t1 - t0);
+            }
+        }
         if (count == 0) break;
 
-        t0 = leader ? now_ns() : 0;
+        t0 = t1;
+        const i64 sweeps_before = sweeps;
         i64 since = 0, work_since = 0;
         bool relabel_due = false;
         while (!relabel_due) {
             if (small > 0 && count <= small) {
-                // Block 0 runs sweeps alone while the worklist stays small.
+                // Block 0 runs sweeps alone while the worklist stays small, its lists and
+                // counters in shared memory.
                 if (blockIdx.x == 0) {
                     i64 sw = sweeps, sn = since, wk = work_since;
                     int cnt = count, steps = 0, due = 0;
                     int* a = cur;
                     int* b = nxt;
-                    if (threadIdx.x == 0) {
-                        ctl[CTL_PRIV + 0] = 0;
-                        ctl[CTL_PRIV + 1] = 0;
-                    }
+                    int* sa = solo.sm;
+                    int* sb = solo.sm + SOLO_CAP;
+                    load_solo(sa, a, cnt);
+                    if (threadIdx.x == 0) { solo.cnt[0] = 0; solo.cnt[1] = 0; }
                     __syncthreads();
                     for (;;) {
                         const int slot = steps % 3;
+                        int* stop_flag = &ctl[CTL_GSTOP + (steps & 1)];
                         if (threadIdx.x == 0) {
-                            ctl[CTL_PRIV + (steps + 1) % 3] = 0;
-                            if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
+                            solo.cnt[(steps + 1) % 3] = 0;
+                            if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
                         }
-                        sweep(c, a, cnt, b, &ctl[CTL_PRIV + slot], (int)(sw + 1),
-                              threadIdx.x >> 5, blockDim.x >> 5, pushes, relabels);
+                        const List in = {a, sa, nullptr};
+                        const List outl = {b, sb, &solo.cnt[slot]};
+                        sweep(c, in, cnt, outl, (int)(sw + 1), threadIdx.x >> 5,
+                              blockDim.x >> 5, pushes, relabels);
                         __syncthreads();
-                        cnt = __ldcg(&ctl[CTL_PRIV + slot]);
+                        cnt = solo.cnt[slot];
                         int* tmp = a; a = b; b = tmp;
+                        tmp = sa; sa = sb; sb = tmp;
                         ++sw; ++sn; ++steps; wk += cnt;
-                        if (cnt == 0 || sw >= max_sweeps || sn >= gr_max ||
-                            __ldcg(&ctl[CTL_STOP]) != 0 ||
+                        const bool stop_now = __ldcg(stop_flag) != 0;
+                        if (stop_now) due = 2;
+                        if (cnt == 0 || sw >= max_sweeps || sn >= gr_max || stop_now ||
                             (sn >= gr_min && (sn >= (i64)(gr_factor * levels) ||
                                               (gr_work > 0.f && wk >= (i64)(gr_work * n))))) {
-                            due = 1;
+                            if (!due) due = 1;
                             break;
                         }
                         if (cnt > small) break;
                     }
+                    flush(sa, a, cnt);
                     if (threadIdx.x == 0) {
-                        ctl[CTL_SOLO + 3] = steps;
-                        ctl[CTL_SOLO + 4] = cnt;
-                        ctl[CTL_SOLO + 5] = due;
+                        int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                        hand[3] = steps;
+                        hand[4] = cnt;
+                        hand[5] = due;
                         const i64 added = wk - work_since;  // split in two ints
-                        ctl[CTL_SOLO + 6] = (int)(added & 0x7fffffff);
-                        ctl[CTL_SOLO + 7] = (int)(added >> 31);
+                        hand[6] = (int)(added & 0x7fffffff);
+                        hand[7] = (int)(added >> 31);
                     }
                 }
                 GRID_SYNC();
-                const int steps = __ldcg(&ctl[CTL_SOLO + 3]);
-                count = __ldcg(&ctl[CTL_SOLO + 4]);
-                relabel_due = __ldcg(&ctl[CTL_SOLO + 5]) != 0;
-                const i64 added = (i64)__ldcg(&ctl[CTL_SOLO + 6]) +
-                                  ((i64)__ldcg(&ctl[CTL_SOLO + 7]) << 31);
+                const int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                ++handoffs;
+                const int steps = __ldcg(&hand[3]);
+                count = __ldcg(&hand[4]);
+                const int due = __ldcg(&hand[5]);
+                relabel_due = due != 0;
+                const i64 added = (i64)__ldcg(&hand[6]) + ((i64)__ldcg(&hand[7]) << 31);
                 sweeps += steps; since += steps; solo_sweeps += steps;
                 work_since += added; work += added;
                 if (steps & 1) { int* tmp = cur; cur = nxt; nxt = tmp; }
                 if (sweeps >= max_sweeps && count > 0) { status = 1; break; }
-                if (__ldcg(&ctl[CTL_STOP]) != 0 && count > 0) { status = 2; break; }
+                if (due == 2 && count > 0) { status = 2; break; }
                 continue;
             }
             const int slot = (int)(grid_sweeps % 3);
+            int* stop_flag = &ctl[CTL_STOP + (int)(grid_sweeps & 1)];
             if (leader) {
                 ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
-                if (now_ns() - started_ns > time_limit_ns) ctl[CTL_STOP] = 1;
+                if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
             }
-            sweep(c, cur, count, nxt, &ctl[CTL_PR + slot], (int)(sweeps + 1), warp, nwarps,
-                  pushes, relabels);
+            const List in = {cur, nullptr, nullptr};
+            const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
+            sweep(c, in, count, outl, (int)(sweeps + 1), warp, nwarps, pushes, relabels);
             GRID_SYNC();
             count = __ldcg(&ctl[CTL_PR + slot]);
             int* tmp = cur; cur = nxt; nxt = tmp;
@@ -518,13 +647,20 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
             work += count; work_since += count;
             if (count == 0) break;
             if (sweeps >= max_sweeps) { status = 1; break; }
-            if (__ldcg(&ctl[CTL_STOP]) != 0) { status = 2; break; }  // written before the barrier
+            if (__ldcg(stop_flag) != 0) { status = 2; break; }  // written before the barrier
             relabel_due =
                 since >= gr_max ||
                 (since >= gr_min && (since >= (i64)(gr_factor * levels) ||
                                      (gr_work > 0.f && work_since >= (i64)(gr_work * n))));
         }
-        if (leader) ns_pr += now_ns() - t0;
+        if (leader) {
+            const u64 t2 = now_ns();
+            ns_pr += t2 - t0;
+            if (round < TRACE_CAP) {
+                i64* tr = trace + round * TRACE_FIELDS;
+                tr[3] = sweeps - sweeps_before; tr[5] = (i64)(t2 - t0);
+            }
+        }
         if (status != 0) break;
     }
     atomicAdd((u64*)&out[OUT_PUSHES], (u64)pushes);
