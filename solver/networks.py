@@ -1,4 +1,5 @@
-"""Flow networks: a 4-connected image grid and a general directed network in CSR form.
+"""Flow networks: a pixel or voxel grid (4- or 6-connected) and a general directed network in
+CSR form.
 
 Capacities are integers that fit in int32 (0 .. 2**31 - 1). Flow values can exceed that range
 and are always reported as exact Python ints.
@@ -71,58 +72,117 @@ def _as_capacity_array(name: str, array, shape: tuple[int, ...]):
     return xp.ascontiguousarray(array, dtype=xp.int32)
 
 
+def _shape_of(array) -> tuple[int, ...]:
+    shape = getattr(array, "shape", None)
+    return tuple(np.shape(array) if shape is None else shape)
+
+
+def _link_shape(shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    """Shape of the n-link array along ``axis`` of a grid of ``shape``: one less on that axis."""
+    return shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
+
+
 @dataclass(frozen=True, init=False)
 class GridNetwork:
-    """A flow network on an H x W 4-connected pixel grid, with a source s and a sink t.
+    """A flow network on a 2-D pixel grid (4-connected) or a 3-D voxel grid (6-connected),
+    with a source s and a sink t.
 
-    Attributes (all int32, NumPy or CuPy):
-        source: (H, W), capacity of s -> (y, x).
-        sink:   (H, W), capacity of (y, x) -> t.
-        right:  (H, W-1), capacity of (y, x) -> (y, x+1).
-        left:   (H, W-1), capacity of (y, x+1) -> (y, x).
-        down:   (H-1, W), capacity of (y, x) -> (y+1, x).
-        up:     (H-1, W), capacity of (y+1, x) -> (y, x).
+    The grid has NumPy axis order: (H, W) = (Y, X) for images, (D, H, W) = (Z, Y, X) for
+    volumes. Attributes (all int32, NumPy or CuPy):
 
-    ``left`` and ``up`` default to ``right`` and ``down`` (symmetric n-links). The arrays are
-    validated and converted to int32 once; they are not copied when already int32 and contiguous,
-    and never modified.
+        source: shape of the grid, capacity of s -> p.
+        sink:   shape of the grid, capacity of p -> t.
+        forward[a]:  capacity of p -> p + e_a, where e_a is one step along axis a; its shape is
+                     the grid's with one less along axis a.
+        backward[a]: capacity of p + e_a -> p, same shape.
+
+    For 2-D grids the per-direction names of the first version remain:
+    ``right = forward[1]`` ((y, x) -> (y, x+1), (H, W-1)), ``left = backward[1]``,
+    ``down = forward[0]`` ((y, x) -> (y+1, x), (H-1, W)), ``up = backward[0]``; on a volume
+    they name the same in-plane directions (the last two axes).
+
+    Construct a 2-D grid as ``GridNetwork(source, sink, right, down, left=None, up=None)`` or,
+    for any dimension, ``GridNetwork(source, sink, forward=(...), backward=None)`` with one
+    array per axis. Missing reverse capacities default to the forward ones (symmetric
+    n-links). The arrays are validated (shape, integer dtype, 0 .. 2**31 - 1) and converted to
+    int32 once; they are not copied when already int32 and contiguous, and never modified.
     """
 
     source: np.ndarray
     sink: np.ndarray
-    right: np.ndarray
-    down: np.ndarray
-    left: np.ndarray
-    up: np.ndarray
+    forward: tuple
+    backward: tuple
 
-    def __init__(self, source, sink, right, down, left=None, up=None):
-        source_shape = getattr(source, "shape", None)
-        if source_shape is None:
-            source_shape = np.shape(source)
-        if len(source_shape) != 2 or min(source_shape) < 1:
-            raise ValueError(f"source must be a non-empty 2-D array, got shape {source_shape}")
-        h, w = source_shape
-        fields = {
-            "source": (source, (h, w)),
-            "sink": (sink, (h, w)),
-            "right": (right, (h, w - 1)),
-            "down": (down, (h - 1, w)),
-            "left": (right if left is None else left, (h, w - 1)),
-            "up": (down if up is None else up, (h - 1, w)),
-        }
+    def __init__(self, source, sink, right=None, down=None, left=None, up=None, *,
+                 forward=None, backward=None):
+        shape = _shape_of(source)
+        if len(shape) not in (2, 3) or min(shape) < 1:
+            raise ValueError("source must be a non-empty 2-D (H, W) or 3-D (D, H, W) array, "
+                             f"got shape {shape}")
+        ndim = len(shape)
+        named = (right, down, left, up)
+        if forward is None:
+            if ndim != 2:
+                raise TypeError(f"a {ndim}-D GridNetwork takes its n-links as forward=(...) "
+                                "(one array per axis), not right/down/left/up")
+            if right is None or down is None:
+                raise TypeError("GridNetwork needs right and down (or forward=(down, right))")
+            forward, backward = (down, right), (up, left)
+        elif any(a is not None for a in named):
+            raise TypeError("give the n-links either as right/down/left/up or as forward/"
+                            "backward, not both")
+        forward = tuple(forward)
+        backward = (None,) * ndim if backward is None else tuple(backward)
+        if len(forward) != ndim or len(backward) != ndim:
+            raise ValueError(f"a {ndim}-D grid needs {ndim} forward and {ndim} backward n-link "
+                             f"arrays (one per axis), got {len(forward)} and {len(backward)}")
+        names = _DIRECTION_NAMES[ndim]
+        fields = {"source": (source, shape), "sink": (sink, shape)}
+        for axis in range(ndim):
+            link_shape = _link_shape(shape, axis)
+            fields[names[axis][0]] = (forward[axis], link_shape)
+            reverse = forward[axis] if backward[axis] is None else backward[axis]
+            fields[names[axis][1]] = (reverse, link_shape)
         kinds = {_is_cupy(array) for array, _ in fields.values()}
         if len(kinds) > 1:
             raise TypeError("GridNetwork arrays must be all NumPy or all CuPy, not a mix")
-        for name, (array, shape) in fields.items():
-            object.__setattr__(self, name, _as_capacity_array(name, array, shape))
+        checked = {name: _as_capacity_array(name, array, expected)
+                   for name, (array, expected) in fields.items()}
+        object.__setattr__(self, "source", checked["source"])
+        object.__setattr__(self, "sink", checked["sink"])
+        object.__setattr__(self, "forward", tuple(checked[names[a][0]] for a in range(ndim)))
+        object.__setattr__(self, "backward", tuple(checked[names[a][1]] for a in range(ndim)))
 
     @property
-    def shape(self) -> tuple[int, int]:
+    def shape(self) -> tuple[int, ...]:
         return tuple(self.source.shape)
 
     @property
+    def ndim(self) -> int:
+        """2 for an image grid, 3 for a volume."""
+        return self.source.ndim
+
+    @property
+    def right(self):
+        """Capacities of p -> p + one step along the last axis (x)."""
+        return self.forward[-1]
+
+    @property
+    def left(self):
+        return self.backward[-1]
+
+    @property
+    def down(self):
+        """Capacities of p -> p + one step along the second-last axis (y)."""
+        return self.forward[-2]
+
+    @property
+    def up(self):
+        return self.backward[-2]
+
+    @property
     def num_vertices(self) -> int:
-        """Pixels plus the two terminals."""
+        """Pixels (voxels) plus the two terminals."""
         return self.source.size + 2
 
     @property
@@ -132,24 +192,43 @@ class GridNetwork:
     def to_numpy(self) -> "GridNetwork":
         if not self.on_gpu:
             return self
-        return GridNetwork(*(a.get() for a in (self.source, self.sink, self.right, self.down,
-                                               self.left, self.up)))
+        return GridNetwork(self.source.get(), self.sink.get(),
+                           forward=[a.get() for a in self.forward],
+                           backward=[a.get() for a in self.backward])
 
     def to_csr(self) -> "CSRNetwork":
-        """The same network as a general CSRNetwork (pixel (y, x) is vertex y*W + x;
-        s = H*W, t = H*W + 1)."""
+        """The same network as a general CSRNetwork (pixel p is vertex ``ravel index of p``,
+        e.g. y*W + x or (z*H + y)*W + x; s = the number of pixels, t = s + 1)."""
         grid = self.to_numpy()
-        h, w = grid.shape
-        ids = np.arange(h * w, dtype=np.int64).reshape(h, w)
-        s, t = h * w, h * w + 1
-        tails = [np.full(h * w, s), ids.ravel(),
-                 ids[:, :-1].ravel(), ids[:, 1:].ravel(), ids[:-1, :].ravel(), ids[1:, :].ravel()]
-        heads = [ids.ravel(), np.full(h * w, t),
-                 ids[:, 1:].ravel(), ids[:, :-1].ravel(), ids[1:, :].ravel(), ids[:-1, :].ravel()]
-        caps = [grid.source.ravel(), grid.sink.ravel(), grid.right.ravel(), grid.left.ravel(),
-                grid.down.ravel(), grid.up.ravel()]
-        return CSRNetwork.from_arcs(h * w + 2, s, t, np.concatenate(tails),
+        size = grid.source.size
+        ids = np.arange(size, dtype=np.int64).reshape(grid.shape)
+        s, t = size, size + 1
+        tails = [np.full(size, s), ids.ravel()]
+        heads = [ids.ravel(), np.full(size, t)]
+        caps = [grid.source.ravel(), grid.sink.ravel()]
+        for axis in range(grid.ndim):
+            lower = ids[axis_slice(grid.ndim, axis, 0, -1)].ravel()
+            upper = ids[axis_slice(grid.ndim, axis, 1, None)].ravel()
+            tails += [lower, upper]
+            heads += [upper, lower]
+            caps += [grid.forward[axis].ravel(), grid.backward[axis].ravel()]
+        return CSRNetwork.from_arcs(size + 2, s, t, np.concatenate(tails),
                                     np.concatenate(heads), np.concatenate(caps))
+
+
+# Names used in validation messages, per axis: (forward, backward).
+_DIRECTION_NAMES = {
+    2: (("down", "up"), ("right", "left")),
+    3: (("forward[0]", "backward[0]"), ("forward[1]", "backward[1]"),
+        ("forward[2]", "backward[2]")),
+}
+
+
+def axis_slice(ndim: int, axis: int, start, stop) -> tuple:
+    """An index selecting ``start:stop`` along ``axis`` and everything along the others."""
+    index = [slice(None)] * ndim
+    index[axis] = slice(start, stop)
+    return tuple(index)
 
 
 def _array_module(*arrays):
