@@ -27,7 +27,10 @@ used throughout), so the GPU path builds its capacities on the GPU.
 
 Images: grey (H, W), or (H, W, C) with C = 1 (grey), 2 (grey + alpha), 3 (RGB) or 4 (RGBA);
 alpha is ignored. ``channel_axis`` names the channel axis of a 3-D array (scikit-image
-convention); 2-D arrays are always grey. Integer images are scaled to [0, 1] by their dtype's
+convention); 2-D arrays are always grey. Volumes: grey (D, H, W) with ``channel_axis=None`` (or
+seeds of the same shape, which say there is no channel axis), or (D, H, W, C); they get the
+6-connected grid, and ``spacing=(dz, dy, dx)`` weighs the n-links along each axis by
+``min(spacing) / spacing[axis]`` (anisotropic voxels: slices further apart are tied less). Integer images are scaled to [0, 1] by their dtype's
 maximum (uint8 by 255, uint16 by 65535), bool to 0 / 1, float images are used as they are and
 must be finite. Inputs are never modified.
 """
@@ -40,6 +43,7 @@ import numpy as np
 
 from .seeds import BACKGROUND, FOREGROUND, check_seeds
 from .solver import GridNetwork
+from .solver.networks import axis_slice
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -95,25 +99,26 @@ def image_as_float(image, *, channel_axis=-1):
     kind = image.dtype.kind
     if kind not in "biuf":
         raise TypeError(f"image must hold bool, integer or float values, got dtype {image.dtype}")
-    if image.ndim == 2:
-        image = image[..., None]
-    elif image.ndim == 3:
+    if image.ndim == 2 or (image.ndim == 3 and channel_axis is None):
+        image = image[..., None]  # grey image, or grey volume
+    elif image.ndim in (3, 4):
         if channel_axis is None:
-            raise ValueError(f"a 3-D image (shape {image.shape}) needs channel_axis; got None "
-                             "(only 2-D arrays are grey)")
+            raise ValueError(f"a 4-D image (shape {image.shape}) needs channel_axis; got None")
         try:
             image = xp.moveaxis(image, channel_axis, -1)
         except (IndexError, ValueError):  # numpy's AxisError is both
             raise ValueError(f"channel_axis={channel_axis} is out of range for an image of "
                              f"shape {image.shape}") from None
     else:
-        raise ValueError(f"image must be (H, W) grey or (H, W, C) colour, got shape {image.shape}")
+        raise ValueError(f"image must be (H, W) grey, (H, W, C) colour, (D, H, W) grey volume "
+                         f"or (D, H, W, C) colour volume, got shape {image.shape}")
     channels = image.shape[-1]
     if channels not in (1, 2, 3, 4):
+        hint = (" (a grey volume? pass channel_axis=None)" if image.ndim == 3 else "")
         raise ValueError(f"image has {channels} channels; expected 1 (grey), 2 (grey + alpha), "
-                         "3 (RGB) or 4 (RGBA)")
-    if image.shape[0] == 0 or image.shape[1] == 0:
-        raise ValueError(f"image is empty (shape {image.shape[:2]})")
+                         f"3 (RGB) or 4 (RGBA){hint}")
+    if 0 in image.shape[:-1]:
+        raise ValueError(f"image is empty (shape {image.shape[:-1]})")
     image = image[..., :1] if channels in (1, 2) else image[..., :3]
     if kind == "f":
         finite = xp.isfinite(image)  # checked with a uint8 min: a reduction CuPy runs precompiled
@@ -126,22 +131,26 @@ def image_as_float(image, *, channel_axis=-1):
 
 
 def _squared_differences(values):
-    """Sums over channels of squared differences to the right and down neighbours."""
-    right = ((values[:, 1:] - values[:, :-1]) ** 2).sum(axis=-1)
-    down = ((values[1:, :] - values[:-1, :]) ** 2).sum(axis=-1)
-    return right, down
+    """Sums over channels of squared differences to the next neighbour along each spatial
+    axis of ``values`` (..., C), last axis first: ``(right, down)`` for an image, ``(x, y, z)``
+    neighbours for a volume."""
+    spatial = values.ndim - 1
+    return tuple(((values[axis_slice(spatial, axis, 1, None)]
+                   - values[axis_slice(spatial, axis, 0, -1)]) ** 2).sum(axis=-1)
+                 for axis in reversed(range(spatial)))
 
 
-def _sigma_from_differences(right, down) -> float:
-    count = right.size + down.size
-    mean = (float(right.sum()) + float(down.sum())) / count if count else 0.0
+def _sigma_from_differences(*differences) -> float:
+    count = sum(d.size for d in differences)
+    mean = sum(float(d.sum()) for d in differences) / count if count else 0.0
     return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 
 def estimate_sigma(image, *, channel_axis=-1) -> float:
     """sigma used by :func:`nlink_weights` when none is given.
 
-    The root mean square of the colour differences between all 4-neighbour pairs (image
+    The root mean square of the colour differences between all 4-neighbour (6-neighbour in a
+    volume) pairs (image
     scaled as in :func:`image_as_float`), so that a typical neighbour pair gets the weight
     exp(-1/2). This is GrabCut's choice (Rother et al. 2004, beta = 1 / (2 <d^2>)). A constant
     image gives 1.0.
@@ -167,30 +176,48 @@ def check_sigma(sigma) -> float:
     return sigma
 
 
-def _nlink_weights(values, sigma):
+def _spacing_factors(spacing, spatial: int):
+    """min(spacing) / spacing[axis] per axis, last axis first (the order of the n-links)."""
+    if spacing is None:
+        return (1.0,) * spatial
+    spacing = tuple(float(v) for v in spacing)
+    if len(spacing) != spatial or not all(math.isfinite(v) and v > 0.0 for v in spacing):
+        raise ValueError(f"spacing must be {spatial} finite numbers > 0 (one per spatial axis, "
+                         f"{'(dz, dy, dx)' if spatial == 3 else '(dy, dx)'}), got {spacing}")
+    return tuple(min(spacing) / v for v in reversed(spacing))
+
+
+def _nlink_weights(values, sigma, spacing=None):
     xp = array_module(values)
-    right, down = _squared_differences(values)
+    factors = _spacing_factors(spacing, values.ndim - 1)
+    differences = _squared_differences(values)
     if sigma is None:
-        sigma = _sigma_from_differences(right, down)
+        sigma = _sigma_from_differences(*differences)
     sigma = check_sigma(sigma)
-    factor = -1.0 / (2.0 * sigma * sigma)
-    return xp.exp(right * factor), xp.exp(down * factor)
+    exponent = -1.0 / (2.0 * sigma * sigma)
+    return tuple(xp.exp(d * exponent) * f if f != 1.0 else xp.exp(d * exponent)
+                 for d, f in zip(differences, factors))
 
 
-def nlink_weights(image, *, sigma=None, channel_axis=-1):
-    """Boundary weights of the 4-neighbour pairs: ``exp(-||I_p - I_q||^2 / (2 sigma^2))``.
+def nlink_weights(image, *, sigma=None, channel_axis=-1, spacing=None):
+    """Boundary weights of the 4-neighbour pairs (6-neighbour in a volume):
+    ``exp(-||I_p - I_q||^2 / (2 sigma^2))``, times ``min(spacing) / spacing[axis]``.
 
     Args:
         image: see the module docstring; intensities scaled to [0, 1] for integer images.
         sigma: the colour difference (in those units) at which the weight is exp(-1/2);
             ``None``: :func:`estimate_sigma`.
-        channel_axis: the channel axis of a 3-D image.
+        channel_axis: the channel axis of a 3-D image (``None``: a grey volume).
+        spacing: pixel (voxel) size along each axis, ``(dy, dx)`` or ``(dz, dy, dx)``;
+            ``None``: isotropic.
 
     Returns:
-        ``(right, down)`` float64 arrays in (0, 1]: ``right[y, x]`` weights the pair
-        (y, x) - (y, x+1), shape (H, W-1); ``down[y, x]`` the pair (y, x) - (y+1, x), (H-1, W).
+        One float64 array per axis, last axis first, in (0, 1]: for an image ``(right,
+        down)``: ``right[y, x]`` weights the pair (y, x) - (y, x+1), shape (H, W-1);
+        ``down[y, x]`` the pair (y, x) - (y+1, x), (H-1, W). For a volume ``(right, down,
+        next_slice)``, the last weighing (z, y, x) - (z+1, y, x), shape (D-1, H, W).
     """
-    return _nlink_weights(image_as_float(image, channel_axis=channel_axis), sigma)
+    return _nlink_weights(image_as_float(image, channel_axis=channel_axis), sigma, spacing)
 
 
 def _smooth(histogram, passes: int):
@@ -210,11 +237,12 @@ def _smooth(histogram, passes: int):
 
 
 def _bin_indices(values, bins: int):
-    """Joint histogram cell of every pixel, int64 (H, W); channels quantised over the image's
-    own per-channel range into ``bins`` equal bins."""
+    """Joint histogram cell of every pixel, int64 (H, W) (or (D, H, W)); channels quantised
+    over the image's own per-channel range into ``bins`` equal bins."""
     xp = array_module(values)
-    low = values.min(axis=(0, 1))
-    high = values.max(axis=(0, 1))
+    spatial_axes = tuple(range(values.ndim - 1))
+    low = values.min(axis=spatial_axes)
+    high = values.max(axis=spatial_axes)
     span = xp.where(high > low, high - low, 1.0)
     quantised = xp.clip(xp.floor((values - low) / span * bins), 0, bins - 1).astype(xp.int64)
     index = quantised[..., 0]
@@ -258,16 +286,17 @@ def regional_costs(image, seeds, *, bins=None, channel_axis=-1):
 
     Args:
         image: see the module docstring.
-        seeds: (H, W) labels, 0 none, 1 object, 2 background; both labels must be present.
+        seeds: (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels must
+            be present.
         bins: histogram bins per channel, over the image's own range of each channel
             (``None``: 64 for grey, 16 for colour images).
         channel_axis: the channel axis of a 3-D image.
 
     Returns:
-        ``(cost_object, cost_background)``, float64 (H, W) each.
+        ``(cost_object, cost_background)``, float64 (H, W) (or (D, H, W)) each.
     """
-    values = image_as_float(image, channel_axis=channel_axis)
-    seeds = check_seeds(_same_device(seeds, values), values.shape[:2])
+    values = image_as_float(image, channel_axis=spatial_channel_axis(image, seeds, channel_axis))
+    seeds = _check_seeds_for(values, seeds)
     return _regional_costs(values, seeds, bins)
 
 
@@ -295,31 +324,37 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
     seeds change can keep the n-link capacities and the image and rebuild only this.
 
     Args:
-        cost_object, cost_background: float (H, W) costs (:func:`regional_costs`), in nats.
+        cost_object, cost_background: float (H, W) (or (D, H, W)) costs
+            (:func:`regional_costs`), in nats.
         nlink_caps: ``(right, down)`` integer n-link capacities, (H, W-1) and (H-1, W),
-            already quantised (symmetric: each also holds the reverse arc's capacity).
-        seeds: (H, W) labels, 0 none, 1 object, 2 background.
+            already quantised (symmetric: each also holds the reverse arc's capacity); for a
+            volume one array per axis, last axis first, as :func:`nlink_weights` returns them.
+        seeds: labels shaped like the costs, 0 none, 1 object, 2 background.
         scale: the factor applied to the costs before rounding.
 
     Returns:
-        ``(source, sink)`` int32 (H, W): s -> p = rint(scale * cost_background),
+        ``(source, sink)`` int32, shaped like the costs: s -> p = rint(scale * cost_background),
         p -> t = rint(scale * cost_object); an object seed has s -> p = K_p and p -> t = 0,
         a background seed the reverse, with K_p = 1 + the sum of p's n-link capacities.
     """
     xp = array_module(cost_object)
-    right, down = nlink_caps
-    h, w = cost_object.shape
-    seeds = check_seeds(_same_device(seeds, cost_object), (h, w), require_both=False)
-    if cost_background.shape != (h, w) or right.shape != (h, w - 1) or down.shape != (h - 1, w):
-        raise ValueError(f"shapes do not match a {h}x{w} grid: cost_background "
-                         f"{cost_background.shape}, right {right.shape}, down {down.shape}")
+    shape = tuple(cost_object.shape)
+    spatial = len(shape)
+    seeds = check_seeds(_same_device(seeds, cost_object), shape, require_both=False)
+    links = tuple(nlink_caps)
+    expected = tuple(shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
+                     for axis in reversed(range(spatial)))
+    if (tuple(cost_background.shape) != shape
+            or tuple(tuple(a.shape) for a in links) != expected):
+        raise ValueError(f"shapes do not match a {'x'.join(map(str, shape))} grid: "
+                         f"cost_background {cost_background.shape}, n-links "
+                         f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
     source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
     sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
-    incident = xp.zeros((h, w), dtype=xp.int64)
-    incident[:, :-1] += right
-    incident[:, 1:] += right
-    incident[:-1, :] += down
-    incident[1:, :] += down
+    incident = xp.zeros(shape, dtype=xp.int64)
+    for axis, link in zip(reversed(range(spatial)), links):
+        incident[axis_slice(spatial, axis, 0, -1)] += link
+        incident[axis_slice(spatial, axis, 1, None)] += link
     pin = incident + 1
     if int(pin.max()) > INT32_MAX:
         raise ValueError(f"the hard-constraint capacity of a seeded pixel reaches "
@@ -334,21 +369,26 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
 
 
 def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axis=-1,
-                  scale=DEFAULT_SCALE) -> GridNetwork:
+                  scale=DEFAULT_SCALE, spacing=None) -> GridNetwork:
     """The Boykov-Jolly segmentation network of ``image`` with ``seeds`` (module docstring).
 
     Args:
-        image: grey or colour image (NumPy or CuPy; the network is built on the same device).
-        seeds: (H, W) labels, 0 none, 1 object, 2 background; both labels must be present.
+        image: grey or colour image, or volume (NumPy or CuPy; the network is built on the
+            same device).
+        seeds: (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels
+            must be present.
         lam: weight of the boundary term against the regional term (>= 0); larger values give
             smoother boundaries that follow image edges more than colour statistics.
         sigma: colour-difference scale of the n-link weights (:func:`nlink_weights`).
         bins: histogram bins per channel (:func:`regional_costs`).
-        channel_axis: the channel axis of a 3-D image.
+        channel_axis: the channel axis of a 3-D image; ignored when the image has as many
+            dimensions as the seeds (no channel axis: a grey image or volume).
         scale: float capacities are multiplied by this and rounded (precision 0.5 / scale).
+        spacing: ``(dy, dx)`` or ``(dz, dy, dx)`` pixel (voxel) size; the n-links along an
+            axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
 
     Returns:
-        A :class:`GridNetwork` with symmetric n-links whose minimum cut's source side is the
+        A :class:`GridNetwork` (4-connected, or 6-connected for a volume) with symmetric n-links whose minimum cut's source side is the
         object; its maximum flow / scale is the minimum energy.
 
     Raises:
@@ -358,17 +398,34 @@ def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, chann
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0.0):
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
-    values = image_as_float(image, channel_axis=channel_axis)
-    seeds = check_seeds(_same_device(seeds, values), values.shape[:2])
-    right_w, down_w = _nlink_weights(values, sigma)
+    values = image_as_float(image, channel_axis=spatial_channel_axis(image, seeds, channel_axis))
+    seeds = _check_seeds_for(values, seeds)
+    links = tuple(quantize(lam * w, scale=scale, what="n-link capacities (lam * weights)")
+                  for w in _nlink_weights(values, sigma, spacing))
     cost_object, cost_background = _regional_costs(values, seeds, bins)
-    right = quantize(lam * right_w, scale=scale, what="n-link capacities (lam * weights)")
-    down = quantize(lam * down_w, scale=scale, what="n-link capacities (lam * weights)")
-    source, sink = terminal_capacities(cost_object, cost_background, (right, down), seeds,
+    source, sink = terminal_capacities(cost_object, cost_background, links, seeds,
                                        scale=scale)
-    return GridNetwork(source, sink, right, down)
+    return GridNetwork(source, sink, forward=links[::-1])
+
+
+def _check_seeds_for(values, seeds, **options):
+    """The seeds, checked against the image's values (..., C) and moved to their device."""
+    spatial = values.shape[:-1]
+    if getattr(seeds, "ndim", len(spatial)) != len(spatial):
+        raise ValueError(f"seeds have shape {tuple(seeds.shape)} but the image's spatial shape "
+                         f"is {tuple(spatial)}: a {len(spatial)}-D image needs "
+                         f"{len(spatial)}-D seeds")
+    return check_seeds(_same_device(seeds, values), spatial, **options)
+
+
+def spatial_channel_axis(image, seeds, channel_axis):
+    """``channel_axis``, or None when ``image`` has as many dimensions as ``seeds`` (a grey
+    image or volume: the seeds say there is no channel axis)."""
+    if getattr(seeds, "ndim", None) is not None and getattr(image, "ndim", None) == seeds.ndim:
+        return None
+    return channel_axis
 
 
 __all__ = ["DEFAULT_LAM", "DEFAULT_SCALE", "array_module", "build_network", "estimate_sigma",
            "image_as_float", "nlink_weights", "quantize", "regional_costs",
-           "terminal_capacities"]
+           "spatial_channel_axis", "terminal_capacities"]

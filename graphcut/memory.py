@@ -45,22 +45,35 @@ ENERGY_BYTES_PER_PIXEL = {"grey": 96, "colour": 112}
 NETWORK_BYTES_PER_PIXEL = 16
 # GPU solver state per pixel (solver/cuda/grid.py) and the cut read back.
 GPU_STATE_BYTES_PER_PIXEL = 49 + 1
+# Volumes (depth > 1): 6-connected, so 3 n-link arrays instead of 2 in the energy and the
+# network, and the 3-D GPU state (solver/cuda/grid3d.py); estimated from the 2-D figures.
+VOLUME_ENERGY_FACTOR = 1.25
+VOLUME_NETWORK_BYTES_PER_VOXEL = 20
+VOLUME_GPU_STATE_BYTES_PER_VOXEL = 57 + 1
 
 
 def _colour(channels: int) -> str:
     return "colour" if channels >= 3 else "grey"
 
 
-def segmentation_bytes(height: int, width: int, channels: int, backend: str) -> int:
-    """Peak bytes a segmentation of an H x W image with ``channels`` channels needs on
-    ``backend`` ("cpu": host memory, "cuda": GPU memory), beyond the image and seed arrays
-    already in memory (on the GPU: plus their upload)."""
-    pixels = height * width
+def segmentation_bytes(height: int, width: int, channels: int, backend: str, *,
+                       depth: int = 1) -> int:
+    """Peak bytes a segmentation of an H x W image (a D x H x W volume with ``depth`` D > 1)
+    with ``channels`` channels needs on ``backend`` ("cpu": host memory, "cuda": GPU memory),
+    beyond the image and seed arrays already in memory (on the GPU: plus their upload)."""
+    pixels = depth * height * width
     energy = ENERGY_BYTES_PER_PIXEL[_colour(channels)] * pixels
+    network, state = NETWORK_BYTES_PER_PIXEL, GPU_STATE_BYTES_PER_PIXEL
+    graph = grid_graph_bytes(height, width)
+    if depth > 1:
+        from .solver.cpu import grid_bytes
+        energy = int(VOLUME_ENERGY_FACTOR * energy)
+        network, state = VOLUME_NETWORK_BYTES_PER_VOXEL, VOLUME_GPU_STATE_BYTES_PER_VOXEL
+        graph = grid_bytes((depth, height, width))
     if backend == "cpu":
-        return max(energy, NETWORK_BYTES_PER_PIXEL * pixels + grid_graph_bytes(height, width))
+        return max(energy, network * pixels + graph)
     upload = (8 * channels + 1) * pixels  # the image (at most 8 bytes a value) and the seeds
-    return upload + max(energy, (NETWORK_BYTES_PER_PIXEL + GPU_STATE_BYTES_PER_PIXEL) * pixels)
+    return upload + max(energy, (network + state) * pixels)
 
 
 def _describe(name: str, height: int, width: int, channels: int) -> str:
@@ -83,7 +96,7 @@ def _fits_on_gpu(need: int, what: str, device: str) -> bool:
 
 
 def segmentation_backend(height: int, width: int, channels: int, device: str, *,
-                         name: str = "the image", held_bytes: int = 0) -> str:
+                         name: str = "the image", held_bytes: int = 0, depth: int = 1) -> str:
     """The backend ("cpu" or "cuda") a segmentation will run on, after checking that it fits.
 
     ``device``: "auto", "cpu" or "cuda". With "auto", a segmentation too large for the GPU's
@@ -97,11 +110,14 @@ def segmentation_backend(height: int, width: int, channels: int, device: str, *,
     """
     backend = resolve_device(device)
     what = f"segmenting {_describe(name, height, width, channels)}"
-    if backend == "cuda" and _fits_on_gpu(segmentation_bytes(height, width, channels, "cuda"),
+    if depth > 1:
+        what += f", {depth} slices"
+    if backend == "cuda" and _fits_on_gpu(segmentation_bytes(height, width, channels, "cuda",
+                                                             depth=depth),
                                           f"{what} on the GPU", device):
         require_host_memory(held_bytes, f"reading {name}")
         return "cuda"
-    need = segmentation_bytes(height, width, channels, "cpu")
+    need = segmentation_bytes(height, width, channels, "cpu", depth=depth)
     require_host_memory(held_bytes + need, f"{what} on the CPU ({format_bytes(need)} for the "
                                            "energy and PyMaxflow's graph)")
     return "cpu"
@@ -120,6 +136,12 @@ def _image_pixels_and_channels(image, seeds) -> tuple[int, int, int]:
 def array_segmentation_backend(image, seeds, device: str) -> str:
     """:func:`segmentation_backend` for arrays already in memory (``image`` (H, W) or
     (H, W, C) in any channel position, ``seeds`` (H, W))."""
+    seeds_shape = tuple(getattr(seeds, "shape", None) or np.shape(seeds))
+    if len(seeds_shape) == 3:  # a volume: (D, H, W) seeds
+        depth, height, width = (int(v) for v in seeds_shape)
+        size = int(getattr(image, "size", None) or np.size(image))
+        channels = max(1, min(size // max(1, depth * height * width), 4))
+        return segmentation_backend(height, width, channels, device, depth=depth)
     height, width, channels = _image_pixels_and_channels(image, seeds)
     return segmentation_backend(height, width, channels, device)
 

@@ -1,6 +1,7 @@
 """Seed (scribble) label arrays and the two on-disk seed forms.
 
-A seed array is an integer label array shaped like the image, (H, W):
+A seed array is an integer label array shaped like the image, (H, W), or like the volume,
+(D, H, W):
 ``NONE`` = 0 (no seed), ``FOREGROUND`` = 1 (object), ``BACKGROUND`` = 2.
 
 On disk (see DESIGN.md), a seed file is a PNG the same size as its image, in one of two forms:
@@ -29,24 +30,27 @@ _LABEL_MODES = ("1", "L", "P", "I", "I;16", "I;16L", "I;16B", "I;16N")
 
 
 def image_shape(shape) -> tuple[int, ...]:
-    """``shape`` as a tuple of ints, checked to be an image's (H, W) or (H, W, C).
+    """``shape`` as a tuple of ints, checked to be an image's (H, W) or (H, W, C), or a
+    volume's (D, H, W) or (D, H, W, C).
 
     Raises:
-        ValueError: not a sequence of 2 or 3 non-negative integers; the message shows it.
+        ValueError: not a sequence of 2 to 4 non-negative integers; the message shows it.
     """
     try:
         values = tuple(shape)
-        ok = len(values) in (2, 3) and all(
+        ok = len(values) in (2, 3, 4) and all(
             not isinstance(v, bool) and int(v) == v and v >= 0 for v in values)
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise ValueError(f"shape must be the image's (H, W) or (H, W, C) as integers, got "
-                         f"{shape!r}")
+        raise ValueError(f"shape must be the image's (H, W) or (H, W, C) (a volume's (D, H, W) "
+                         f"or (D, H, W, C)) as integers, got {shape!r}")
     return tuple(int(v) for v in values)
 
 
 def _size_text(shape) -> str:
+    if len(shape) == 3:
+        return f"{shape[2]}x{shape[1]}x{shape[0]} (width x height x depth)"
     return f"{shape[1]}x{shape[0]} (width x height)"
 
 
@@ -54,8 +58,10 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
     """Validate a seed label array and return it unchanged.
 
     Args:
-        seeds: (H, W) integer array (NumPy or CuPy) of 0 / 1 / 2 labels.
-        shape: the image's (H, W); ``None`` skips the size check.
+        seeds: (H, W) (or (D, H, W) for a volume) integer array (NumPy or CuPy) of 0 / 1 / 2
+            labels.
+        shape: the image's (H, W) (or the volume's (D, H, W)); longer shapes are compared on
+            their first ``seeds.ndim`` entries; ``None`` skips the size check.
         name: how error messages call the seeds (e.g. the file they came from).
         require_both: also require at least one foreground and one background seed.
 
@@ -71,11 +77,16 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
     if seeds.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer label array (0 = none, 1 = foreground, "
                         f"2 = background), got dtype {seeds.dtype}")
-    if seeds.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D (H, W) label array, got shape {seeds.shape}")
-    if shape is not None and tuple(seeds.shape) != tuple(shape[:2]):
-        raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is "
-                         f"{_size_text(shape)}; seeds must be the same size as the image")
+    if seeds.ndim not in (2, 3):
+        raise ValueError(f"{name} must be a 2-D (H, W) or 3-D (D, H, W) label array, got shape "
+                         f"{seeds.shape}")
+    if shape is not None and len(shape) < seeds.ndim:
+        raise ValueError(f"{name} must be a {len(shape)}-D label array like the image "
+                         f"{tuple(shape)}, got shape {seeds.shape}")
+    if shape is not None and tuple(seeds.shape) != tuple(shape[:seeds.ndim]):
+        expected = _size_text(tuple(shape[:seeds.ndim]))
+        raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is {expected}; "
+                         "seeds must be the same size as the image")
     if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > BACKGROUND):
         bad = (seeds < NONE) | (seeds > BACKGROUND)
         values = sorted({int(v) for v in _to_host(seeds[bad])})

@@ -14,28 +14,32 @@ log = logging.getLogger("graphcut")
 
 
 def segment(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axis=-1,
-            scale=DEFAULT_SCALE, device="auto", return_result=False):
+            scale=DEFAULT_SCALE, device="auto", return_result=False, spacing=None):
     """Segment the object marked by ``seeds`` in ``image``.
 
     Args:
         image: grey (H, W) or colour (H, W, C) image, uint8 / uint16 / bool / float, RGB or
-            RGBA (alpha ignored); NumPy or CuPy. Not modified.
-        seeds: (H, W) integer labels: 0 no seed, 1 object (foreground), 2 background; at least
-            one of each. Not modified.
+            RGBA (alpha ignored); or a volume, grey (D, H, W) or colour (D, H, W, C), segmented
+            on the 6-connected voxel grid. NumPy or CuPy. Not modified.
+        seeds: (H, W) (or (D, H, W)) integer labels: 0 no seed, 1 object (foreground), 2
+            background; at least one of each. Not modified.
         lam: weight of the boundary term against the colour term (see
             :func:`graphcut.energy.build_network`); default 10.
         sigma: colour-difference scale of the boundary weights; ``None`` estimates it from
             the image (:func:`graphcut.energy.estimate_sigma`).
         bins: colour-histogram bins per channel (``None``: 64 grey, 16 colour).
-        channel_axis: the channel axis of a 3-D image (scikit-image convention).
+        channel_axis: the channel axis of a 3-D image (scikit-image convention); an image
+            with as many dimensions as the seeds has none (a grey image or volume).
         scale: float capacities are multiplied by this and rounded to integers.
         device: "auto", "cpu" or "cuda" (see :func:`graphcut.solver.min_cut`). With "cuda"
             (or "auto" choosing it) a NumPy image is copied to the GPU and the network is built
             there.
         return_result: also return the solver's :class:`CutResult`.
+        spacing: ``(dy, dx)`` or ``(dz, dy, dx)``: pixel (voxel) size per axis; n-links along
+            an axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
 
     Returns:
-        A bool NumPy (H, W) mask, True = object (the minimum cut's source side); with
+        A bool NumPy mask shaped like the seeds, True = object (the minimum cut's source side); with
         ``return_result``, the tuple ``(mask, result)``.
 
     Raises:
@@ -46,7 +50,8 @@ def segment(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axi
             ``HostMemoryError`` when the segmentation would not fit in the memory available,
             raised before it starts (:mod:`graphcut.memory`).
     """
-    options = dict(lam=lam, sigma=sigma, bins=bins, channel_axis=channel_axis, scale=scale)
+    options = dict(lam=lam, sigma=sigma, bins=bins, channel_axis=channel_axis, scale=scale,
+                   spacing=spacing)
     if array_segmentation_backend(image, seeds, device) == "cpu" and device == "auto":
         image, seeds, device = _to_host(image), _to_host(seeds), "cpu"  # too large for the GPU
     if resolve_device(device) == "cuda":

@@ -18,23 +18,26 @@ from __future__ import annotations
 
 import time
 
-import maxflow
 import numpy as np
 
 from .energy import (DEFAULT_LAM, DEFAULT_SCALE, array_module, image_as_float, nlink_weights,
                      quantize, regional_costs, terminal_capacities)
 from .seeds import check_seeds
 from .solver import CutResult, resolve_device
-from .solver.memory import grid_graph_bytes, require_host_memory
+from .solver.cpu import grid_bytes, grid_graph
+from .solver.memory import require_host_memory
 
 
 class Segmenter:
     """Segment one image again and again as its seeds change.
 
     Args:
-        image: grey or colour image, as for :func:`graphcut.segment`. Not modified.
-        lam, sigma, bins, channel_axis, scale: energy options, as for :func:`graphcut.segment`;
-            fixed for the session (make a new Segmenter to change them).
+        image: grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
+            A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
+            as an (H, W, C) colour image).
+        lam, sigma, bins, channel_axis, scale, spacing: energy options, as for
+            :func:`graphcut.segment`; fixed for the session (make a new Segmenter to change
+            them).
         device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
 
     Example:
@@ -44,18 +47,17 @@ class Segmenter:
     """
 
     def __init__(self, image, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axis=-1,
-                 scale=DEFAULT_SCALE, device="auto"):
+                 scale=DEFAULT_SCALE, device="auto", spacing=None):
         self.backend = resolve_device(device)
         self.lam, self.sigma, self.bins, self.scale = lam, sigma, bins, scale
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
         self._values = image_as_float(image, channel_axis=channel_axis)
-        right_w, down_w = nlink_weights(self._values, sigma=sigma)
         what = "n-link capacities (lam * weights)"
-        self._nlinks = (quantize(lam * right_w, scale=scale, what=what),
-                        quantize(lam * down_w, scale=scale, what=what))
-        self.shape = tuple(self._values.shape[:2])
+        self._nlinks = tuple(quantize(lam * w, scale=scale, what=what)  # last axis first
+                             for w in nlink_weights(self._values, sigma=sigma, spacing=spacing))
+        self.shape = tuple(self._values.shape[:-1])
         self.last_result: CutResult | None = None
         self._state = None     # GridState on the GPU, or (graph, node ids, source, sink) on CPU
 
@@ -67,11 +69,18 @@ class Segmenter:
         return "CPU (PyMaxflow, Boykov-Kolmogorov)"
 
     def update(self, seeds) -> np.ndarray:
-        """Segment with these seeds ((H, W) labels: 0 none, 1 object, 2 background; at least
-        one of each); returns the bool NumPy mask, True = object. Not modified."""
+        """Segment with these seeds ((H, W) or (D, H, W) labels: 0 none, 1 object, 2
+        background; at least one of each); returns the bool NumPy mask, True = object. Not
+        modified."""
         started = time.perf_counter()
         xp = array_module(self._values)
-        seeds = check_seeds(xp.asarray(seeds), self.shape)
+        seeds = xp.asarray(seeds)
+        if seeds.ndim != len(self.shape):
+            raise ValueError(
+                f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image is "
+                f"{'x'.join(map(str, self.shape))} ({len(self.shape)}-D); a grey volume needs "
+                "Segmenter(volume, channel_axis=None)")
+        seeds = check_seeds(seeds, self.shape)
         cost_object, cost_background = regional_costs(self._values, seeds, bins=self.bins)
         source, sink = terminal_capacities(cost_object, cost_background, self._nlinks, seeds,
                                            scale=self.scale)
@@ -88,14 +97,17 @@ class Segmenter:
         self.last_result = CutResult(flow, mask, self.backend, stats)
         return mask
 
-    def _solve_cuda(self, source, sink):
+    def _network(self, source, sink):
         from .solver import GridNetwork
+        return GridNetwork(source, sink, forward=self._nlinks[::-1])
+
+    def _solve_cuda(self, source, sink):
         from .solver.cuda.grid import GridState
         incremental = self._state is not None
         if incremental:
             self._state.change_terminals(source, sink)
         else:
-            self._state = GridState.from_network(GridNetwork(source, sink, *self._nlinks))
+            self._state = GridState.from_network(self._network(source, sink))
         counters = self._state.solve()
         mask = self._state.source_side().get()
         return self._state.true_flow(), mask, {"incremental": incremental, **counters}
@@ -111,15 +123,11 @@ class Segmenter:
                                       (sink - old_sink)[changed])
                 graph.mark_grid_nodes(ids[changed])
         else:
-            h, w = self.shape
-            right, down = (np.asarray(a) for a in self._nlinks)
-            require_host_memory(grid_graph_bytes(h, w), f"segmenting a {w}x{h} image on the "
+            size = "x".join(str(n) for n in self.shape[::-1])
+            require_host_memory(grid_bytes(self.shape), f"segmenting a {size} image on the "
                                 "CPU (PyMaxflow's graph)")  # PyMaxflow exits 1 when out of memory
-            graph = maxflow.Graph[int](h * w, 2 * h * w)
-            ids = graph.add_grid_nodes((h, w))
-            graph.add_edges(ids[:, :-1].ravel(), ids[:, 1:].ravel(), right.ravel(),
-                            right.ravel())
-            graph.add_edges(ids[:-1, :].ravel(), ids[1:, :].ravel(), down.ravel(), down.ravel())
+            graph = grid_graph(self._network(source, sink).to_numpy())
+            ids = np.arange(int(np.prod(self.shape)), dtype=np.int64).reshape(self.shape)
             graph.add_grid_tedges(ids, source, sink)
         flow = int(graph.maxflow(reuse_trees=incremental))
         mask = ~graph.get_grid_segments(ids)

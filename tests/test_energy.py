@@ -69,7 +69,7 @@ def test_alpha_is_ignored_and_channel_axis_is_honoured():
     (np.array([[0.0, np.nan], [1.0, 0.5]]), ValueError, "NaN or infinite"),
     (np.array([[0.0, np.inf], [1.0, 0.5]]), ValueError, "NaN or infinite"),
     (np.ones((2, 2), dtype=complex), TypeError, "dtype"),
-    (np.ones((2, 2, 2, 2)), ValueError, "shape"),
+    (np.ones((2, 2, 2, 2, 2)), ValueError, "shape"),
     (np.ones((2, 2, 5)), ValueError, "5 channels"),
     (np.ones((0, 4)), ValueError, "empty"),
 ])
@@ -80,9 +80,10 @@ def test_bad_images_are_rejected(image, error, match):
         build_network(image, np.array([[1, 2], [0, 0]], dtype=np.uint8)[:image.shape[0]])
 
 
-def test_three_d_image_needs_a_channel_axis():
+def test_channel_axis_none_reads_a_grey_volume():
+    assert image_as_float(np.ones((4, 4, 3)), channel_axis=None).shape == (4, 4, 3, 1)
     with pytest.raises(ValueError, match="channel_axis"):
-        image_as_float(np.ones((4, 4, 3)), channel_axis=None)
+        image_as_float(np.ones((4, 4, 3, 3)), channel_axis=None)
     with pytest.raises(ValueError, match="out of range"):
         image_as_float(np.ones((4, 4, 3)), channel_axis=3)
 

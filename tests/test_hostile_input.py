@@ -606,7 +606,7 @@ def test_output_suffixes_are_checked_before_the_solve(tmp_path, pair, monkeypatc
     assert list(tmp_path.glob("m*")) == [] and not (tmp_path / name).exists()
 
 
-@pytest.mark.parametrize("shape", [(1,), (5,), 5, (2.5, 3), ("a", "b"), (1, 2, 3, 4)])
+@pytest.mark.parametrize("shape", [(1,), (5,), 5, (2.5, 3), ("a", "b"), (1, 2, 3, 4, 5)])
 def test_read_seeds_with_a_malformed_shape_is_a_clear_error(pair, shape):
     """The campaign: read_seeds(path, (1,)) raised IndexError."""
     with pytest.raises(ValueError, match=r"shape must be the image's \(H, W\) or \(H, W, C\)"):

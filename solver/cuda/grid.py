@@ -112,25 +112,39 @@ class GridState:
     counters: cupy.ndarray = None   # int32 [any BFS tile dirty, active pixel count]
     nlinks: tuple = None  # (right, left, down, up) capacities in force, for restarts
 
+    # Geometry of the kernels (grid3d.VolumeState overrides it for volumes): block shapes
+    # (x first) of the push-relabel and BFS tiles, and the suffix of the kernels' names.
+    PR_BLOCK = PR_TILE
+    BFS_BLOCK = (BFS_TILE, BFS_TILE)
+    KERNEL_SUFFIX = ""
+
     def __post_init__(self):
         self._stream = cupy.cuda.Stream(non_blocking=True)
         self._graphs = {}  # captured CUDA graphs of launch batches, by batch key
-        h, w = self.shape
-        self.arcs = cupy.empty((h, w), dtype=cupy.uint8)
+        self.arcs = cupy.empty(self.shape, dtype=cupy.uint8)
         self.pr_tiles = cupy.ones(self._pr_grid()[::-1], dtype=cupy.int32)
-        bfs_tiles = ((h + BFS_TILE - 1) // BFS_TILE, (w + BFS_TILE - 1) // BFS_TILE)
+        bfs_tiles = self._bfs_grid()[::-1]
         self.bfs_dirty = (cupy.zeros(bfs_tiles, dtype=cupy.int32),
                           cupy.zeros(bfs_tiles, dtype=cupy.int32))
         self.counters = cupy.zeros(2, dtype=cupy.int32)
         self._bfs_parity = 0  # which of bfs_dirty the next BFS pass reads
 
-    def _pr_grid(self) -> tuple[int, int]:
-        h, w = self.shape
-        return ((w + PR_TILE[0] - 1) // PR_TILE[0], (h + PR_TILE[1] - 1) // PR_TILE[1])
+    def _tiles(self, block) -> tuple[int, ...]:
+        """Blocks along x, y(, z) covering the grid with tiles of ``block`` (x first)."""
+        return tuple(-(-n // t) for n, t in zip(reversed(self.shape), block))
+
+    def _pr_grid(self) -> tuple[int, ...]:
+        return self._tiles(self.PR_BLOCK)
+
+    def _bfs_grid(self) -> tuple[int, ...]:
+        return self._tiles(self.BFS_BLOCK)
+
+    def _kernel(self, name: str):
+        return kernel(SOURCE, name + self.KERNEL_SUFFIX)
 
     @property
     def inf(self) -> int:
-        return self.shape[0] * self.shape[1] + 2
+        return int(np.prod(self.shape)) + 2
 
     @classmethod
     def allocate(cls, shape: tuple[int, int], *, network_on_host: bool = False) -> "GridState":
@@ -144,7 +158,11 @@ class GridState:
     @classmethod
     def from_network(cls, network: GridNetwork) -> "GridState":
         """A state loaded with ``network``: the one :func:`warm_up` (or the last
-        :func:`grid_min_cut`) kept for this shape if there is one, else a new one."""
+        :func:`grid_min_cut`) kept for this shape if there is one, else a new one (a
+        :class:`~.grid3d.VolumeState` for a volume)."""
+        if network.ndim == 3 and cls is GridState:  # a volume: the 6-connected kernels
+            from .grid3d import VolumeState
+            return VolumeState.from_network(network)
         state = _reusable.pop((cupy.cuda.Device().id, network.shape), None)
         if state is None or type(state) is not cls:
             state = cls.allocate(network.shape, network_on_host=not network.on_gpu)
@@ -225,17 +243,15 @@ class GridState:
     # -- kernels ---------------------------------------------------------------------------
 
     def _args(self):
-        h, w = self.shape
-        return (np.int32(w), np.int32(h), np.int32(self.inf))
+        return (*(np.int32(n) for n in reversed(self.shape)), np.int32(self.inf))
 
     def global_relabel(self, schedule: Schedule) -> tuple[int, int]:
         """Exact BFS distances to the sink; returns (active pixels, BFS tile passes).
 
         Also flags the push-relabel tiles that hold an active pixel. Runs on the current stream.
         """
-        h, w = self.shape
-        n = h * w
-        kernel(SOURCE, "bfs_init")(((n + 255) // 256,), (256,),
+        n = int(np.prod(self.shape))
+        self._kernel("bfs_init")(((n + 255) // 256,), (256,),
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
         self._bfs_parity = 0
@@ -252,7 +268,7 @@ class GridState:
                 break
         count = self.counters[1:2]
         count.fill(0)
-        kernel(SOURCE, "count_active")(self._pr_grid(), PR_TILE,
+        self._kernel("count_active")(self._pr_grid(), self.PR_BLOCK,
                                        (*self._args(), self.excess, self.height, self.pr_tiles,
                                         count))
         return int(count.get()[0]), passes
@@ -260,20 +276,18 @@ class GridState:
     def _bfs_passes(self, passes: int) -> None:
         """Clears the change flag, then `passes` BFS tile passes, the first reading the flag
         array of the current parity."""
-        h, w = self.shape
         self.counters[0:1].fill(0)
-        grid = ((w + BFS_TILE - 1) // BFS_TILE, (h + BFS_TILE - 1) // BFS_TILE)
         dirty, spare = self.bfs_dirty[::-1] if self._bfs_parity else self.bfs_dirty
         for _ in range(passes):
-            kernel(SOURCE, "bfs_tile")(
-                grid, (BFS_TILE, BFS_TILE),
+            self._kernel("bfs_tile")(
+                self._bfs_grid(), self.BFS_BLOCK,
                 (*self._args(), self.arcs, self.height, dirty, spare, self.counters[0:1]))
             dirty, spare = spare, dirty
 
     def _push_relabel_launches(self, schedule: Schedule) -> None:
         for _ in range(schedule.launches_per_relabel):
-            kernel(SOURCE, "push_relabel")(
-                self._pr_grid(), PR_TILE,
+            self._kernel("push_relabel")(
+                self._pr_grid(), self.PR_BLOCK,
                 (*self._args(), np.int32(schedule.cycles), np.int32(schedule.block_sync),
                  self.excess, self.height, self.to_sink, *self.residual, self.pr_tiles))
 
@@ -382,8 +396,9 @@ def grid_min_cut(network: GridNetwork, *, schedule: Schedule | None = None) -> C
         side = state.source_side()
     except cupy.cuda.memory.OutOfMemoryError as error:
         _reusable.clear()
-        raise GPUMemoryError(f"the GPU ran out of memory solving a {network.shape[0]}x"
-                             f"{network.shape[1]} grid: {error}") from error
+        size = "x".join(str(n) for n in network.shape)
+        raise GPUMemoryError(f"the GPU ran out of memory solving a {size} grid: {error}") \
+            from error
     source_side = side if network.on_gpu else to_host(side)
     done = time.perf_counter()
     stats = {"seconds": {"upload": uploaded - started, "solve": solved - uploaded,
