@@ -82,8 +82,7 @@ def scipy_min_cut(network) -> tuple[int, np.ndarray]:
 
 def _shape_side(network, side: np.ndarray) -> np.ndarray:
     if isinstance(network, GridNetwork):
-        h, w = network.shape
-        return side[: h * w].reshape(h, w)
+        return side[: int(np.prod(network.shape))].reshape(network.shape)
     return side
 
 
@@ -118,7 +117,7 @@ def _capacities(rng, shape, kind: str, max_capacity: int) -> np.ndarray:
 def random_grid_network(rng: np.random.Generator, shape, *, kind: str = "random",
                         terminal_kind: str | None = None, max_capacity: int = 100,
                         terminal_max: int | None = None, symmetric: bool = False) -> GridNetwork:
-    """A random GridNetwork of ``shape`` (H, W).
+    """A random GridNetwork of ``shape``: (H, W), or (D, H, W) for a 6-connected volume.
 
     Args:
         kind: how n-link capacities are drawn: "random" (uniform 0..max_capacity), "sparse"
@@ -129,12 +128,19 @@ def random_grid_network(rng: np.random.Generator, shape, *, kind: str = "random"
             (defaults to ``max_capacity``).
         symmetric: when True, left/up equal right/down; otherwise they are drawn independently.
     """
-    h, w = shape
+    shape = tuple(shape)
     terminal_max = max_capacity if terminal_max is None else terminal_max
     if terminal_kind is None:
         terminal_kind = "random" if kind == "saturated" else kind
-    source = _capacities(rng, (h, w), terminal_kind, terminal_max)
-    sink = _capacities(rng, (h, w), terminal_kind, terminal_max)
+    source = _capacities(rng, shape, terminal_kind, terminal_max)
+    sink = _capacities(rng, shape, terminal_kind, terminal_max)
+    if len(shape) == 3:
+        link_shapes = [shape[:a] + (shape[a] - 1,) + shape[a + 1:] for a in range(3)]
+        forward = [_capacities(rng, s, kind, max_capacity) for s in link_shapes]
+        backward = None if symmetric else [_capacities(rng, s, kind, max_capacity)
+                                           for s in link_shapes]
+        return GridNetwork(source, sink, forward=forward, backward=backward)
+    h, w = shape
     right = _capacities(rng, (h, w - 1), kind, max_capacity)
     down = _capacities(rng, (h - 1, w), kind, max_capacity)
     if symmetric:
