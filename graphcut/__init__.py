@@ -11,6 +11,8 @@ from .seeds import BACKGROUND, FOREGROUND, NONE, check_seeds, read_seeds, write_
 from .segmentation import segment
 from .session import Segmenter
 from .solver import CSRNetwork, CutResult, GridNetwork, min_cut
+from .volumeio import (VolumeReadError, read_volume, read_volume_seeds, write_volume_mask,
+                       write_volume_seeds)
 
 __all__ = [
     "BACKGROUND", "CSRNetwork", "CutResult", "DEFAULT_LAM", "DEFAULT_SCALE", "FOREGROUND",
@@ -18,4 +20,6 @@ __all__ = [
     "check_seeds", "estimate_sigma",
     "min_cut", "nlink_weights", "read_image", "read_seeds", "regional_costs", "segment",
     "terminal_capacities", "write_mask", "write_overlay", "write_seeds",
+    "VolumeReadError", "read_volume", "read_volume_seeds", "write_volume_mask",
+    "write_volume_seeds",
 ]

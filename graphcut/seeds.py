@@ -210,7 +210,8 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
             rgba = np.asarray(im.convert("RGBA"))
             labels = strokes_to_labels(rgba)
             check_seeds(labels, shape, name=name, require_both=False)
-            _check_stroke_colours(rgba, labels, name)
+            if require_both:
+                _check_stroke_colours(rgba, labels, name)
     check_seeds(labels, shape, name=name, require_both=require_both)
     return labels.astype(np.uint8, copy=False)
 

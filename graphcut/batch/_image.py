@@ -39,6 +39,7 @@ from ..memory import check_image_file
 from ..seeds import read_seeds
 from ..segmentation import segment
 from ..solver import resolve_device
+from ..volumeio import is_volume, segment_volume_paths
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -152,6 +153,12 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     """
     stages = {} if timings is None else timings
     started = time.perf_counter()
+    if is_volume(image_path):  # a volume: multi-page mask (and overlay)
+        mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
+                                            overlay_path=overlay_path, lam=lam, sigma=sigma,
+                                            device=device)
+        stages["solve_seconds"] = time.perf_counter() - started
+        return mask, result
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
     backend = resolve_device(device)
     if backend == "cpu":  # the whole need, from the header, before anything is decoded
@@ -243,8 +250,8 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
     except Exception as error:  # one image's unexpected failure must not stop a batch
         log.debug("unexpected error on %s", display(image_path), exc_info=True)
         return failed(f"{type(error).__name__}: {error}")
-    record = make_record(image_path, seeds_path, out_path, OK, height=mask.shape[0],
-                         width=mask.shape[1], flow=result.flow, backend=result.backend,
+    record = make_record(image_path, seeds_path, out_path, OK, height=mask.shape[-2],
+                         width=mask.shape[-1], flow=result.flow, backend=result.backend,
                          seconds=round(time.perf_counter() - started, 4), **parameters)
     record.update({key: round(value, 5) for key, value in stages.items()})
     return record

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..imageio import IMAGE_SUFFIXES
+from ..volumeio import VOLUME_SUFFIXES, is_volume
 from ._records import OVERLAY_FOLDER, display
 
 
@@ -91,12 +92,18 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
     check_folders(images_dir, seeds_dir, out_dir)
     jobs = []
     for path in sorted(images_dir.iterdir()):
-        if path.name.startswith(".") or path.suffix.lower() not in IMAGE_SUFFIXES:
+        if path.name.startswith(".") or path.suffix.lower() not in IMAGE_SUFFIXES + (".npy",):
             continue
         problem = entry_problem(path)
         if problem == "a folder, not a regular file":
             continue
-        seeds = seeds_dir / f"{path.stem}.png"
+        seeds, suffix = seeds_dir / f"{path.stem}.png", ".png"
+        if problem is None and is_volume(path):  # seeds <stem>.tif/.tiff/.npy -> mask <stem>.tif
+            seeds = next((seeds_dir / f"{path.stem}{s}" for s in VOLUME_SUFFIXES
+                          if (seeds_dir / f"{path.stem}{s}").is_file()), seeds)
+            suffix = ".tif"
+        elif path.suffix.lower() == ".npy":
+            continue
         if problem is None and os.path.lexists(seeds):
             seeds_problem = entry_problem(seeds)
             if seeds_problem is not None:
@@ -104,8 +111,8 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
         elif problem is not None:
             problem = f"the image {display(path)!r} is {problem}"
         jobs.append(Job(path, seeds if os.path.lexists(seeds) else None,
-                        out_dir / f"{path.stem}.png",
-                        out_dir / OVERLAY_FOLDER / f"{path.stem}.png" if overlay else None,
+                        out_dir / f"{path.stem}{suffix}",
+                        out_dir / OVERLAY_FOLDER / f"{path.stem}{suffix}" if overlay else None,
                         problem))
     return jobs
 

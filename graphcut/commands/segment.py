@@ -1,4 +1,5 @@
-"""``graphcut segment``: one image + its seeds -> mask PNG (and an optional overlay)."""
+"""``graphcut segment``: one image + its seeds -> mask PNG (and an optional overlay); a volume
+(multi-page TIFF, .npy, folder of slices) + its seeds -> multi-page mask TIFF (or .npy)."""
 
 from __future__ import annotations
 
@@ -40,23 +41,43 @@ def _same_file(a: Path, b: Path) -> bool:
     return a.resolve() == b.resolve()
 
 
+def _spacing(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        spacing = tuple(float(v) for v in value.split(","))
+    except ValueError:
+        spacing = ()
+    if len(spacing) != 3 or not all(0 < v < float("inf") for v in spacing):
+        raise click.BadParameter(f"{value!r} is not three positive numbers DZ,DY,DX")
+    return spacing
+
+
 @click.command("segment")
-@click.argument("image", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("image", type=click.Path(exists=True, path_type=Path))
 @click.option("--seeds", "seeds_path", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Seed PNG, same size as IMAGE: labels 0/1/2, or red/blue strokes.")
+              type=click.Path(exists=True, path_type=Path),
+              help="Seed PNG, same size as IMAGE: labels 0/1/2, or red/blue strokes. For a "
+                   "volume: a multi-page TIFF or .npy of labels, or a folder of seed slices.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Mask to write, .png or .tif (0 = background, 255 = object; always "
-                   "lossless).")
+              help="Mask to write (0 = background, 255 = object; always lossless): .png or "
+                   ".tif, or for a volume a multi-page TIFF (.tif) or .npy.")
 @click.option("--overlay", "overlay_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the image with the object tinted and outlined.")
+              help="Also write the image with the object tinted and outlined (for a volume: "
+                   "a multi-page RGB TIFF).")
 @device_option
 @lam_option
 @sigma_option
+@click.option("--spacing", callback=_spacing, metavar="DZ,DY,DX",
+              help="Voxel size of a volume along z, y, x (e.g. 2,1,1 for slices twice as far "
+                   "apart as pixels); n-links along an axis are weighed by min/size. "
+                   "Default: isotropic.")
 @max_pixels_option
 @overwrite_option
-def segment(image, seeds_path, output, overlay_path, device, lam, sigma, max_pixels, overwrite):
-    """Segment IMAGE from the scribbles in SEEDS and write the mask.
+def segment(image, seeds_path, output, overlay_path, device, lam, sigma, spacing, max_pixels,
+            overwrite):
+    """Segment IMAGE (or a volume: multi-page TIFF, .npy, folder of slices) from the
+    scribbles in SEEDS and write the mask.
 
     Prints one line to stdout: size, flow, object share, backend and seconds. Existing output
     files are replaced only with --overwrite.
@@ -64,9 +85,25 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, max_pix
     from graphcut.batch import segment_paths
     from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
     from graphcut.memory import check_image_file
+    from graphcut.volumeio import MASK_SUFFIXES, TIFF_SUFFIXES, is_volume, segment_volume_paths
 
-    for option, path, check in (("-o/--output", output, check_lossless_suffix),
-                                ("--overlay", overlay_path, check_writable_image_suffix)):
+    volume = is_volume(image)
+    if volume and output.suffix.lower() not in MASK_SUFFIXES:
+        raise click.BadParameter(f"{output}: the mask of a volume is written as a multi-page "
+                                 "TIFF (.tif, .tiff) or .npy", param_hint="-o/--output")
+    if volume and overlay_path is not None and overlay_path.suffix.lower() not in TIFF_SUFFIXES:
+        raise click.BadParameter(f"{overlay_path}: the overlay of a volume is written as a "
+                                 "multi-page TIFF (.tif, .tiff)", param_hint="--overlay")
+    if spacing is not None and not volume:
+        raise click.BadParameter("only for volumes", param_hint="--spacing")
+    if not volume and (image.is_dir() or seeds_path.is_dir()):
+        raise click.BadParameter(f"{image if image.is_dir() else seeds_path} is a folder; "
+                                 "only a volume's slices and seeds may be folders",
+                                 param_hint="IMAGE" if image.is_dir() else "--seeds")
+
+    checks = () if volume else (("-o/--output", output, check_lossless_suffix),
+                                ("--overlay", overlay_path, check_writable_image_suffix))
+    for option, path, check in checks:
         try:
             if path is not None:
                 check(path)
@@ -87,16 +124,22 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, max_pix
     resolve_device_or_usage_error(device)
     started = time.perf_counter()
     try:
-        # from the image's header, before decoding: refuse what cannot fit
-        check_image_file(image, device, max_pixels=max_pixels)
-        mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
-                                     lam=lam, sigma=sigma, device=device, max_pixels=max_pixels)
+        if volume:  # its memory is checked from the arrays, once read
+            mask, result = segment_volume_paths(image, seeds_path, output,
+                                                overlay_path=overlay_path, lam=lam,
+                                                sigma=sigma, device=device, spacing=spacing)
+        else:
+            # from the image's header, before decoding: refuse what cannot fit
+            check_image_file(image, device, max_pixels=max_pixels)
+            mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
+                                         lam=lam, sigma=sigma, device=device,
+                                         max_pixels=max_pixels)
     except (OSError, ValueError, TypeError) as error:
         raise click.ClickException(str(error)) from None
     except MemoryError as error:
         raise click.ClickException(memory_error_message(error, device)) from None
     seconds = time.perf_counter() - started
-    height, width = mask.shape
-    click.echo(f"{image.name}: {width}x{height} px, flow {result.flow}, object "
+    size = "x".join(str(n) for n in mask.shape[::-1]) + (" voxels" if volume else " px")
+    click.echo(f"{image.name}: {size}, flow {result.flow}, object "
                f"{100.0 * mask.mean():.1f} %, backend {result.backend}, {seconds:.3f} s "
                f"(solve {result.seconds:.3f} s) -> {output}")
