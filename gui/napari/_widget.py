@@ -62,6 +62,7 @@ class GraphCutWidget(Container):
         self.live_box = CheckBox(text="Live (re-segment after every stroke)", value=False)
         self.status = Label(value=f"scribbles: label {OBJECT_LABEL} = object, "
                                   f"{BACKGROUND_LABEL} = background")
+        self.status.native.setWordWrap(True)
         self.extend([self.image_combo, self.scribbles_combo, self.new_scribbles_button,
                      self.lam_box, self.device_combo, self.segment_button, self.live_box,
                      self.status])
