@@ -210,8 +210,7 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
             rgba = np.asarray(im.convert("RGBA"))
             labels = strokes_to_labels(rgba)
             check_seeds(labels, shape, name=name, require_both=False)
-            if require_both:
-                _check_stroke_colours(rgba, labels, name)
+            _check_stroke_colours(rgba, labels, name)
     check_seeds(labels, shape, name=name, require_both=require_both)
     return labels.astype(np.uint8, copy=False)
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .imageio import IMAGE_SUFFIXES, ImageReadError, atomic_write, read_image
-from .seeds import check_seeds, read_seeds
+from .imageio import IMAGE_SUFFIXES, ImageReadError, atomic_write, open_image, read_image
+from .seeds import _LABEL_MODES, check_seeds, read_seeds, strokes_to_labels
 
 TIFF_SUFFIXES = (".tif", ".tiff")
 # Files that may hold a volume; a folder of slices is a volume too.
@@ -106,7 +106,7 @@ def read_volume_seeds(path, shape=None, *, require_both: bool = True) -> np.ndar
         expected = None if shape is None else tuple(shape[1:3])
         if shape is not None and len(files) != shape[0]:
             raise ValueError(f"{name} hold {len(files)} slices but the volume has {shape[0]}")
-        labels = np.stack([read_seeds(f, expected, require_both=False) for f in files])
+        labels = np.stack([_read_seed_slice(f, expected) for f in files])
     else:
         labels = read_volume(path)
         if labels.ndim == 4 and labels.shape[-1] == 1:
@@ -116,6 +116,18 @@ def read_volume_seeds(path, shape=None, *, require_both: bool = True) -> np.ndar
     check_seeds(labels, None if shape is None else tuple(shape[:3]), name=name,
                 require_both=require_both)
     return labels.astype(np.uint8, copy=False)
+
+
+def _read_seed_slice(path: Path, shape) -> np.ndarray:
+    """One seed slice, label or stroke form; unlike a 2-D seed file, a slice may hold one
+    label or none (a stroke-form slice without any pure red or blue pixel is unseeded)."""
+    with open_image(path) as image:
+        stroke_form = image.mode not in _LABEL_MODES + ("LA", "La")
+        rgba = np.asarray(image.convert("RGBA")) if stroke_form else None
+    if not stroke_form:
+        return read_seeds(path, shape, require_both=False)
+    labels = strokes_to_labels(rgba)
+    return check_seeds(labels, shape, name=f"seeds {os.fspath(path)!r}", require_both=False)
 
 
 def write_volume_mask(path, mask, *, inputs=()) -> None:
