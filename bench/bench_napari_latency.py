@@ -15,7 +15,8 @@ Modes (--mode):
   use a full ``napari.Viewer`` (needs OpenGL; its canvas then also redraws).
 - ``api``: no Qt at all: napari's ViewerModel and layers, the stroke's ``paint`` event calls
   the plugin's :class:`ScribbleSegmenter` directly and the mask layer is updated the way the
-  widget updates it. Runs where napari is installed without a Qt binding (a GPU server).
+  widget updates it. Runs where napari is installed without a Qt binding (a GPU server):
+  bench/napari_latency_requirements.txt lists the wheels that needs (about 29 MB).
 
     python bench/bench_napari_latency.py [--side 256] [--strokes 10] [--device auto] [--mode widget|api]
 """

@@ -102,7 +102,7 @@ def test_segmenter_volume_resolves_equal_fresh_solves():
     session = graphcut.Segmenter(volume, channel_axis=None, device="cuda")
     for step in range(8):
         mask = session.update(seeds)
-        fresh_mask, fresh = graphcut.segment(volume, seeds, device="cpu", return_result=True)
+        fresh_mask, fresh = graphcut.segment(volume, seeds, device="cuda", return_result=True)
         assert session.last_result.flow == fresh.flow, step
         np.testing.assert_array_equal(mask, fresh_mask)
         assert session.last_result.stats["incremental"] == (step > 0)
