@@ -60,6 +60,17 @@ def is_volume(path) -> bool:
     return False
 
 
+def segments_as_volume(image_path, seeds_path) -> bool:
+    """Whether ``graphcut segment`` / ``batch`` treat this pair as a volume: the image is a
+    volume (:func:`is_volume`) and, for a multi-page TIFF, so are the seeds (a multi-page TIFF
+    with a 2-D seed image is segmented as its first page, with a warning, as before)."""
+    if not is_volume(image_path):
+        return False
+    if Path(image_path).suffix.lower() in TIFF_SUFFIXES:
+        return seeds_path is not None and is_volume(seeds_path)
+    return True
+
+
 def read_volume(path) -> np.ndarray:
     """Read a volume (module docstring): (D, H, W) grey or (D, H, W, C) colour, (Z, Y, X) order.
 
@@ -293,5 +304,5 @@ def _read_slices(folder: Path) -> np.ndarray:
 
 
 __all__ = ["MASK_SUFFIXES", "VOLUME_SUFFIXES", "VolumeReadError", "is_volume", "read_volume",
-           "read_volume_seeds", "segment_volume_paths", "write_volume_mask",
-           "write_volume_seeds"]
+           "read_volume_seeds", "segment_volume_paths", "segments_as_volume",
+           "write_volume_mask", "write_volume_seeds"]

@@ -262,9 +262,12 @@ def test_batch_handles_volumes_and_images(tmp_path):
     samples = SAMPLE.parent
     (images / "coins.png").write_bytes((samples / "images" / "coins.png").read_bytes())
     (seeds_dir / "coins.png").write_bytes((samples / "seeds" / "coins.png").read_bytes())
+    np.save(images / "lonely.npy", np.zeros((3, 4, 5), np.uint8))   # a volume without seeds
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["batch", str(images), "--seeds-dir", str(seeds_dir),
                                        "-o", str(out), "--device", "cpu", "--no-progress"])
     assert result.exit_code == 0, result.output
     assert tifffile.imread(out / "cells.tif").shape == (40, 64, 64)
     assert (out / "coins.png").exists()
+    summary = (out / "summary.csv").read_text()
+    assert "lonely.npy,skipped" in summary and "cells.tif,ok" in summary

@@ -39,7 +39,7 @@ from ..memory import check_image_file
 from ..seeds import read_seeds
 from ..segmentation import segment
 from ..solver import resolve_device
-from ..volumeio import is_volume, segment_volume_paths
+from ..volumeio import segment_volume_paths, segments_as_volume
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -153,7 +153,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     """
     stages = {} if timings is None else timings
     started = time.perf_counter()
-    if is_volume(image_path):  # a volume: multi-page mask (and overlay)
+    if segments_as_volume(image_path, seeds_path):  # a volume: multi-page mask (and overlay)
         mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
                                             overlay_path=overlay_path, lam=lam, sigma=sigma,
                                             device=device)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..imageio import IMAGE_SUFFIXES
-from ..volumeio import VOLUME_SUFFIXES, is_volume
+from ..volumeio import VOLUME_SUFFIXES, is_volume, segments_as_volume
 from ._records import OVERLAY_FOLDER, display
 
 
@@ -99,10 +99,11 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
             continue
         seeds, suffix = seeds_dir / f"{path.stem}.png", ".png"
         if problem is None and is_volume(path):  # seeds <stem>.tif/.tiff/.npy -> mask <stem>.tif
-            seeds = next((seeds_dir / f"{path.stem}{s}" for s in VOLUME_SUFFIXES
-                          if (seeds_dir / f"{path.stem}{s}").is_file()), seeds)
-            suffix = ".tif"
-        elif path.suffix.lower() == ".npy":
+            volume_seeds = next((seeds_dir / f"{path.stem}{s}" for s in VOLUME_SUFFIXES
+                                 if (seeds_dir / f"{path.stem}{s}").is_file()), None)
+            if segments_as_volume(path, volume_seeds):  # (a TIFF stack with a 2-D seed PNG:
+                seeds, suffix = volume_seeds or seeds_dir / f"{path.stem}.tif", ".tif"  # page 1)
+        if path.suffix.lower() == ".npy" and suffix != ".tif":
             continue
         if problem is None and os.path.lexists(seeds):
             seeds_problem = entry_problem(seeds)

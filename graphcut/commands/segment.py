@@ -85,9 +85,10 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, spacing
     from graphcut.batch import segment_paths
     from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
     from graphcut.memory import check_image_file
-    from graphcut.volumeio import MASK_SUFFIXES, TIFF_SUFFIXES, is_volume, segment_volume_paths
+    from graphcut.volumeio import (MASK_SUFFIXES, TIFF_SUFFIXES, segment_volume_paths,
+                                   segments_as_volume)
 
-    volume = is_volume(image)
+    volume = segments_as_volume(image, seeds_path)
     if volume and output.suffix.lower() not in MASK_SUFFIXES:
         raise click.BadParameter(f"{output}: the mask of a volume is written as a multi-page "
                                  "TIFF (.tif, .tiff) or .npy", param_hint="-o/--output")
