@@ -18,7 +18,8 @@ Modes (--mode):
   widget updates it. Runs where napari is installed without a Qt binding (a GPU server):
   bench/napari_latency_requirements.txt lists the wheels that needs (about 29 MB).
 
-    python bench/bench_napari_latency.py [--side 256] [--strokes 10] [--device auto] [--mode widget|api]
+    python bench/bench_napari_latency.py [--side 256] [--strokes 10] [--device auto]
+        [--mode widget|api] [--viewer]
 """
 
 from __future__ import annotations

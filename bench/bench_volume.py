@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 import graphcut
-from graphcut.solver import GridNetwork, min_cut
+from graphcut.solver import GridNetwork
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "volume"))
 from make_volume_sample import make  # noqa: E402
@@ -93,7 +93,7 @@ def bench_size(side: int, args, cuda: bool) -> dict:
                bfs_passes=result.stats["bfs_passes"],
                t_bfs=result.stats["global_relabel_seconds"],
                t_pr=result.stats["push_relabel_seconds"], device=result.stats["device_name"])
-    del network, on_gpu
+    network = on_gpu = None  # free the GPU memory before the end-to-end runs
     release_cached_state()
     pool.free_all_blocks()
     graphcut.segment(volume, seeds, device="cuda")  # warm-up at this size

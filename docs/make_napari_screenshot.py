@@ -2,7 +2,8 @@
 sample volume (samples/volume/), viewed in 3-D with the mask over the volume.
 
 napari's canvas needs OpenGL: run this where napari can open a window, or headless under a
-virtual display, e.g. ``xvfb-run -s "-screen 0 1600x1000x24" python docs/make_napari_screenshot.py``.
+virtual display, e.g.
+``xvfb-run -s "-screen 0 1600x1000x24" python docs/make_napari_screenshot.py``.
 
     python docs/make_napari_screenshot.py [OUTPUT]
 """

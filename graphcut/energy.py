@@ -30,9 +30,9 @@ alpha is ignored. ``channel_axis`` names the channel axis of a 3-D array (scikit
 convention); 2-D arrays are always grey. Volumes: grey (D, H, W) with ``channel_axis=None`` (or
 seeds of the same shape, which say there is no channel axis), or (D, H, W, C); they get the
 6-connected grid, and ``spacing=(dz, dy, dx)`` weighs the n-links along each axis by
-``min(spacing) / spacing[axis]`` (anisotropic voxels: slices further apart are tied less). Integer images are scaled to [0, 1] by their dtype's
-maximum (uint8 by 255, uint16 by 65535), bool to 0 / 1, float images are used as they are and
-must be finite. Inputs are never modified.
+``min(spacing) / spacing[axis]`` (anisotropic voxels: slices further apart are tied less).
+Integer images are scaled to [0, 1] by their dtype's maximum (uint8 by 255, uint16 by 65535),
+bool to 0 / 1, float images are used as they are and must be finite. Inputs are never modified.
 """
 
 from __future__ import annotations
@@ -388,8 +388,9 @@ def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, chann
             axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
 
     Returns:
-        A :class:`GridNetwork` (4-connected, or 6-connected for a volume) with symmetric n-links whose minimum cut's source side is the
-        object; its maximum flow / scale is the minimum energy.
+        A :class:`GridNetwork` (4-connected, or 6-connected for a volume) with symmetric
+        n-links whose minimum cut's source side is the object; its maximum flow / scale is the
+        minimum energy.
 
     Raises:
         ValueError: bad image, bad seeds (size, labels, no object or no background seed), bad

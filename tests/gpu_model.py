@@ -296,7 +296,6 @@ def _bfs_init(ndim, grid, block, args):
 
 def _bfs_tile(ndim, grid, block, args):
     sizes, rest = _split(ndim, args)
-    inf = int(rest[0])
     arcs, height, dirty, next_dirty, any_dirty = (_flat(a) for a in rest[1:])
     assert len(rest) == 6
     geo = _Geometry(ndim, sizes, tiles(ndim)[1], grid, block)

@@ -147,7 +147,7 @@ def test_sample_data_commands():
 
 @pytest.fixture
 def model_viewer(qtbot):
-    napari = pytest.importorskip("napari")
+    pytest.importorskip("napari")
     from napari.components import ViewerModel
     return ViewerModel()
 
