@@ -21,6 +21,8 @@ kernel does, at the granularity of whole tiles:
 `fake_cupy()` builds a module object standing in for `cupy`: arrays are NumPy arrays of a
 subclass with `.get()`, streams and events do nothing (elapsed times are zero), CUDA graph
 capture records the launches (and the `fill` calls in between) and replays them.
+`TRANSFERS` replaces solver/cuda/transfer.py's pinned-memory copies and grid_state.cu kernels
+with plain NumPy ones (the model does not cover that file).
 """
 
 from __future__ import annotations
@@ -138,17 +140,53 @@ def fake_cupy(free_bytes: int = 8 * 2**30) -> types.ModuleType:
     cp.ascontiguousarray = lambda a, dtype=None: _wrap(np.ascontiguousarray(a, dtype=dtype))
     cp.ndarray = FakeArray
     cp.get_default_memory_pool = _Pool
-    cuda = types.SimpleNamespace(
-        Stream=_Stream, Event=_Event, Device=_Device,
-        get_current_stream=lambda: _Stream(),
-        get_elapsed_time=lambda a, b: 0.0,
-        runtime=types.SimpleNamespace(
-            memGetInfo=lambda: (free_bytes, free_bytes),
-            getDeviceCount=lambda: 1,
-            getDeviceProperties=lambda i: {"name": b"NumPy model of the grid kernels"}),
-        memory=types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError))
+    cuda = types.ModuleType("cupy.cuda")
+    cuda.Stream, cuda.Event, cuda.Device = _Stream, _Event, _Device
+    cuda.get_current_stream = lambda: _Stream()
+    cuda.get_elapsed_time = lambda a, b: 0.0
+    cuda.runtime = types.SimpleNamespace(
+        memGetInfo=lambda: (free_bytes, free_bytes),
+        getDeviceCount=lambda: 1,
+        getDeviceProperties=lambda i: {"name": b"NumPy model of the grid kernels"})
+    cuda.memory = types.SimpleNamespace(OutOfMemoryError=OutOfMemoryError)
     cp.cuda = cuda
     return cp
+
+
+def install_fake_cupy(modules: dict) -> None:
+    """Put the stand-in into ``modules`` (``sys.modules``) as ``cupy`` and ``cupy.cuda``."""
+    cp = fake_cupy()
+    modules["cupy"] = cp
+    modules["cupy.cuda"] = cp.cuda
+
+
+# The host-side transfers of solver/cuda/transfer.py (pinned staging, and the grid_state.cu
+# kernels that fold the terminals and read the flow and the cut out), done the plain way.
+def upload_grid(state, network) -> None:
+    state._load_nlinks()
+    fold_terminals(state, _wrap(network.source), _wrap(network.sink), None)
+
+
+def fold_terminals(state, source, sink, stream) -> None:
+    from graphcut.solver.dynamic import fresh_terminals
+    state._apply(fresh_terminals(source, sink))
+
+
+def sum_nonnegative(values) -> int:
+    return int(np.asarray(values).sum(dtype=np.int64))
+
+
+def cut_side(height, inf: int):
+    return _wrap(np.asarray(height) >= inf)
+
+
+def to_host(array) -> np.ndarray:
+    return np.array(array)
+
+
+TRANSFERS = {"upload_grid": upload_grid, "fold_terminals": fold_terminals,
+             "sum_nonnegative": sum_nonnegative, "cut_side": cut_side, "to_host": to_host,
+             "prepare_staging": lambda: None}
 
 
 # ---- kernel models ------------------------------------------------------------------------------

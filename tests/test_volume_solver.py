@@ -96,8 +96,11 @@ def model_grid(monkeypatch):
     saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
     had_cuda = "cuda" in vars(solver_package)
     old_cuda = vars(solver_package).get("cuda")
-    sys.modules["cupy"] = gpu_model.fake_cupy()
+    gpu_model.install_fake_cupy(sys.modules)
     try:
+        transfer = importlib.import_module("graphcut.solver.cuda.transfer")
+        for name, function in gpu_model.TRANSFERS.items():
+            setattr(transfer, name, function)   # before grid and grid3d import them
         grid = importlib.import_module("graphcut.solver.cuda.grid")
         monkeypatch.setattr(grid, "kernel", gpu_model.model_kernel)
         grid.release_cached_state()

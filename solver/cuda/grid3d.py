@@ -22,6 +22,7 @@ import numpy as np
 from ..networks import GridNetwork, axis_slice
 from . import GPUMemoryError, require_free_memory
 from .grid import GridState
+from .transfer import fold_terminals
 
 STATE_BYTES_PER_VOXEL = 57
 NETWORK_BYTES_PER_VOXEL = 32
@@ -72,7 +73,9 @@ class VolumeState(GridState):
             raise ValueError(f"network shape {network.shape} differs from the state's {self.shape}")
         self.nlinks = (tuple(network.forward), tuple(network.backward))
         self._load_nlinks()
-        self.set_terminals(cupy.asarray(network.source), cupy.asarray(network.sink))
+        # terminals folded by the shipped kernel of the 2-D upload (transfer.py)
+        fold_terminals(self, cupy.asarray(network.source), cupy.asarray(network.sink),
+                       cupy.cuda.get_current_stream())
 
     def _load_nlinks(self) -> None:
         """Residuals = the n-link capacities in force. Only arcs inside the volume are written;
