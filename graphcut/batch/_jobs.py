@@ -98,11 +98,13 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
         if problem == "a folder, not a regular file":
             continue
         seeds, suffix = seeds_dir / f"{path.stem}.png", ".png"
-        if problem is None and is_volume(path):  # seeds <stem>.tif/.tiff/.npy -> mask <stem>.tif
+        if problem is None and is_volume(path):
+            # a volume: seeds <stem>.tif / .tiff / .npy, mask <stem>.tif (a TIFF stack whose
+            # seeds are a 2-D <stem>.png is an image: its first page)
             volume_seeds = next((seeds_dir / f"{path.stem}{s}" for s in VOLUME_SUFFIXES
                                  if (seeds_dir / f"{path.stem}{s}").is_file()), None)
-            if segments_as_volume(path, volume_seeds):  # (a TIFF stack with a 2-D seed PNG:
-                seeds, suffix = volume_seeds or seeds_dir / f"{path.stem}.tif", ".tif"  # page 1)
+            if segments_as_volume(path, volume_seeds):
+                seeds, suffix = volume_seeds or seeds_dir / f"{path.stem}.tif", ".tif"
         if path.suffix.lower() == ".npy" and suffix != ".tif":
             continue
         if problem is None and os.path.lexists(seeds):
