@@ -251,23 +251,35 @@ def _bin_indices(values, bins: int):
     return index
 
 
+def _cost_table(counts, shape):
+    """-log P(cell | model) of every histogram cell (flat), for the model with these cell
+    ``counts`` (float64, flat): smoothed, normalised, mixed with ``UNIFORM_WEIGHT`` uniform."""
+    xp = array_module(counts)
+    cells = counts.size
+    smoothed = _smooth(counts.reshape(shape), SMOOTHING_PASSES).reshape(-1)
+    probability = ((1.0 - UNIFORM_WEIGHT) * smoothed / smoothed.sum()
+                   + UNIFORM_WEIGHT / cells)
+    return -xp.log(probability)
+
+
 def _colour_model_costs(index, selected, cells: int, shape):
     """-log P(cell | model) per pixel, for the model estimated from the pixels ``selected``."""
     xp = array_module(index)
     counts = xp.bincount(index[selected], minlength=cells).astype(xp.float64)
-    smoothed = _smooth(counts.reshape(shape), SMOOTHING_PASSES).reshape(-1)
-    probability = ((1.0 - UNIFORM_WEIGHT) * smoothed / smoothed.sum()
-                   + UNIFORM_WEIGHT / cells)
-    return xp.take(-xp.log(probability), index)
+    return xp.take(_cost_table(counts, shape), index)
+
+
+def _check_bins(bins, channels: int) -> int:
+    if bins is None:
+        return DEFAULT_GREY_BINS if channels == 1 else DEFAULT_COLOUR_BINS
+    if isinstance(bins, bool) or int(bins) != bins or not 2 <= bins <= 256:
+        raise ValueError(f"bins must be an integer from 2 to 256, got {bins!r}")
+    return int(bins)
 
 
 def _regional_costs(values, seeds, bins):
     channels = values.shape[-1]
-    if bins is None:
-        bins = DEFAULT_GREY_BINS if channels == 1 else DEFAULT_COLOUR_BINS
-    if isinstance(bins, bool) or int(bins) != bins or not 2 <= bins <= 256:
-        raise ValueError(f"bins must be an integer from 2 to 256, got {bins!r}")
-    bins = int(bins)
+    bins = _check_bins(bins, channels)
     index = _bin_indices(values, bins)
     shape = (bins,) * channels
     cells = bins ** channels
@@ -351,20 +363,170 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
                          f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
     source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
     sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
-    incident = xp.zeros(shape, dtype=xp.int64)
+    pin = seed_pins(links)
+    is_object = seeds == FOREGROUND
+    is_background = seeds == BACKGROUND
+    zero = xp.int32(0)
+    source = xp.where(is_object, pin, xp.where(is_background, zero, source)).astype(xp.int32)
+    sink = xp.where(is_background, pin, xp.where(is_object, zero, sink)).astype(xp.int32)
+    return source, sink
+
+
+def seed_pins(nlink_caps):
+    """The hard-constraint capacity K_p = 1 + the sum of p's n-link capacities, int32, shaped
+    like the grid.
+
+    Args:
+        nlink_caps: integer n-link capacities, one array per axis, last axis first, as
+            :func:`nlink_weights` orders them: ``(right, down)``, (H, W-1) and (H-1, W), for
+            an image; ``(right, down, next_slice)`` for a volume.
+
+    Raises:
+        ValueError: a K_p above the int32 limit (lower lam or scale).
+    """
+    links = tuple(nlink_caps)
+    xp = array_module(*links)
+    spatial = len(links)
+    shape = list(links[0].shape)
+    shape[-1] += 1  # the first array lacks one along the last axis
+    incident = xp.zeros(tuple(shape), dtype=xp.int64)
     for axis, link in zip(reversed(range(spatial)), links):
         incident[axis_slice(spatial, axis, 0, -1)] += link
         incident[axis_slice(spatial, axis, 1, None)] += link
     pin = incident + 1
     if int(pin.max()) > INT32_MAX:
         raise ValueError(f"the hard-constraint capacity of a seeded pixel reaches "
-                         f"{int(pin.max())}, above the int32 limit {INT32_MAX}; lower lam or scale")
-    pin = pin.astype(xp.int32)
+                         f"{int(pin.max())}, above the int32 limit {INT32_MAX}; lower lam or "
+                         "scale")
+    return pin.astype(xp.int32)
+
+
+class SeedHistograms:
+    """The colour histograms of the object and background seeds, kept up to date from seed
+    edits, with their costs as one small table per label.
+
+    This is the colour model of :func:`regional_costs` in a form made for interactive use: a
+    pixel's cost depends only on its histogram cell, so the per-pixel costs are a table lookup
+    (``table[cell of p]``). After a seed edit only the counts of the edited pixels change
+    (:meth:`edit`, a few microseconds per stroke), the tables are recomputed over the cells
+    (4,096 for colour images at 16 bins, 64 for grey; done with NumPy on the host, also for a
+    GPU session) and :func:`capacities_from_tables` turns them into terminal capacities with
+    one lookup per pixel (one kernel launch on the GPU). The capacities are exactly those of
+    :func:`terminal_capacities` on :func:`regional_costs` (the same float costs, rounded the
+    same way).
+
+    Args:
+        values: the image as :func:`image_as_float` returns it, NumPy or CuPy.
+        bins: histogram bins per channel, as for :func:`regional_costs`.
+
+    Attributes:
+        index: the histogram cell of every pixel, int32 (H, W), on the image's device.
+        counts: int64 (2, cells) NumPy array: seed pixels per cell, row 0 object, row 1
+            background.
+    """
+
+    def __init__(self, values, *, bins=None):
+        xp = array_module(values)
+        self.bins = _check_bins(bins, values.shape[-1])
+        self.hist_shape = (self.bins,) * values.shape[-1]
+        self.cells = self.bins ** values.shape[-1]
+        self.index = _bin_indices(values, self.bins).astype(xp.int32)
+        host = self.index.get() if xp is not np else self.index
+        self._index_host = host.astype(np.uint16) if self.cells <= 2**16 else host
+        self.counts = np.zeros((2, self.cells), dtype=np.int64)
+
+    @property
+    def seed_counts(self) -> tuple[int, int]:
+        """Numbers of (object, background) seed pixels counted."""
+        return int(self.counts[0].sum()), int(self.counts[1].sum())
+
+    def fit(self, seeds) -> None:
+        """Count the seeds of a whole (H, W) NumPy label array from scratch."""
+        for row, label in ((0, FOREGROUND), (1, BACKGROUND)):
+            self.counts[row] = np.bincount(self._index_host[seeds == label],
+                                           minlength=self.cells)
+
+    def edit(self, region, before, after) -> bool:
+        """Count a seed edit: the labels of ``region`` (a pair of slices) went from ``before``
+        to ``after`` (NumPy arrays of the region's shape). Returns whether any label changed."""
+        changed = before != after
+        if not changed.any():
+            return False
+        cells = self._index_host[region][changed]
+        old, new = before[changed], after[changed]
+        for row, label in ((0, FOREGROUND), (1, BACKGROUND)):
+            for selected, sign in ((cells[old == label], -1), (cells[new == label], 1)):
+                if len(selected) > self.cells // 8:
+                    self.counts[row] += sign * np.bincount(selected, minlength=self.cells)
+                elif len(selected):
+                    np.add.at(self.counts[row], selected, sign)
+        return True
+
+    def capacity_tables(self, scale=DEFAULT_SCALE):
+        """``(source_table, sink_table)``: int32 NumPy arrays, one entry per cell, of
+        ``rint(scale * cost)`` with the background cost on the source side and the object
+        cost on the sink side (as :func:`terminal_capacities`). Both models need seeds."""
+        if not (self.counts[0].any() and self.counts[1].any()):
+            raise ValueError("seed histograms need at least one object and one background seed")
+        cost_object = _cost_table(self.counts[0].astype(np.float64), self.hist_shape)
+        cost_background = _cost_table(self.counts[1].astype(np.float64), self.hist_shape)
+        return (quantize(cost_background, scale=scale,
+                         what="background costs (source capacities)"),
+                quantize(cost_object, scale=scale, what="object costs (sink capacities)"))
+
+
+_CAPACITY_KERNEL = None
+
+
+def _capacity_kernel():
+    global _CAPACITY_KERNEL
+    if _CAPACITY_KERNEL is None:
+        import cupy
+        _CAPACITY_KERNEL = cupy.ElementwiseKernel(
+            "raw int32 source_table, raw int32 sink_table, int32 cell, uint8 seed, int32 pin",
+            "int32 source, int32 sink",
+            f"""
+            if (seed == {FOREGROUND}) {{ source = pin; sink = 0; }}
+            else if (seed == {BACKGROUND}) {{ source = 0; sink = pin; }}
+            else {{ source = source_table[cell]; sink = sink_table[cell]; }}
+            """,
+            "graphcut_capacities_from_tables")
+    return _CAPACITY_KERNEL
+
+
+def capacities_from_tables(index, seeds, pins, source_table, sink_table, *, out=None):
+    """Terminal capacities by one table lookup per pixel, with the seeds' hard constraints.
+
+    ``source[p] = source_table[index[p]]`` and ``sink[p] = sink_table[index[p]]``, except
+    object seeds (label 1: ``source = pins[p]``, ``sink = 0``) and background seeds (label 2:
+    the reverse). On the GPU this is one fused kernel; on the host a few NumPy passes.
+
+    Args:
+        index: int32 (H, W) cell of every pixel (:attr:`SeedHistograms.index`).
+        seeds: uint8 (H, W) labels (0 none, 1 object, 2 background), on the same device.
+        pins: int32 (H, W) hard-constraint capacities (:func:`seed_pins`).
+        source_table, sink_table: int32 per-cell capacities
+            (:meth:`SeedHistograms.capacity_tables`), on the same device.
+        out: optional ``(source, sink)`` int32 (H, W) arrays to write into.
+
+    Returns:
+        ``(source, sink)``, int32 (H, W).
+    """
+    xp = array_module(index)
+    if out is None:
+        out = (xp.empty(index.shape, dtype=xp.int32), xp.empty(index.shape, dtype=xp.int32))
+    source, sink = out
+    if xp is not np:
+        _capacity_kernel()(source_table, sink_table, index, seeds, pins, source, sink)
+        return source, sink
+    np.take(source_table, index, out=source)
+    np.take(sink_table, index, out=sink)
     is_object = seeds == FOREGROUND
     is_background = seeds == BACKGROUND
-    zero = xp.int32(0)
-    source = xp.where(is_object, pin, xp.where(is_background, zero, source)).astype(xp.int32)
-    sink = xp.where(is_background, pin, xp.where(is_object, zero, sink)).astype(xp.int32)
+    np.copyto(source, pins, where=is_object)
+    np.copyto(sink, 0, where=is_object)
+    np.copyto(sink, pins, where=is_background)
+    np.copyto(source, 0, where=is_background)
     return source, sink
 
 
@@ -427,6 +589,7 @@ def spatial_channel_axis(image, seeds, channel_axis):
     return channel_axis
 
 
-__all__ = ["DEFAULT_LAM", "DEFAULT_SCALE", "array_module", "build_network", "estimate_sigma",
-           "image_as_float", "nlink_weights", "quantize", "regional_costs",
-           "spatial_channel_axis", "terminal_capacities"]
+__all__ = ["DEFAULT_LAM", "DEFAULT_SCALE", "SeedHistograms", "array_module", "build_network",
+           "capacities_from_tables", "estimate_sigma", "image_as_float", "nlink_weights",
+           "quantize", "regional_costs", "seed_pins", "spatial_channel_axis",
+           "terminal_capacities"]

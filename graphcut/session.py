@@ -1,138 +1,336 @@
 """``Segmenter``: one image, many seed edits, each answered by an incremental re-solve.
 
-For interactive use: the image's n-links are built once; each :meth:`Segmenter.update` rebuilds
-only the terminal capacities (colour models from the new seeds, hard constraints) and resumes
-the max-flow from the previous one instead of starting over:
+For interactive use. What depends only on the image is computed once: the n-link weights
+(kept as floats, so that a new lam only rescales them), the histogram cell of every pixel,
+the hard-constraint capacities and the solver's n-links. Each :meth:`Segmenter.update` then
+costs little besides the max-flow itself:
 
-- on the GPU, the push-relabel state (residuals, excess, heights) stays in GPU memory; the new
-  t-links are applied with the Kohli-Torr reparameterisation and phase I resumes from the
-  previous preflow (``GridState.change_terminals``);
-- on the CPU, PyMaxflow's graph is kept and its search trees are reused (``reuse_trees``),
-  with the t-link changes added to the pixels whose capacities changed.
+- colour model: the seed histograms are updated from the pixels whose label changed
+  (:class:`~graphcut.energy.SeedHistograms`), their costs become two small per-cell tables,
+  and one lookup per pixel turns them into terminal capacities (one kernel on the GPU);
+- solve: on the GPU the push-relabel state (residuals, excess, heights) stays in GPU memory,
+  the new t-links are applied with the Kohli-Torr reparameterisation and phase I resumes from
+  the previous preflow (``GridState.change_terminals``); on the CPU PyMaxflow's graph is kept,
+  the t-link changes are added to the pixels whose capacities changed, and its search trees are
+  reused (``reuse_trees``).
 
 Either way the mask and the flow value equal those of a fresh :func:`graphcut.segment` with the
-same seeds (the tests check this on long random edit sequences).
+same seeds and options (the tests check this on long random edit sequences).
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
-from .energy import (DEFAULT_LAM, DEFAULT_SCALE, array_module, image_as_float, nlink_weights,
-                     quantize, regional_costs, terminal_capacities)
-from .seeds import check_seeds
+from .energy import (DEFAULT_LAM, DEFAULT_SCALE, SeedHistograms, _check_positive, _nlink_weights,
+                     array_module, capacities_from_tables, image_as_float, quantize, seed_pins,
+                     terminal_capacities)
+from .seeds import BACKGROUND, FOREGROUND, check_seeds
 from .solver import CutResult, resolve_device
-from .solver.cpu import grid_bytes, grid_graph
+from .solver.cpu import grid_bytes
 from .solver.memory import require_host_memory
+from .solver.networks import axis_slice
+
+CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
 
 
 class Segmenter:
-    """Segment one image again and again as its seeds change.
+    """Segment one image (or volume) again and again as its seeds change.
 
     Args:
         image: grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
             A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
             as an (H, W, C) colour image).
-        lam, sigma, bins, channel_axis, scale, spacing: energy options, as for
-            :func:`graphcut.segment`; fixed for the session (make a new Segmenter to change
-            them).
+        lam: smoothness weight; change it later with :meth:`set_lam` (the image's weights are
+            kept, only the solver restarts).
+        sigma, bins, channel_axis, scale, spacing: energy options, as for
+            :func:`graphcut.segment`; fixed for the session.
         device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
+        model: the colour model: ``"histogram"`` (the default: the Boykov-Jolly histograms,
+            updated incrementally), or a pair ``(object_model, background_model)`` of objects
+            with ``fit(values, mask)`` and ``costs(values)`` (the interface of
+            ``graphcut.models``), refitted on every update.
 
     Example:
         >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
         >>> mask = session.update(seeds)                       # doctest: +SKIP
-        >>> seeds[10:20, 30:40] = 2; mask = session.update(seeds)  # doctest: +SKIP
+        >>> seeds[10:20, 30:40] = 2                            # doctest: +SKIP
+        >>> mask = session.update(seeds, region=np.s_[10:20, 30:40])  # doctest: +SKIP
     """
 
     def __init__(self, image, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axis=-1,
-                 scale=DEFAULT_SCALE, device="auto", spacing=None):
+                 scale=DEFAULT_SCALE, device="auto", spacing=None, model="histogram"):
         self.backend = resolve_device(device)
-        self.lam, self.sigma, self.bins, self.scale = lam, sigma, bins, scale
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
+        self.sigma, self.bins = sigma, bins
+        self.scale = _check_positive("scale", scale)
         self._values = image_as_float(image, channel_axis=channel_axis)
-        what = "n-link capacities (lam * weights)"
-        self._nlinks = tuple(quantize(lam * w, scale=scale, what=what)  # last axis first
-                             for w in nlink_weights(self._values, sigma=sigma, spacing=spacing))
         self.shape = tuple(self._values.shape[:-1])
+        self._xp = array_module(self._values)
+        self._weights = _nlink_weights(self._values, sigma, spacing)  # last axis first
+        self._model = model
+        if isinstance(model, str):
+            if model != "histogram":
+                raise ValueError(f"unknown colour model {model!r}; Segmenter takes "
+                                 "'histogram' or an (object, background) pair of models")
+            self._histograms = SeedHistograms(self._values, bins=bins)
+        else:
+            self._histograms = None
+            if len(model) != 2 or not all(hasattr(m, "fit") and hasattr(m, "costs")
+                                          for m in model):
+                raise TypeError("model must be 'histogram' or a pair (object_model, "
+                                "background_model) with fit(values, mask) and costs(values)")
+        if self._histograms is not None:
+            self._values = None      # the bins and weights hold all the image's part now
+        self._seeds = None           # host uint8 copy of the seeds last given to update()
+        self._seeds_device = None    # the same on the GPU (cuda backend)
+        self._solver = None          # _GridSolverCPU or _GridSolverGPU, made by prepare()
         self.last_result: CutResult | None = None
-        self._state = None     # GridState on the GPU, or (graph, node ids, source, sink) on CPU
+        self.lam = None
+        self.set_lam(lam)
 
     @property
     def device_name(self) -> str:
         if self.backend == "cuda":
             from .solver.cuda.grid import device_name
             return device_name()
-        return "CPU (PyMaxflow, Boykov-Kolmogorov)"
+        return CPU_DEVICE_NAME
 
-    def update(self, seeds) -> np.ndarray:
-        """Segment with these seeds ((H, W) or (D, H, W) labels: 0 none, 1 object, 2
-        background; at least one of each); returns the bool NumPy mask, True = object. Not
-        modified."""
+    def set_lam(self, lam) -> None:
+        """Use another smoothness weight from the next :meth:`update` on. The image's weights,
+        the colour model and the seeds are kept; the solver starts over (the n-links change)."""
+        lam = float(lam)
+        if not (math.isfinite(lam) and lam >= 0.0):
+            raise ValueError(f"lam must be a finite number >= 0, got {lam}")
+        if lam == self.lam:
+            return
+        what = "n-link capacities (lam * weights)"
+        nlinks = tuple(quantize(lam * w, scale=self.scale, what=what) for w in self._weights)
+        self._pins = seed_pins(nlinks)
+        self._nlinks, self.lam = nlinks, lam
+        if self._solver is not None:
+            self._solver.set_nlinks(nlinks)
+
+    def prepare(self) -> float:
+        """Build the solver's seed-independent part now (PyMaxflow's graph with its n-links, or
+        the GPU state), so that the first :meth:`update` does not wait for it. Returns the
+        seconds it took (0 when already built)."""
+        if self._solver is not None:
+            return 0.0
         started = time.perf_counter()
-        xp = array_module(self._values)
-        seeds = xp.asarray(seeds)
+        solver_class = _GridSolverGPU if self.backend == "cuda" else _GridSolverCPU
+        self._solver = solver_class(self.shape, self._nlinks)
+        if self.backend == "cuda":  # compile the capacity kernel now, not at the first stroke
+            one = self._xp.zeros((1, 1), dtype=self._xp.int32)
+            capacities_from_tables(one, one.astype(self._xp.uint8), one, one[0], one[0])
+        return time.perf_counter() - started
+
+    def update(self, seeds, *, region=None, cancel=None, device_mask=False):
+        """Segment with these seeds; returns the bool mask, True = object.
+
+        Args:
+            seeds: (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
+                of each. NumPy or CuPy; not modified.
+            region: optional tuple of slices, one per axis (``(rows, cols)`` for an image),
+                that contains every pixel whose label changed since the last update (e.g. a
+                stroke's bounding box); only that part is read and checked. ``None`` compares
+                the whole array.
+            cancel: optional callable polled during a GPU solve (between launch batches);
+                when it returns True the solve stops with
+                :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
+                update continues from where the solve stopped. (PyMaxflow cannot be
+                interrupted: on the CPU this is ignored.)
+            device_mask: return the mask on the solver's device (a CuPy array on the GPU).
+
+        Returns:
+            The bool (H, W) mask, a NumPy array unless ``device_mask``.
+        """
+        started = time.perf_counter()
+        self._take_seeds(seeds, region)
+        source, sink = self._terminal_capacities()
+        if self.backend == "cuda":  # so that the energy's time is its own, not the solve's
+            self._xp.cuda.get_current_stream().synchronize()
+        built = time.perf_counter()
+        self.prepare()
+        built_solver = time.perf_counter()
+        flow, mask, counters = self._solver.solve(source, sink, cancel)
+        if not device_mask and self.backend == "cuda":
+            mask = mask.get()
+        done = time.perf_counter()
+        stats = {"seconds": {"energy": built - started, "prepare": built_solver - built,
+                             "solve": done - built_solver, "total": done - started},
+                 "device_name": self.device_name, **counters}
+        self.last_result = CutResult(flow, mask, self.backend, stats)
+        return mask
+
+    # -- seeds and capacities ---------------------------------------------------------------
+
+    def _take_seeds(self, seeds, region) -> None:
+        """Copy the new seeds (or their ``region``) and count the edit in the colour model."""
+        on_gpu = array_module(seeds) is not np
+        if not on_gpu:
+            seeds = np.asarray(seeds)
         if seeds.ndim != len(self.shape):
             raise ValueError(
                 f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image is "
                 f"{'x'.join(map(str, self.shape))} ({len(self.shape)}-D); a grey volume needs "
                 "Segmenter(volume, channel_axis=None)")
-        seeds = check_seeds(seeds, self.shape)
-        cost_object, cost_background = regional_costs(self._values, seeds, bins=self.bins)
-        source, sink = terminal_capacities(cost_object, cost_background, self._nlinks, seeds,
-                                           scale=self.scale)
-        built = time.perf_counter()
+        if region is None or self._seeds is None:
+            after = check_seeds(seeds.get() if on_gpu else np.asarray(seeds), self.shape,
+                                require_both=False)
+            region = tuple(slice(0, n) for n in self.shape)
+            if self._seeds is None:
+                self._seeds = np.zeros(self.shape, np.uint8)
+        else:
+            region = _check_region(region, self.shape)
+            after = seeds[region]
+            after = check_seeds(after.get() if on_gpu else np.asarray(after),
+                                name="seeds in the edited region", require_both=False)
+        before = self._seeds[region]
+        if self._histograms is not None:
+            self._histograms.edit(region, before, after)
+        self._seeds[region] = after
         if self.backend == "cuda":
-            flow, mask, counters = self._solve_cuda(source, sink)
-        else:
-            flow, mask, counters = self._solve_cpu(source, sink)
-        done = time.perf_counter()
-        stats = {"seconds": {"energy": built - started, "solve": done - built,
-                             "total": done - started},
-                 "device_name": self.device_name, "incremental": counters.pop("incremental"),
-                 **counters}
-        self.last_result = CutResult(flow, mask, self.backend, stats)
-        return mask
+            import cupy
+            if self._seeds_device is None:
+                self._seeds_device = cupy.asarray(self._seeds)
+            else:
+                self._seeds_device[region] = cupy.asarray(self._seeds[region])
+        object_seeds, background_seeds = self._seed_counts()
+        if not object_seeds:
+            raise ValueError("seeds contain no foreground seed (label 1 / red stroke); mark at "
+                             "least one pixel of the object")
+        if not background_seeds:
+            raise ValueError("seeds contain no background seed (label 2 / blue stroke); mark "
+                             "at least one background pixel")
 
-    def _network(self, source, sink):
+    def _seed_counts(self) -> tuple[int, int]:
+        if self._histograms is not None:
+            return self._histograms.seed_counts
+        return (int(np.count_nonzero(self._seeds == FOREGROUND)),
+                int(np.count_nonzero(self._seeds == BACKGROUND)))
+
+    def _terminal_capacities(self):
+        seeds = self._seeds_device if self.backend == "cuda" else self._seeds
+        if self._histograms is None:
+            object_model, background_model = self._model
+            values = self._values
+            cost_object = object_model.fit(values, seeds == FOREGROUND).costs(values)
+            cost_background = background_model.fit(values, seeds == BACKGROUND).costs(values)
+            return terminal_capacities(cost_object, cost_background, self._nlinks, seeds,
+                                       scale=self.scale)
+        source_table, sink_table = self._histograms.capacity_tables(self.scale)
+        if self.backend == "cuda":
+            import cupy
+            source_table, sink_table = cupy.asarray(source_table), cupy.asarray(sink_table)
+        return capacities_from_tables(self._histograms.index, seeds, self._pins, source_table,
+                                      sink_table)
+
+
+def _check_region(region, shape):
+    """``region`` as a tuple of slices (one per axis) with steps of 1, clipped to ``shape``."""
+    try:
+        region = tuple(region)
+        if len(region) != len(shape):
+            raise ValueError
+        bounds = [s.indices(n) for s, n in zip(region, shape)]
+    except (TypeError, ValueError, AttributeError):
+        raise TypeError(f"region must be a tuple of {len(shape)} slices, one per axis "
+                        f"((rows, cols) for an image), got {region!r}") from None
+    if any(step != 1 for _, _, step in bounds):
+        raise ValueError(f"region slices must have step 1, got {region!r}")
+    return tuple(slice(start, max(start, stop)) for start, stop, _ in bounds)
+
+
+class _GridSolverCPU:
+    """PyMaxflow's graph of the grid, kept between solves; t-link changes are added as deltas
+    and the search trees reused."""
+
+    def __init__(self, shape, nlinks):
+        self.shape = shape
+        self.set_nlinks(nlinks)
+
+    def set_nlinks(self, nlinks) -> None:
+        import maxflow
+        shape, ndim = self.shape, len(self.shape)
+        self.graph = self.ids = None  # the old graph goes before the new one is built
+        size = "x".join(str(n) for n in shape[::-1])
+        require_host_memory(grid_bytes(shape), f"segmenting a {size} image on the CPU "
+                            "(PyMaxflow's graph)")  # PyMaxflow exits 1 when out of memory
+        pixels = int(np.prod(shape))
+        graph = maxflow.Graph[int](pixels, sum(pixels // n * (n - 1) for n in shape))
+        ids = graph.add_grid_nodes(shape)
+        # per-node weights towards the next node along one axis (zero on the last slice:
+        # PyMaxflow skips edges that leave the grid); one C loop per axis
+        weights = np.zeros(shape, dtype=np.int32)
+        for axis, link in zip(reversed(range(ndim)), nlinks):
+            if shape[axis] > 1:
+                weights[axis_slice(ndim, axis, -1, None)] = 0
+                weights[axis_slice(ndim, axis, 0, -1)] = np.asarray(link)
+                structure = np.zeros((3,) * ndim, dtype=np.int32)
+                structure[tuple(2 if a == axis else 1 for a in range(ndim))] = 1
+                graph.add_grid_edges(ids, weights=weights, structure=structure, symmetric=True)
+        self.graph, self.ids = graph, ids.ravel()
+        self.terminals = None  # (source, sink) int32 in force; None = not yet added
+
+    def solve(self, source, sink, cancel):
+        incremental = self.terminals is not None
+        if not incremental:
+            self.graph.add_grid_tedges(self.ids, source.ravel(), sink.ravel())
+            changed = source.size
+        else:
+            old_source, old_sink = self.terminals
+            # both in [0, 2**31 - 1]: their difference fits in int32
+            d_source = np.subtract(source, old_source).ravel()
+            d_sink = np.subtract(sink, old_sink).ravel()
+            where = np.flatnonzero((d_source != 0) | (d_sink != 0))
+            changed = len(where)
+            if changed:
+                nodes = self.ids[where]
+                self.graph.add_grid_tedges(nodes, d_source[where], d_sink[where])
+                self.graph.mark_grid_nodes(nodes)
+        self.terminals = (source, sink)
+        flow = int(self.graph.maxflow(reuse_trees=incremental))
+        mask = ~self.graph.get_grid_segments(self.ids).reshape(self.shape)
+        return flow, mask, {"incremental": incremental, "changed_terminals": changed}
+
+
+class _GridSolverGPU:
+    """The push-relabel state on the GPU (``GridState``), kept between solves."""
+
+    def __init__(self, shape, nlinks):
+        import cupy
+
         from .solver import GridNetwork
-        return GridNetwork(source, sink, forward=self._nlinks[::-1])
-
-    def _solve_cuda(self, source, sink):
         from .solver.cuda.grid import GridState
-        incremental = self._state is not None
-        if incremental:
-            self._state.change_terminals(source, sink)
-        else:
-            self._state = GridState.from_network(self._network(source, sink))
-        counters = self._state.solve()
-        mask = self._state.source_side().get()
-        return self._state.true_flow(), mask, {"incremental": incremental, **counters}
+        self.shape = shape
+        zero = cupy.zeros(shape, dtype=cupy.int32)
+        self.state = GridState.from_network(GridNetwork(zero, zero, forward=nlinks[::-1]))
+        self.solved = False  # False: terminals not yet set since the n-links were loaded
 
-    def _solve_cpu(self, source, sink):
-        source, sink = np.asarray(source, dtype=np.int64), np.asarray(sink, dtype=np.int64)
-        incremental = self._state is not None
+    def set_nlinks(self, nlinks) -> None:
+        import cupy
+
+        from .solver import GridNetwork
+        zero = cupy.zeros(self.shape, dtype=cupy.int32)
+        self.state.load(GridNetwork(zero, zero, forward=nlinks[::-1]))
+        self.solved = False
+
+    def solve(self, source, sink, cancel):
+        incremental = self.solved
         if incremental:
-            graph, ids, old_source, old_sink = self._state
-            changed = (source != old_source) | (sink != old_sink)
-            if changed.any():
-                graph.add_grid_tedges(ids[changed], (source - old_source)[changed],
-                                      (sink - old_sink)[changed])
-                graph.mark_grid_nodes(ids[changed])
+            self.state.change_terminals(source, sink)
         else:
-            size = "x".join(str(n) for n in self.shape[::-1])
-            require_host_memory(grid_bytes(self.shape), f"segmenting a {size} image on the "
-                                "CPU (PyMaxflow's graph)")  # PyMaxflow exits 1 when out of memory
-            graph = grid_graph(self._network(source, sink).to_numpy())
-            ids = np.arange(int(np.prod(self.shape)), dtype=np.int64).reshape(self.shape)
-            graph.add_grid_tedges(ids, source, sink)
-        flow = int(graph.maxflow(reuse_trees=incremental))
-        mask = ~graph.get_grid_segments(ids)
-        self._state = (graph, ids, source, sink)
-        return flow, mask, {"incremental": incremental}
+            self.state.set_terminals(source, sink)
+            self.solved = True
+        counters = self.state.solve(cancel=cancel)
+        mask = self.state.source_side()
+        return self.state.true_flow(), mask, {"incremental": incremental, **counters}
 
 
 __all__ = ["Segmenter"]

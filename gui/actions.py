@@ -38,10 +38,12 @@ MOUSE_HELP = """\
 RESULT_HELP = """\
 <h3>Result</h3>
 <p>After every stroke the object is segmented again in the background (green fill, yellow
-outline). It needs at least one foreground and one background seed. The slider next to
-<i>Result</i> sets the fill's opacity; <i>&lambda;</i> (smoothness) trades boundary length
-against colour fit; the <i>Brush</i> radius is in image pixels. The status bar shows how long
-you waited for the last result (from the end of the stroke to the result on screen).</p>
+outline; View &gt; Result fill / outline colour change them). It needs at least one foreground
+and one background seed. On large images segmented on the CPU a coarse preview shows first,
+then the exact result replaces it. The slider next to <i>Result</i> sets the fill's opacity;
+<i>&lambda;</i> (smoothness) trades boundary length against colour fit; the <i>Brush</i> radius
+is in image pixels. The status bar shows how long you waited for the last result (from the end
+of the stroke to the exact result on screen). Save overlay writes what the screen shows.</p>
 <h3>Files</h3>
 <p>Open an image, or drop it on the window. Masks (0/255) and seeds (label image: 0 none,
 1 foreground, 2 background) are saved as PNG or TIFF, never in a lossy format. Saving while a
@@ -98,6 +100,10 @@ def build_actions(window) -> None:
     w.overlay_action.setChecked(True)
     w.seeds_visible_action = a("Show &seeds", w._toggle_seeds, "S", checkable=True)
     w.seeds_visible_action.setChecked(True)
+    w.fill_colour_action = a("Result &fill colour…", lambda: w._choose_colour("fill"),
+                             tip="Colour of the object's fill (also in saved overlays)")
+    w.outline_colour_action = a("Result o&utline colour…", lambda: w._choose_colour("outline"),
+                                tip="Colour of the object's outline (also in saved overlays)")
     w.smaller_action = a("S&maller brush", lambda: w._change_brush(-1), "[")
     w.larger_action = a("&Larger brush", lambda: w._change_brush(+1), "]")
     w.help_action = a("&Controls", w._show_controls, QKeySequence.StandardKey.HelpContents)
@@ -127,7 +133,8 @@ def build_menus(window) -> None:
         "&Edit": [w.undo_action, w.redo_action, None, w.clear_action],
         "&Tools": [*w._tool_actions.values(), None, w.smaller_action, w.larger_action],
         "&View": [w.zoom_in_action, w.zoom_out_action, w.fit_action, w.actual_size_action, None,
-                  w.overlay_action, w.seeds_visible_action],
+                  w.overlay_action, w.seeds_visible_action, None, w.fill_colour_action,
+                  w.outline_colour_action],
         "&Help": [w.help_action, w.about_action],
     }
     for title, actions in menus.items():
@@ -185,8 +192,8 @@ def build_toolbar(window, lam: float) -> QToolBar:
     w._opacity_slider.setFixedWidth(90)
     w._opacity_slider.setToolTip("Opacity of the result's fill")
     w._opacity_slider.valueChanged.connect(
-        lambda value: view.result_fill_layer.setOpacity(value / 100.0))
-    view.result_fill_layer.setOpacity(DEFAULT_OPACITY / 100.0)
+        lambda value: w.set_result_style(opacity=value / 100.0))
+    w.set_result_style(opacity=DEFAULT_OPACITY / 100.0)
     bar.addWidget(w._opacity_slider)  # after "Result": its opacity (tooltip), no label
     bar.addSeparator()
     bar.addAction(w.fit_action)

@@ -140,13 +140,21 @@ class FileOperations:
                                                                      inputs=self._inputs()))
 
     def save_overlay(self, path) -> bool:
-        """Write the image with the object tinted and outlined (PNG), for the seeds on screen
-        (waits as :meth:`save_mask` does). Returns success."""
+        """Write the image with the result drawn over it as the screen shows it (the fill in
+        its colour at the *Opacity* slider's strength, the outline in its colour, as wide in
+        image pixels as on screen at 100 % zoom; RGB PNG, seeds not drawn), for the seeds on
+        screen (waits as :meth:`save_mask` does). Returns success."""
         mask = self._current_mask("overlay")
         if mask is None:
             return False
-        return self._write("overlay", path, lambda: graphcut.write_overlay(
-            path, self._image, mask, inputs=self._inputs()))
+        from PIL import Image
+
+        from graphcut.imageio import atomic_save
+
+        from .overlay import composite_result
+        rgb = composite_result(self.view.image_layer.array, mask, self.result_style())
+        return self._write("overlay", path, lambda: atomic_save(Image.fromarray(rgb), path,
+                                                                inputs=self._inputs()))
 
     def save_seeds(self, path) -> bool:
         """Write the seeds as a label image, PNG or TIFF (0 none, 1 foreground, 2 background).

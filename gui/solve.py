@@ -1,13 +1,27 @@
-"""One segmentation request and its answer, and the plain-Python code that answers it.
+"""Segmentation requests, their answers, and the plain-Python code that answers them. No Qt.
 
-No Qt in here: :class:`Solver` runs in the solver process (``solver_process.py``), or on the
-worker thread when no process can be started. It calls ``graphcut`` (a ``graphcut.Segmenter``
-session when the package has one, so that seed edits re-solve incrementally, on the GPU from
-the kept preflow; else ``graphcut.segment`` each time).
+A :class:`Solver` answers one opened image at a time (:class:`Session`), then any number of
+:class:`Job`\\ s, each carrying only the seeds that changed. It runs in a solver process
+(``solver_process.py``), or on a thread of the app when no process can be started; the app's
+side of the conversation is ``controller.py`` and ``worker.py``.
+
+Two kinds of solver, chosen by ``Session.preview_factor``:
+
+- exact (factor 1): a ``graphcut.Segmenter`` on the full image; each job is an incremental
+  re-solve and the mask equals a fresh ``graphcut.segment`` of the same seeds;
+- preview (factor k > 1): a ``Segmenter`` on the image reduced k times (block means), with
+  seeds reduced the same way (a block takes the label most of its seeded pixels have) and
+  lambda divided by k (a coarse pixel stands for k * k pixels, a coarse edge for k edges). It
+  answers in a small fraction of the exact solve's time; the app shows its mask, scaled up,
+  until the exact mask of the same seeds arrives.
+
+Masks go back as :class:`~graphcut.gui.sharing.MaskUpdate`\\ s: the rectangle that changed
+since the previous answer, as packed bits.
 """
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -15,8 +29,34 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import graphcut
+from graphcut.solver import SolveCancelled
 
-from .overlay import object_boundary
+from .sharing import ArrayRef, AttachedArray, MaskUpdate, SeedDelta, union
+
+# A preview grid has at most about this many pixels (a PyMaxflow solve of ~0.1 s on one core).
+PREVIEW_PIXELS = 250_000
+
+
+@dataclass(frozen=True)
+class Session:
+    """Open an image: the solver drops any previous image and builds what does not depend on
+    the seeds (n-links, colour bins, PyMaxflow's graph or the GPU state, warmed up with a
+    throwaway update so that the first stroke costs what later ones do).
+
+    Attributes:
+        token: identifies the opened image; jobs name it, and a job for another token fails.
+        image: the image as read (never modified): a :class:`~graphcut.gui.sharing.ArrayRef`
+            to shared memory, or the array itself (a solver on a thread of the app).
+        lam: the smoothness weight to start with.
+        device: "auto", "cpu" or "cuda".
+        preview_factor: 1 = exact solver; k > 1 = preview solver on a grid reduced k times.
+    """
+
+    token: int
+    image: ArrayRef | np.ndarray
+    lam: float
+    device: str
+    preview_factor: int = 1
 
 
 @dataclass(frozen=True)
@@ -24,130 +64,249 @@ class Job:
     """One segmentation request.
 
     Attributes:
-        number: increases with every request; the window keeps only the newest one's outcome.
-        image_token: identifies the opened image (a new token when another image is opened), so
-            that a session is never reused across images.
-        image: the image as read (never modified), or None when the solver already holds the
-            image of ``image_token``.
-        seeds: a private copy of the seed labels (0 none, 1 foreground, 2 background); None
-            in a "prepare" request (``Solver.prepare``).
-        lam: the smoothness weight passed to ``graphcut``.
-        device: "auto", "cpu" or "cuda".
+        number: increases with every request; a solver answers only the newest of the jobs
+            waiting for it (the others come back cancelled) and stops a running GPU solve
+            when a newer job arrives.
+        token: the :class:`Session` this job belongs to.
+        lam: the smoothness weight (a change re-solves from scratch, keeping the colour model).
+        seeds: the labels that changed since the previous job sent to this solver (the whole
+            seed array after a (re)start).
     """
 
     number: int
-    image_token: int
-    image: np.ndarray | None
-    seeds: np.ndarray
+    token: int
     lam: float
-    device: str
+    seeds: SeedDelta
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """What a job produced: the mask (True = object), its outline, and how it was solved.
+class Opened:
+    """The answer to a :class:`Session`: the backend that will solve, or why none can."""
 
-    ``solve_seconds`` is graphcut's own total (``CutResult.stats["seconds"]["total"]``);
-    ``wall_seconds`` adds the outline; ``incremental`` tells a re-solve from a kept state.
-    """
-
-    number: int
-    mask: np.ndarray | None = None
-    boundary: np.ndarray | None = None
+    token: int
     backend: str = ""
     device_name: str = ""
-    solve_seconds: float = float("nan")
-    wall_seconds: float = float("nan")
-    incremental: bool = False
+    seconds: float = 0.0  # building the session (n-links, bins, graph)
     error: str | None = None
     details: str = field(default="", repr=False)
 
 
-class MissingImage(RuntimeError):
-    """The job carries no image and the solver holds none for its token."""
+@dataclass(frozen=True)
+class Outcome:
+    """What a job produced.
+
+    Attributes:
+        update: the mask as a change to the previous answer of the same solver.
+        factor: 1 for an exact mask, k for a preview on a grid reduced k times.
+        seconds: wall seconds in the solver: "energy" (colour model and capacities), "solve"
+            (max-flow), "mask" (finding what changed and packing it), "total" (the job, from
+            taking it to the answer being ready; also includes any session rebuild).
+        incremental: re-solved from the previous state (False: from scratch).
+        coverage: the share of the mask's pixels in the object (0..1).
+        cancelled: a newer job made this one useless; no mask.
+        mask, region, received: filled in by the app's side (``worker.py``): the whole mask
+            with the update applied, the slices that changed, and when it arrived
+            (``time.perf_counter()`` in the app's process).
+    """
+
+    number: int
+    token: int
+    update: MaskUpdate | None = None
+    factor: int = 1
+    backend: str = ""
+    device_name: str = ""
+    seconds: dict = field(default_factory=dict)
+    incremental: bool = False
+    coverage: float = float("nan")
+    cancelled: bool = False
+    error: str | None = None
+    details: str = field(default="", repr=False)
+    mask: np.ndarray | None = field(default=None, repr=False)
+    region: tuple | None = None
+    received: float = float("nan")
+
+
+class MissingSession(RuntimeError):
+    """A job names an image the solver does not hold."""
+
+
+def preview_factor(shape, pixels: int = PREVIEW_PIXELS) -> int:
+    """The smallest reduction factor that brings an image of ``shape`` to at most ``pixels``."""
+    return max(1, math.ceil(math.sqrt(shape[0] * shape[1] / pixels)))
 
 
 class Solver:
-    """Answers jobs one after another, keeping a ``graphcut.Segmenter`` between them.
+    """Answers :class:`Session` and :class:`Job` requests, one after another.
 
-    A new session is made when the image, lambda or device changes; any other job (new seeds)
-    reuses it, which is what lets the backends re-solve from their previous state.
+    :meth:`take` a job's seeds as soon as it arrives (cheap), :meth:`solve` only the newest.
+    Never raises for a bad request: failures come back in ``Opened.error`` / ``Outcome.error``.
     """
 
     def __init__(self):
-        self._image_token = None
+        self._session: Session | None = None
+        self._attached: AttachedArray | None = None
         self._image = None
-        self._session = None
-        self._session_key = None
+        self._segmenter = None
+        self._preview: _Reducer | None = None
+        self._seeds: np.ndarray | None = None
+        self._dirty = None  # bounding region of seed changes not yet solved; "all" = unknown
+        self._lam = None
+        self._sent = None  # the mask of the last answer (on the solver's device)
 
-    def holds_image(self, token: int) -> bool:
-        return self._image is not None and self._image_token == token
+    @property
+    def token(self):
+        return None if self._session is None else self._session.token
 
-    def run(self, job: Job) -> Outcome:
-        """Never raises for a bad job: failures come back as ``Outcome.error``."""
-        start = time.perf_counter()
+    def open(self, session: Session) -> Opened:
+        started = time.perf_counter()
+        self.close()
         try:
-            if job.image is not None:
-                self._image_token, self._image = job.image_token, job.image
-            elif not self.holds_image(job.image_token):
-                raise MissingImage(f"job {job.number} has no image and image "
-                                   f"{job.image_token} is not held")
-            mask, result = self._solve(job)
-            boundary = object_boundary(mask)
-        except Exception as error:  # reported to the user, never raised into Qt
-            self._session, self._session_key = None, None
-            return Outcome(job.number, error=_describe_error(error),
-                           details=traceback.format_exc())
-        stats = getattr(result, "stats", {}) or {}
-        return Outcome(
-            job.number, mask=mask, boundary=boundary,
-            backend=str(getattr(result, "backend", "")),
-            device_name=str(stats.get("device_name", "")),
-            solve_seconds=float(stats.get("seconds", {}).get("total", float("nan"))),
-            wall_seconds=time.perf_counter() - start,
-            incremental=bool(stats.get("incremental", False)))
-
-    def prepare(self, job: Job) -> Outcome:
-        """Ahead of the first stroke (the image was just opened; ``job.seeds`` are ignored):
-        hold the image, make its session and warm it up (:func:`graphcut.warmup.warm_up`:
-        kernels loaded, GPU state allocated), so that the first stroke costs what later ones
-        do. Never raises: a failure comes back as ``Outcome.error`` and the next job retries."""
-        start = time.perf_counter()
-        try:
-            self._image_token, self._image = job.image_token, job.image
-            if self._session_for(job) is not None:
+            if isinstance(session.image, ArrayRef):
+                self._attached = AttachedArray(session.image)
+                image = self._attached.array
+            else:
+                image = np.asarray(session.image)
+            self._session, self._image = session, image
+            self._seeds = np.zeros(image.shape[:2], np.uint8)
+            self._dirty = "all"
+            self._lam = float(session.lam)
+            if session.preview_factor > 1:
+                self._preview = _Reducer(image.shape[:2], session.preview_factor)
+                image = self._preview.reduce_image(image)
+                device, lam = "cpu", self._lam / session.preview_factor
+            else:
+                device, lam = session.device, self._lam
+            self._segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=-1,
+                                                 device=device)
+            self._segmenter.prepare()
+            if self._segmenter.backend == "cuda":
+                # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
+                # next update compares the seeds with the throwaway ones: still exact)
                 from graphcut.warmup import warm_up
-                warm_up(self._session)
-        except Exception as error:  # reported like a solve's failure, never raised into Qt
-            self._session, self._session_key = None, None
-            return Outcome(job.number, error=_describe_error(error),
+                warm_up(self._segmenter)
+        except Exception as error:  # reported to the user, never raised into the app
+            self.close()
+            return Opened(session.token, error=_describe_error(error),
+                          details=traceback.format_exc())
+        return Opened(session.token, self._segmenter.backend, self._segmenter.device_name,
+                      time.perf_counter() - started)
+
+    def close(self) -> None:
+        """Drop the image and everything built on it."""
+        self._segmenter = self._preview = self._session = self._image = self._sent = None
+        self._seeds = None
+        if self._attached is not None:
+            self._attached.close()
+            self._attached = None
+
+    def take(self, job: Job) -> bool:
+        """Apply a job's seed changes and lambda (they count even when the job is not solved).
+        Returns False when the job is for another image."""
+        if self._session is None or job.token != self._session.token:
+            return False
+        region = job.seeds.apply(self._seeds)
+        self._dirty = "all" if self._dirty == "all" or job.seeds.region is None \
+            else union(self._dirty, (region[0].start, region[0].stop,
+                                     region[1].start, region[1].stop))
+        self._lam = float(job.lam)
+        return True
+
+    def solve(self, job: Job, cancel=None) -> Outcome:
+        """Segment with the seeds taken so far (``job`` must have been :meth:`take`\\ n).
+
+        ``cancel``: polled during a GPU solve; True stops it (the outcome is ``cancelled``).
+        """
+        started = time.perf_counter()
+        try:
+            if self._session is None or job.token != self._session.token:
+                raise MissingSession(f"job {job.number} is for image {job.token}, but the "
+                                     f"solver holds {self.token}")
+            factor = self._session.preview_factor
+            self._segmenter.set_lam(self._lam / factor)
+            if self._preview is not None:
+                seeds, region = self._preview.reduce_seeds(self._seeds, self._dirty)
+            else:
+                seeds = self._seeds
+                region = None if self._dirty == "all" else \
+                    (slice(self._dirty[0], self._dirty[1]), slice(self._dirty[2], self._dirty[3]))
+            self._dirty = None
+            mask = self._segmenter.update(seeds, region=region, cancel=cancel, device_mask=True)
+            solved = time.perf_counter()
+            update = MaskUpdate.between(self._sent, mask)
+            coverage = float(mask.sum()) / mask.size
+            self._sent = mask
+        except SolveCancelled:
+            return Outcome(job.number, job.token, cancelled=True,
+                           seconds={"total": time.perf_counter() - started})
+        except Exception as error:  # reported to the user, never raised into the app
+            self._dirty = "all"  # the segmenter may hold other seeds than ours now
+            return Outcome(job.number, job.token, error=_describe_error(error),
                            details=traceback.format_exc())
-        return Outcome(job.number, wall_seconds=time.perf_counter() - start)
+        stats = self._segmenter.last_result.stats
+        done = time.perf_counter()
+        seconds = {"energy": stats["seconds"]["energy"],
+                   "solve": stats["seconds"]["solve"] + stats["seconds"]["prepare"],
+                   "mask": done - solved, "total": done - started}
+        return Outcome(job.number, job.token, update, factor, self._segmenter.backend,
+                       stats["device_name"], seconds, bool(stats["incremental"]), coverage)
 
-    def _session_for(self, job: Job):
-        """The Segmenter for the job's image, lambda and device (made when any changed), or
-        None when the package has no Segmenter."""
-        segmenter_class = getattr(graphcut, "Segmenter", None)
-        if segmenter_class is None:
-            return None
-        key = (job.image_token, job.lam, job.device)
-        if self._session_key != key:
-            self._session = None  # let the old session free its (GPU) memory first
-            self._session = segmenter_class(self._image, lam=job.lam, channel_axis=-1,
-                                            device=job.device)
-            self._session_key = key
-        return self._session
+    def run(self, job: Job, cancel=None) -> Outcome:
+        """:meth:`take` then :meth:`solve`."""
+        if not self.take(job):
+            return Outcome(job.number, job.token, error=f"job {job.number} is for image "
+                           f"{job.token}, but the solver holds {self.token}")
+        return self.solve(job, cancel)
 
-    def _solve(self, job: Job):
-        channel_axis = -1  # images are read channels last; a 2-D image is grey either way
-        session = self._session_for(job)
-        if session is None:
-            mask, result = graphcut.segment(self._image, job.seeds, lam=job.lam,
-                                            channel_axis=channel_axis, device=job.device,
-                                            return_result=True)
-            return np.asarray(mask, bool), result
-        mask = session.update(job.seeds)
-        return np.asarray(mask, bool), session.last_result
+
+class _Reducer:
+    """Maps an image and its seeds to a grid reduced ``factor`` times in each direction."""
+
+    def __init__(self, shape, factor: int):
+        self.shape, self.factor = tuple(shape), int(factor)
+        self.reduced_shape = tuple(-(-n // self.factor) for n in self.shape)
+        self.seeds = np.zeros(self.reduced_shape, np.uint8)
+
+    def reduce_image(self, image: np.ndarray) -> np.ndarray:
+        """Block means (edge blocks over the pixels they have), as float in [0, 1] like
+        ``graphcut.energy.image_as_float`` scales them."""
+        image = np.asarray(image)
+        if image.ndim == 2:
+            image = image[..., None]
+        scale = float(np.iinfo(image.dtype).max) if image.dtype.kind in "iu" else 1.0
+        blocks = self._blocks(image)
+        return (blocks.sum(axis=(1, 3), dtype=np.float64) / self._block_sizes()[..., None]
+                / scale)
+
+    def reduce_seeds(self, seeds: np.ndarray, dirty):
+        """The reduced seeds, recomputed over the blocks that ``dirty`` touches; returns them
+        with the reduced region to pass to ``Segmenter.update``."""
+        k = self.factor
+        if dirty is None:
+            return self.seeds, (slice(0, 0), slice(0, 0))
+        if dirty == "all":
+            dirty = (0, self.shape[0], 0, self.shape[1])
+        r0, r1, c0, c1 = dirty[0] // k, -(-dirty[1] // k), dirty[2] // k, -(-dirty[3] // k)
+        part = seeds[r0 * k:r1 * k, c0 * k:c1 * k]
+        pad = ((0, (r1 - r0) * k - part.shape[0]), (0, (c1 - c0) * k - part.shape[1]))
+        part = np.pad(part, pad).reshape(r1 - r0, k, c1 - c0, k)
+        objects = np.count_nonzero(part == graphcut.FOREGROUND, axis=(1, 3))
+        backgrounds = np.count_nonzero(part == graphcut.BACKGROUND, axis=(1, 3))
+        self.seeds[r0:r1, c0:c1] = np.where(
+            objects > backgrounds, graphcut.FOREGROUND,
+            np.where(backgrounds > objects, graphcut.BACKGROUND, graphcut.NONE))
+        return self.seeds, (slice(r0, r1), slice(c0, c1))
+
+    def _blocks(self, array):
+        k = self.factor
+        h, w = self.reduced_shape
+        pad = ((0, h * k - array.shape[0]), (0, w * k - array.shape[1]), (0, 0))
+        return np.pad(array, pad).reshape(h, k, w, k, array.shape[2])
+
+    def _block_sizes(self):
+        k = self.factor
+        rows = np.minimum(k, self.shape[0] - k * np.arange(self.reduced_shape[0]))
+        cols = np.minimum(k, self.shape[1] - k * np.arange(self.reduced_shape[1]))
+        return np.outer(rows, cols).astype(np.float64)
 
 
 def _describe_error(error: Exception) -> str:

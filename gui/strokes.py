@@ -30,16 +30,19 @@ class SeedCanvas:
 
     An edit is everything between :meth:`begin_edit` and :meth:`end_edit` (a whole mouse stroke,
     a clear, a load); only the rectangle that changed is kept for undo, so long histories of
-    small strokes on large images stay cheap.
+    small strokes on large images stay cheap. A stroke costs what it paints: only the rectangle
+    it touched is compared with the labels as they were (kept in a second array).
     """
 
     def __init__(self, shape: tuple[int, int], *, max_history: int = 200):
         if len(shape) != 2 or min(shape) < 1:
             raise ValueError(f"seed canvas shape must be (H, W) with H, W >= 1, got {shape}")
         self._labels = np.zeros(shape, np.uint8)
+        self._saved = self._labels.copy()  # the labels as of the last end_edit / undo / redo
+        self._touched: tuple[slice, slice] | None = None  # may differ from _saved here
         self._undo: list[_Edit] = []
         self._redo: list[_Edit] = []
-        self._before: np.ndarray | None = None
+        self._editing = False
         self._max_history = max_history
 
     @property
@@ -68,25 +71,38 @@ class SeedCanvas:
 
     def begin_edit(self) -> None:
         """Start an undoable step; nested calls are not allowed."""
-        if self._before is not None:
+        if self._editing:
             raise RuntimeError("begin_edit called twice without end_edit")
-        self._before = self._labels.copy()
+        self._editing = True
 
     def end_edit(self) -> bool:
         """Finish the step; returns whether anything changed (no change leaves no undo entry)."""
-        if self._before is None:
+        if not self._editing:
             raise RuntimeError("end_edit called without begin_edit")
-        before, self._before = self._before, None
-        changed = before != self._labels
+        self._editing = False
+        touched, self._touched = self._touched, None
+        if touched is None:
+            return False
+        changed = self._saved[touched] != self._labels[touched]
         if not changed.any():
             return False
-        rows = np.flatnonzero(changed.any(axis=1))
-        cols = np.flatnonzero(changed.any(axis=0))
-        region = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
-        self._undo.append(_Edit(region, before[region].copy(), self._labels[region].copy()))
+        rows = np.flatnonzero(changed.any(axis=1)) + touched[0].start
+        cols = np.flatnonzero(changed.any(axis=0)) + touched[1].start
+        region = (slice(int(rows[0]), int(rows[-1]) + 1), slice(int(cols[0]), int(cols[-1]) + 1))
+        after = self._labels[region].copy()
+        self._undo.append(_Edit(region, self._saved[region].copy(), after))
+        self._saved[region] = after
         del self._undo[:-self._max_history]
         self._redo.clear()
         return True
+
+    def _touch(self, region: tuple[slice, slice]) -> None:
+        if self._touched is None:
+            self._touched = region
+        else:
+            (rows, cols), (new_rows, new_cols) = self._touched, region
+            self._touched = (slice(min(rows.start, new_rows.start), max(rows.stop, new_rows.stop)),
+                             slice(min(cols.start, new_cols.start), max(cols.stop, new_cols.stop)))
 
     def paint(self, start, end, label: int, radius: float) -> tuple[slice, slice] | None:
         """Paint the segment ``start``-``end`` ((row, col) each) with ``label``.
@@ -118,11 +134,13 @@ class SeedCanvas:
         distance2 = (rows - (r0 + t * dr)) ** 2 + (cols - (c0 + t * dc)) ** 2
         region = (slice(top, bottom), slice(left, right))
         self._labels[region][distance2 <= radius * radius + 1e-9] = label
+        self._touch(region)
         return region
 
     def clear(self) -> None:
         """Remove every seed (call inside an edit to make it undoable)."""
         self._labels[...] = NONE
+        self._touch((slice(0, self.shape[0]), slice(0, self.shape[1])))
 
     def replace(self, labels: np.ndarray) -> None:
         """Set all labels at once (call inside an edit to make it undoable)."""
@@ -133,21 +151,26 @@ class SeedCanvas:
         if not np.isin(labels, LABELS).all():
             raise ValueError("seed labels must be 0 (none), 1 (foreground) or 2 (background)")
         self._labels[...] = labels
+        self._touch((slice(0, self.shape[0]), slice(0, self.shape[1])))
 
-    def undo(self) -> bool:
-        """Undo the latest edit; returns False when there is nothing to undo."""
+    def undo(self) -> tuple[slice, slice] | None:
+        """Undo the latest edit; returns the (rows, cols) rectangle it changed, or None when
+        there is nothing to undo."""
         if not self._undo:
-            return False
+            return None
         edit = self._undo.pop()
         self._labels[edit.region] = edit.before
+        self._saved[edit.region] = edit.before
         self._redo.append(edit)
-        return True
+        return edit.region
 
-    def redo(self) -> bool:
-        """Redo the latest undone edit; returns False when there is nothing to redo."""
+    def redo(self) -> tuple[slice, slice] | None:
+        """Redo the latest undone edit; returns the rectangle it changed, or None when there
+        is nothing to redo."""
         if not self._redo:
-            return False
+            return None
         edit = self._redo.pop()
         self._labels[edit.region] = edit.after
+        self._saved[edit.region] = edit.after
         self._undo.append(edit)
-        return True
+        return edit.region

@@ -2,10 +2,12 @@
 status bar. Opening and saving files is ``files.py``'s (a mixin); the actions, menus, toolbar
 and the Controls help are built by ``actions.py``.
 
-The window holds no energy or solver logic: segmentation is ``graphcut``'s, run on a worker
-thread (``worker.py``). Every seed edit asks for a new segmentation; while one runs, only the
-newest request waits, and the outcome of any request older than the newest is dropped, so the
-overlay always matches the seeds on screen and the window never waits for the solver.
+The window holds no energy or solver logic: segmentation is ``graphcut``'s, run in solver
+processes by the segmentation controller (``controller.py``), which this window only feeds
+with seed edits and whose answers it draws. Every seed edit asks for a new segmentation; a
+newer request supersedes older ones (a GPU solve is stopped), outcomes of older requests are
+never shown, and on the CPU a coarse preview is shown until the exact mask arrives. The window
+never waits for the solver.
 
 Scripting (also used by the tests): ``open_image``, ``load_seeds``, ``paint_stroke``,
 ``wait_until_idle``, ``mask``, ``save_mask``, ``save_overlay``, ``save_seeds``, ``set_lam``,
@@ -21,11 +23,13 @@ import logging
 import sys
 import time
 import weakref
+from math import nan
 from pathlib import Path
 
 import numpy as np
-from PyQt6.QtCore import QEventLoop, QThread, QTimer, pyqtSignal
-from PyQt6.QtWidgets import QApplication, QLabel, QMainWindow, QMessageBox
+from PyQt6.QtCore import QEventLoop, QTimer, pyqtSignal
+from PyQt6.QtGui import QColor
+from PyQt6.QtWidgets import QApplication, QColorDialog, QLabel, QMainWindow, QMessageBox
 
 import graphcut
 
@@ -33,15 +37,15 @@ from .actions import (MAX_BRUSH_RADIUS, TOOL_NAMES, build_actions, build_menus, 
                       controls_help)
 from .display import describe
 from .files import FileOperations
-from .overlay import SEED_COLOURS, fill_layer, outline_layer, seed_layer
+from .controller import Listener, SegmentationController
+from .overlay import SEED_COLOURS, seed_layer
+from .solve import Outcome
 from .strokes import FOREGROUND, SeedCanvas
 from .view import ImageView
-from .solve import Job, Outcome
-from .worker import SegmentationWorker
 
 log = logging.getLogger("graphcut.gui")
 
-LAM_DEBOUNCE_MS = 300  # wait this long after the last lambda change before re-segmenting
+LAM_DEBOUNCE_MS = 150  # wait this long after the last lambda change before re-segmenting
 
 _windows: "weakref.WeakSet[MainWindow]" = weakref.WeakSet()
 _application = None  # a QApplication made by MainWindow for scripts, kept alive here
@@ -75,9 +79,7 @@ class MainWindow(FileOperations, QMainWindow):
             as possible decompression bombs. None: Pillow's ``Image.MAX_IMAGE_PIXELS``.
     """
 
-    _submit = pyqtSignal(object)  # Job -> worker thread
-    _warm_up = pyqtSignal()
-    _prepare = pyqtSignal(object)  # Job of a newly opened image -> worker thread (warm-up)
+    _posted = pyqtSignal(object)  # a function from a solver's thread, run on the GUI thread
 
     def __init__(self, *, device: str = "auto", lam: float | None = None,
                  solver_process: bool = True, max_pixels: int | None = None, parent=None):
@@ -88,7 +90,6 @@ class MainWindow(FileOperations, QMainWindow):
         self.last_error: str | None = None
         self._image: np.ndarray | None = None
         self._image_path: Path | None = None
-        self._image_token = 0
         self._canvas: SeedCanvas | None = None
         self._mask: np.ndarray | None = None
         self._seeds_path: Path | None = None
@@ -96,10 +97,7 @@ class MainWindow(FileOperations, QMainWindow):
         self._tool = FOREGROUND
         self._stroke_label: int | None = None
         self._stroke_last: tuple[float, float] | None = None
-        self._latest_request = 0
-        self._requested_at = 0.0  # time.perf_counter() when the newest request was made
-        self._running: int | None = None
-        self._pending: Job | None = None
+        self._stroke_region: tuple | None = None  # rows, cols painted by the current stroke
         self._stopped = False
 
         self.setWindowTitle("graphcut[*]")
@@ -115,7 +113,7 @@ class MainWindow(FileOperations, QMainWindow):
         self._lam_timer.setInterval(LAM_DEBOUNCE_MS)
         self._lam_timer.timeout.connect(self._request_segmentation)
         self._connect_view()
-        self._start_worker(solver_process)
+        self._start_controller(solver_process)
         self._update_actions()
         self.resize(1100, 780)
         _windows.add(self)
@@ -139,12 +137,13 @@ class MainWindow(FileOperations, QMainWindow):
             raise ValueError(f"label must be 1 (foreground), 2 (background) or 0 (erase), "
                              f"got {label!r}")
         self._canvas.begin_edit()
+        region = None
         try:
             for start, end in zip(points, points[1:] if len(points) > 1 else points):
-                self._canvas.paint(start, end, label, radius)
+                region = _union(region, self._canvas.paint(start, end, label, radius))
         finally:
             changed = self._canvas.end_edit()
-        self._after_seed_edit(changed)
+        self._after_seed_edit(changed, region=region)
 
     def wait_until_idle(self, timeout: float = 30.0) -> None:
         """Process Qt events until no segmentation is running or waiting.
@@ -163,13 +162,27 @@ class MainWindow(FileOperations, QMainWindow):
 
     def is_busy(self) -> bool:
         """Whether a segmentation is running, waiting, or about to be asked for."""
-        return self._running is not None or self._pending is not None \
-            or self._lam_timer.isActive()
+        return self._controller.is_busy() or self._lam_timer.isActive()
 
     def mask(self) -> np.ndarray | None:
-        """A copy of the current object mask (bool, True = object), or None before the first
-        segmentation of the current seeds."""
+        """A copy of the exact object mask of the current seeds (bool, True = object), or
+        None until it has arrived (a preview on screen does not count)."""
         return None if self._mask is None else self._mask.copy()
+
+    def result_style(self):
+        """How the result is drawn (``overlay.ResultStyle``: fill colour and opacity, outline
+        colour and width in screen pixels); also what Save overlay writes."""
+        return self.view.result_layer.style
+
+    def set_result_style(self, **changes) -> None:
+        """Change how the result is drawn: ``fill`` / ``outline`` (r, g, b), ``opacity``
+        (0..1), ``outline_width`` (screen pixels)."""
+        import dataclasses
+        style = dataclasses.replace(self.view.result_layer.style, **changes)
+        self.view.result_layer.set_style(style)
+        percent = round(style.opacity * 100)
+        if self._opacity_slider.value() != percent:
+            self._opacity_slider.setValue(percent)
 
     def seeds(self) -> np.ndarray | None:
         """A copy of the current seed labels (uint8: 0 none, 1 foreground, 2 background)."""
@@ -220,89 +233,77 @@ class MainWindow(FileOperations, QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     # ===== segmentation =========================================================================
-    def _start_worker(self, solver_process: bool) -> None:
-        self._thread = QThread(self)
-        self._worker = SegmentationWorker(use_process=solver_process)
-        self._worker.moveToThread(self._thread)
-        self._submit.connect(self._worker.submit)
-        self._warm_up.connect(self._worker.warm_up)
-        self._prepare.connect(self._worker.prepare)
-        self._worker.done.connect(self._on_segmentation_done)
-        self._thread.start()
-        self._warm_up.emit()
+    def _start_controller(self, solver_process: bool) -> None:
+        self._posted.connect(lambda function: function())  # queued: runs on this thread
+        self._controller = SegmentationController(
+            _WindowListener(self), post=self._posted.emit, device=self.device,
+            lam=self._lam_box.value(), use_process=solver_process)
+        if solver_process:
+            self._controller.warm_up()
 
     def shutdown(self) -> None:
-        """Stop the segmentation (a running solve is abandoned) and the worker. Idempotent."""
+        """Stop the segmentation (a running solve is abandoned) and the solvers. Idempotent."""
         if self._stopped:
             return
         self._stopped = True
-        self._pending = None
         self._lam_timer.stop()
-        self._worker.abort()
-        self._thread.quit()
-        self._thread.wait()
-        self._worker.close()
-        self._running = None
+        self._controller.close()
 
     def _request_segmentation(self) -> None:
         if self._image is None or self._stopped:
             return
         self._lam_timer.stop()
-        self._latest_request += 1  # from now on, any earlier outcome is stale
-        foreground, background = self._canvas.counts()
-        if not foreground or not background:
-            self._pending = None
+        self._controller.set_lam(self._lam_box.value())
+        if self._controller.request() is None:
             self._show_mask(None)
             self.statusBar().showMessage("Paint at least one foreground and one background "
                                          "seed to segment")
             return
-        job = Job(self._latest_request, self._image_token, self._image,
-                  self._canvas.labels.copy(), float(self._lam_box.value()), self.device)
-        self._requested_at = time.perf_counter()
-        if self._running is None:
-            self._dispatch(job)
-        else:
-            self._pending = job  # replaces an older waiting job, which is never run
-
-    def _dispatch(self, job: Job) -> None:
-        self._running = job.number
+        self._mask = None
         self.statusBar().showMessage("Segmenting…")
-        self._submit.emit(job)
+        self._update_actions()
 
-    def _on_segmentation_done(self, outcome: Outcome) -> None:
-        self._running = None
-        if self._pending is not None:
-            job, self._pending = self._pending, None
-            self._dispatch(job)
-        if outcome.number != self._latest_request:
-            return  # superseded by a newer request
-        if outcome.error:
-            self._show_mask(None)
-            self.statusBar().showMessage("Segmentation failed")
-            self.show_error("Segmentation failed", outcome.error)
+    def _on_outcome(self, outcome: Outcome) -> None:
+        """A mask for the newest request: a preview (on a reduced grid) or the exact one."""
+        self.view.result_layer.set_mask(outcome.mask, self._image.shape, factor=outcome.factor,
+                                        region=outcome.region)
+        waited = outcome.seconds.get("waited", float("nan"))
+        if outcome.factor > 1:
+            self.statusBar().showMessage(
+                f"Preview at 1/{outcome.factor} resolution after {_duration(waited)}; "
+                "segmenting at full resolution…")
             return
-        self._show_mask(outcome.mask, outcome.boundary)
+        self._mask = outcome.mask
+        self._update_actions()
         self._backend_label.setText(_backend_text(outcome.backend, outcome.device_name))
-        self._show_wait(time.perf_counter() - self._requested_at, outcome)
-        coverage = 100.0 * np.count_nonzero(outcome.mask) / outcome.mask.size
-        self.statusBar().showMessage(f"Object covers {coverage:.1f} % of the image", 5000)
+        self._show_wait(waited, outcome)
+        self.statusBar().showMessage(f"Object covers {100 * outcome.coverage:.1f} % of the "
+                                     "image", 5000)
 
-    def _show_mask(self, mask: np.ndarray | None, boundary: np.ndarray | None = None) -> None:
+    def _on_segmentation_error(self, message: str) -> None:
+        self._show_mask(None)
+        self.statusBar().showMessage("Segmentation failed")
+        self.show_error("Segmentation failed", message)
+
+    def _show_mask(self, mask: np.ndarray | None) -> None:
         self._mask = mask
-        if mask is None:
-            self.view.result_fill_layer.set_array(None)
-            self.view.outline_layer.set_array(None)
-        else:
-            self.view.result_fill_layer.set_array(fill_layer(mask))
-            self.view.outline_layer.set_array(outline_layer(boundary))
+        shape = None if self._image is None else self._image.shape
+        self.view.result_layer.set_mask(mask, shape)
         self._update_actions()
 
     # ===== seeds ==============================================================================
-    def _after_seed_edit(self, changed: bool, *, redraw: bool = True, dirty: bool = True) -> None:
-        """Redraw the seed layer (unless already drawn as painted), then re-segment."""
-        if redraw:
-            self.view.seed_layer.set_array(seed_layer(self._canvas.labels))
+    def _after_seed_edit(self, changed: bool, *, redraw: bool = True, dirty: bool = True,
+                         region=None) -> None:
+        """Redraw the seed layer where it changed (unless already drawn as painted), then
+        re-segment. ``region``: the (rows, cols) slices that changed; None = anywhere."""
         if changed:
+            labels = self._canvas.labels
+            if redraw:
+                if region is None:
+                    self.view.seed_layer.set_array(seed_layer(labels))
+                else:
+                    self.view.seed_layer.update_region(region, seed_layer(labels[region]))
+            self._controller.set_seeds(labels, region)
             self._set_seeds_dirty(dirty)
             self._request_segmentation()
         self._update_actions()
@@ -322,6 +323,7 @@ class MainWindow(FileOperations, QMainWindow):
         self._stroke_label = self._tool if button_label == ImageView.CURRENT_TOOL \
             else button_label
         self._stroke_last = (row, col)
+        self._stroke_region = None
         self._canvas.begin_edit()
         self._paint_segment((row, col), (row, col))
 
@@ -335,20 +337,25 @@ class MainWindow(FileOperations, QMainWindow):
         if self._stroke_label is None:
             return
         self._stroke_label = self._stroke_last = None
-        self._after_seed_edit(self._canvas.end_edit(), redraw=False)
+        self._after_seed_edit(self._canvas.end_edit(), redraw=False, region=self._stroke_region)
 
     def _paint_segment(self, start, end) -> None:
         region = self._canvas.paint(start, end, self._stroke_label, self.brush_radius())
         if region is not None:
+            self._stroke_region = _union(self._stroke_region, region)
             self.view.seed_layer.update_region(region, SEED_COLOURS[self._canvas.labels[region]])
 
     def _undo(self) -> None:
-        if self._stroke_label is None and self._canvas is not None and self._canvas.undo():
-            self._after_seed_edit(True)
+        if self._stroke_label is None and self._canvas is not None:
+            region = self._canvas.undo()
+            if region:
+                self._after_seed_edit(True, region=region)
 
     def _redo(self) -> None:
-        if self._stroke_label is None and self._canvas is not None and self._canvas.redo():
-            self._after_seed_edit(True)
+        if self._stroke_label is None and self._canvas is not None:
+            region = self._canvas.redo()
+            if region:
+                self._after_seed_edit(True, region=region)
 
     def _clear_seeds(self) -> None:
         if self._stroke_label is not None or self._canvas is None:
@@ -366,18 +373,13 @@ class MainWindow(FileOperations, QMainWindow):
     def _set_image(self, image: np.ndarray, path: Path, rgba: np.ndarray) -> None:
         """Make ``image`` (read from ``path``, shown as ``rgba``) the open image, with no
         seeds; anything still segmenting belongs to the old image."""
-        self._image_token += 1
-        self._latest_request += 1  # anything still running belongs to the old image
-        self._pending = None
         self._image, self._image_path = image, path
-        if not self._stopped:  # the solver loads its kernels and state while the image shows
-            self._prepare.emit(Job(0, self._image_token, image, None,
-                                   float(self._lam_box.value()), self.device))
         self._canvas = SeedCanvas(image.shape[:2])
         self._seeds_path = None
         self._set_seeds_dirty(False)
         self.view.set_image(rgba)
         self.view.seed_layer.set_array(seed_layer(self._canvas.labels))
+        self._controller.open_image(image)
         self._show_mask(None)
         self.setWindowTitle(f"graphcut — {path.name}[*]")
         self._size_label.setText(describe(image))
@@ -393,7 +395,7 @@ class MainWindow(FileOperations, QMainWindow):
         self._canvas.replace(labels)
         changed = self._canvas.end_edit()
         self._seeds_path = path
-        self._after_seed_edit(changed, dirty=False)
+        self._after_seed_edit(changed, dirty=False, region=None)
 
     # ===== Qt events ==========================================================================
     def closeEvent(self, event) -> None:
@@ -438,14 +440,16 @@ class MainWindow(FileOperations, QMainWindow):
         """Show how long the user waited for ``outcome``: from the request (the end of the
         stroke, the λ change taking effect) to its mask on screen, in seconds."""
         self._time_label.setText(f"result in {_duration(waited)}")
-        kind = ("an incremental re-solve" if outcome.incremental else
-                "a solve from scratch (the first for this image and λ also builds the session)")
+        kind = "an incremental re-solve" if outcome.incremental else "a solve from scratch"
+        seconds = outcome.seconds
         self._time_label.setToolTip(
             f"You waited {_duration(waited)} from the end of the stroke to the result on "
-            f"screen. That includes the solver's {_duration(outcome.wall_seconds)} (building "
-            f"the graph, {kind}: {_duration(outcome.solve_seconds)} of max-flow, and the "
-            "outline), and sending the seeds, waiting for an earlier segmentation still "
-            "running, and drawing the result.")
+            f"screen (the exact one, after any preview). That includes the solver's {_duration(seconds.get('total', nan))} "
+            f"({kind}: colour model and capacities {_duration(seconds.get('energy', nan))}, "
+            f"max-flow {_duration(seconds.get('solve', nan))}, finding the changed part of "
+            f"the mask {_duration(seconds.get('mask', nan))}; the first request for an image "
+            "also waits for its session to be built), sending the seeds and the mask, and "
+            "waiting for an earlier segmentation still running.")
 
     def _update_actions(self) -> None:
         has_image = self._image is not None
@@ -465,8 +469,15 @@ class MainWindow(FileOperations, QMainWindow):
         self._apply_overlay_visibility(self.overlay_action.isChecked())
 
     def _apply_overlay_visibility(self, visible: bool) -> None:
-        self.view.result_fill_layer.setVisible(visible)
-        self.view.outline_layer.setVisible(visible)
+        self.view.result_layer.setVisible(visible)
+
+    def _choose_colour(self, part: str) -> None:
+        """Let the user pick the fill or outline colour (``part``: "fill" or "outline")."""
+        current = QColor(*getattr(self.result_style(), part))
+        title = "Result fill colour" if part == "fill" else "Result outline colour"
+        colour = QColorDialog.getColor(current, self, title)
+        if colour.isValid():
+            self.set_result_style(**{part: (colour.red(), colour.green(), colour.blue())})
 
     def _toggle_seeds(self) -> None:
         self.view.seed_layer.setVisible(self.seeds_visible_action.isChecked())
@@ -482,6 +493,38 @@ class MainWindow(FileOperations, QMainWindow):
             release = "(not installed)"
         self.show_message("About graphcut", f"graphcut {release}: graph-cut segmentation from "
                           "scribbles, on the GPU (CuPy push-relabel) or the CPU (PyMaxflow).")
+
+
+class _WindowListener(Listener):
+    """The controller's answers, handed to the window (on the GUI thread)."""
+
+    def __init__(self, window: "MainWindow"):
+        self._window = weakref.ref(window)
+
+    def on_outcome(self, outcome) -> None:
+        window = self._window()
+        if window is not None and not window._stopped:
+            window._on_outcome(outcome)
+
+    def on_error(self, message: str, details: str = "") -> None:
+        window = self._window()
+        if window is not None and not window._stopped:
+            if details:
+                log.debug("segmentation failed: %s\n%s", message, details)
+            window._on_segmentation_error(message)
+
+    def on_backend(self, backend: str, device_name: str) -> None:
+        window = self._window()
+        if window is not None and not window._stopped:
+            window._backend_label.setText(_backend_text(backend, device_name))
+
+
+def _union(a, b):
+    """The bounding (rows, cols) slices of two regions (None is empty)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return (slice(min(a[0].start, b[0].start), max(a[0].stop, b[0].stop)),
+            slice(min(a[1].start, b[1].start), max(a[1].stop, b[1].stop)))
 
 
 def _duration(seconds: float) -> str:

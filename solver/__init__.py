@@ -4,9 +4,9 @@ from .api import DEVICES, BackendUnavailableError, cuda_status, min_cut, resolve
 from .cut import cut_capacity
 from .dimacs import DimacsError, read_dimacs, write_dimacs
 from .networks import CSRNetwork, GridNetwork
-from .result import CutResult
+from .result import CutResult, SolveCancelled
 
 __all__ = [
     "DEVICES", "BackendUnavailableError", "CSRNetwork", "CutResult", "DimacsError", "GridNetwork",
-    "cuda_status", "cut_capacity", "min_cut", "read_dimacs", "resolve_device", "write_dimacs",
+    "SolveCancelled", "cuda_status", "cut_capacity", "min_cut", "read_dimacs", "resolve_device", "write_dimacs",
 ]

@@ -32,3 +32,10 @@ class CutResult:
     def seconds(self) -> float:
         """Total wall-clock seconds of the solve, as measured by the backend."""
         return float(self.stats.get("seconds", {}).get("total", float("nan")))
+
+
+class SolveCancelled(RuntimeError):
+    """A solve stopped early because its caller asked (a newer request made it useless).
+
+    The solver's state stays consistent: a later call may change capacities and solve again.
+    """

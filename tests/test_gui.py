@@ -313,18 +313,17 @@ def test_newer_strokes_supersede_running_segmentations(process_window, image_fil
     window = process_window
     path, image, _ = image_file
     window.open_image(path)
-    submitted, shown = [], []
-    window._submit.connect(lambda job: submitted.append(job.number))
-    show_mask = window._show_mask
-    monkeypatch.setattr(window, "_show_mask", lambda mask, *rest: (
-        shown.append(mask), show_mask(mask, *rest)))
+    shown = []
+    on_outcome = window._on_outcome
+    monkeypatch.setattr(window, "_on_outcome", lambda outcome: (
+        shown.append((outcome.number, window._controller.latest)), on_outcome(outcome)))
     paint_both(window)
     for col in range(20, 100, 10):  # eight more strokes while the first solve runs
         window.paint_stroke([(30, col)], FOREGROUND, 2)
     window.wait_until_idle()
-    # the first job ran, the newest waited, the six in between were never started
-    assert len(submitted) == 2
-    assert sum(mask is not None for mask in shown) == 1  # the stale outcome was never shown
+    # only outcomes of the newest request were shown (the solver skips the jobs in between:
+    # tests/test_interactive.py)
+    assert shown and all(number == latest for number, latest in shown)
     expected = graphcut.segment(image, window.seeds(), lam=window.lam(), device="cpu")
     np.testing.assert_array_equal(window.mask(), expected)
 
@@ -337,7 +336,7 @@ def test_opening_another_image_drops_the_running_segmentation(window, image_file
     assert window.open_image(other)
     window.wait_until_idle()
     assert window.mask() is None and window.errors == []
-    assert window.view.outline_layer.array is None
+    assert window.view.result_layer.mask is None
 
 
 def test_a_crashed_solver_process_is_reported_and_restarted(process_window, image_file):
@@ -346,10 +345,10 @@ def test_a_crashed_solver_process_is_reported_and_restarted(process_window, imag
     paint_both(window)
     window.wait_until_idle()
     good = window.mask()
-    solver = window._worker._process
+    solver = window._controller._exact.client
     # a solver that dies in the middle of its next request, as one killed for memory would
     solver.command = [sys.executable, "-c", "import sys; sys.stdin.buffer.read(1); sys.exit(9)"]
-    solver.close()
+    solver.kill()
     window.paint_stroke([(30, 60)], FOREGROUND, 2)
     window.wait_until_idle()
     assert window.mask() is None
@@ -362,31 +361,17 @@ def test_a_crashed_solver_process_is_reported_and_restarted(process_window, imag
     assert len(window.errors) == 1
 
 
-def test_solver_without_a_session_api_calls_segment(monkeypatch):
-    from graphcut.gui.solve import Job, Solver
-    image, truth = synthetic_image()
-    seeds = np.zeros(truth.shape, np.uint8)
-    seeds[45, 40:80] = FOREGROUND
-    seeds[5, :] = BACKGROUND
-    monkeypatch.delattr(graphcut, "Segmenter", raising=False)
-    outcome = Solver().run(Job(1, 1, image, seeds, 10.0, "cpu"))
-    assert outcome.error is None and outcome.backend == "cpu"
-    np.testing.assert_array_equal(outcome.mask,
-                                  graphcut.segment(image, seeds, lam=10.0, device="cpu"))
-    failed = Solver().run(Job(2, 1, image, np.zeros_like(seeds), 10.0, "cpu"))
-    assert failed.mask is None and "foreground" in failed.error
-
-
 def test_lambda_control_resegments(window, image_file):
     path, image, _ = image_file
     window.open_image(path)
     paint_both(window)
     window.wait_until_idle()
-    lams = []
-    window._submit.connect(lambda job: lams.append(job.lam))
+    requests = []
+    request = window._controller.request
+    window._controller.request = lambda: requests.append(window._controller.lam) or request()
     window.set_lam(40.0)
     window.wait_until_idle()
-    assert lams == [40.0]
+    assert requests == [40.0]
     expected = graphcut.segment(image, window.seeds(), lam=40.0, device="cpu")
     np.testing.assert_array_equal(window.mask(), expected)
 
@@ -396,13 +381,13 @@ def test_overlay_toggle_and_opacity(window, image_file):
     paint_both(window)
     window.wait_until_idle()
     view = window.view
-    assert view.result_fill_layer.isVisible() and view.outline_layer.isVisible()
+    assert view.result_layer.isVisible()
     window.overlay_action.trigger()
-    assert not view.result_fill_layer.isVisible() and not view.outline_layer.isVisible()
+    assert not view.result_layer.isVisible()
     window.overlay_action.trigger()
-    assert view.result_fill_layer.isVisible()
+    assert view.result_layer.isVisible()
     window._opacity_slider.setValue(80)
-    assert view.result_fill_layer.opacity() == pytest.approx(0.8)
+    assert window.result_style().opacity == pytest.approx(0.8)
 
 
 # ----- what is shown ----------------------------------------------------------------------------

@@ -144,20 +144,23 @@ def test_driver_probe_without_the_driver_library(monkeypatch):
 
 
 def test_app_solver_prepares_the_session_before_the_first_stroke():
-    """The app's "prepare" request (sent when an image opens) makes the session, so the first
-    stroke only updates it; answers are those of a plain segment."""
-    from graphcut.gui.solve import Job, Solver
+    """The app opens an image in its solver as soon as the image shows (a Session): that makes
+    the session, so the first stroke only updates it; answers are those of a plain segment."""
+    from graphcut.gui.sharing import SeedDelta
+    from graphcut.gui.solve import Job, Session, Solver
     image = graphcut.read_image(SAMPLE)
     seeds = graphcut.read_seeds(SAMPLE_SEEDS, image.shape)
     solver = Solver()
-    prepared = solver.prepare(Job(0, 7, image, None, 10.0, "cpu"))
-    assert prepared.error is None and solver.holds_image(7)
-    session = solver._session
+    opened = solver.open(Session(7, image, 10.0, "cpu"))
+    assert opened.error is None and solver.token == 7
+    session = solver._segmenter
     assert session is not None and session.last_result is None  # CPU: no throwaway solve
-    outcome = solver.run(Job(1, 7, None, seeds, 10.0, "cpu"))
-    assert outcome.error is None and solver._session is session
-    assert np.array_equal(outcome.mask, graphcut.segment(image, seeds, device="cpu"))
-    failed = solver.prepare(Job(2, 8, np.zeros((4, 4, 7)), None, 10.0, "cpu"))
+    outcome = solver.run(Job(1, 7, 10.0, SeedDelta(None, seeds)))
+    assert outcome.error is None and solver._segmenter is session
+    mask = np.zeros(seeds.shape, bool)
+    outcome.update.apply(mask)
+    assert np.array_equal(mask, graphcut.segment(image, seeds, device="cpu"))
+    failed = solver.open(Session(8, np.zeros((4, 4, 7)), 10.0, "cpu"))
     assert failed.error and "channels" in failed.error
 
 

@@ -22,8 +22,8 @@ import cupy
 import numpy as np
 
 from ..networks import GridNetwork
-from ..result import CutResult
 from ..dynamic import TerminalUpdate, fresh_terminals, reparameterize_terminals
+from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
 from .transfer import cut_side, prepare_staging, sum_nonnegative, to_host, upload_grid
@@ -305,14 +305,23 @@ class GridState:
             self._graphs[key] = graph
         graph.launch()
 
-    def solve(self, schedule: Schedule | None = None) -> dict:
-        """Run phase I to a maximum preflow; the heights end as exact sink distances."""
+    def solve(self, schedule: Schedule | None = None, *, cancel=None) -> dict:
+        """Run phase I to a maximum preflow; the heights end as exact sink distances.
+
+        ``cancel``: an optional callable checked before each global relabel (between launch
+        batches, about every millisecond); when it returns True the solve stops with
+        :class:`~graphcut.solver.SolveCancelled`, leaving a valid preflow that a later
+        :meth:`change_terminals` + :meth:`solve` continues from.
+        """
         schedule = schedule or Schedule()
         relabels = launches = bfs_passes = 0
         marks = []  # CUDA events: start of each global relabel and of each push-relabel batch
         cupy.cuda.Device().synchronize()  # the state was written on the default stream
         with self._stream:
             while True:
+                if cancel is not None and cancel():
+                    self._stream.synchronize()  # the last batch must end before the state moves
+                    raise SolveCancelled("the solve was cancelled")
                 marks.append(_event())
                 active, passes = self.global_relabel(schedule)
                 relabels += 1

@@ -1,0 +1,507 @@
+"""Live scribbling: the stroke-to-screen path of the desktop app, measured the way it runs.
+
+For the astronaut sample upscaled to each size, with its bundled seeds as the starting point,
+a scripted sequence of strokes (deterministic: alternately object and background, each a short
+thick line in a region the current mask calls object or background, so every stroke changes
+the colour model) is replayed through three layers:
+
+1. session: ``graphcut.Segmenter.update`` in this process, per stroke: its energy part (colour
+   model and capacities) and solve part; next to it the same network solved from scratch
+   (GPU: ``grid_min_cut``; CPU: PyMaxflow's ``maxflow()`` alone, graph built beforehand),
+   which says how much of the previous preflow the incremental re-solve keeps.
+2. pipeline: the app's own segmentation controller and solver processes (``gui/controller.py``;
+   image in shared memory, seeds and masks as rectangles), without Qt: per stroke the time from
+   the edit to the exact mask in this process, split into the solver's energy / solve / mask
+   diff, the transfer (pickling, pipes, queueing), applying the mask here, and a rendering of
+   the result for a 1100x780 view (``overlay.render_result``, what the window draws); the
+   first preview (CPU); undo, redo and lambda changes; and a burst of strokes faster than the
+   solver (time from the last stroke to its exact mask).
+3. window (where PyQt6 is installed, ``--gui``): the app's window offscreen, strokes made with
+   real mouse events (QTest), per stroke the time from the mouse release to the exact mask
+   handed to the view, the paint times of the result layer, and the largest gap of the event
+   loop (a 1 ms timer) while it waits for results, with the CPU time the GUI thread itself
+   used in that gap (on a loaded machine most of a long gap is waiting for a core).
+
+    python bench/bench_interactive.py --device cpu [--sizes 1024x1024,2048x2048,3000x4000]
+        [--strokes 10] [--parts session,pipeline,window] [--gui auto]
+
+Timings are medians (and maxima) over the strokes after the first; the first stroke after
+opening an image and the session build are reported apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from skimage.transform import resize
+
+import graphcut
+from graphcut.gui.controller import Listener, PostQueue, SegmentationController
+from graphcut.gui.overlay import ResultStyle, render_result, sample_grid
+from graphcut.gui.strokes import SeedCanvas
+from graphcut.solver import min_cut
+
+SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+VIEW = (780, 1100)  # (height, width) of the view rendered for the drawing time
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """"ROWSxCOLS", or megapixels (2**20 pixels) as a square."""
+    if "x" in text:
+        rows, cols = text.split("x")
+        return int(rows), int(cols)
+    side = round((float(text) * 2**20) ** 0.5)
+    return side, side
+
+
+def scaled_inputs(shape, name: str = "astronaut"):
+    image = graphcut.read_image(SAMPLES / "images" / f"{name}.png")
+    seeds = graphcut.read_seeds(SAMPLES / "seeds" / f"{name}.png", shape=image.shape[:2])
+    big = resize(image, shape + image.shape[2:], order=1, preserve_range=True,
+                 anti_aliasing=False).astype(image.dtype)
+    big_seeds = resize(seeds, shape, order=0, preserve_range=True,
+                       anti_aliasing=False).astype(np.uint8)
+    return big, big_seeds
+
+
+def stroke_script(mask: np.ndarray, count: int, seed: int = 0):
+    """``count`` strokes: (label, points, radius), alternately object (label 1, in what
+    ``mask`` calls object) and background, each a line 4 % of the width long."""
+    rng = np.random.default_rng(seed)
+    h, w = mask.shape
+    radius = max(2.0, 0.003 * (h + w) / 2)
+    length = 0.04 * w
+    strokes = []
+    for i in range(count):
+        label = graphcut.FOREGROUND if i % 2 == 0 else graphcut.BACKGROUND
+        candidates = np.flatnonzero(mask.ravel() == (label == graphcut.FOREGROUND))
+        y, x = divmod(int(candidates[rng.integers(len(candidates))]), w)
+        angle = rng.uniform(0, np.pi)
+        end = (np.clip(y + length * np.sin(angle), 0, h - 1),
+               np.clip(x + length * np.cos(angle), 0, w - 1))
+        strokes.append((label, [(y, x), end], radius))
+    return strokes
+
+
+def paint(canvas: SeedCanvas, stroke):
+    """Paint one stroke as the window does; returns the (rows, cols) slices it changed."""
+    label, points, radius = stroke
+    canvas.begin_edit()
+    region = None
+    for start, end in zip(points, points[1:]):
+        part = canvas.paint(start, end, label, radius)
+        if part is not None:
+            region = part if region is None else (
+                slice(min(region[0].start, part[0].start), max(region[0].stop, part[0].stop)),
+                slice(min(region[1].start, part[1].start), max(region[1].stop, part[1].stop)))
+    canvas.end_edit()
+    return region
+
+
+def sync_device(device: str):
+    if device == "cuda":
+        import cupy
+        return cupy.cuda.Device().synchronize
+    return lambda: None
+
+
+def median_max(values):
+    values = [v for v in values if v == v]
+    if not values:
+        return float("nan"), float("nan")
+    return statistics.median(values), max(values)
+
+
+def ms(pair) -> str:
+    median, largest = pair
+    return f"{median * 1e3:.1f} / {largest * 1e3:.1f}"
+
+
+# ----- 1. the session in this process ----------------------------------------------------------
+def bench_session(image, seeds, strokes, device):
+    sync = sync_device(device)
+    started = time.perf_counter()
+    session = graphcut.Segmenter(image, device=device)
+    session.prepare()
+    sync()
+    build = time.perf_counter() - started
+    canvas = SeedCanvas(seeds.shape)
+    canvas.begin_edit()
+    canvas.replace(seeds)
+    canvas.end_edit()
+    session.update(canvas.labels)
+    rows = []
+    for stroke in strokes:
+        region = paint(canvas, stroke)
+        sync()
+        started = time.perf_counter()
+        mask = session.update(canvas.labels, region=region)
+        sync()
+        total = time.perf_counter() - started
+        stats = session.last_result.stats
+        network = graphcut.build_network(image, canvas.labels) if device == "cpu" else \
+            graphcut.build_network(*_to_gpu(image, canvas.labels))
+        fresh = min_cut(network, device=device)
+        fresh_mask = fresh.source_side.get() if device == "cuda" else fresh.source_side
+        assert fresh.flow == session.last_result.flow and np.array_equal(fresh_mask, mask), \
+            "the incremental re-solve differs from a fresh solve"
+        fresh_solve = fresh.stats["seconds"]["solve"]
+        rows.append({"update": total, "energy": stats["seconds"]["energy"],
+                     "solve": stats["seconds"]["solve"], "fresh_solve": fresh_solve})
+    return build, rows
+
+
+def _to_gpu(*arrays):
+    import cupy
+    return [cupy.asarray(a) for a in arrays]
+
+
+# ----- 2. the pipeline: controller and solver processes ----------------------------------------
+class Recorder(Listener):
+    def __init__(self):
+        self.outcomes, self.errors, self.opened = [], [], []
+
+    def on_outcome(self, outcome):
+        self.outcomes.append((time.perf_counter(), outcome))
+
+    def on_error(self, message, details=""):
+        self.errors.append(message)
+
+    def on_backend(self, backend, device_name):
+        self.opened.append((time.perf_counter(), backend, device_name))
+
+
+class Owner:
+    """The owner's thread without Qt: runs posted replies, timing how long each takes."""
+
+    def __init__(self):
+        self.queue = PostQueue()
+        self.handling: list[float] = []
+
+    def __call__(self, function):
+        def timed():
+            started = time.perf_counter()
+            function()
+            self.handling.append(time.perf_counter() - started)
+        self.queue(timed)
+
+    def wait(self, condition, timeout=600.0):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise TimeoutError("no answer from the solver")
+            self.queue.run_pending(0.01)
+
+
+def render_time(mask: np.ndarray, factor: int = 1) -> float:
+    """Seconds to render the result for a VIEW-sized window showing the whole image."""
+    h, w = mask.shape[0] * factor, mask.shape[1] * factor
+    scale = min(VIEW[0] / h, VIEW[1] / w)
+    style = ResultStyle()
+    width = style.outline_width
+    started = time.perf_counter()
+    rows = sample_grid(-width / scale, 1 / scale, int(h * scale) + 2 * width, factor,
+                       mask.shape[0])
+    cols = sample_grid(-width / scale, 1 / scale, int(w * scale) + 2 * width, factor,
+                       mask.shape[1])
+    render_result(mask, rows, cols, style)
+    return time.perf_counter() - started
+
+
+def bench_pipeline(image, seeds, strokes, device, burst):
+    recorder, owner = Recorder(), Owner()
+    controller = SegmentationController(recorder, post=owner, device=device)
+    try:
+        return _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst)
+    finally:
+        controller.close()
+
+
+def _request_and_wait(controller, recorder, owner, labels, region):
+    """One edit: returns (seconds to the exact mask, seconds to the first preview or nan,
+    the exact outcome)."""
+    first = len(recorder.outcomes)
+    started = time.perf_counter()
+    controller.set_seeds(labels, region)
+    number = controller.request()
+    owner.wait(lambda: not controller.is_busy())
+    if recorder.errors:
+        raise RuntimeError(recorder.errors[-1])
+    answers = [(t, o) for t, o in recorder.outcomes[first:] if o.number == number]
+    exact_at, exact = answers[-1]
+    previews = [t for t, o in answers if o.factor > 1]
+    return exact_at - started, (previews[0] - started) if previews else float("nan"), exact
+
+
+def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
+    started = time.perf_counter()
+    controller.open_image(image)
+    owner.wait(lambda: recorder.opened)
+    opened = recorder.opened[0][0] - started
+    canvas = SeedCanvas(seeds.shape)
+    canvas.begin_edit()
+    canvas.replace(seeds)
+    canvas.end_edit()
+    first, first_preview, outcome = _request_and_wait(controller, recorder, owner,
+                                                      canvas.labels, None)
+    rows = []
+    for stroke in strokes:
+        region = paint(canvas, stroke)
+        owner.handling.clear()
+        latency, preview, outcome = _request_and_wait(controller, recorder, owner,
+                                                      canvas.labels, region)
+        seconds = outcome.seconds
+        rows.append({"latency": latency, "preview": preview, "energy": seconds["energy"],
+                     "solve": seconds["solve"], "mask": seconds["mask"],
+                     "transfer": seconds["waited"] - seconds["total"],
+                     "apply": seconds["apply"], "handle": max(owner.handling, default=0.0),
+                     "draw": render_time(outcome.mask), "incremental": outcome.incremental})
+    expected = graphcut.segment(image, canvas.labels, device=controller.device)
+    assert np.array_equal(outcome.mask, expected), "the app's mask differs from segment()"
+    edits = {"undo": [], "redo": [], "lam": []}
+    for _ in range(2):
+        edits["undo"].append(_request_and_wait(controller, recorder, owner, canvas.labels,
+                                               canvas.undo())[0])
+    for _ in range(2):
+        edits["redo"].append(_request_and_wait(controller, recorder, owner, canvas.labels,
+                                               canvas.redo())[0])
+    for lam in (graphcut.DEFAULT_LAM * 2, graphcut.DEFAULT_LAM):
+        controller.set_lam(lam)
+        edits["lam"].append(_request_and_wait(controller, recorder, owner, canvas.labels,
+                                              (slice(0, 0), slice(0, 0)))[0])
+    # a burst: strokes arriving faster than the solver answers
+    one = statistics.median(r["latency"] for r in rows)
+    for stroke in burst:
+        controller.set_seeds(canvas.labels, paint(canvas, stroke))
+        controller.request()
+        last = time.perf_counter()
+        owner.queue.run_pending(0)
+        time.sleep(one / 4)
+    owner.wait(lambda: not controller.is_busy())
+    burst_final = recorder.outcomes[-1][0] - last
+    expected = graphcut.segment(image, canvas.labels, device=controller.device)
+    assert np.array_equal(controller.mask(), expected), "the burst's mask differs"
+    return {"opened": opened, "first": first, "first_preview": first_preview, "rows": rows,
+            "edits": edits, "burst_final": burst_final, "one": one,
+            "backend": recorder.opened[0][1], "device_name": recorder.opened[0][2]}
+
+
+# ----- 3. the window, offscreen, with real mouse events ---------------------------------------
+def bench_window(image_path: Path, seeds_path: Path, strokes, device):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PyQt6.QtCore import QElapsedTimer, QEventLoop, QPointF, Qt, QTimer
+    from PyQt6.QtTest import QTest
+    from PyQt6.QtWidgets import QApplication
+
+    from graphcut.gui import MainWindow
+    window = MainWindow(device=device)
+    window.confirm_discard = lambda: True
+    errors = []
+    window.show_error = lambda title, text: errors.append(text)
+    window.resize(1100, 780)
+    window.show()
+    app = QApplication.instance()
+    clock, gaps, busy = QElapsedTimer(), [], []
+    clock.start()
+    last = [clock.nsecsElapsed(), time.thread_time()]
+
+    def tick():
+        now, cpu = clock.nsecsElapsed(), time.thread_time()
+        gaps.append((now - last[0]) / 1e9)  # wall time between two ticks of a 1 ms timer
+        busy.append(cpu - last[1])  # of which this (the GUI) thread ran on a CPU
+        last[:] = now, cpu
+
+    timer = QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(tick)
+
+    def run_until(condition, timeout=600.0):
+        """Run the event loop until ``condition()``; gaps count only while it runs."""
+        last[:] = clock.nsecsElapsed(), time.thread_time()
+        timer.start()
+        loop, poll = QEventLoop(), QTimer()
+        deadline = time.monotonic() + timeout
+        poll.setInterval(2)
+        poll.timeout.connect(lambda: (condition() or time.monotonic() > deadline) and loop.quit())
+        poll.start()
+        loop.exec()
+        poll.stop()
+        timer.stop()
+
+    shown, handling = [], []
+
+    def on_outcome(outcome, handle=window._on_outcome):
+        started = time.perf_counter()
+        handle(outcome)
+        handling.append(time.perf_counter() - started)
+        shown.append((started, outcome))
+
+    window._on_outcome = on_outcome
+    started = time.perf_counter()
+    window.open_image(image_path)
+    run_until(lambda: window._controller._exact.backend != "")
+    opened = time.perf_counter() - started
+    window.load_seeds(seeds_path)  # the bundled seeds, then the strokes
+    run_until(lambda: not window.is_busy())
+    viewport = window.view.viewport()
+    latencies, previews, mouse = [], [], []
+    gaps.clear()
+    busy.clear()
+    handling.clear()
+    window.view.result_layer.paint_seconds.clear()
+    for stroke in strokes:
+        label, points, _ = stroke
+        window.set_tool(label)
+        positions = [window.view.mapFromScene(QPointF(c + 0.5, r + 0.5)) for r, c in points]
+        before = len(shown)
+        pressed = time.perf_counter()
+        QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                         positions[0])
+        for position in positions[1:]:
+            QTest.mouseMove(viewport, position)
+        QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                           positions[-1])
+        released = time.perf_counter()
+        mouse.append(released - pressed)
+        if not window.is_busy():
+            continue  # the stroke changed nothing
+        run_until(lambda: not window.is_busy())
+        answers = [(t, o) for t, o in shown[before:] if o.number == window._controller.latest]
+        exact = [t for t, o in answers if o.factor == 1]
+        preview = [t for t, o in answers if o.factor > 1]
+        if exact:
+            latencies.append(exact[-1] - released)
+        if preview:
+            previews.append(preview[0] - released)
+    app.processEvents()
+    paint_times = list(window.view.result_layer.paint_seconds)
+    timer.stop()
+    window.shutdown()
+    window.close()
+    return {"opened": opened, "latencies": latencies[1:], "first": latencies[:1],
+            "previews": previews[1:], "paint": paint_times, "max_gap": max(gaps, default=0),
+            "max_busy": max(busy, default=0),
+            "handling": handling, "mouse": mouse, "errors": errors}
+
+
+# ----- report ---------------------------------------------------------------------------------
+def report(shape, session, pipeline, window, device) -> str:
+    lines = []
+    h, w = shape
+    label = f"{h * w / 1e6:.1f} MP ({h}x{w})"
+    if session is not None:
+        build, rows = session
+        lines.append(f"session ({device}) {label}: build {build:.2f} s; Segmenter.update "
+                     f"median / max {ms(median_max([r['update'] for r in rows]))} ms, energy "
+                     f"{ms(median_max([r['energy'] for r in rows]))} ms, solve "
+                     f"{ms(median_max([r['solve'] for r in rows]))} ms; the same network from "
+                     f"scratch: solve {ms(median_max([r['fresh_solve'] for r in rows]))} ms "
+                     f"(incremental / scratch = "
+                     f"{statistics.median(r['solve'] / r['fresh_solve'] for r in rows):.2f})")
+    if pipeline is not None:
+        rows = pipeline["rows"]
+        col = {k: median_max([r[k] for r in rows]) for k in rows[0] if k != "incremental"}
+        edits = pipeline["edits"]
+        lines.append(
+            f"| {label} | {pipeline['backend']} | {pipeline['opened']:.2f} | "
+            f"{pipeline['first']:.2f} | **{ms(col['latency'])}** | {ms(col['preview'])} | "
+            f"{ms(col['energy'])} | {ms(col['solve'])} | {ms(col['mask'])} | "
+            f"{ms(col['transfer'])} | {ms(col['apply'])} | {ms(col['handle'])} | "
+            f"{ms(col['draw'])} | {ms(median_max(edits['undo'] + edits['redo']))} | "
+            f"{ms(median_max(edits['lam']))} | {pipeline['burst_final'] * 1e3:.0f} "
+            f"({pipeline['one'] * 1e3:.0f}) |")
+    if session is not None and pipeline is not None:
+        exact = statistics.median(r["latency"] for r in pipeline["rows"])
+        alone = statistics.median(r["fresh_solve"] for r in session[1])
+        what = "PyMaxflow's maxflow() alone" if device == "cpu" else "the GPU solve alone"
+        lines.append(f"ratio ({device}) {label}: stroke -> exact mask in this process "
+                     f"{exact * 1e3:.0f} ms / {what} from scratch {alone * 1e3:.0f} ms = "
+                     f"{exact / alone:.2f}")
+    if window is not None:
+        lines.append(
+            f"window ({device}) {label}: open -> session ready {window['opened']:.2f} s; first "
+            f"stroke {ms(median_max(window['first']))} ms; mouse release -> exact mask shown "
+            f"median / max {ms(median_max(window['latencies']))} ms, -> preview shown "
+            f"{ms(median_max(window['previews']))} ms; handling a result "
+            f"{ms(median_max(window['handling']))} ms; result layer paint "
+            f"{ms(median_max(window['paint']))} ms; largest event-loop gap while waiting "
+            f"{window['max_gap'] * 1e3:.1f} ms (of which the GUI thread ran at most "
+            f"{window['max_busy'] * 1e3:.1f} ms: the rest is waiting for a CPU core or the "
+            f"GIL); a whole stroke's mouse events (press, moves, "
+            f"release) {ms(median_max(window['mouse']))} ms; errors: "
+            f"{window['errors'] or 'none'}")
+    return "\n".join(lines)
+
+
+PIPELINE_HEADER = (
+    "| image | backend | open s | first stroke s | stroke -> exact mask ms (median / max) | "
+    "-> preview ms | energy ms | solve ms | mask diff ms | transfer ms | apply ms | "
+    "handling ms | draw ms | undo/redo ms | lambda change ms | burst: last stroke -> mask "
+    "ms (one stroke) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--sizes", default="1024x1024,2048x2048,3000x4000",
+                        help="ROWSxCOLS or megapixels (2**20 pixels, square), comma-separated")
+    parser.add_argument("--strokes", type=int, default=10)
+    parser.add_argument("--burst", type=int, default=3, help="strokes in the burst")
+    parser.add_argument("--parts", default="session,pipeline,window",
+                        help="which of session, pipeline, window to run")
+    parser.add_argument("--gui", default="auto", choices=("auto", "yes", "no"),
+                        help="run the window part (auto: where PyQt6 is installed)")
+    parser.add_argument("--out", type=Path, help="also write the report here")
+    args = parser.parse_args()
+    parts = set(args.parts.split(","))
+    has_qt = importlib.util.find_spec("PyQt6") is not None
+    if args.gui == "no" or (args.gui == "auto" and not has_qt):
+        parts.discard("window")
+    out = [f"{datetime.date.today()} bench_interactive --device {args.device} "
+           f"--strokes {args.strokes}; astronaut upscaled; medians / maxima over the strokes "
+           "after the first", PIPELINE_HEADER]
+    details = []
+    for size in args.sizes.split(","):
+        image, seeds = scaled_inputs(parse_size(size))
+        reference = graphcut.segment(image, seeds, device=args.device)
+        script = stroke_script(reference, args.strokes + 1 + args.burst)
+        strokes, burst = script[1:args.strokes + 1], script[args.strokes + 1:]
+        session = bench_session(image, seeds, strokes, args.device) \
+            if "session" in parts else None
+        if session is not None:
+            print(report(image.shape[:2], session, None, None, args.device), flush=True)
+        pipeline = bench_pipeline(image, seeds, strokes, args.device, burst) \
+            if "pipeline" in parts else None
+        if pipeline is not None:
+            print(report(image.shape[:2], None, pipeline, None, args.device), flush=True)
+        window = None
+        if "window" in parts:
+            import tempfile
+            with tempfile.TemporaryDirectory() as folder:
+                from PIL import Image
+                path, seeds_path = Path(folder) / "image.png", Path(folder) / "seeds.png"
+                Image.fromarray(image).save(path)
+                graphcut.write_seeds(seeds_path, seeds)
+                window = bench_window(path, seeds_path, script[:args.strokes + 1], args.device)
+        text = report(image.shape[:2], session, pipeline, window, args.device)
+        for line in text.splitlines():
+            (out if line.startswith("|") else details).append(line)
+        if window is not None:
+            print(report(image.shape[:2], None, None, window, args.device), flush=True)
+    if pipeline is not None:
+        out.append(f"\nbackend: {pipeline['device_name']}")
+    text = "\n".join(out + [""] + details) + "\n"
+    print("\n" + text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,385 @@
+"""The segmentation controller: jobs, cancellation and previews for one opened image. No Qt.
+
+The window (``window.py``) and other front ends (a napari widget, the benchmark) drive it the
+same way: :meth:`SegmentationController.open_image`, then for every edit
+:meth:`~SegmentationController.set_seeds` (the rectangle that changed) and
+:meth:`~SegmentationController.request`; results come back through a listener.
+
+What it does for them:
+
+- the image goes to the solvers once, in shared memory; seeds go as changed rectangles;
+- every request goes to the solver at once; a solver answers only the newest of the jobs
+  waiting for it, and on the GPU a newer job stops the running solve between launch batches;
+- on the CPU, when the image is large (``PREVIEW_MIN_PIXELS``), a second solver answers each
+  request on a reduced grid within a fraction of a second; its mask is shown until the exact
+  one of the same request arrives, which always replaces it;
+- a running PyMaxflow solve cannot be interrupted, only its process ended: that is done when
+  the next job cannot reuse the running solve's work (another image, another lambda) and the
+  solve still has longer to run than a new process takes to start. For a seed edit it lets
+  the solve finish, because the next solve reuses its search trees (an incremental re-solve
+  takes about half a solve from scratch, so the wait is at most about one solve from scratch).
+
+Threads: call every method on one thread, the owner's (the GUI thread). Solvers answer on
+their own threads; the controller passes each answer to ``post`` (a callable that runs a
+function on the owner's thread later: a queued Qt signal, or a :class:`PostQueue`) and handles
+it there, calling the listener.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import queue
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import graphcut
+
+from .sharing import SeedDelta, SharedArray, shared_memory_fits, union
+from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor
+from .worker import Crashed, ProcessClient, ThreadClient
+
+log = logging.getLogger("graphcut.gui")
+
+# Images from this many pixels get coarse previews when they are segmented on the CPU.
+PREVIEW_MIN_PIXELS = 2**20
+
+
+class Listener:
+    """What the controller tells its owner (all on the owner's thread). Override what you need."""
+
+    def on_outcome(self, outcome: Outcome) -> None:
+        """A mask for the newest request: a preview (``outcome.factor > 1``, the mask is on the
+        reduced grid) or the exact mask (``factor == 1``), which ends the request."""
+
+    def on_error(self, message: str, details: str = "") -> None:
+        """The newest request failed (or its solver crashed; the next request restarts it)."""
+
+    def on_backend(self, backend: str, device_name: str) -> None:
+        """The exact solver opened the image on this backend ("cpu" or "cuda")."""
+
+
+class PostQueue:
+    """``post`` for an owner without an event loop: replies wait here until
+    :meth:`run_pending` runs them on the calling thread."""
+
+    def __init__(self):
+        self._queue: queue.Queue = queue.Queue()
+
+    def __call__(self, function) -> None:
+        self._queue.put(function)
+
+    def run_pending(self, timeout: float | None = None) -> int:
+        """Run what was posted, waiting up to ``timeout`` seconds for the first; returns how
+        many ran."""
+        count = 0
+        try:
+            function = self._queue.get(timeout=timeout)
+            while True:
+                function()
+                count += 1
+                function = self._queue.get_nowait()
+        except queue.Empty:
+            return count
+
+
+@dataclass
+class _Channel:
+    """One solver as the controller sees it."""
+
+    client: object
+    factor: int                       # 1 = exact, k > 1 = preview on a grid reduced k times
+    token: int | None = None          # the image this solver holds (None: must be told)
+    dirty: object = None              # seed region changed since the last job sent; "all"
+    lam: float | None = None          # lambda of the last job sent
+    outstanding: dict = field(default_factory=dict)  # job number -> (sent time, from scratch)
+    fresh_next: bool = True           # the next solve starts from scratch
+    backend: str = ""
+    opened_seconds: float = float("nan")
+    fresh_seconds: float = float("nan")        # last solve from scratch
+    incremental_seconds: float = float("nan")  # last incremental re-solve
+
+
+class SegmentationController:
+    """Segmentation requests for one image at a time, answered by solver processes.
+
+    Args:
+        listener: a :class:`Listener`.
+        post: runs a function on the owner's thread later (see the module docstring).
+        device: "auto", "cpu" or "cuda".
+        lam: the smoothness weight to start with.
+        use_process: solve in child processes (the app's default); False solves on threads of
+            this process (no interruption of CPU solves, and PyMaxflow holds the GIL).
+        preview: "auto" (previews for images from ``PREVIEW_MIN_PIXELS`` segmented on the
+            CPU), True (always when the image can be reduced) or False.
+        preview_pixels: the largest preview grid (pixels); the image is reduced by the
+            smallest integer factor that fits.
+    """
+
+    def __init__(self, listener: Listener, *, post, device: str = "auto",
+                 lam: float = graphcut.DEFAULT_LAM, use_process: bool = True,
+                 preview="auto", preview_pixels: int = PREVIEW_PIXELS):
+        self.listener, self._post = listener, post
+        self.device, self.lam = device, float(lam)
+        self._client_class = ProcessClient if use_process else ThreadClient
+        self._use_process = use_process
+        self._preview_mode, self._preview_pixels = preview, int(preview_pixels)
+        self.expected_backend = _expected_backend(device)
+        self._exact = _Channel(self._make_client("exact"), 1)
+        self._preview: _Channel | None = None
+        self._image = None
+        self._shared: SharedArray | None = None
+        self._token = 0
+        self._seeds: np.ndarray | None = None
+        self._counts = np.zeros(3, dtype=np.int64)  # pixels per label 0, 1, 2
+        self._number = 0               # the newest request
+        self._requested: dict[int, float] = {}  # request number -> time.perf_counter()
+        self._final: Outcome | None = None     # the exact outcome (or failure) of _number
+        self._waiting = False          # _number has no exact answer yet
+
+    def warm_up(self) -> None:
+        """Start the exact solver now (its process takes a second to start), before any image."""
+        self._exact.client.send("ping", None)
+
+    # ----- the image and its seeds ----------------------------------------------------------
+    def open_image(self, image: np.ndarray) -> None:
+        """Segment ``image`` from now on (not copied: do not modify it); drops everything about
+        the previous image, a running solve of it included."""
+        self._token += 1
+        self._invalidate()
+        self._image = image
+        self._seeds = np.zeros(image.shape[:2], dtype=np.uint8)
+        self._counts[:] = 0
+        self._counts[0] = self._seeds.size
+        old_shared, self._shared = self._shared, None
+        if self._use_process and shared_memory_fits(image.nbytes):
+            self._shared = SharedArray(image)  # else the image goes through the pipes
+        if self._exact.outstanding and self._exact.backend == "cpu":
+            self._restart(self._exact)  # its solve is useless now
+        self._open(self._exact)
+        factor = preview_factor(image.shape[:2], self._preview_pixels)
+        wanted = factor > 1 and (self._preview_mode is True or (
+            self._preview_mode == "auto" and self.expected_backend == "cpu"
+            and image.shape[0] * image.shape[1] >= PREVIEW_MIN_PIXELS))
+        if wanted:
+            if self._preview is None:
+                self._preview = _Channel(self._make_client("preview"), factor)
+            self._preview.factor = factor
+            self._open(self._preview)
+        elif self._preview is not None:
+            self._preview.client.close()
+            self._preview = None
+        if old_shared is not None:
+            old_shared.close()  # solvers that mapped it keep their mapping until they drop it
+
+    def set_seeds(self, labels: np.ndarray, region=None) -> None:
+        """The seed labels changed inside ``region`` (a pair of slices; None: anywhere).
+        Only that part of ``labels`` is read, and copied."""
+        if self._seeds is None:
+            raise RuntimeError("open an image first")
+        if region is None:
+            region = (slice(0, self._seeds.shape[0]), slice(0, self._seeds.shape[1]))
+        rows, cols = region
+        rows, cols = slice(*rows.indices(self._seeds.shape[0])[:2]), \
+            slice(*cols.indices(self._seeds.shape[1])[:2])
+        new = np.asarray(labels[rows, cols], dtype=np.uint8)
+        self._counts -= np.bincount(self._seeds[rows, cols].ravel(), minlength=3)[:3]
+        self._counts += np.bincount(new.ravel(), minlength=3)[:3]
+        self._seeds[rows, cols] = new
+        box = (rows.start, max(rows.start, rows.stop), cols.start, max(cols.start, cols.stop))
+        for channel in self._channels():
+            channel.dirty = "all" if channel.dirty == "all" else union(channel.dirty, box)
+
+    def set_lam(self, lam: float) -> None:
+        """Use this smoothness weight from the next request on."""
+        self.lam = float(lam)
+
+    @property
+    def has_both_labels(self) -> bool:
+        return bool(self._counts[graphcut.FOREGROUND] and self._counts[graphcut.BACKGROUND])
+
+    # ----- requests -------------------------------------------------------------------------
+    def request(self) -> int | None:
+        """Segment the current seeds; returns the request's number, or None when there is
+        nothing to segment (no image, or no foreground or no background seed)."""
+        if self._image is None:
+            return None
+        self._invalidate()
+        if not self.has_both_labels:
+            return None
+        number = self._number
+        self._requested[number] = time.perf_counter()
+        self._waiting = True
+        if self._restart_pays(self._exact):
+            log.debug("ending the CPU solve of job(s) %s: job %d cannot reuse its work",
+                      list(self._exact.outstanding), number)
+            self._restart(self._exact)
+        for channel in self._channels():
+            self._send_job(channel, number)
+        return number
+
+    def _send_job(self, channel: _Channel, number: int) -> None:
+        if channel.token != self._token:
+            self._open(channel)
+        if channel.dirty == "all":
+            delta = SeedDelta(None, self._seeds.copy())
+        elif channel.dirty is None:
+            delta = SeedDelta((0, 0, 0, 0), self._seeds[:0, :0].copy())
+        else:
+            r0, r1, c0, c1 = channel.dirty
+            delta = SeedDelta(channel.dirty, self._seeds[r0:r1, c0:c1].copy())
+        channel.dirty = None
+        if channel.lam != self.lam:
+            channel.fresh_next = True
+            channel.lam = self.lam
+        channel.outstanding[number] = (time.perf_counter(), channel.fresh_next)
+        channel.fresh_next = False
+        channel.client.send("solve", Job(number, self._token, self.lam, delta))
+
+    def _open(self, channel: _Channel) -> None:
+        image = self._shared.ref if self._shared is not None else self._image
+        channel.client.send("open", Session(self._token, image, self.lam, self.device,
+                                            channel.factor))
+        channel.token = self._token
+        channel.dirty = "all"  # the solver starts from empty seeds
+        channel.outstanding.clear()
+        channel.lam, channel.fresh_next = self.lam, True
+
+    def _restart(self, channel: _Channel) -> None:
+        channel.client.kill()
+        channel.token = None
+        channel.outstanding.clear()
+
+    def _restart_pays(self, channel: _Channel) -> bool:
+        """Whether ending the running CPU solve gets the newest job's mask sooner: only when
+        the job cannot reuse the solve's work (lambda changed) and the solve has longer to run
+        than a new process takes to start and open the image."""
+        if not (channel.outstanding and channel.backend == "cpu"
+                and channel.client.can_interrupt_cpu and channel.lam != self.lam):
+            return False
+        sent, fresh = min(channel.outstanding.values())
+        expected = channel.fresh_seconds if fresh else channel.incremental_seconds
+        remaining = expected - (time.perf_counter() - sent)
+        restart = channel.client.start_seconds + channel.opened_seconds
+        return bool(remaining > restart)  # False while any estimate is unknown (nan)
+
+    def _invalidate(self) -> None:
+        """A newer request (or image) makes everything shown or awaited so far stale."""
+        self._number += 1
+        self._final = None
+        self._waiting = False
+
+    # ----- answers --------------------------------------------------------------------------
+    def _on_reply_from_thread(self, client, reply) -> None:
+        self._post(lambda: self._on_reply(client, reply))
+
+    def _on_reply(self, client, reply) -> None:
+        channel = next((c for c in self._channels() if c.client is client), None)
+        if channel is None:
+            return  # a preview solver closed meanwhile
+        if isinstance(reply, Crashed):
+            self._on_crash(channel, reply.message)
+        elif isinstance(reply, Opened):
+            self._on_opened(channel, reply)
+        elif isinstance(reply, Outcome):
+            self._on_outcome(channel, reply)
+
+    def _on_crash(self, channel: _Channel, message: str) -> None:
+        lost = set(channel.outstanding)
+        channel.token = None
+        channel.outstanding.clear()
+        if channel.factor > 1:
+            log.warning("the preview solver failed: %s", message)
+        elif self._waiting and self._number in lost:
+            self._fail(message)
+
+    def _on_opened(self, channel: _Channel, opened: Opened) -> None:
+        if opened.token != self._token:
+            return
+        if opened.error:
+            channel.token = None
+            if channel.factor > 1:
+                log.warning("the preview solver cannot open the image: %s", opened.error)
+            elif self._waiting:
+                self._fail(opened.error, opened.details)
+            else:
+                self.listener.on_error(opened.error, opened.details)
+            return
+        channel.backend, channel.opened_seconds = opened.backend, opened.seconds
+        if channel.factor == 1:
+            self.listener.on_backend(opened.backend, opened.device_name)
+
+    def _on_outcome(self, channel: _Channel, outcome: Outcome) -> None:
+        sent = channel.outstanding.pop(outcome.number, None)
+        if outcome.token != self._token or sent is None:
+            return
+        if not outcome.cancelled and not outcome.error:
+            seconds = outcome.seconds.get("total", float("nan"))
+            if outcome.incremental:
+                channel.incremental_seconds = seconds
+            else:
+                channel.fresh_seconds = seconds
+        if outcome.number != self._number or outcome.cancelled:
+            return
+        requested = self._requested.get(outcome.number, float("nan"))
+        outcome = dataclasses.replace(
+            outcome, seconds={**outcome.seconds, "waited": outcome.received - requested})
+        if channel.factor > 1:
+            if outcome.error:
+                log.warning("preview failed: %s", outcome.error)
+            elif self._waiting:
+                self.listener.on_outcome(outcome)
+            return
+        self._requested.clear()
+        if outcome.error:
+            self._fail(outcome.error, outcome.details)
+            return
+        self._final, self._waiting = outcome, False
+        self.listener.on_outcome(outcome)
+
+    def _fail(self, message: str, details: str = "") -> None:
+        self._final = Outcome(self._number, self._token, error=message, details=details)
+        self._waiting = False
+        self.listener.on_error(message, details)
+
+    # ----- state ----------------------------------------------------------------------------
+    def is_busy(self) -> bool:
+        """Whether the newest request still waits for its exact answer."""
+        return self._waiting
+
+    def mask(self) -> np.ndarray | None:
+        """The exact mask of the newest request (read-only), or None before it arrived."""
+        final = self._final
+        return None if final is None or final.error else final.mask
+
+    @property
+    def latest(self) -> int:
+        """The newest request's number."""
+        return self._number
+
+    def close(self) -> None:
+        """End the solvers and free the shared image. Idempotent."""
+        self._invalidate()
+        for channel in self._channels():
+            channel.client.close()
+        self._preview = None
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
+
+    def _channels(self):
+        return [c for c in (self._exact, self._preview) if c is not None]
+
+    def _make_client(self, name: str):
+        return self._client_class(self._on_reply_from_thread, name=name)
+
+
+def _expected_backend(device: str) -> str:
+    """The backend ``device`` will use ("cpu", "cuda"), or "unavailable"."""
+    from graphcut.solver import BackendUnavailableError, resolve_device
+    try:
+        return resolve_device(device)
+    except (BackendUnavailableError, ValueError):
+        return "unavailable"
