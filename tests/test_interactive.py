@@ -101,8 +101,14 @@ def test_capacity_tables_need_both_labels_and_keep_the_int32_check():
 
 
 # ----- Segmenter ----------------------------------------------------------------------------
-@pytest.mark.parametrize("use_region", [True, False])
-def test_segmenter_on_random_stroke_sequences_equals_fresh_segment(use_region):
+@pytest.mark.parametrize("use_region,reuse_trees", [(True, 0.1), (False, 0.1), (True, 1.0),
+                                                    (True, 0.0)])
+def test_segmenter_on_random_stroke_sequences_equals_fresh_segment(use_region, reuse_trees,
+                                                                   monkeypatch):
+    """With region hints or without, and with PyMaxflow's search trees reused after every
+    stroke (1.0), never (0.0) or when few t-links changed (0.1, the default)."""
+    from graphcut.session import _GridSolverCPU
+    monkeypatch.setattr(_GridSolverCPU, "REUSE_TREES_AT_MOST", reuse_trees)
     rng = np.random.default_rng(3 + use_region)
     image, truth = colour_image(rng)
     seeds = start_seeds(truth.shape)
@@ -115,6 +121,9 @@ def test_segmenter_on_random_stroke_sequences_equals_fresh_segment(use_region):
         np.testing.assert_array_equal(mask, fresh, err_msg=f"step {step}")
         assert session.last_result.flow == result.flow
         assert session.last_result.stats["incremental"]
+        stats = session.last_result.stats
+        if reuse_trees in (0.0, 1.0) and stats["changed_terminals"]:
+            assert stats["reused_trees"] == (reuse_trees == 1.0)
 
 
 def test_segmenter_lam_changes_keep_the_session_and_equal_fresh_solves():
