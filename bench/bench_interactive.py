@@ -219,9 +219,9 @@ def render_time(mask: np.ndarray, factor: int = 1) -> float:
     return time.perf_counter() - started
 
 
-def bench_pipeline(image, seeds, strokes, device, burst):
+def bench_pipeline(image, seeds, strokes, device, burst, spare="auto"):
     recorder, owner = Recorder(), Owner()
-    controller = SegmentationController(recorder, post=owner, device=device)
+    controller = SegmentationController(recorder, post=owner, device=device, spare=spare)
     try:
         return _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst)
     finally:
@@ -463,6 +463,8 @@ def main():
                         help="which of session, pipeline, window to run")
     parser.add_argument("--gui", default="auto", choices=("auto", "yes", "no"),
                         help="run the window part (auto: where PyQt6 is installed)")
+    parser.add_argument("--spare", default="auto", choices=("auto", "no"),
+                        help="the controller's spare exact solver (CPU; see controller.py)")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
@@ -482,7 +484,8 @@ def main():
             if "session" in parts else None
         if session is not None:
             print(report(image.shape[:2], session, None, None, args.device), flush=True)
-        pipeline = bench_pipeline(image, seeds, strokes, args.device, burst) \
+        pipeline = bench_pipeline(image, seeds, strokes, args.device, burst,
+                                  "auto" if args.spare == "auto" else False) \
             if "pipeline" in parts else None
         if pipeline is not None:
             print(report(image.shape[:2], None, pipeline, None, args.device), flush=True)

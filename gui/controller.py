@@ -16,8 +16,16 @@ What it does for them:
 - a running PyMaxflow solve cannot be interrupted, only its process ended: that is done when
   the next job cannot reuse the running solve's work (another image, another lambda) and the
   solve still has longer to run than a new process takes to start. For a seed edit it lets
-  the solve finish, because the next solve reuses its search trees (an incremental re-solve
-  takes about half a solve from scratch, so the wait is at most about one solve from scratch).
+  the solve finish: ending it would lose the graph and the flow that the next solve reuses
+  (a new process must build the session and solve from scratch, several incremental solves);
+- optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
+  image in its own process, opened once the first exact mask is shown. A request made while
+  the other exact solver is busy goes to the idle one, which solves it at once on the other
+  core, incrementally from the seeds it last saw; the busy one's answer, now stale, is
+  dropped. So the final mask of a burst of strokes comes about one incremental solve after
+  the last stroke instead of up to two. Each solver keeps its own graph and flow; the spare
+  costs a second session's memory (:func:`spare_bytes`, about 250 bytes per pixel: 1 GB at
+  4 MP, 3 GB at 12 MP) and is only made when twice that is available.
 
 Threads: call every method on one thread, the owner's (the GUI thread). Solvers answer on
 their own threads; the controller passes each answer to ``post`` (a callable that runs a
@@ -45,6 +53,17 @@ log = logging.getLogger("graphcut.gui")
 
 # Images from this many pixels get coarse previews when they are segmented on the CPU.
 PREVIEW_MIN_PIXELS = 2**20
+# Bytes per pixel that an open CPU session holds beyond the shared image (PyMaxflow's graph,
+# 176; n-link weights, capacities, colour bins, seeds and masks), rounded up.
+SESSION_BYTES_PER_PIXEL = 250
+
+
+def spare_bytes(shape) -> int:
+    """Memory a spare exact CPU solver of an image of ``shape`` (rows, cols, ...) needs: a
+    second session, plus the peak of building it (the energy)."""
+    from graphcut.memory import ENERGY_BYTES_PER_PIXEL
+    pixels = int(shape[0]) * int(shape[1])
+    return (SESSION_BYTES_PER_PIXEL + ENERGY_BYTES_PER_PIXEL["colour"]) * pixels
 
 
 class Listener:
@@ -98,6 +117,9 @@ class _Channel:
     fresh_next: bool = True           # the next solve starts from scratch
     backend: str = ""
     opened_seconds: float = float("nan")
+    opened: int | None = None         # the image the solver reported open (None: not yet)
+    last_number: int = -1             # the newest job sent
+    quiet: set = field(default_factory=set)  # jobs sent only to catch up; answers not shown
     fresh_seconds: float = float("nan")        # last solve from scratch
     incremental_seconds: float = float("nan")  # last incremental re-solve
 
@@ -116,11 +138,15 @@ class SegmentationController:
             CPU), True (always when the image can be reduced) or False.
         preview_pixels: the largest preview grid (pixels); the image is reduced by the
             smallest integer factor that fits.
+        spare: a second exact solver process for requests made while the first is busy
+            (module docstring): "auto" (on the CPU, in processes, when memory allows), True
+            (whenever solving in processes) or False (the default: on a machine with fewer
+            than two idle cores the two solvers slow each other down more than they gain).
     """
 
     def __init__(self, listener: Listener, *, post, device: str = "auto",
                  lam: float = graphcut.DEFAULT_LAM, use_process: bool = True,
-                 preview="auto", preview_pixels: int = PREVIEW_PIXELS):
+                 preview="auto", preview_pixels: int = PREVIEW_PIXELS, spare=False):
         self.listener, self._post = listener, post
         self.device, self.lam = device, float(lam)
         self._client_class = ProcessClient if use_process else ThreadClient
@@ -129,6 +155,9 @@ class SegmentationController:
         self.expected_backend = _expected_backend(device)
         self._exact = _Channel(self._make_client("exact"), 1)
         self._preview: _Channel | None = None
+        self._spare_mode = spare
+        self._spare: _Channel | None = None
+        self._no_spare_for = None      # the image the spare failed to open
         self._image = None
         self._shared: SharedArray | None = None
         self._token = 0
@@ -156,8 +185,11 @@ class SegmentationController:
         old_shared, self._shared = self._shared, None
         if self._use_process and shared_memory_fits(image.nbytes):
             self._shared = SharedArray(image)  # else the image goes through the pipes
-        if self._exact.outstanding and self._exact.backend == "cpu":
-            self._restart(self._exact)  # its solve is useless now
+        for channel in self._exact_channels():
+            if channel.outstanding and channel.backend == "cpu":
+                self._restart(channel)  # its solve is useless now
+        if self._spare is not None:
+            self._spare.token = None  # opened again once the first exact mask is shown
         self._open(self._exact)
         factor = preview_factor(image.shape[:2], self._preview_pixels)
         wanted = factor > 1 and (self._preview_mode is True or (
@@ -212,13 +244,26 @@ class SegmentationController:
         number = self._number
         self._requested[number] = time.perf_counter()
         self._waiting = True
-        if self._restart_pays(self._exact):
-            log.debug("ending the CPU solve of job(s) %s: job %d cannot reuse its work",
-                      list(self._exact.outstanding), number)
-            self._restart(self._exact)
-        for channel in self._channels():
-            self._send_job(channel, number)
+        for channel in self._exact_channels():
+            if self._restart_pays(channel):
+                log.debug("ending the CPU solve of job(s) %s: job %d cannot reuse its work",
+                          list(channel.outstanding), number)
+                self._restart(channel)
+        self._send_job(self._pick_exact(), number)
+        if self._preview is not None:
+            self._send_job(self._preview, number)
         return number
+
+    def _pick_exact(self) -> _Channel:
+        """The exact solver for a new job: an idle one (one that holds the image, then the one
+        that solved last, whose state is nearest), else the one whose running job was sent
+        first (it finishes first; it then solves only the newest job it has)."""
+        ready = [c for c in self._exact_channels()
+                 if c is self._exact or (c.token == self._token and c.opened == self._token)]
+        idle = [c for c in ready if not c.outstanding]
+        if idle:
+            return max(idle, key=lambda c: (c.token == self._token, c.last_number))
+        return min(ready, key=lambda c: min(sent for sent, _ in c.outstanding.values()))
 
     def _send_job(self, channel: _Channel, number: int) -> None:
         if channel.token != self._token:
@@ -236,6 +281,7 @@ class SegmentationController:
             channel.lam = self.lam
         channel.outstanding[number] = (time.perf_counter(), channel.fresh_next)
         channel.fresh_next = False
+        channel.last_number = number
         channel.client.send("solve", Job(number, self._token, self.lam, delta))
 
     def _open(self, channel: _Channel) -> None:
@@ -246,11 +292,36 @@ class SegmentationController:
         channel.dirty = "all"  # the solver starts from empty seeds
         channel.outstanding.clear()
         channel.lam, channel.fresh_next = self.lam, True
+        channel.opened = None
 
     def _restart(self, channel: _Channel) -> None:
         channel.client.kill()
         channel.token = None
+        channel.opened = None
         channel.outstanding.clear()
+
+    def _want_spare(self) -> bool:
+        """Whether a spare exact solver should hold the current image (module docstring)."""
+        if (not self._use_process or self._spare_mode is False or self._image is None
+                or self._no_spare_for == self._token):
+            return False
+        if self._spare_mode is True:
+            return True
+        if self._exact.backend != "cpu":
+            return False
+        from graphcut.solver.memory import available_bytes
+        available = available_bytes()
+        return available is not None and available >= 2 * spare_bytes(self._image.shape)
+
+    def _open_spare(self) -> None:
+        """Open the current image in the spare solver (made first if needed), when wanted."""
+        if self._spare is not None and self._spare.token == self._token:
+            return
+        if not self._want_spare():
+            return
+        if self._spare is None:
+            self._spare = _Channel(self._make_client("spare"), 1)
+        self._open(self._spare)
 
     def _restart_pays(self, channel: _Channel) -> bool:
         """Whether ending the running CPU solve gets the newest job's mask sooner: only when
@@ -300,6 +371,11 @@ class SegmentationController:
             return
         if opened.error:
             channel.token = None
+            if channel is self._spare:
+                log.warning("the spare solver cannot open the image: %s", opened.error)
+                self._spare, self._no_spare_for = None, opened.token
+                channel.client.close()
+                return
             if channel.factor > 1:
                 log.warning("the preview solver cannot open the image: %s", opened.error)
             elif self._waiting:
@@ -308,11 +384,16 @@ class SegmentationController:
                 self.listener.on_error(opened.error, opened.details)
             return
         channel.backend, channel.opened_seconds = opened.backend, opened.seconds
-        if channel.factor == 1:
+        channel.opened = opened.token
+        if channel is self._exact:
             self.listener.on_backend(opened.backend, opened.device_name)
+        elif not self._waiting:
+            self._catch_up()  # the spare: solve the seeds shown, from scratch, now
 
     def _on_outcome(self, channel: _Channel, outcome: Outcome) -> None:
         sent = channel.outstanding.pop(outcome.number, None)
+        quiet = outcome.number in channel.quiet
+        channel.quiet.discard(outcome.number)
         if outcome.token != self._token or sent is None:
             return
         if not outcome.cancelled and not outcome.error:
@@ -321,7 +402,7 @@ class SegmentationController:
                 channel.incremental_seconds = seconds
             else:
                 channel.fresh_seconds = seconds
-        if outcome.number != self._number or outcome.cancelled:
+        if outcome.number != self._number or outcome.cancelled or quiet:
             return
         requested = self._requested.get(outcome.number, float("nan"))
         outcome = dataclasses.replace(
@@ -338,6 +419,19 @@ class SegmentationController:
             return
         self._final, self._waiting = outcome, False
         self.listener.on_outcome(outcome)
+        self._open_spare()  # after the first mask is shown, not before (it takes a core)
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """While the user looks at the mask, let an idle exact solver that missed the last
+        request solve it too (on the other core), so that its next job is a small incremental
+        re-solve. Its answer is not shown."""
+        for channel in self._exact_channels():
+            if (channel.token == self._token and channel.opened == self._token
+                    and not channel.outstanding and channel.last_number < self._number
+                    and self.has_both_labels):
+                channel.quiet.add(self._number)
+                self._send_job(channel, self._number)
 
     def _fail(self, message: str, details: str = "") -> None:
         self._final = Outcome(self._number, self._token, error=message, details=details)
@@ -364,13 +458,16 @@ class SegmentationController:
         self._invalidate()
         for channel in self._channels():
             channel.client.close()
-        self._preview = None
+        self._preview = self._spare = None
         if self._shared is not None:
             self._shared.close()
             self._shared = None
 
     def _channels(self):
-        return [c for c in (self._exact, self._preview) if c is not None]
+        return [c for c in (self._exact, self._spare, self._preview) if c is not None]
+
+    def _exact_channels(self):
+        return [c for c in (self._exact, self._spare) if c is not None]
 
     def _make_client(self, name: str):
         return self._client_class(self._on_reply_from_thread, name=name)

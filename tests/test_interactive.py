@@ -487,6 +487,56 @@ def test_a_lambda_change_ends_a_long_cpu_solve_in_another_process():
         controller.close()
 
 
+def test_spare_cpu_solver_takes_strokes_made_while_the_other_is_busy():
+    """With ``spare=True`` a second exact solver process holds the image; a request made while
+    the first solves goes to it, the stale answer is dropped, and every shown mask is exact,
+    through bursts and lambda changes."""
+    rng = np.random.default_rng(16)
+    image, truth = colour_image(rng)
+    post, recorder = PostQueue(), Recorder()
+    controller = SegmentationController(recorder, post=post, device="cpu", preview=False,
+                                        spare=True)
+    try:
+        controller.open_image(image)
+        seeds = start_seeds(truth.shape)
+        controller.set_seeds(seeds)
+        controller.request()
+        wait(controller, post)
+        deadline = time.monotonic() + 60
+        while controller._spare is None or controller._spare.opened != controller._token \
+                or controller._spare.outstanding:  # opened, then caught up in the background
+            assert time.monotonic() < deadline, "the spare solver did not open"
+            post.run_pending(0.05)
+        to_spare = set()  # requests (not catch-ups) sent to the spare
+        send = controller._send_job
+
+        def record(channel, number):
+            if channel is controller._spare and number not in channel.quiet:
+                to_spare.add(number)
+            send(channel, number)
+
+        controller._send_job = record
+        answered_by = []
+        for step in range(8):
+            if step % 4 == 3:
+                controller.set_lam([3.0, 20.0][step % 2])
+            for _ in range(1 + step % 3):  # bursts of 1 to 3 strokes
+                controller.set_seeds(seeds, random_stroke(rng, seeds, truth))
+                number = controller.request()
+            wait(controller, post)
+            final = recorder.outcomes[-1]
+            assert final.number == number
+            answered_by.append(number in to_spare)
+            np.testing.assert_array_equal(
+                controller.mask(), segment(image, seeds, lam=controller.lam, device="cpu"),
+                err_msg=f"step {step}")
+        assert any(answered_by) and not all(answered_by) and recorder.errors == []
+        assert [o.number for o in recorder.outcomes] == sorted(o.number for o in
+                                                                recorder.outcomes)
+    finally:
+        controller.close()
+
+
 def test_outcome_defaults_are_harmless():
     outcome = Outcome(1, 1)
     assert outcome.mask is None and not outcome.cancelled and outcome.factor == 1
