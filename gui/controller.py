@@ -58,6 +58,11 @@ PREVIEW_MIN_PIXELS = 2**20
 SESSION_BYTES_PER_PIXEL = 250
 
 
+# The spare solver runs this much nicer than the others: its catch-up solves use idle cores
+# only, and never slow down the solve of a stroke the user waits for.
+SPARE_NICENESS = 5
+
+
 def spare_bytes(shape) -> int:
     """Memory a spare exact CPU solver of an image of ``shape`` (rows, cols, ...) needs: a
     second session, plus the peak of building it (the energy)."""
@@ -320,7 +325,7 @@ class SegmentationController:
         if not self._want_spare():
             return
         if self._spare is None:
-            self._spare = _Channel(self._make_client("spare"), 1)
+            self._spare = _Channel(self._make_client("spare", nice=SPARE_NICENESS), 1)
         self._open(self._spare)
 
     def _restart_pays(self, channel: _Channel) -> bool:
@@ -469,8 +474,8 @@ class SegmentationController:
     def _exact_channels(self):
         return [c for c in (self._exact, self._spare) if c is not None]
 
-    def _make_client(self, name: str):
-        return self._client_class(self._on_reply_from_thread, name=name)
+    def _make_client(self, name: str, **options):
+        return self._client_class(self._on_reply_from_thread, name=name, **options)
 
 
 def _expected_backend(device: str) -> str:

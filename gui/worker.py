@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import pickle
 import queue
 import subprocess
@@ -83,9 +84,12 @@ class ProcessClient(_Client):
     COMMAND = (sys.executable, "-m", "graphcut.gui.solver_process")
     can_interrupt_cpu = True  # killing the process stops a PyMaxflow solve
 
-    def __init__(self, on_reply, *, name: str = "solver", command=COMMAND):
+    def __init__(self, on_reply, *, name: str = "solver", command=COMMAND, nice: int = 0):
+        """``nice``: added to the child's scheduling niceness (POSIX), so that a solver whose
+        work can wait yields the CPU to the others."""
         super().__init__(on_reply, name)
         self.command = list(command)
+        self.nice = int(nice)
         self._process: subprocess.Popen | None = None
         self._generation = 0
         self._outbox: queue.Queue = queue.Queue()
@@ -132,6 +136,12 @@ class ProcessClient(_Client):
             self._masks.clear()
         process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._process = process
+        if self.nice and hasattr(os, "setpriority"):
+            try:
+                os.setpriority(os.PRIO_PROCESS, process.pid,
+                               os.getpriority(os.PRIO_PROCESS, process.pid) + self.nice)
+            except OSError as error:
+                log.debug("cannot lower the priority of the %s solver: %s", self.name, error)
         pickle.dump(("ping", None), process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         process.stdin.flush()
         if pickle.load(process.stdout) != "ready":

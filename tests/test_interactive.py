@@ -3,6 +3,7 @@ formats, the solver server and the segmentation controller (threads and processe
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -13,7 +14,7 @@ import graphcut
 from graphcut import Segmenter, build_network, segment
 from graphcut.energy import (SeedHistograms, capacities_from_tables, image_as_float, quantize,
                              regional_costs, seed_pins, terminal_capacities)
-from graphcut.gui.controller import Listener, PostQueue, SegmentationController
+from graphcut.gui.controller import SPARE_NICENESS, Listener, PostQueue, SegmentationController
 from graphcut.gui.sharing import AttachedArray, MaskUpdate, SeedDelta, SharedArray
 from graphcut.gui.solve import Job, Opened, Outcome, Session, Solver, preview_factor
 from graphcut.gui.solver_process import Server
@@ -531,6 +532,9 @@ def test_spare_cpu_solver_takes_strokes_made_while_the_other_is_busy():
                 controller.mask(), segment(image, seeds, lam=controller.lam, device="cpu"),
                 err_msg=f"step {step}")
         assert any(answered_by) and not all(answered_by) and recorder.errors == []
+        spare = controller._spare.client._process.pid
+        assert os.getpriority(os.PRIO_PROCESS, spare) == \
+            min(19, os.getpriority(os.PRIO_PROCESS, 0) + SPARE_NICENESS)
         assert [o.number for o in recorder.outcomes] == sorted(o.number for o in
                                                                 recorder.outcomes)
     finally:
