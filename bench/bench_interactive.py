@@ -23,7 +23,10 @@ the colour model) is replayed through three layers:
    used in that gap (on a loaded machine most of a long gap is waiting for a core).
 
     python bench/bench_interactive.py --device cpu [--sizes 1024x1024,2048x2048,3000x4000]
-        [--strokes 10] [--parts session,pipeline,window] [--gui auto]
+        [--strokes 10] [--parts session,pipeline,window] [--gui auto] [--spare no]
+
+``--spare auto`` gives the pipeline the controller's spare exact CPU solver (a second solver
+process that takes strokes made while the first is busy; see ``gui/controller.py``).
 
 Timings are medians (and maxima) over the strokes after the first; the first stroke after
 opening an image and the session build are reported apart.

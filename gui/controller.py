@@ -8,6 +8,8 @@ same way: :meth:`SegmentationController.open_image`, then for every edit
 What it does for them:
 
 - the image goes to the solvers once, in shared memory; seeds go as changed rectangles;
+- solver processes run a little nicer than the window's (``SOLVER_NICENESS``), so that the
+  event loop gets a core at once when a result arrives, however busy they keep the machine;
 - every request goes to the solver at once; a solver answers only the newest of the jobs
   waiting for it, and on the GPU a newer job stops the running solve between launch batches;
 - on the CPU, when the image is large (``PREVIEW_MIN_PIXELS``), a second solver answers each
@@ -58,8 +60,11 @@ PREVIEW_MIN_PIXELS = 2**20
 SESSION_BYTES_PER_PIXEL = 250
 
 
-# The spare solver runs this much nicer than the others: its catch-up solves use idle cores
-# only, and never slow down the solve of a stroke the user waits for.
+# Solver processes run this much nicer than the window's process, so that the window's event
+# loop gets a core at once when a result arrives, however busy the solvers keep the machine.
+SOLVER_NICENESS = 2
+# The spare solver runs this much nicer again: its catch-up solves use idle cores only, and
+# never slow down the solve of a stroke the user waits for.
 SPARE_NICENESS = 5
 
 
@@ -325,7 +330,8 @@ class SegmentationController:
         if not self._want_spare():
             return
         if self._spare is None:
-            self._spare = _Channel(self._make_client("spare", nice=SPARE_NICENESS), 1)
+            self._spare = _Channel(self._make_client("spare", nice=SOLVER_NICENESS
+                                                     + SPARE_NICENESS), 1)
         self._open(self._spare)
 
     def _restart_pays(self, channel: _Channel) -> bool:
@@ -474,8 +480,10 @@ class SegmentationController:
     def _exact_channels(self):
         return [c for c in (self._exact, self._spare) if c is not None]
 
-    def _make_client(self, name: str, **options):
-        return self._client_class(self._on_reply_from_thread, name=name, **options)
+    def _make_client(self, name: str, nice: int = SOLVER_NICENESS):
+        if self._client_class is ThreadClient:
+            return ThreadClient(self._on_reply_from_thread, name=name)
+        return self._client_class(self._on_reply_from_thread, name=name, nice=nice)
 
 
 def _expected_backend(device: str) -> str:

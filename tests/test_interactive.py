@@ -14,7 +14,8 @@ import graphcut
 from graphcut import Segmenter, build_network, segment
 from graphcut.energy import (SeedHistograms, capacities_from_tables, image_as_float, quantize,
                              regional_costs, seed_pins, terminal_capacities)
-from graphcut.gui.controller import SPARE_NICENESS, Listener, PostQueue, SegmentationController
+from graphcut.gui.controller import (SOLVER_NICENESS, SPARE_NICENESS, Listener, PostQueue,
+                                     SegmentationController)
 from graphcut.gui.sharing import AttachedArray, MaskUpdate, SeedDelta, SharedArray
 from graphcut.gui.solve import Job, Opened, Outcome, Session, Solver, preview_factor
 from graphcut.gui.solver_process import Server
@@ -534,7 +535,10 @@ def test_spare_cpu_solver_takes_strokes_made_while_the_other_is_busy():
         assert any(answered_by) and not all(answered_by) and recorder.errors == []
         spare = controller._spare.client._process.pid
         assert os.getpriority(os.PRIO_PROCESS, spare) == \
-            min(19, os.getpriority(os.PRIO_PROCESS, 0) + SPARE_NICENESS)
+            min(19, os.getpriority(os.PRIO_PROCESS, 0) + SOLVER_NICENESS + SPARE_NICENESS)
+        exact = controller._exact.client._process.pid
+        assert os.getpriority(os.PRIO_PROCESS, exact) == \
+            min(19, os.getpriority(os.PRIO_PROCESS, 0) + SOLVER_NICENESS)
         assert [o.number for o in recorder.outcomes] == sorted(o.number for o in
                                                                 recorder.outcomes)
     finally:
