@@ -22,11 +22,12 @@ import cupy
 import numpy as np
 
 from ..networks import GridNetwork
-from ..dynamic import TerminalUpdate, fresh_terminals, reparameterize_terminals
+from ..dynamic import TerminalUpdate
 from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
-from .transfer import cut_side, prepare_staging, sum_nonnegative, to_host, upload_grid
+from .transfer import (FOLD_THREADS, STATE_SOURCE, blocks_for, copy_rows, cut_side,
+                       fold_terminals, prepare_staging, sum_nonnegative, to_host, upload_grid)
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
@@ -181,19 +182,24 @@ class GridState:
         upload_grid(self, network)  # pinned staging from the host, no CuPy kernels (transfer.py)
 
     def _load_nlinks(self) -> None:
+        """Residuals = the n-link capacities in force (copies into the residual planes; their
+        borders stay zero)."""
+        h, w = self.shape
         right, left, down, up = self.nlinks
-        residual = self.residual
-        residual[RIGHT, :, :-1] = cupy.asarray(right)
-        residual[LEFT, :, 1:] = cupy.asarray(left)
-        residual[DOWN, :-1, :] = cupy.asarray(down)
-        residual[UP, 1:, :] = cupy.asarray(up)
+        base, item = self.residual.data.ptr, self.residual.itemsize
+        plane, pitch = h * w * item, w * item
+        copy_rows([(right, base + RIGHT * plane, pitch), (left, base + LEFT * plane + item, pitch),
+                   (down, base + DOWN * plane, pitch), (up, base + UP * plane + pitch, pitch)],
+                  cupy.cuda.get_current_stream())
 
     def set_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
-        """Start from a zero flow on the n-links with the given terminal capacities.
+        """Start from a zero flow on the n-links with the given terminal capacities (int32
+        (H, W) on the GPU; ``graphcut.solver.dynamic.fresh_terminals``, in one kernel).
 
         Only valid right after the n-link residuals were reset to their capacities (:meth:`load`).
         """
-        self._apply(fresh_terminals(source, sink))
+        fold_terminals(self, _int32_on_gpu(source), _int32_on_gpu(sink),
+                       cupy.cuda.get_current_stream())
 
     def _apply(self, update: TerminalUpdate) -> None:
         self.excess[...] = update.excess
@@ -215,10 +221,16 @@ class GridState:
         n-link capacities in force with zero flow (when a residual would leave int32); either
         way the next :meth:`solve` gives the exact answer.
         """
-        update = reparameterize_terminals(self.excess, self.to_sink.astype(cupy.int64),
-                                          self.source_capacity, self.sink_capacity, source, sink)
-        if update is not None:
-            self._apply(update)
+        source, sink = _int32_on_gpu(source), _int32_on_gpu(sink)
+        totals = cupy.zeros(3, dtype=cupy.uint64)  # deltas, new sink capacities, overflows
+        kernel(STATE_SOURCE, "reparameterize_terminals")(
+            (blocks_for(source.size),), (FOLD_THREADS,),
+            (np.int64(source.size), source, sink, self.excess, self.to_sink,
+             self.source_capacity, self.sink_capacity, totals))
+        deltas, sinks, overflows = (int(v) for v in totals.get())
+        if not overflows:  # graphcut.solver.dynamic.reparameterize_terminals, applied in place
+            self.sink_capacity_total = sinks
+            self.reparameterization = deltas
             return True
         if self.nlinks is None:
             raise RuntimeError("this GridState cannot restart: its n-link capacities were "
@@ -340,6 +352,14 @@ class GridState:
                 "iterations": launches * schedule.cycles, "bfs_passes": bfs_passes,
                 "global_relabel_seconds": sum(spans[0::2]),
                 "push_relabel_seconds": sum(spans[1::2])}
+
+
+def _int32_on_gpu(array) -> cupy.ndarray:
+    """``array`` as a C-contiguous int32 CuPy array (no copy when it is one already)."""
+    array = cupy.asarray(array)
+    if array.dtype != cupy.int32 or not array.flags.c_contiguous:
+        array = cupy.ascontiguousarray(array, dtype=cupy.int32)
+    return array
 
 
 _reusable: dict = {}  # the last GridState of grid_min_cut, by (device, shape)

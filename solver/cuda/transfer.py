@@ -207,8 +207,12 @@ def fold_terminals(state, source: cupy.ndarray, sink: cupy.ndarray,
     state.reparameterization = 0
 
 
-def _blocks(n: int) -> int:
+def blocks_for(n: int) -> int:
+    """Blocks of a grid-stride launch of grid_state.cu over ``n`` items."""
     return max(1, min(-(-n // FOLD_THREADS), 8192))
+
+
+_blocks = blocks_for
 
 
 def sum_nonnegative(values: cupy.ndarray) -> int:
