@@ -26,8 +26,8 @@ from ..dynamic import TerminalUpdate
 from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
-from .transfer import (FOLD_THREADS, STATE_SOURCE, blocks_for, copy_rows, cut_side,
-                       fold_terminals, prepare_staging, sum_nonnegative, to_host, upload_grid)
+from .transfer import (cut_side, fill_int32, fold_terminals, load_residuals, prepare_staging,
+                       reparameterize, sum_nonnegative, to_host, upload_grid)
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
@@ -123,7 +123,8 @@ class GridState:
         self._stream = cupy.cuda.Stream(non_blocking=True)
         self._graphs = {}  # captured CUDA graphs of launch batches, by batch key
         self.arcs = cupy.empty(self.shape, dtype=cupy.uint8)
-        self.pr_tiles = cupy.ones(self._pr_grid()[::-1], dtype=cupy.int32)
+        self.pr_tiles = cupy.empty(self._pr_grid()[::-1], dtype=cupy.int32)
+        fill_int32(self.pr_tiles, 1)
         bfs_tiles = self._bfs_grid()[::-1]
         self.bfs_dirty = (cupy.zeros(bfs_tiles, dtype=cupy.int32),
                           cupy.zeros(bfs_tiles, dtype=cupy.int32))
@@ -184,13 +185,7 @@ class GridState:
     def _load_nlinks(self) -> None:
         """Residuals = the n-link capacities in force (copies into the residual planes; their
         borders stay zero)."""
-        h, w = self.shape
-        right, left, down, up = self.nlinks
-        base, item = self.residual.data.ptr, self.residual.itemsize
-        plane, pitch = h * w * item, w * item
-        copy_rows([(right, base + RIGHT * plane, pitch), (left, base + LEFT * plane + item, pitch),
-                   (down, base + DOWN * plane, pitch), (up, base + UP * plane + pitch, pitch)],
-                  cupy.cuda.get_current_stream())
+        load_residuals(self)
 
     def set_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
         """Start from a zero flow on the n-links with the given terminal capacities (int32
@@ -222,15 +217,7 @@ class GridState:
         way the next :meth:`solve` gives the exact answer.
         """
         source, sink = _int32_on_gpu(source), _int32_on_gpu(sink)
-        totals = cupy.zeros(3, dtype=cupy.uint64)  # deltas, new sink capacities, overflows
-        kernel(STATE_SOURCE, "reparameterize_terminals")(
-            (blocks_for(source.size),), (FOLD_THREADS,),
-            (np.int64(source.size), source, sink, self.excess, self.to_sink,
-             self.source_capacity, self.sink_capacity, totals))
-        deltas, sinks, overflows = (int(v) for v in totals.get())
-        if not overflows:  # graphcut.solver.dynamic.reparameterize_terminals, applied in place
-            self.sink_capacity_total = sinks
-            self.reparameterization = deltas
+        if reparameterize(self, source, sink):  # one kernel, in place
             return True
         if self.nlinks is None:
             raise RuntimeError("this GridState cannot restart: its n-link capacities were "
@@ -267,7 +254,7 @@ class GridState:
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
         self._bfs_parity = 0
-        self.bfs_dirty[0].fill(1)
+        fill_int32(self.bfs_dirty[0], 1)
         self.bfs_dirty[1].fill(0)
         passes = 0
         while True:

@@ -120,3 +120,13 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) reparameterize_termin
     __syncthreads();
     block_sum_into(overflows, &totals[2]);
 }
+
+// out[0 .. n) = value (a non-zero fill, which CuPy would do with a kernel compiled at run time).
+extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fill_int32(
+    const long long n, const int value, int* __restrict__ out)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
+        out[u] = value;
+    }
+}
