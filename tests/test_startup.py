@@ -424,3 +424,22 @@ def test_gpu_segmentation_paths_compile_nothing_at_run_time(tmp_path):
     assert set(report["origins"].values()) == {"binary"}, report["origins"]
     assert report["extras"] == []
     assert 0.0 < report["share"] < 1.0
+
+
+def test_segment_command_imports_only_what_it_uses(tmp_path):
+    """`graphcut segment` of a PNG imports NumPy, Pillow, click and PyMaxflow, not SciPy,
+    scikit-image, tqdm or tifffile (start-up time of every CLI call)."""
+    code = textwrap.dedent("""
+        import sys
+        from graphcut.cli import main
+        try:
+            main(sys.argv[1:], standalone_mode=False)
+        finally:
+            heavy = ("scipy", "skimage", "tqdm", "tifffile", "cupy", "cupyx", "dask")
+            print(sorted({m.split(".")[0] for m in sys.modules} & set(heavy)))
+    """)
+    done = subprocess.run([sys.executable, "-c", code, "segment", str(SAMPLE), "--seeds",
+                           str(SAMPLE_SEEDS), "-o", str(tmp_path / "mask.png"), "--device",
+                           "cpu"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
