@@ -198,6 +198,17 @@ def seed_histograms(index, labels, cells: int) -> np.ndarray:
 def capacities_from_tables(index, seeds, pins, source_table, sink_table, source, sink) -> None:
     """Terminal capacities by table lookup, with the seeds' hard constraints (into
     ``source``, ``sink``)."""
+    for name, array, dtype in (("index", index, cupy.int32), ("seeds", seeds, cupy.uint8),
+                               ("pins", pins, cupy.int32), ("source_table", source_table,
+                                                            cupy.int32),
+                               ("sink_table", sink_table, cupy.int32),
+                               ("source", source, cupy.int32), ("sink", sink, cupy.int32)):
+        if array.dtype != dtype or not array.flags.c_contiguous:
+            raise TypeError(f"capacities_from_tables: {name} must be a C-contiguous "
+                            f"{np.dtype(dtype).name} array on the GPU, got {array.dtype}")
+    if not (seeds.size == pins.size == source.size == sink.size == index.size):
+        raise ValueError("capacities_from_tables: index, seeds, pins and the outputs must "
+                         "have the same size")
     n = int(index.size)
     _launch("capacities_from_tables", n, (np.int64(n), source_table, sink_table, index, seeds,
                                           pins, source, sink))
