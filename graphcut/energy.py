@@ -22,8 +22,12 @@ capacity is within ``0.5 / scale`` of its float value (``scale`` = 1000: 0.0005 
 maximum flow divided by ``scale`` is then the minimum energy. Capacities above the int32 limit
 raise a ValueError that says which term overflowed.
 
-Every function here runs unchanged on NumPy or CuPy arrays (the array module of the image is
-used throughout), so the GPU path builds its capacities on the GPU.
+Every function here takes NumPy or CuPy arrays and answers on the image's device. On the GPU
+each step is a kernel of ``solver/cuda/energy_kernels.cu`` (shipped precompiled, loaded by the
+package's one CUDA loader; host code in ``graphcut.solver.cuda.energy_kernels``) with the same
+float64 formulas, so a machine's first segmentation does not wait for NVRTC to compile CuPy's
+element-wise kernels and does not import CuPy's SciPy extras; the small per-cell colour tables
+are computed on the host with NumPy, exactly as on the CPU.
 
 Images: grey (H, W), or (H, W, C) with C = 1 (grey), 2 (grey + alpha), 3 (RGB) or 4 (RGBA);
 alpha is ignored. ``channel_axis`` names the channel axis of a 3-D array (scikit-image
@@ -76,6 +80,12 @@ def array_module(*arrays):
     return np
 
 
+def _gpu():
+    """The GPU energy kernels' host code (imported only for CuPy arrays)."""
+    from .solver.cuda import energy_kernels
+    return energy_kernels
+
+
 def _same_device(array, like):
     """``array`` moved to the device of ``like`` (host <-> GPU) when it is elsewhere."""
     xp = array_module(like)
@@ -120,6 +130,13 @@ def image_as_float(image, *, channel_axis=-1):
     if 0 in image.shape[:-1]:
         raise ValueError(f"image is empty (shape {image.shape[:-1]})")
     image = image[..., :1] if channels in (1, 2) else image[..., :3]
+    if xp is not np:
+        divisor = float(np.iinfo(image.dtype).max) if kind in "iu" else 0.0
+        values, nonfinite = _gpu().image_to_float(image, divisor)
+        if nonfinite:
+            raise ValueError("image contains NaN or infinite values; float images must be "
+                             "finite")
+        return values
     if kind == "f":
         finite = xp.isfinite(image)  # checked with a uint8 min: a reduction CuPy runs precompiled
         if finite.size and int(finite.view(xp.uint8).min()) == 0:
@@ -141,8 +158,13 @@ def _squared_differences(values):
 
 
 def _sigma_from_differences(*differences) -> float:
-    count = sum(d.size for d in differences)
-    mean = sum(float(d.sum()) for d in differences) / count if count else 0.0
+    return _sigma_from_sums([float(d.sum()) for d in differences],
+                            sum(d.size for d in differences))
+
+
+def _sigma_from_sums(sums, count: int) -> float:
+    """sigma from the sums of the squared-difference arrays and their total size."""
+    mean = sum(sums) / count if count else 0.0
     return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 
@@ -155,8 +177,11 @@ def estimate_sigma(image, *, channel_axis=-1) -> float:
     exp(-1/2). This is GrabCut's choice (Rother et al. 2004, beta = 1 / (2 <d^2>)). A constant
     image gives 1.0.
     """
-    return _sigma_from_differences(*_squared_differences(
-        image_as_float(image, channel_axis=channel_axis)))
+    values = image_as_float(image, channel_axis=channel_axis)
+    if array_module(values) is not np:
+        differences, sums = _gpu().squared_differences(values)
+        return _sigma_from_sums(sums, sum(d.size for d in differences))
+    return _sigma_from_differences(*_squared_differences(values))
 
 
 def _check_positive(name: str, value) -> float:
@@ -190,6 +215,13 @@ def _spacing_factors(spacing, spatial: int):
 def _nlink_weights(values, sigma, spacing=None):
     xp = array_module(values)
     factors = _spacing_factors(spacing, values.ndim - 1)
+    if xp is not np:
+        differences, sums = _gpu().squared_differences(values)
+        if sigma is None:
+            sigma = _sigma_from_sums(sums, sum(d.size for d in differences))
+        sigma = check_sigma(sigma)
+        exponent = -1.0 / (2.0 * sigma * sigma)
+        return tuple(_gpu().exp_weights(d, exponent, f) for d, f in zip(differences, factors))
     differences = _squared_differences(values)
     if sigma is None:
         sigma = _sigma_from_differences(*differences)
@@ -240,6 +272,8 @@ def _bin_indices(values, bins: int):
     """Joint histogram cell of every pixel, int64 (H, W) (or (D, H, W)); channels quantised
     over the image's own per-channel range into ``bins`` equal bins."""
     xp = array_module(values)
+    if xp is not np:
+        return _gpu().bin_cells(values, bins)  # int32
     spatial_axes = tuple(range(values.ndim - 1))
     low = values.min(axis=spatial_axes)
     high = values.max(axis=spatial_axes)
@@ -283,6 +317,11 @@ def _regional_costs(values, seeds, bins):
     index = _bin_indices(values, bins)
     shape = (bins,) * channels
     cells = bins ** channels
+    if array_module(values) is not np:  # per-cell tables on the host, one lookup per pixel
+        import cupy
+        counts = _gpu().seed_histograms(index, seeds, cells).astype(np.float64)
+        return tuple(_gpu().lookup_costs(cupy.asarray(_cost_table(row, shape)), index)
+                     for row in counts)
     cost_object = _colour_model_costs(index, seeds == FOREGROUND, cells, shape)
     cost_background = _colour_model_costs(index, seeds == BACKGROUND, cells, shape)
     return cost_object, cost_background
@@ -317,6 +356,8 @@ def quantize(values, *, scale=DEFAULT_SCALE, what="capacities"):
     the int32 range (or is negative or not finite)."""
     xp = array_module(values)
     scale = _check_positive("scale", scale)
+    if xp is not np and values.dtype == np.float64 and values.flags.c_contiguous:
+        return quantize_weights(values, 1.0, scale=scale, what=what)  # one kernel
     scaled = xp.rint(xp.asarray(values, dtype=xp.float64) * scale)
     if scaled.size:
         low, high = float(scaled.min()), float(scaled.max())
@@ -326,6 +367,24 @@ def quantize(values, *, scale=DEFAULT_SCALE, what="capacities"):
             raise ValueError(f"{what} reach {high:.0f} after scaling by scale={scale:g}, above "
                              f"the int32 limit {INT32_MAX}; lower lam or scale")
     return scaled.astype(xp.int32)
+
+
+def quantize_weights(weights, lam, *, scale=DEFAULT_SCALE, what="capacities"):
+    """``quantize(lam * weights, scale=scale, what=what)``, on the GPU in one kernel (the same
+    float64 products, no temporary array)."""
+    if array_module(weights) is np:
+        return quantize(lam * weights, scale=scale, what=what)
+    scale = _check_positive("scale", scale)
+    if weights.dtype != np.float64 or not weights.flags.c_contiguous:
+        raise TypeError("quantize on the GPU takes C-contiguous float64 arrays, got "
+                        f"{weights.dtype}")
+    out, high, bad = _gpu().quantize(weights, float(lam), scale)
+    if bad:  # the message wants the range: found on the host (an error path)
+        quantize(lam * weights.get(), scale=scale, what=what)
+    if high is not None and high > INT32_MAX:
+        raise ValueError(f"{what} reach {high:.0f} after scaling by scale={scale:g}, above "
+                         f"the int32 limit {INT32_MAX}; lower lam or scale")
+    return out
 
 
 def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
@@ -364,6 +423,9 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
     source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
     sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
     pin = seed_pins(links)
+    if xp is not np:
+        _gpu().apply_seed_pins(_gpu().seed_labels(seeds)[0], pin, source, sink)
+        return source, sink
     is_object = seeds == FOREGROUND
     is_background = seeds == BACKGROUND
     zero = xp.int32(0)
@@ -387,6 +449,14 @@ def seed_pins(nlink_caps):
     links = tuple(nlink_caps)
     xp = array_module(*links)
     spatial = len(links)
+    if xp is not np:
+        pins, largest = _gpu().seed_pins(tuple(xp.ascontiguousarray(a, dtype=xp.int32)
+                                               for a in links))
+        if largest > INT32_MAX:
+            raise ValueError(f"the hard-constraint capacity of a seeded pixel reaches "
+                             f"{largest}, above the int32 limit {INT32_MAX}; lower lam or "
+                             "scale")
+        return pins
     shape = list(links[0].shape)
     shape[-1] += 1  # the first array lacks one along the last axis
     incident = xp.zeros(tuple(shape), dtype=xp.int64)
@@ -425,14 +495,18 @@ class SeedHistograms:
             background.
     """
 
-    def __init__(self, values, *, bins=None):
+    def __init__(self, values, *, bins=None, host_index=True):
         xp = array_module(values)
         self.bins = _check_bins(bins, values.shape[-1])
         self.hist_shape = (self.bins,) * values.shape[-1]
         self.cells = self.bins ** values.shape[-1]
-        self.index = _bin_indices(values, self.bins).astype(xp.int32)
-        host = self.index.get() if xp is not np else self.index
-        self._index_host = host.astype(np.uint16) if self.cells <= 2**16 else host
+        self.index = _bin_indices(values, self.bins)
+        if xp is np:
+            self.index = self.index.astype(np.int32)
+        self._index_host = None  # the cells on the host, for edit() and fit()
+        if host_index:
+            host = self.index.get() if xp is not np else self.index
+            self._index_host = host.astype(np.uint16) if self.cells <= 2**16 else host
         self.counts = np.zeros((2, self.cells), dtype=np.int64)
 
     @property
@@ -475,25 +549,6 @@ class SeedHistograms:
                 quantize(cost_object, scale=scale, what="object costs (sink capacities)"))
 
 
-_CAPACITY_KERNEL = None
-
-
-def _capacity_kernel():
-    global _CAPACITY_KERNEL
-    if _CAPACITY_KERNEL is None:
-        import cupy
-        _CAPACITY_KERNEL = cupy.ElementwiseKernel(
-            "raw int32 source_table, raw int32 sink_table, int32 cell, uint8 seed, int32 pin",
-            "int32 source, int32 sink",
-            f"""
-            if (seed == {FOREGROUND}) {{ source = pin; sink = 0; }}
-            else if (seed == {BACKGROUND}) {{ source = 0; sink = pin; }}
-            else {{ source = source_table[cell]; sink = sink_table[cell]; }}
-            """,
-            "graphcut_capacities_from_tables")
-    return _CAPACITY_KERNEL
-
-
 def capacities_from_tables(index, seeds, pins, source_table, sink_table, *, out=None):
     """Terminal capacities by one table lookup per pixel, with the seeds' hard constraints.
 
@@ -517,7 +572,8 @@ def capacities_from_tables(index, seeds, pins, source_table, sink_table, *, out=
         out = (xp.empty(index.shape, dtype=xp.int32), xp.empty(index.shape, dtype=xp.int32))
     source, sink = out
     if xp is not np:
-        _capacity_kernel()(source_table, sink_table, index, seeds, pins, source, sink)
+        _gpu().capacities_from_tables(index, seeds, pins, source_table, sink_table, source,
+                                      sink)
         return source, sink
     np.take(source_table, index, out=source)
     np.take(sink_table, index, out=sink)
@@ -563,22 +619,40 @@ def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, chann
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
     values = image_as_float(image, channel_axis=spatial_channel_axis(image, seeds, channel_axis))
     seeds = _check_seeds_for(values, seeds)
-    links = tuple(quantize(lam * w, scale=scale, what="n-link capacities (lam * weights)")
+    links = tuple(quantize_weights(w, lam, scale=scale, what="n-link capacities (lam * weights)")
                   for w in _nlink_weights(values, sigma, spacing))
+    if array_module(values) is not np:
+        return _build_network_gpu(values, seeds, links, bins, scale)
     cost_object, cost_background = _regional_costs(values, seeds, bins)
     source, sink = terminal_capacities(cost_object, cost_background, links, seeds,
                                        scale=scale)
     return GridNetwork(source, sink, forward=links[::-1])
 
 
+def _build_network_gpu(values, labels, links, bins, scale) -> GridNetwork:
+    """The rest of :func:`build_network` on the GPU: the per-pixel costs are lookups of
+    per-cell tables (so the terminal capacities are those tables quantised, looked up, then
+    the seeds' hard constraints), computed by :class:`SeedHistograms`'s tables."""
+    import cupy
+    histograms = SeedHistograms(values, bins=bins, host_index=False)
+    histograms.counts = _gpu().seed_histograms(histograms.index, labels, histograms.cells)
+    tables = (cupy.asarray(t) for t in histograms.capacity_tables(scale))
+    source, sink = capacities_from_tables(histograms.index, labels, seed_pins(links), *tables)
+    return GridNetwork.from_checked(source, sink, forward=links[::-1])  # checked by the kernels
+
+
 def _check_seeds_for(values, seeds, **options):
-    """The seeds, checked against the image's values (..., C) and moved to their device."""
+    """The seeds, checked against the image's values (..., C) and moved to their device (on
+    the GPU: as C-contiguous uint8 labels)."""
     spatial = values.shape[:-1]
     if getattr(seeds, "ndim", len(spatial)) != len(spatial):
         raise ValueError(f"seeds have shape {tuple(seeds.shape)} but the image's spatial shape "
                          f"is {tuple(spatial)}: a {len(spatial)}-D image needs "
                          f"{len(spatial)}-D seeds")
-    return check_seeds(_same_device(seeds, values), spatial, **options)
+    seeds = check_seeds(_same_device(seeds, values), spatial, **options)
+    if array_module(values) is not np:
+        return _gpu().seed_labels(seeds)[0]
+    return seeds
 
 
 def spatial_channel_axis(image, seeds, channel_axis):
@@ -591,5 +665,5 @@ def spatial_channel_axis(image, seeds, channel_axis):
 
 __all__ = ["DEFAULT_LAM", "DEFAULT_SCALE", "SeedHistograms", "array_module", "build_network",
            "capacities_from_tables", "estimate_sigma", "image_as_float", "nlink_weights",
-           "quantize", "regional_costs", "seed_pins", "spatial_channel_axis",
+           "quantize", "quantize_weights", "regional_costs", "seed_pins", "spatial_channel_axis",
            "terminal_capacities"]

@@ -87,6 +87,9 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         expected = _size_text(tuple(shape[:seeds.ndim]))
         raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is {expected}; "
                          "seeds must be the same size as the image")
+    if type(seeds).__module__.split(".")[0] == "cupy":
+        _check_device_labels(seeds, name, require_both)
+        return seeds
     if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > BACKGROUND):
         bad = (seeds < NONE) | (seeds > BACKGROUND)
         values = sorted({int(v) for v in _to_host(seeds[bad])})
@@ -103,11 +106,24 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
     return seeds
 
 
+def _check_device_labels(seeds, name: str, require_both: bool) -> None:
+    """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
+    energy kernels counts the labels (no CuPy kernel is compiled, see graphcut/energy.py)."""
+    from .solver.cuda.energy_kernels import seed_labels
+    _, (object_seeds, background_seeds, bad) = seed_labels(seeds)
+    if bad:  # an error: its message lists the values, found on the host
+        check_seeds(seeds.get(), name=name, require_both=False)
+    if require_both and not object_seeds:
+        raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
+                         "least one pixel of the object")
+    if require_both and not background_seeds:
+        raise ValueError(f"{name} contain no background seed (label 2 / blue stroke); mark "
+                         "at least one background pixel")
+
+
 def _has_label(seeds, label) -> bool:
-    """Whether any pixel has ``label``. Min, max and the max of a uint8 view (used here instead
-    of ``.any()``) are reductions CuPy runs with its precompiled CUB code, where ``.any()`` needs
-    a kernel compiled on a GPU machine's first run (seconds)."""
-    return seeds.size > 0 and int((seeds == label).view(np.uint8).max()) == 1
+    """Whether any pixel has ``label``."""
+    return seeds.size > 0 and bool((seeds == label).any())
 
 
 def _to_host(array) -> np.ndarray:

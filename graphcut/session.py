@@ -26,8 +26,8 @@ import time
 import numpy as np
 
 from .energy import (DEFAULT_LAM, DEFAULT_SCALE, SeedHistograms, _check_positive, _nlink_weights,
-                     array_module, capacities_from_tables, image_as_float, quantize, seed_pins,
-                     terminal_capacities)
+                     array_module, capacities_from_tables, image_as_float, quantize_weights,
+                     seed_pins, terminal_capacities)
 from .seeds import BACKGROUND, FOREGROUND, check_seeds
 from .solver import CutResult, resolve_device
 from .solver.cpu import grid_bytes
@@ -110,7 +110,8 @@ class Segmenter:
         if lam == self.lam:
             return
         what = "n-link capacities (lam * weights)"
-        nlinks = tuple(quantize(lam * w, scale=self.scale, what=what) for w in self._weights)
+        nlinks = tuple(quantize_weights(w, lam, scale=self.scale, what=what)
+                       for w in self._weights)
         self._pins = seed_pins(nlinks)
         self._nlinks, self.lam = nlinks, lam
         if self._solver is not None:
@@ -127,7 +128,8 @@ class Segmenter:
         self._solver = solver_class(self.shape, self._nlinks)
         if self.backend == "cuda":  # compile the capacity kernel now, not at the first stroke
             one = self._xp.zeros((1, 1), dtype=self._xp.int32)
-            capacities_from_tables(one, one.astype(self._xp.uint8), one, one[0], one[0])
+            capacities_from_tables(one, self._xp.zeros((1, 1), dtype=self._xp.uint8), one,
+                                   one[0], one[0])
         return time.perf_counter() - started
 
     def update(self, seeds, *, region=None, cancel=None, device_mask=False):
@@ -197,10 +199,11 @@ class Segmenter:
         self._seeds[region] = after
         if self.backend == "cuda":
             import cupy
+            from .solver.cuda.energy_kernels import upload_region
             if self._seeds_device is None:
                 self._seeds_device = cupy.asarray(self._seeds)
-            else:
-                self._seeds_device[region] = cupy.asarray(self._seeds[region])
+            else:  # copies only: no CuPy kernel to compile
+                upload_region(self._seeds_device, self._seeds, region)
         object_seeds, background_seeds = self._seed_counts()
         if not object_seeds:
             raise ValueError("seeds contain no foreground seed (label 1 / red stroke); mark at "
@@ -335,7 +338,7 @@ class _GridSolverGPU:
         from .solver.cuda.grid import GridState
         self.shape = shape
         zero = cupy.zeros(shape, dtype=cupy.int32)
-        self.state = GridState.from_network(GridNetwork(zero, zero, forward=nlinks[::-1]))
+        self.state = GridState.from_network(GridNetwork.from_checked(zero, zero, nlinks[::-1]))
         self.solved = False  # False: terminals not yet set since the n-links were loaded
 
     def set_nlinks(self, nlinks) -> None:
@@ -343,7 +346,7 @@ class _GridSolverGPU:
 
         from .solver import GridNetwork
         zero = cupy.zeros(self.shape, dtype=cupy.int32)
-        self.state.load(GridNetwork(zero, zero, forward=nlinks[::-1]))
+        self.state.load(GridNetwork.from_checked(zero, zero, nlinks[::-1]))
         self.solved = False
 
     def solve(self, source, sink, cancel):

@@ -123,6 +123,12 @@ class MaskUpdate:
         None: the whole of ``new``). Bits are computed on ``new``'s device."""
         xp = _array_module(new)
         h, w = new.shape
+        if xp is not np:  # the shipped mask kernels (no CuPy kernel to compile)
+            from graphcut.solver.cuda import masks
+            region = (0, h, 0, w) if old is None else masks.changed_region(old, new)
+            if region is None:
+                return cls((h, w), None)
+            return cls((h, w), region, masks.packed_bits(new, region))
         if old is None:
             region = (0, h, 0, w)
         else:
@@ -148,6 +154,14 @@ class MaskUpdate:
         values = np.unpackbits(np.frombuffer(self.bits, np.uint8), count=count)
         mask[slices] = values.reshape(r1 - r0, c1 - c0).view(bool)
         return slices
+
+
+def mask_fraction(mask) -> float:
+    """The share of True pixels of a bool mask (NumPy, or CuPy: counted by a shipped kernel)."""
+    if _array_module(mask) is not np:
+        from graphcut.solver.cuda import masks
+        return masks.count_true(mask) / mask.size
+    return float(np.count_nonzero(mask)) / mask.size
 
 
 def to_slices(region: Region) -> tuple:

@@ -31,7 +31,7 @@ import numpy as np
 import graphcut
 from graphcut.solver import SolveCancelled
 
-from .sharing import ArrayRef, AttachedArray, MaskUpdate, SeedDelta, union
+from .sharing import ArrayRef, AttachedArray, MaskUpdate, SeedDelta, mask_fraction, union
 
 # A preview grid has at most about this many pixels (a PyMaxflow solve of ~0.1 s on one core).
 PREVIEW_PIXELS = 250_000
@@ -233,7 +233,7 @@ class Solver:
             mask = self._segmenter.update(seeds, region=region, cancel=cancel, device_mask=True)
             solved = time.perf_counter()
             update = MaskUpdate.between(self._sent, mask)
-            coverage = float(mask.sum()) / mask.size
+            coverage = mask_fraction(mask)
             self._sent = mask
         except SolveCancelled:
             return Outcome(job.number, job.token, cancelled=True,

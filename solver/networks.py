@@ -153,6 +153,20 @@ class GridNetwork:
         object.__setattr__(self, "forward", tuple(checked[names[a][0]] for a in range(ndim)))
         object.__setattr__(self, "backward", tuple(checked[names[a][1]] for a in range(ndim)))
 
+    @classmethod
+    def from_checked(cls, source, sink, forward, backward=None) -> "GridNetwork":
+        """A network of arrays already known to be valid (int32, C-contiguous, the shapes of
+        one grid, capacities in 0 .. 2**31 - 1), made without the checks' passes over them.
+        The GPU energy uses it for the capacities its kernels built and range-checked, so that
+        no CuPy reduction runs (and has to be compiled) on the segmentation path."""
+        network = object.__new__(cls)
+        forward = tuple(forward)
+        object.__setattr__(network, "source", source)
+        object.__setattr__(network, "sink", sink)
+        object.__setattr__(network, "forward", forward)
+        object.__setattr__(network, "backward", forward if backward is None else tuple(backward))
+        return network
+
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.source.shape)

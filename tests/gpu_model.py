@@ -184,9 +184,29 @@ def to_host(array) -> np.ndarray:
     return np.array(array)
 
 
+def load_residuals(state) -> None:
+    right, left, down, up = state.nlinks
+    state.residual[0, :, :-1] = np.asarray(right)
+    state.residual[1, :, 1:] = np.asarray(left)
+    state.residual[2, :-1, :] = np.asarray(down)
+    state.residual[3, 1:, :] = np.asarray(up)
+
+
+def reparameterize(state, source, sink) -> bool:
+    from graphcut.solver.dynamic import reparameterize_terminals
+    update = reparameterize_terminals(state.excess, np.asarray(state.to_sink, np.int64),
+                                      state.source_capacity, state.sink_capacity, source, sink)
+    if update is None:
+        return False
+    state._apply(update)
+    return True
+
+
 TRANSFERS = {"upload_grid": upload_grid, "fold_terminals": fold_terminals,
              "sum_nonnegative": sum_nonnegative, "cut_side": cut_side, "to_host": to_host,
-             "prepare_staging": lambda: None}
+             "prepare_staging": lambda: None, "load_residuals": load_residuals,
+             "reparameterize": reparameterize,
+             "fill_int32": lambda array, value: array.fill(value)}
 
 
 # ---- kernel models ------------------------------------------------------------------------------

@@ -356,3 +356,90 @@ def test_state_read_out_kernels_are_exact():
         assert sum_nonnegative(cupy.asarray(values)) == int(values.astype(np.int64).sum())
         height = rng.integers(0, 10, n).astype(np.int32)
         assert np.array_equal(cut_side(cupy.asarray(height), 7).get(), height >= 7)
+
+
+GPU_PATHS_COMPILE_NOTHING = """
+import json, os, sys, traceback
+import numpy as np
+import cupy
+from cupy.cuda import compiler
+compiled = []
+real_compile = compiler._compile_module_with_cache
+
+def spy(*args, **kwargs):  # every NVRTC compile request CuPy makes (cached on disk or not)
+    frames = [f"{f.filename}:{f.lineno} {f.name}" for f in traceback.extract_stack()
+              if "graphcut" in f.filename or "/gui/" in f.filename or "/solver/" in f.filename]
+    compiled.append(frames[-4:])
+    return real_compile(*args, **kwargs)
+
+compiler._compile_module_with_cache = spy
+import graphcut
+from graphcut.gui.sharing import MaskUpdate, mask_fraction
+from graphcut.solver.cuda import _loader
+image = graphcut.read_image(sys.argv[1])
+seeds = graphcut.read_seeds(sys.argv[2], image.shape)
+mask = graphcut.segment(image, seeds, device="cuda")
+session = graphcut.Segmenter(image, device="cuda")
+session.prepare()
+first = session.update(seeds, device_mask=True)
+edited = seeds.copy()
+edited[10:30, 10:40] = 2
+second = session.update(edited, region=np.s_[10:30, 10:40], device_mask=True)
+session.set_lam(4.0)
+third = session.update(edited, device_mask=True)
+update = MaskUpdate.between(first, third)
+share = mask_fraction(third)
+assert np.array_equal(first.get(), mask)
+cache = os.environ["CUPY_CACHE_DIR"]
+print(json.dumps({
+    "compiled": compiled,
+    "cache_files": sorted(os.listdir(cache)) if os.path.isdir(cache) else [],
+    "origins": {s: _loader.module_origin(s) for s in ("energy_kernels.cu", "mask_kernels.cu",
+                                                      "grid_state.cu", "grid_kernels.cu")},
+    "extras": sorted(m for m in sys.modules if m.startswith(("cupyx.scipy", "cupyx.linalg"))),
+    "share": share, "region": update.region}))
+"""
+
+
+@pytest.mark.gpu
+def test_gpu_segmentation_paths_compile_nothing_at_run_time(tmp_path):
+    """With the shipped fatbins, graphcut.segment, a Segmenter's updates (whole, a region
+    edit, a new lam) and the app's mask update and share run only the package's own kernels
+    (no CuPy element-wise, reduction or NVRTC compile: CuPy's kernel cache stays empty), all
+    loaded from the fatbins, and import no cupyx extras: a fresh install's first
+    segmentation does not wait for a compiler."""
+    from graphcut.solver.cuda import _variants
+    if _variants.read_manifest() is None:
+        pytest.skip("no shipped binaries: run `python solver/cuda/_variants.py build` first")
+    env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path / "kernel-cache"),
+               GRAPHCUT_CUDA_KERNELS="")
+    done = subprocess.run([sys.executable, "-c", GPU_PATHS_COMPILE_NOTHING, str(SAMPLE),
+                           str(SAMPLE_SEEDS)], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["compiled"] == [], "CuPy compiled kernels for:\n" + "\n".join(
+        " <- ".join(reversed(frames)) for frames in report["compiled"])
+    assert report["cache_files"] == []
+    assert set(report["origins"].values()) == {"binary"}, report["origins"]
+    assert report["extras"] == []
+    assert 0.0 < report["share"] < 1.0
+
+
+def test_segment_command_imports_only_what_it_uses(tmp_path):
+    """`graphcut segment` of a PNG imports NumPy, Pillow, click and PyMaxflow, not SciPy,
+    scikit-image, tqdm or tifffile (start-up time of every CLI call)."""
+    code = textwrap.dedent("""
+        import sys
+        from graphcut.cli import main
+        try:
+            main(sys.argv[1:], standalone_mode=False)
+        finally:
+            heavy = ("scipy", "skimage", "tqdm", "tifffile", "cupy", "cupyx", "dask")
+            print(sorted({m.split(".")[0] for m in sys.modules} & set(heavy)))
+    """)
+    done = subprocess.run([sys.executable, "-c", code, "segment", str(SAMPLE), "--seeds",
+                           str(SAMPLE_SEEDS), "-o", str(tmp_path / "mask.png"), "--device",
+                           "cpu"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

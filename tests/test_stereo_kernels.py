@@ -1,7 +1,6 @@
 """The GPU path of the stereo pipeline, run on the CPU: the CUDA kernels compiled as host C++
 and a NumPy-backed stand-in for CuPy (tests/fake_cupy.py); and the kernels compiled with nvcc
-(CuPy compiles them with NVRTC on first use; they are not in solver/cuda's table of shipped
-builds). The device loop, the device cost
+(they are in solver/cuda's table of shipped builds, loaded by its one loader). The device loop, the device cost
 volume and the right-view labels must give exactly what the NumPy code gives (which the other
 stereo tests check against brute force and ground truth). On a machine with a GPU the `gpu`
 tests of test_stereo.py check the same on the real device.
@@ -43,7 +42,8 @@ def fake_gpu(kernel_library, monkeypatch):
     """Route device="cuda" through the fake CuPy; min-cuts are solved by the CPU backend (its
     cut is the same set the GPU backend returns)."""
     module = fake_cupy.fake_cupy_module(kernel_library)
-    loaders = ("graphcut.labeling._cuda", "graphcut.stereo._cuda")
+    monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")  # the stand-in compiles sources
+    loaders = ("graphcut.labeling._cuda", "graphcut.stereo._cuda", *fake_cupy.LOADERS)
     saved = {name: sys.modules.pop(name) for name in ("cupy", *loaders) if name in sys.modules}
     sys.modules["cupy"] = module
     import graphcut.labeling._expansion as expansion

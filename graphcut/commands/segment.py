@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -33,6 +34,50 @@ sigma_option = click.option(
     "--sigma", type=SigmaRange(min=0, min_open=True), default=None,
     help="Colour difference (intensities scaled to 0..1) at which a boundary weight is "
          "exp(-1/2). Default: estimated from the image.")
+
+
+class _DeviceStart:
+    """A thread that resolves ``--device`` (a usage error when it cannot be used) and, for the
+    GPU, creates the CUDA context and loads the segmentation's kernels
+    (:func:`graphcut.solver.cuda.startup.prepare_process`), while the main thread imports what
+    it needs and decodes the image and the seeds (Pillow and the CUDA driver release the GIL)."""
+
+    def __init__(self, device: str):
+        self._device = device
+        self._cancelled = False
+        self._resolved = threading.Event()
+        self._backend = self._error = None
+        self._thread = threading.Thread(target=self._run, name="graphcut-device-start")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._backend = resolve_device_or_usage_error(self._device)
+        except BaseException as error:  # re-raised by result() in the main thread
+            self._error = error
+        finally:
+            self._resolved.set()
+        if self._backend == "cuda" and not self._cancelled:
+            try:
+                from graphcut.solver.cuda.startup import prepare_process
+                prepare_process()
+            except Exception:  # a head start only: the segmentation reports the failure
+                pass
+
+    def result(self) -> str:
+        """The backend ``--device`` resolves to; raises its usage error."""
+        self._resolved.wait()
+        if self._error is not None:
+            raise self._error
+        return self._backend
+
+    def cancel(self) -> None:
+        """Skip the GPU preparation if it has not started (the command failed)."""
+        self._cancelled = True
+
+    def join(self) -> None:
+        """Wait for the thread (so that it never runs into the interpreter's exit)."""
+        self._thread.join()
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -82,6 +127,19 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, spacing
     Prints one line to stdout: size, flow, object share, backend and seconds. Existing output
     files are replaced only with --overwrite.
     """
+    device_ready = _DeviceStart(device)  # resolves the device while the imports and reads run
+    try:
+        _segment(device_ready, image, seeds_path, output, overlay_path, device, lam, sigma,
+                 spacing, max_pixels, overwrite)
+    except BaseException:
+        device_ready.cancel()
+        raise
+    finally:
+        device_ready.join()
+
+
+def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam, sigma, spacing,
+             max_pixels, overwrite):
     from graphcut.batch import segment_paths
     from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
     from graphcut.memory import check_image_file
@@ -122,7 +180,7 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, spacing
                                  param_hint="--overlay")
     refuse_existing_output(output, "-o/--output", overwrite)
     refuse_existing_output(overlay_path, "--overlay", overwrite)
-    resolve_device_or_usage_error(device)
+    device_ready.result()  # the device's usage error (exit 2), if any, before any reading
     started = time.perf_counter()
     try:
         if volume:  # its memory is checked from the arrays, once read

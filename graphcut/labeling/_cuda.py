@@ -1,26 +1,21 @@
-"""Loading the CUDA sources of the labelling and stereo code (CuPy RawModule, compiled once per
-process) and launching their grid-stride kernels. Imported only on the GPU path."""
+"""Launching the kernels of the labelling code (``solver/cuda/expansion_kernels.cu``, loaded by
+the package's one CUDA loader: the fatbin shipped in the wheel, else NVRTC). Imported only on
+the GPU path."""
 
 from __future__ import annotations
-
-import functools
-from pathlib import Path
 
 import cupy
 import numpy as np
 
-SOURCE = Path(__file__).resolve().parent / "expansion_kernels.cu"
+from graphcut.solver.cuda._loader import kernel as _loader_kernel
+
+SOURCE = "expansion_kernels.cu"
 THREADS = 256
 
 
-@functools.cache
-def _module(path: Path) -> cupy.RawModule:
-    return cupy.RawModule(code=path.read_text(), options=("-std=c++17",))
-
-
-def source_kernel(path: Path, name: str) -> cupy.RawKernel:
-    """Kernel ``name`` of the .cu file at ``path`` (compiled on first use)."""
-    return _module(Path(path)).get_function(name)
+def source_kernel(source: str, name: str) -> cupy.RawKernel:
+    """Kernel ``name`` of the .cu file ``source`` of solver/cuda (loaded once per process)."""
+    return _loader_kernel(source, name)
 
 
 def kernel(name: str) -> cupy.RawKernel:

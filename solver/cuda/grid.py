@@ -22,11 +22,12 @@ import cupy
 import numpy as np
 
 from ..networks import GridNetwork
-from ..dynamic import TerminalUpdate, fresh_terminals, reparameterize_terminals
+from ..dynamic import TerminalUpdate
 from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
-from .transfer import cut_side, prepare_staging, sum_nonnegative, to_host, upload_grid
+from .transfer import (cut_side, fill_int32, fold_terminals, load_residuals, prepare_staging,
+                       reparameterize, sum_nonnegative, to_host, upload_grid)
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
@@ -122,7 +123,8 @@ class GridState:
         self._stream = cupy.cuda.Stream(non_blocking=True)
         self._graphs = {}  # captured CUDA graphs of launch batches, by batch key
         self.arcs = cupy.empty(self.shape, dtype=cupy.uint8)
-        self.pr_tiles = cupy.ones(self._pr_grid()[::-1], dtype=cupy.int32)
+        self.pr_tiles = cupy.empty(self._pr_grid()[::-1], dtype=cupy.int32)
+        fill_int32(self.pr_tiles, 1)
         bfs_tiles = self._bfs_grid()[::-1]
         self.bfs_dirty = (cupy.zeros(bfs_tiles, dtype=cupy.int32),
                           cupy.zeros(bfs_tiles, dtype=cupy.int32))
@@ -181,19 +183,18 @@ class GridState:
         upload_grid(self, network)  # pinned staging from the host, no CuPy kernels (transfer.py)
 
     def _load_nlinks(self) -> None:
-        right, left, down, up = self.nlinks
-        residual = self.residual
-        residual[RIGHT, :, :-1] = cupy.asarray(right)
-        residual[LEFT, :, 1:] = cupy.asarray(left)
-        residual[DOWN, :-1, :] = cupy.asarray(down)
-        residual[UP, 1:, :] = cupy.asarray(up)
+        """Residuals = the n-link capacities in force (copies into the residual planes; their
+        borders stay zero)."""
+        load_residuals(self)
 
     def set_terminals(self, source: cupy.ndarray, sink: cupy.ndarray) -> None:
-        """Start from a zero flow on the n-links with the given terminal capacities.
+        """Start from a zero flow on the n-links with the given terminal capacities (int32
+        (H, W) on the GPU; ``graphcut.solver.dynamic.fresh_terminals``, in one kernel).
 
         Only valid right after the n-link residuals were reset to their capacities (:meth:`load`).
         """
-        self._apply(fresh_terminals(source, sink))
+        fold_terminals(self, _int32_on_gpu(source), _int32_on_gpu(sink),
+                       cupy.cuda.get_current_stream())
 
     def _apply(self, update: TerminalUpdate) -> None:
         self.excess[...] = update.excess
@@ -215,10 +216,8 @@ class GridState:
         n-link capacities in force with zero flow (when a residual would leave int32); either
         way the next :meth:`solve` gives the exact answer.
         """
-        update = reparameterize_terminals(self.excess, self.to_sink.astype(cupy.int64),
-                                          self.source_capacity, self.sink_capacity, source, sink)
-        if update is not None:
-            self._apply(update)
+        source, sink = _int32_on_gpu(source), _int32_on_gpu(sink)
+        if reparameterize(self, source, sink):  # one kernel, in place
             return True
         if self.nlinks is None:
             raise RuntimeError("this GridState cannot restart: its n-link capacities were "
@@ -255,7 +254,7 @@ class GridState:
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
         self._bfs_parity = 0
-        self.bfs_dirty[0].fill(1)
+        fill_int32(self.bfs_dirty[0], 1)
         self.bfs_dirty[1].fill(0)
         passes = 0
         while True:
@@ -340,6 +339,14 @@ class GridState:
                 "iterations": launches * schedule.cycles, "bfs_passes": bfs_passes,
                 "global_relabel_seconds": sum(spans[0::2]),
                 "push_relabel_seconds": sum(spans[1::2])}
+
+
+def _int32_on_gpu(array) -> cupy.ndarray:
+    """``array`` as a C-contiguous int32 CuPy array (no copy when it is one already)."""
+    array = cupy.asarray(array)
+    if array.dtype != cupy.int32 or not array.flags.c_contiguous:
+        array = cupy.ascontiguousarray(array, dtype=cupy.int32)
+    return array
 
 
 _reusable: dict = {}  # the last GridState of grid_min_cut, by (device, shape)

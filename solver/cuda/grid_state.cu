@@ -43,8 +43,8 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fold_terminals(
     unsigned long long* __restrict__ sink_total)
 {
     unsigned long long sum = 0;
-    const long long stride = (long long)gridDim.x * FOLD_THREADS;
-    for (long long u = (long long)blockIdx.x * FOLD_THREADS + threadIdx.x; u < n; u += stride) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
         const int s = source[u];
         const int t = sink[u];
         const int through = min(s, t);
@@ -62,8 +62,8 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) sum_nonnegative(
     const long long n, const int* __restrict__ values, unsigned long long* __restrict__ total)
 {
     unsigned long long sum = 0;
-    const long long stride = (long long)gridDim.x * FOLD_THREADS;
-    for (long long u = (long long)blockIdx.x * FOLD_THREADS + threadIdx.x; u < n; u += stride) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
         sum += (unsigned long long)(unsigned int)values[u];
     }
     block_sum_into(sum, total);
@@ -73,8 +73,60 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) sum_nonnegative(
 extern "C" __global__ void __launch_bounds__(FOLD_THREADS) cut_side(
     const long long n, const int* __restrict__ height, const int inf, bool* __restrict__ side)
 {
-    const long long stride = (long long)gridDim.x * FOLD_THREADS;
-    for (long long u = (long long)blockIdx.x * FOLD_THREADS + threadIdx.x; u < n; u += stride) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
         side[u] = height[u] >= inf;
+    }
+}
+
+// Kohli-Torr new terminal capacities for a kept preflow (graphcut.solver.dynamic's
+// reparameterize_terminals, per pixel, in place): with the flow to t f = sink_capacity - to_sink
+// and the net n-link inflow i = excess - source_capacity + f, both new capacities are raised by
+// delta = max(0, f - i - new_source); the sink arc keeps min(f, new sink) of its flow. totals[0]
+// += the deltas, totals[1] += the new sink capacities, totals[2] += the pixels whose residual
+// to t would leave int32 (then the caller restarts from zero n-link flow).
+extern "C" __global__ void __launch_bounds__(FOLD_THREADS) reparameterize_terminals(
+    const long long n, const int* __restrict__ new_source, const int* __restrict__ new_sink,
+    long long* __restrict__ excess, int* __restrict__ to_sink,
+    long long* __restrict__ source_capacity, long long* __restrict__ sink_capacity,
+    unsigned long long* __restrict__ totals)
+{
+    unsigned long long deltas = 0, sinks = 0, overflows = 0;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
+        long long source = new_source[u];
+        long long sink = new_sink[u];
+        const long long to_sink_flow = sink_capacity[u] - (long long)to_sink[u];
+        const long long inflow = excess[u] - source_capacity[u] + to_sink_flow;
+        long long delta = to_sink_flow - inflow - source;
+        delta = delta > 0 ? delta : 0;
+        source += delta;
+        sink += delta;
+        const long long kept = to_sink_flow < sink ? to_sink_flow : sink;
+        const long long residual = sink - kept;
+        if (residual > 2147483647LL) {
+            ++overflows;
+        }
+        excess[u] = source - kept + inflow;
+        to_sink[u] = (int)residual;
+        source_capacity[u] = source;
+        sink_capacity[u] = sink;
+        deltas += (unsigned long long)delta;
+        sinks += (unsigned long long)sink;
+    }
+    block_sum_into(deltas, &totals[0]);
+    __syncthreads();  // block_sum_into's shared partials are reused
+    block_sum_into(sinks, &totals[1]);
+    __syncthreads();
+    block_sum_into(overflows, &totals[2]);
+}
+
+// out[0 .. n) = value (a non-zero fill, which CuPy would do with a kernel compiled at run time).
+extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fill_int32(
+    const long long n, const int value, int* __restrict__ out)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x; u < n; u += stride) {
+        out[u] = value;
     }
 }

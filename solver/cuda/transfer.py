@@ -12,8 +12,10 @@ network's ``left``/``up``, which are its ``right``/``down``, copied on the GPU f
 the terminal capacities, which one kernel (``grid_state.cu``) folds into excess, residuals
 to the sink, the int64 capacities in force and their sum. A network already on the GPU is
 copied device to device and folded in place. The flow and the cut are read out with kernels of
-the same file (:func:`sum_nonnegative`, :func:`cut_side`). No CuPy element-wise or reduction
-kernel runs on these paths, so nothing has to be compiled for them on a machine's first run.
+the same file (:func:`sum_nonnegative`, :func:`cut_side`), which also applies the new terminal
+capacities of a dynamic re-solve (:func:`reparameterize`) and fills the solver's flag arrays
+(:func:`fill_int32`). No CuPy element-wise or reduction kernel runs on these paths, so nothing
+has to be compiled for them on a machine's first run.
 """
 
 from __future__ import annotations
@@ -217,6 +219,44 @@ def sum_nonnegative(values: cupy.ndarray) -> int:
     kernel(STATE_SOURCE, "sum_nonnegative")((_blocks(values.size),), (FOLD_THREADS,),
                                             (np.int64(values.size), values, total))
     return int(total.get()[0])
+
+
+def load_residuals(state) -> None:
+    """The residuals of a 2-D ``state`` = its n-link capacities in force (``state.nlinks``,
+    NumPy or CuPy), by copies into the residual planes (their borders stay zero)."""
+    h, w = state.shape
+    right, left, down, up = state.nlinks
+    base, item = state.residual.data.ptr, state.residual.itemsize
+    plane, pitch = h * w * item, w * item
+    copy_rows([(right, base + RIGHT * plane, pitch), (left, base + LEFT * plane + item, pitch),
+               (down, base + DOWN * plane, pitch), (up, base + UP * plane + pitch, pitch)],
+              cupy.cuda.get_current_stream())
+
+
+def reparameterize(state, source: cupy.ndarray, sink: cupy.ndarray) -> bool:
+    """New terminal capacities (C-contiguous int32) for ``state``'s kept preflow, in place by
+    grid_state.cu's ``reparameterize_terminals`` (graphcut.solver.dynamic's function of that
+    name, per pixel). Returns False when a residual to the sink would leave int32: the state
+    is then inconsistent and the caller must restart it from zero n-link flow."""
+    totals = cupy.zeros(3, dtype=cupy.uint64)  # deltas, new sink capacities, overflows
+    kernel(STATE_SOURCE, "reparameterize_terminals")(
+        (_blocks(source.size),), (FOLD_THREADS,),
+        (np.int64(source.size), source, sink, state.excess, state.to_sink,
+         state.source_capacity, state.sink_capacity, totals))
+    deltas, sinks, overflows = (int(v) for v in totals.get())
+    if overflows:
+        return False
+    state.sink_capacity_total = sinks
+    state.reparameterization = deltas
+    return True
+
+
+def fill_int32(array: cupy.ndarray, value: int) -> None:
+    """``array[...] = value`` for a C-contiguous int32 array, by a kernel of grid_state.cu (on
+    the current stream)."""
+    if array.size:
+        kernel(STATE_SOURCE, "fill_int32")((_blocks(array.size),), (FOLD_THREADS,),
+                                           (np.int64(array.size), np.int32(value), array))
 
 
 def cut_side(height: cupy.ndarray, inf: int) -> cupy.ndarray:
