@@ -328,6 +328,11 @@ class _GridSolverCPU:
                             "cut_seconds": time.perf_counter() - solved}
 
 
+def _interactive_schedule():
+    from .solver.cuda.grid import Schedule
+    return Schedule(cycles=4, launches_per_relabel=16, bfs_passes_per_check=2)
+
+
 class _GridSolverGPU:
     """The push-relabel state on the GPU (``GridState``), kept between solves."""
 
@@ -356,7 +361,10 @@ class _GridSolverGPU:
         else:
             self.state.set_terminals(source, sink)
             self.solved = True
-        counters = self.state.solve(cancel=cancel)
+        # 4 push/relabel cycles per launch and a BFS flag check every 2 passes: the fastest of
+        # 24 schedules for interactive re-solves at 4 MP on an H100 (bench/bench_schedule.py,
+        # bench/RESULTS.md), also from scratch there; every schedule gives the same answer
+        counters = self.state.solve(_interactive_schedule(), cancel=cancel)
         mask = self.state.source_side()
         return self.state.true_flow(), mask, {"incremental": incremental, **counters}
 

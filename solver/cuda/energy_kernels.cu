@@ -187,7 +187,8 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) neighbour_differenc
         double d = 0.0;
         for (int c = 0; c < channels; ++c) {
             const double difference = values[(p + step) * channels + c] - values[p * channels + c];
-            d += difference * difference;
+            // explicit rounding: no fused multiply-add, so the sum equals NumPy's bit for bit
+            d = __dadd_rn(d, __dmul_rn(difference, difference));
         }
         out[q] = d;
         sum += d;
