@@ -60,6 +60,8 @@ static inline long long __double_as_longlong(double v)
 { long long r; std::memcpy(&r, &v, 8); return r; }
 static inline double __longlong_as_double(long long v)
 { double r; std::memcpy(&r, &v, 8); return r; }
+static inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
+static inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
 template <typename T> static inline T atomicAdd(T* a, T v) { T old = *a; *a = old + v; return old; }
 template <typename T> static inline T atomicMin(T* a, T v) { T old = *a; if (v < old) *a = v; return old; }
 template <typename T> static inline T atomicMax(T* a, T v) { T old = *a; if (v > old) *a = v; return old; }
