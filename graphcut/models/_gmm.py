@@ -1,0 +1,249 @@
+"""``GMMModel``: GrabCut's Gaussian mixture colour model, fitted by EM on the CPU or the GPU.
+
+A mixture of ``components`` (default 5) full-covariance Gaussians over the C channels of the
+image (C = 3 for RGB, 1 for grey; intensities scaled to [0, 1]):
+
+    p(x) = sum_k pi_k N(x; mu_k, Sigma_k),      cost(x) = -log p(x)  (nats)
+
+Fitting (:meth:`GMMModel.fit`): the sample is split into ``components`` clusters by
+Orchard and Bouman's principal-axis splitting (the cluster whose covariance has the largest
+eigenvalue is cut in two through its mean, across that eigenvector; the initialisation of
+Rother et al.'s GrabCut), each cluster gives one Gaussian, then ``em_steps`` steps of
+expectation-maximisation refine them. :meth:`GMMModel.refit` is one EM step from the current
+parameters on a new sample, which is GrabCut's "assign components, re-learn the GMM" step in
+its soft form: an EM step never lowers the sample's likelihood, so the iterated energy keeps
+falling.
+
+Every pixel-sized computation is whole-array NumPy / CuPy code on the image's device, in
+float64: the per-pixel features ``[x, x_i x_j (i <= j)]`` turn both the E-step (log densities
+of all components, ``(N, K)``) and the M-step (weighted sums) into matrix products. Only the
+K x C x C parameters travel to the host, where NumPy inverts the covariances, so the CPU and
+GPU paths compute the same numbers (to rounding).
+
+A covariance floor (``COVARIANCE_FLOOR`` added to the diagonal, in squared [0, 1] units:
+a standard deviation of 0.01, 2.6 grey levels of 255) keeps flat regions and
+single-colour samples from giving infinite densities.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graphcut.energy import array_module
+
+from ._base import ColourModel, check_sample
+
+DEFAULT_COMPONENTS = 5
+DEFAULT_EM_STEPS = 2
+COVARIANCE_FLOOR = 1e-4
+# A component whose responsibilities add up to less than this many pixels is dropped.
+MIN_COMPONENT_WEIGHT = 1e-3
+
+
+class GMMModel(ColourModel):
+    """Gaussian mixture colour model (GrabCut's), see the module docstring.
+
+    Args:
+        components: number of Gaussians (fewer when the sample has fewer distinct colours
+            than that: a cluster that cannot be split, or a component that loses all its
+            pixels, is dropped).
+        em_steps: EM steps after the initial split in :meth:`fit`.
+        covariance_floor: added to every covariance's diagonal, in squared [0, 1] units.
+
+    Attributes (after fitting; NumPy, on the host):
+        weights: (K,) mixing weights pi_k, summing to 1.
+        means: (K, C) means.
+        covariances: (K, C, C) covariances (floor included).
+    """
+
+    name = "gmm"
+
+    def __init__(self, components: int = DEFAULT_COMPONENTS, *, em_steps: int = DEFAULT_EM_STEPS,
+                 covariance_floor: float = COVARIANCE_FLOOR):
+        if isinstance(components, bool) or int(components) != components or components < 1:
+            raise ValueError(f"components must be a positive integer, got {components!r}")
+        if isinstance(em_steps, bool) or int(em_steps) != em_steps or em_steps < 0:
+            raise ValueError(f"em_steps must be an integer >= 0, got {em_steps!r}")
+        if not (math.isfinite(covariance_floor) and covariance_floor > 0):
+            raise ValueError(f"covariance_floor must be a finite number > 0, got "
+                             f"{covariance_floor!r}")
+        self.components = int(components)
+        self.em_steps = int(em_steps)
+        self.covariance_floor = float(covariance_floor)
+        self.weights = self.means = self.covariances = None
+        self._features = None   # (values, features (N, F)) of the last image seen
+        # (values, -log p (N,), responsibilities (N, K)) under the current parameters
+        self._evaluated = None
+
+    def __repr__(self) -> str:
+        k = "unfitted" if self.weights is None else f"{len(self.weights)} fitted"
+        return (f"GMMModel(components={self.components}, em_steps={self.em_steps}, "
+                f"covariance_floor={self.covariance_floor:g}; {k})")
+
+    @property
+    def fitted(self) -> bool:
+        return self.weights is not None
+
+    # -- public --------------------------------------------------------------------------
+
+    def fit(self, values, mask) -> "GMMModel":
+        check_sample(values, mask, "GMMModel")
+        features = self._features_of(values)
+        channels = values.shape[-1]
+        xp = array_module(values)
+        weight = mask.reshape(-1).astype(xp.float64)
+        chosen = weight > 0
+        sample, sample_weight = features[chosen], weight[chosen]
+        if sample.shape[0] == 0:
+            raise ValueError("GMMModel: the sample is empty (no pixel selected)")
+        clusters, count = _principal_axis_split(sample[:, :channels], sample_weight,
+                                                self.components)
+        responsibilities = xp.zeros((sample.shape[0], count), xp.float64)
+        responsibilities[xp.arange(sample.shape[0]), clusters] = sample_weight
+        self._set_parameters(*_moments(sample, responsibilities), channels)
+        for _ in range(self.em_steps):
+            self._em_step(values, features, weight)
+        return self
+
+    def refit(self, values, mask) -> "GMMModel":
+        """One EM step from the current parameters, on the pixels ``values[mask]``."""
+        if not self.fitted:
+            raise RuntimeError("GMMModel.refit() called before fit()")
+        check_sample(values, mask, "GMMModel")
+        xp = array_module(values)
+        weight = mask.reshape(-1).astype(xp.float64)
+        if not bool((weight > 0).any()):
+            raise ValueError("GMMModel: the sample is empty (no pixel selected)")
+        self._em_step(values, self._features_of(values), weight)
+        return self
+
+    def costs(self, values):
+        if not self.fitted:
+            raise RuntimeError("GMMModel.costs() called before fit()")
+        costs, _ = self._evaluate(values)
+        return costs.reshape(values.shape[:2])
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _features_of(self, values):
+        """``[x_c ..., x_i x_j for i <= j]`` per pixel, (H*W, C + C(C+1)/2), cached."""
+        if self._features is None or self._features[0] is not values:
+            xp = array_module(values)
+            x = values.reshape(-1, values.shape[-1])
+            i, j = (xp.asarray(v) for v in np.triu_indices(values.shape[-1]))
+            self._features = (values, xp.concatenate([x, x[:, i] * x[:, j]], axis=1))
+            self._evaluated = None
+        return self._features[1]
+
+    def _evaluate(self, values):
+        """``-log p(x)`` (H*W,) and the responsibilities (H*W, K) of every pixel under the
+        current parameters (one pass: both come from the same exponentials), cached."""
+        if self._evaluated is None or self._evaluated[0] is not values:
+            features = self._features_of(values)
+            xp = array_module(values)
+            linear, constant = self._linear_form(values.shape[-1])
+            log_parts = features @ xp.asarray(linear) + xp.asarray(constant)
+            top = log_parts.max(axis=1)
+            parts = xp.exp(log_parts - top[:, None])
+            total = parts.sum(axis=1)
+            self._evaluated = (values, -(top + xp.log(total)), parts / total[:, None])
+        return self._evaluated[1], self._evaluated[2]
+
+    def _linear_form(self, channels):
+        """Coefficients making ``log pi_k N_k(x)`` linear in the features: (F, K), (K,).
+
+        -0.5 (x - mu)^T P (x - mu) = -0.5 x^T P x + (P mu)^T x - 0.5 mu^T P mu, P = Sigma^-1,
+        and x^T P x = sum_i P_ii x_i^2 + 2 sum_{i<j} P_ij x_i x_j.
+        """
+        precision = np.linalg.inv(self.covariances)                    # (K, C, C)
+        _, logdet = np.linalg.slogdet(self.covariances)
+        i, j = np.triu_indices(channels)
+        quadratic = -0.5 * precision[:, i, j] * np.where(i == j, 1.0, 2.0)  # (K, P)
+        linear = np.einsum("kab,kb->ka", precision, self.means)         # (K, C)
+        constant = (np.log(self.weights) - 0.5 * logdet - 0.5 * channels * math.log(2 * math.pi)
+                    - 0.5 * np.einsum("ka,ka->k", linear, self.means))
+        return np.ascontiguousarray(np.concatenate([linear, quadratic], axis=1).T), constant
+
+    def _em_step(self, values, features, weight):
+        """E-step (responsibilities under the current parameters) then M-step, each pixel
+        counted ``weight`` times (float (H*W,), 0 = not in the sample)."""
+        _, responsibilities = self._evaluate(values)
+        responsibilities = responsibilities * weight[:, None]
+        self._set_parameters(*_moments(features, responsibilities), values.shape[-1])
+
+    def _set_parameters(self, counts, first, second, channels):
+        """Weights, means and covariances from the responsibility-weighted moments (host)."""
+        keep = counts > MIN_COMPONENT_WEIGHT
+        counts, first, second = counts[keep], first[keep], second[keep]
+        means = first / counts[:, None]
+        i, j = np.triu_indices(channels)
+        raw = np.zeros((len(counts), channels, channels))
+        raw[:, i, j] = second / counts[:, None]
+        raw[:, j, i] = second / counts[:, None]
+        covariances = raw - means[:, :, None] * means[:, None, :]
+        covariances += self.covariance_floor * np.eye(channels)
+        self.weights = counts / counts.sum()
+        self.means = means
+        self.covariances = covariances
+        self._evaluated = None
+
+
+def _moments(features, responsibilities):
+    """Per component: total responsibility (K,), weighted sums of x (K, C) and of x_i x_j
+    (K, P), as host NumPy arrays. ``features`` (N, C + P), ``responsibilities`` (N, K)."""
+    counts = responsibilities.sum(axis=0)
+    sums = responsibilities.T @ features
+    counts, sums = _host(counts), _host(sums)
+    channels = _channels(features.shape[1])
+    return counts, sums[:, :channels], sums[:, channels:]
+
+
+def _channels(num_features: int) -> int:
+    """C from C + C(C+1)/2 features."""
+    for channels in range(1, 9):
+        if channels + channels * (channels + 1) // 2 == num_features:
+            return channels
+    raise ValueError(f"{num_features} features do not come from an image's channels")
+
+
+def _principal_axis_split(x, weight, components: int):
+    """Orchard-Bouman: cluster index (N,) of every row of ``x`` (N, C) and the number of
+    clusters (at most ``components``), by repeatedly splitting the cluster of largest
+    (``weight``-weighted) covariance eigenvalue through its mean across the corresponding
+    eigenvector."""
+    xp = array_module(x)
+    clusters = xp.zeros(x.shape[0], dtype=xp.int64)
+    everyone = xp.ones(x.shape[0], dtype=bool)
+    spread = [_principal_axis(x, weight, everyone)]  # per cluster: (eigenvalue, vector, mean)
+    while len(spread) < components:
+        target = max(range(len(spread)), key=lambda c: spread[c][0])
+        eigenvalue, vector, mean = spread[target]
+        if eigenvalue <= 0.0:
+            break  # every cluster is a single colour
+        members = clusters == target
+        upper = members & ((x - xp.asarray(mean)) @ xp.asarray(vector) > 0)
+        clusters = xp.where(upper, len(spread), clusters)
+        spread[target] = _principal_axis(x, weight, members & ~upper)
+        spread.append(_principal_axis(x, weight, upper))
+    return clusters, len(spread)
+
+
+def _principal_axis(x, weight, members):
+    """(largest weighted covariance eigenvalue, its eigenvector, mean) of the rows
+    ``members`` of ``x``, on the host; eigenvalue -1 for fewer than two rows."""
+    xp = array_module(x)
+    w = xp.where(members, weight, 0.0)
+    total = float(w.sum())
+    if int(members.sum()) < 2 or total <= 0:
+        return -1.0, None, None
+    mean = _host((w[:, None] * x).sum(axis=0)) / total
+    centred = x - xp.asarray(mean)
+    covariance = _host((centred * w[:, None]).T @ centred) / total
+    eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+    return float(eigenvalues[-1]), eigenvectors[:, -1], mean
+
+
+def _host(array) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
