@@ -2,7 +2,10 @@
 
 A seed array is an integer label array shaped like the image, (H, W), or like the volume,
 (D, H, W):
-``NONE`` = 0 (no seed), ``FOREGROUND`` = 1 (object), ``BACKGROUND`` = 2.
+``NONE`` = 0 (no seed), ``FOREGROUND`` = 1 (object), ``BACKGROUND`` = 2. Several objects
+(``multi=True``): 1 and 3, 4, ..., ``MAX_LABEL`` (254) are objects, each its own label; 2
+stays the background, so a file of one object reads the same either way. 255 is never a
+label (a 0 / 255 mask given as seeds is refused with a message that says so).
 
 On disk (see DESIGN.md), a seed file is a PNG the same size as its image, in one of two forms:
 
@@ -24,6 +27,8 @@ from .imageio import (ImageReadError, atomic_save, check_lossless_suffix,
                       default_max_pixels, open_image)
 
 NONE, FOREGROUND, BACKGROUND = 0, 1, 2
+# The largest object label of a multi-object seed array (255 is refused: it is a mask's).
+MAX_LABEL = 254
 
 # Pillow modes read as label values; every other mode is read as a stroke image.
 _LABEL_MODES = ("1", "L", "P", "I", "I;16", "I;16L", "I;16B", "I;16N")
@@ -54,7 +59,8 @@ def _size_text(shape) -> str:
     return f"{shape[1]}x{shape[0]} (width x height)"
 
 
-def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = True):
+def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = True,
+                multi: bool = False):
     """Validate a seed label array and return it unchanged.
 
     Args:
@@ -64,11 +70,13 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
             their first ``seeds.ndim`` entries; ``None`` skips the size check.
         name: how error messages call the seeds (e.g. the file they came from).
         require_both: also require at least one foreground and one background seed.
+        multi: accept several objects (labels 1 and 3 .. 254; with ``require_both``, any
+            object label counts as an object seed).
 
     Raises:
         TypeError: ``seeds`` is not an integer array.
-        ValueError: wrong number of dimensions, size different from ``shape``, label values
-            other than 0 / 1 / 2, or (``require_both``) no foreground or no background seed.
+        ValueError: wrong number of dimensions, size different from ``shape``, unknown label
+            values, or (``require_both``) no object or no background seed.
     """
     if shape is not None:
         shape = image_shape(shape)
@@ -88,16 +96,25 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is {expected}; "
                          "seeds must be the same size as the image")
     if type(seeds).__module__.split(".")[0] == "cupy":
-        _check_device_labels(seeds, name, require_both)
+        if multi:  # the device kernel knows labels 0..2 only: check a host copy
+            check_seeds(seeds.get(), name=name, require_both=require_both, multi=True)
+        else:
+            _check_device_labels(seeds, name, require_both)
         return seeds
-    if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > BACKGROUND):
-        bad = (seeds < NONE) | (seeds > BACKGROUND)
+    highest = MAX_LABEL if multi else BACKGROUND
+    if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > highest):
+        bad = (seeds < NONE) | (seeds > highest)
         values = sorted({int(v) for v in _to_host(seeds[bad])})
         shown = ", ".join(map(str, values[:8])) + (", ..." if len(values) > 8 else "")
+        expected = ("0 (none), 2 (background) and object labels 1, 3 .. 254" if multi
+                    else "0 (none), 1 (foreground) and 2 (background)")
+        hint = "; 255 looks like a 0/255 mask, not seeds" if 255 in values else ""
         raise ValueError(f"{name} contain unknown label values {shown}; expected only "
-                         "0 (none), 1 (foreground) and 2 (background)")
+                         f"{expected}{hint}")
     if require_both:
-        if not _has_label(seeds, FOREGROUND):
+        has_object = (bool(((seeds != NONE) & (seeds != BACKGROUND)).any()) if multi
+                      else _has_label(seeds, FOREGROUND))
+        if not has_object:
             raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
                              "least one pixel of the object")
         if not _has_label(seeds, BACKGROUND):
@@ -189,7 +206,7 @@ def _common_colours(pixels: np.ndarray, count: int = 3) -> str:
 
 
 def read_seeds(path, shape=None, *, require_both: bool = True,
-               max_pixels: int | None = None) -> np.ndarray:
+               max_pixels: int | None = None, multi: bool = False) -> np.ndarray:
     """Read a seed file in label or stroke form (see the module docstring).
 
     Args:
@@ -200,9 +217,11 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
         max_pixels: the largest width × height accepted (a decompression-bomb guard, as in
             :func:`graphcut.read_image`). None: Pillow's limit, or the image's size from
             ``shape`` when that is larger (the seeds must have the image's size anyway).
+        multi: accept several objects (label form: 1 and 3 .. 254 are objects).
 
     Returns:
-        uint8 (H, W) labels: 0 none, 1 foreground, 2 background.
+        uint8 (H, W) labels: 0 none, 1 foreground, 2 background (``multi``: 3 .. 254 further
+        objects).
 
     Raises:
         ImageReadError: the file cannot be read as an image.
@@ -227,21 +246,32 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
             labels = strokes_to_labels(rgba)
             check_seeds(labels, shape, name=name, require_both=False)
             _check_stroke_colours(rgba, labels, name)
-    check_seeds(labels, shape, name=name, require_both=require_both)
+    check_seeds(labels, shape, name=name, require_both=require_both, multi=multi)
     return labels.astype(np.uint8, copy=False)
 
 
+def object_labels(seeds) -> list[int]:
+    """The object labels present in ``seeds`` (every value but 0 and 2), ascending."""
+    if type(seeds).__module__.split(".")[0] == "cupy":
+        import cupy
+        values = cupy.unique(seeds).get()
+    else:
+        values = np.unique(np.asarray(seeds))
+    return [int(v) for v in values if v not in (NONE, BACKGROUND)]
+
+
 def write_seeds(path, labels, *, inputs=()) -> None:
-    """Write seed labels in label form: an 8-bit grey PNG of 0 / 1 / 2, atomically.
+    """Write seed labels in label form: an 8-bit grey PNG of 0 / 1 / 2 (and further object
+    labels 3 .. 254), atomically.
 
     Partial seeds (only one of foreground / background) are allowed here. ``inputs`` lists
     paths that must not be overwritten (e.g. the image the seeds belong to). The suffix must be
     lossless (.png, .tif, .tiff): a ValueError says so otherwise.
     """
     check_lossless_suffix(path, "seed label image")
-    labels = check_seeds(_to_host(labels), name="labels", require_both=False)
+    labels = check_seeds(_to_host(labels), name="labels", require_both=False, multi=True)
     atomic_save(Image.fromarray(labels.astype(np.uint8)), path, inputs=inputs)
 
 
-__all__ = ["NONE", "FOREGROUND", "BACKGROUND", "ImageReadError", "check_seeds", "read_seeds",
-           "strokes_to_labels", "write_seeds"]
+__all__ = ["NONE", "FOREGROUND", "BACKGROUND", "ImageReadError", "MAX_LABEL", "check_seeds",
+           "object_labels", "read_seeds", "strokes_to_labels", "write_seeds"]

@@ -16,6 +16,11 @@ costs little besides the max-flow itself:
 
 Either way the mask and the flow value equal those of a fresh :func:`graphcut.segment` with the
 same seeds and options (the tests check this on long random edit sequences).
+
+With the GMM colour model, GrabCut iterations, clean-up, a box or lasso, or seeds of several
+objects (``Segmenter(image, model="gmm")``, ``update(seeds, box=...)``, ...), an update runs
+:func:`graphcut.segment`'s pipeline (:func:`graphcut.segmentation._segment.segment_values`)
+on the kept n-links, and every cut of its iterations is such an incremental re-solve.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from .energy import (DEFAULT_LAM, DEFAULT_SCALE, SeedHistograms, _check_positive
                      array_module, capacities_from_tables, image_as_float, quantize_weights,
                      seed_pins, terminal_capacities)
 from .seeds import BACKGROUND, FOREGROUND, check_seeds
+from .segmentation._segment import DEFAULT_LAMS, check_options, result_of, segment_values
 from .solver import CutResult, resolve_device
 from .solver.cpu import grid_bytes
 from .solver.memory import require_host_memory
@@ -50,9 +56,13 @@ class Segmenter:
             :func:`graphcut.segment`; fixed for the session.
         device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
         model: the colour model: ``"histogram"`` (the default: the Boykov-Jolly histograms,
-            updated incrementally), or a pair ``(object_model, background_model)`` of objects
-            with ``fit(values, mask)`` and ``costs(values)`` (the interface of
-            ``graphcut.models``), refitted on every update.
+            updated incrementally), ``"gmm"`` (GrabCut's mixtures, through
+            :func:`graphcut.segment`'s pipeline), or a pair ``(object_model,
+            background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``
+            (the interface of ``graphcut.models``), refitted on every update.
+        components, iterations, keep, fill_holes, seed_share, locality: as for
+            :func:`graphcut.segment`; any of them other than its default (and model "gmm")
+            sends every update through the pipeline. ``lam`` None: the model's default.
 
     Example:
         >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
@@ -61,9 +71,25 @@ class Segmenter:
         >>> mask = session.update(seeds, region=np.s_[10:20, 30:40])  # doctest: +SKIP
     """
 
-    def __init__(self, image, *, lam=DEFAULT_LAM, sigma=None, bins=None, channel_axis=-1,
-                 scale=DEFAULT_SCALE, device="auto", spacing=None, model="histogram"):
+    def __init__(self, image, *, lam=None, sigma=None, bins=None, channel_axis=-1,
+                 scale=DEFAULT_SCALE, device="auto", spacing=None, model="histogram",
+                 components=None, iterations=None, keep="all", fill_holes=0, seed_share=None,
+                 locality=None):
         self.backend = resolve_device(device)
+        named = model if isinstance(model, str) else "histogram"
+        self._options = check_options(model=named, lam=lam, sigma=sigma, bins=bins,
+                                      components=components, iterations=iterations, keep=keep,
+                                      fill_holes=fill_holes, seed_share=seed_share,
+                                      locality=locality, channel_axis=channel_axis,
+                                      scale=scale)
+        # today's incremental histogram energy answers updates unless these ask for more
+        self._plain = (named == "histogram" and not self._options["iterations"]
+                       and keep == "all" and not self._options["fill_holes"]
+                       and not self._options["seed_share"] and not self._options["locality"])
+        self._image, self._channel_axis, self._pipeline_values = image, channel_axis, None
+        self._seeds_stale = False  # a pipeline update left the incremental seed state behind
+        if lam is None:
+            lam = DEFAULT_LAMS[named] if isinstance(model, str) else DEFAULT_LAM
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
@@ -75,9 +101,6 @@ class Segmenter:
         self._weights = _nlink_weights(self._values, sigma, spacing)  # last axis first
         self._model = model
         if isinstance(model, str):
-            if model != "histogram":
-                raise ValueError(f"unknown colour model {model!r}; Segmenter takes "
-                                 "'histogram' or an (object, background) pair of models")
             self._histograms = SeedHistograms(self._values, bins=bins)
         else:
             self._histograms = None
@@ -132,8 +155,10 @@ class Segmenter:
                                    one[0], one[0])
         return time.perf_counter() - started
 
-    def update(self, seeds, *, region=None, cancel=None, device_mask=False):
-        """Segment with these seeds; returns the bool mask, True = object.
+    def update(self, seeds, *, region=None, cancel=None, device_mask=False, box=None,
+               lasso=None):
+        """Segment with these seeds; returns the bool mask, True = object (or, for seeds of
+        several objects, the label image).
 
         Args:
             seeds: (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
@@ -148,11 +173,16 @@ class Segmenter:
                 update continues from where the solve stopped. (PyMaxflow cannot be
                 interrupted: on the CPU this is ignored.)
             device_mask: return the mask on the solver's device (a CuPy array on the GPU).
+            box, lasso: as for :func:`graphcut.segment` (seeds may then be None).
 
         Returns:
             The bool (H, W) mask, a NumPy array unless ``device_mask``.
         """
         started = time.perf_counter()
+        if self._needs_pipeline(seeds, box, lasso):
+            return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started)
+        if self._seeds_stale:
+            region, self._seeds_stale = None, False  # compare the whole array once
         self._take_seeds(seeds, region)
         source, sink = self._terminal_capacities()
         if self.backend == "cuda":  # so that the energy's time is its own, not the solve's
@@ -169,6 +199,48 @@ class Segmenter:
                  "device_name": self.device_name, **counters}
         self.last_result = CutResult(flow, mask, self.backend, stats)
         return mask
+
+    # -- the segmentation pipeline (colour models, iterations, boxes, several objects) -----
+
+    def _needs_pipeline(self, seeds, box, lasso) -> bool:
+        if not self._plain or box is not None or lasso is not None or seeds is None:
+            return True
+        return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
+                and getattr(seeds.dtype, "kind", "") in "iu" and int(seeds.max()) > BACKGROUND)
+
+    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
+        if not isinstance(self._model, str):
+            raise ValueError("a box, lasso, iterations, clean-up or several objects need "
+                             "model='histogram' or 'gmm', not a pair of model objects")
+        if len(self.shape) != 2:
+            raise ValueError("volumes are segmented with today's energy only: the histogram "
+                             "model without iterations, box, lasso, clean-up or further objects")
+        if self._pipeline_values is None:
+            image = self._image
+            if self.backend == "cuda" and array_module(image) is np:
+                import cupy
+                image = cupy.asarray(image)
+            self._pipeline_values = image_as_float(image, channel_axis=self._channel_axis)
+        values = self._pipeline_values
+        if seeds is not None:
+            seeds = self._xp.asarray(seeds)
+        self.prepare()
+
+        def cut(network):
+            solved = time.perf_counter()
+            flow, mask, counters = self._solver.solve(network.source, network.sink, cancel)
+            return CutResult(flow, mask, self.backend,
+                             {"seconds": {"total": time.perf_counter() - solved},
+                              "device_name": self.device_name, **counters})
+
+        options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
+        output, run = segment_values(values, self._nlinks, seeds, options,
+                                     device=self.backend, cut=cut)
+        self._seeds_stale = True
+        self.last_result = result_of(run, np.asarray(output) != 0, options, started)
+        if device_mask and self.backend == "cuda":
+            return self._xp.asarray(output)
+        return output
 
     # -- seeds and capacities ---------------------------------------------------------------
 

@@ -274,7 +274,8 @@ SEED_CASES = {
     "no_background": (lambda: np.where(disc_seeds() == 2, 0, disc_seeds()).astype(np.uint8),
                       "no background seed"),
     "no_seeds_at_all": (lambda: np.zeros((H, W), np.uint8), "no foreground seed"),
-    "unknown_labels": (lambda: (disc_seeds() * 3).astype(np.uint8), "unknown label values 3, 6"),
+    "unknown_labels": (lambda: np.where(disc_seeds() == 2, 254, disc_seeds()) + 1,
+                       "unknown label values 255"),
     "mask_used_as_seeds": (lambda: (disc_truth() * 255).astype(np.uint8),
                            "unknown label values 255"),
     "off_red_strokes": (lambda: _strokes(fg=(250, 4, 0)), "(250, 4, 0)"),
@@ -684,7 +685,7 @@ def test_ctrl_c_in_a_serial_batch_leaves_no_partial_file(tmp_path, monkeypatch):
 def test_gpu_out_of_memory_while_building_falls_back_with_auto(monkeypatch, caplog):
     """CuPy running out of memory while the network is built on the GPU: with device="auto" the
     image is segmented on the CPU (same mask), with "cuda" the MemoryError reaches the caller."""
-    import graphcut.segmentation as segmentation
+    import graphcut.segmentation._segment as segmentation
 
     rng = np.random.default_rng(4)
     image = rng.random((30, 40))

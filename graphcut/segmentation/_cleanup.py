@@ -1,0 +1,105 @@
+"""Clean-up of a result: drop object parts not connected to a seed, fill small holes.
+
+Connectivity is the graph's: 4-neighbours. Both steps work on host NumPy arrays with
+:func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
+its label is always kept, and a hole holding a background seed (or a pixel outside the box or
+lasso) is never filled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import ndimage
+
+KEEP_CHOICES = ("all", "connected")
+_FOUR = ndimage.generate_binary_structure(2, 1)
+
+
+def keep_connected(mask, anchors) -> np.ndarray:
+    """The parts (4-connected components) of bool ``mask`` that touch ``anchors`` (bool,
+    e.g. the object seeds); when no part does, the largest part."""
+    mask = np.asarray(mask, dtype=bool)
+    parts, count = ndimage.label(mask, structure=_FOUR)
+    if count <= 1:
+        return mask.copy()
+    anchors = np.asarray(anchors, dtype=bool) & mask
+    if anchors.any():
+        kept = np.unique(parts[anchors])
+    else:
+        sizes = np.bincount(parts.ravel(), minlength=count + 1)
+        sizes[0] = 0
+        kept = [int(np.argmax(sizes))]
+    return np.isin(parts, kept) & mask
+
+
+def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
+    """``mask`` with its holes of fewer than ``max_area`` pixels filled.
+
+    A hole is a 4-connected part of ``~mask`` that does not touch the image border; holes
+    holding a ``protected`` pixel (background seeds, pixels outside the box) stay open.
+    """
+    mask = np.asarray(mask, dtype=bool)
+    if max_area <= 0:
+        return mask.copy()
+    holes, count = ndimage.label(~mask, structure=_FOUR)
+    if count == 0:
+        return mask.copy()
+    sizes = np.bincount(holes.ravel(), minlength=count + 1)
+    fillable = sizes < max_area
+    fillable[0] = False
+    border = np.unique(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]]))
+    fillable[border] = False
+    if protected is not None:
+        fillable[np.unique(holes[np.asarray(protected, dtype=bool)])] = False
+    return mask | fillable[holes]
+
+
+def region_core(region) -> np.ndarray:
+    """The central part of a box or lasso (bool ``region``): the region shrunk halfway
+    toward its centre (for a box, the middle half of its rows and of its columns)."""
+    rows, cols = np.nonzero(region)
+    if rows.size == 0:
+        return np.zeros_like(region, dtype=bool)
+    centre_r, centre_c = rows.mean(), cols.mean()
+    # a pixel is in the core when the point twice as far from the centre is in the region
+    h, w = region.shape
+    rr, cc = np.mgrid[:h, :w]
+    far_r = np.rint(centre_r + 2 * (rr - centre_r)).astype(int)
+    far_c = np.rint(centre_c + 2 * (cc - centre_c)).astype(int)
+    inside = (far_r >= 0) & (far_r < h) & (far_c >= 0) & (far_c < w)
+    core = np.zeros((h, w), dtype=bool)
+    core[inside] = region[far_r[inside], far_c[inside]]
+    return core & region
+
+
+def clean_labels(labels, object_labels, seeds, *, keep="all", fill_holes_area=0,
+                 outside=None) -> np.ndarray:
+    """Clean-up of a label image (0 background, ``object_labels`` the objects), per object:
+    with ``keep="connected"`` only its parts touching a seed of its label, or the central
+    part of the box / lasso (:func:`region_core`; ``outside`` = the pixels outside it), stay
+    (the largest part when none does); holes of fewer than ``fill_holes_area`` pixels made
+    only of background and free of background seeds and of ``outside`` pixels join the
+    object around them."""
+    from graphcut.seeds import BACKGROUND
+
+    if keep not in KEEP_CHOICES:
+        raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")
+    labels = np.array(labels, copy=True)
+    seeds = np.asarray(seeds)
+    protected = seeds == BACKGROUND
+    core = np.zeros(labels.shape, dtype=bool)
+    if outside is not None:
+        protected = protected | outside
+        core = region_core(~outside)
+    for label in object_labels:
+        region = labels == label
+        if keep == "connected":
+            kept = keep_connected(region, (seeds == label) | core)
+            labels[region & ~kept] = 0
+            region = kept
+        if fill_holes_area > 0:
+            # only background may fill a hole: other objects' pixels are protected
+            filled = fill_holes(region, fill_holes_area,
+                                protected=protected | ((labels != 0) & ~region))
+            labels[filled & ~region] = label
+    return labels

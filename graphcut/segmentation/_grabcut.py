@@ -1,0 +1,208 @@
+"""GrabCut's iterated re-estimation (Rother, Kolmogorov and Blake 2004), for one object or K.
+
+Start: each label's colour model is fitted to its sample (seeds; with a box or lasso and no
+object seeds, the object's sample is the inside and the background's the outside), and the
+energy of :mod:`._energy` is minimised: one minimum cut for one object, alpha-expansion for
+several. Then, ``iterations`` times at most:
+
+1. re-estimate every model on the pixels the last result gave its label (one EM step for the
+   GMM: assign each pixel to the components softly, re-learn them);
+2. minimise the energy again under the new models (a cut through ``cut``, or expansion moves
+   started from the last labelling).
+
+Step 1 never raises the energy of the current labelling by more than rounding (EM; a refit
+that does is not used and ends the run) and step 2 never raises it at all (an exact minimum
+over all labellings, or moves that only accept improvements), so the energies recorded in
+``history`` never increase. The run stops early when an iteration changes no pixel or lowers
+the energy by less than ``tol`` nats per pixel.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from graphcut.energy import array_module
+
+from ._energy import binary_problem, label_problem
+
+# An iteration that lowers the energy by less than this many nats per pixel ends the run.
+DEFAULT_TOL = 1e-4
+
+
+@dataclass
+class Iterated:
+    """What the iterated minimisation returns.
+
+    Attributes:
+        labels: bool mask (one object; True = object) or int32 label indices (K labels;
+            0 = background), on the image's device.
+        energy: E_q of ``labels`` under the last models (see :mod:`._energy`), nats.
+        history: E_q after the first minimisation and after every iteration; never increases.
+        iterations: how many re-estimation iterations ran (0 = the first minimisation only).
+        flow: the last minimisation's integer energy (the max flow for one object, the
+            expansion energy for K).
+        backend: the min-cut backend.
+        cut_seconds: the min-cut backend's own time, summed over the minimisations.
+        seconds: per stage (fit, costs, problem, cut, total), wall time.
+        last: the last CutResult (one object) or ExpansionResult (K labels).
+    """
+
+    labels: object
+    energy: float
+    history: list
+    iterations: int
+    flow: int
+    backend: str
+    cut_seconds: float
+    seconds: dict = field(default_factory=dict)
+    last: object = None
+
+
+class _Clock:
+    def __init__(self):
+        self.seconds = {"fit": 0.0, "costs": 0.0, "problem": 0.0, "cut": 0.0}
+        self.started = time.perf_counter()
+
+    def add(self, stage, since):
+        now = time.perf_counter()
+        self.seconds[stage] += now - since
+        return now
+
+    def total(self):
+        return {**self.seconds, "total": time.perf_counter() - self.started}
+
+
+def iterate_binary(values, nlinks, constraints, models, samples, *, iterations, tol, scale,
+                   cut, weights=None, priors=None) -> Iterated:
+    """One object: ``models`` = (object, background), ``samples`` = their first samples (bool
+    or float weights), ``constraints`` 0 free / 1 object / 2 background, ``cut(network) ->
+    CutResult``; ``weights``: every pixel's weight in the samples of the re-estimations
+    (None: 1); ``priors``: per label, None or a fixed (H, W) cost added to its model's."""
+    xp = array_module(values)
+    clock = _Clock()
+    t = time.perf_counter()
+    for model, sample in zip(models, samples):
+        model.fit(values, sample)
+    t = clock.add("fit", t)
+    problem = _binary(values, nlinks, constraints, models, scale, clock, weights, priors)
+    t = time.perf_counter()
+    result = cut(problem.network)
+    t = clock.add("cut", t)
+    cut_seconds = result.seconds
+    mask = xp.asarray(result.source_side, dtype=bool)
+    energy = result.flow / scale + problem.offset
+    history = [energy]
+    done = 0
+    size = mask.size
+    while done < iterations:
+        if not bool(mask.any()) or bool(mask.all()):
+            break  # one label has no pixel left to learn from
+        t = time.perf_counter()
+        models[0].refit(values, _sample(mask, weights))
+        models[1].refit(values, _sample(~mask, weights))
+        clock.add("fit", t)
+        new_problem = _binary(values, nlinks, constraints, models, scale, clock, weights, priors)
+        if new_problem.energy(mask) > energy:
+            break  # the refit did not lower the energy (rounding): converged
+        t = time.perf_counter()
+        new_result = cut(new_problem.network)
+        clock.add("cut", t)
+        cut_seconds += new_result.seconds
+        new_mask = xp.asarray(new_result.source_side, dtype=bool)
+        new_energy = new_result.flow / scale + new_problem.offset
+        changed = int((new_mask != mask).sum())
+        done += 1
+        drop = energy - new_energy
+        mask, result, energy, problem = new_mask, new_result, new_energy, new_problem
+        history.append(energy)
+        if changed == 0 or drop < tol * size:
+            break
+    return Iterated(mask, energy, history, done, result.flow, result.backend, cut_seconds,
+                    clock.total(), result)
+
+
+def _sample(selected, weights):
+    if weights is None:
+        return selected
+    return array_module(weights).where(selected, weights, 0.0)
+
+
+def _costs(values, model, prior):
+    costs = model.costs(values)
+    return costs if prior is None else costs + prior
+
+
+def _binary(values, nlinks, constraints, models, scale, clock, weights, priors):
+    t = time.perf_counter()
+    cost_object, cost_background = (_costs(values, model, prior)
+                                    for model, prior in zip(models, priors or (None, None)))
+    t = clock.add("costs", t)
+    problem = binary_problem(cost_object, cost_background, nlinks, constraints, scale=scale,
+                             weights=weights)
+    clock.add("problem", t)
+    return problem
+
+
+def iterate_labels(values, nlinks, pinned, models, samples, *, iterations, tol, scale,
+                   device, max_cycles=20, weights=None, priors=None) -> Iterated:
+    """K labels: ``models[i]`` / ``samples[i]`` for label index i (0 = background);
+    ``pinned`` int (H, W), -1 free else the label index; moves by alpha-expansion on
+    ``device``."""
+    from graphcut.labeling import alpha_expansion
+
+    xp = array_module(values)
+    clock = _Clock()
+    t = time.perf_counter()
+    for model, sample in zip(models, samples):
+        model.fit(values, sample)
+    clock.add("fit", t)
+    problem = _labels(values, nlinks, pinned, models, scale, clock, weights, priors)
+    t = time.perf_counter()
+    result = alpha_expansion(problem.costs, problem.weights, device=device,
+                             max_cycles=max_cycles)
+    clock.add("cut", t)
+    cut_seconds = sum(result.maxflow_seconds.values())
+    labels = xp.asarray(result.labels)
+    energy = result.energy / scale + problem.offset
+    history = [energy]
+    done = 0
+    while done < iterations:
+        present = [bool((labels == index).any()) for index in range(len(models))]
+        if not all(present):
+            break
+        t = time.perf_counter()
+        for index, model in enumerate(models):
+            model.refit(values, _sample(labels == index, weights))
+        clock.add("fit", t)
+        new_problem = _labels(values, nlinks, pinned, models, scale, clock, weights, priors)
+        if new_problem.energy(labels) > energy:
+            break
+        t = time.perf_counter()
+        new_result = alpha_expansion(new_problem.costs, new_problem.weights, device=device,
+                                     max_cycles=max_cycles, initial_labels=labels)
+        clock.add("cut", t)
+        cut_seconds += sum(new_result.maxflow_seconds.values())
+        new_labels = xp.asarray(new_result.labels)
+        new_energy = new_result.energy / scale + new_problem.offset
+        changed = int((new_labels != labels).sum())
+        done += 1
+        drop = energy - new_energy
+        labels, result, energy = new_labels, new_result, new_energy
+        history.append(energy)
+        if changed == 0 or drop < tol * labels.size:
+            break
+    backend = next(iter(result.maxflow_seconds), "cpu")
+    return Iterated(labels, energy, history, done, result.energy, backend, cut_seconds,
+                    clock.total(), result)
+
+
+def _labels(values, nlinks, pinned, models, scale, clock, weights, priors):
+    xp = array_module(values)
+    t = time.perf_counter()
+    costs = xp.stack([_costs(values, model, prior)
+                      for model, prior in zip(models, priors or [None] * len(models))])
+    t = clock.add("costs", t)
+    problem = label_problem(costs, nlinks, pinned, scale=scale, weights=weights)
+    clock.add("problem", t)
+    return problem

@@ -1,0 +1,79 @@
+"""Boxes and lassos: the part of the image where the object may be (outside is background).
+
+A box is ``(row0, col0, row1, col1)``, half-open like a slice: rows ``row0 <= r < row1`` and
+columns ``col0 <= c < col1`` are inside, so ``image[row0:row1, col0:col1]`` is the box. A lasso
+is a closed polygon of ``(row, col)`` vertices (the last joins the first); a pixel is inside
+when its centre is inside the polygon or on its outline (:func:`skimage.draw.polygon2mask`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def box_mask(shape, box) -> np.ndarray:
+    """bool (H, W), True inside the half-open ``box`` = (row0, col0, row1, col1).
+
+    Raises:
+        ValueError: not four integers, an empty box, or a box reaching outside the image.
+    """
+    h, w = int(shape[0]), int(shape[1])
+    try:
+        values = [v for v in box]
+    except TypeError:
+        raise ValueError(f"box must be (row0, col0, row1, col1), got {box!r}") from None
+    if len(values) != 4 or not all(_is_integer(v) for v in values):
+        raise ValueError(f"box must be four integers (row0, col0, row1, col1), got {box!r}")
+    r0, c0, r1, c1 = (int(v) for v in values)
+    if not (0 <= r0 < r1 <= h and 0 <= c0 < c1 <= w):
+        raise ValueError(f"box {(r0, c0, r1, c1)} must satisfy 0 <= row0 < row1 <= {h} and "
+                         f"0 <= col0 < col1 <= {w} (half-open, inside the {w}x{h} image)")
+    mask = np.zeros((h, w), dtype=bool)
+    mask[r0:r1, c0:c1] = True
+    return mask
+
+
+def lasso_mask(shape, vertices) -> np.ndarray:
+    """bool (H, W), True inside the closed polygon ``vertices`` ((row, col) pairs, at least
+    3; coordinates may lie outside the image, which clips the polygon).
+
+    Raises:
+        ValueError: fewer than 3 vertices, non-finite coordinates, or no pixel inside.
+    """
+    from skimage.draw import polygon2mask
+
+    points = np.asarray(vertices, dtype=np.float64) if len(vertices) else np.zeros((0, 2))
+    if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 3:
+        raise ValueError(f"a lasso needs at least 3 (row, col) vertices, got "
+                         f"{len(points)} (array shape {points.shape})")
+    if not np.isfinite(points).all():
+        raise ValueError("lasso vertices must be finite numbers")
+    mask = polygon2mask((int(shape[0]), int(shape[1])), points)
+    if not mask.any():
+        raise ValueError("the lasso encloses no pixel of the image")
+    return mask
+
+
+def allowed_region(shape, *, box=None, lasso=None):
+    """Where an object may be: the box and the lasso (both, when both are given), bool
+    (H, W) NumPy; ``None`` when neither is given (everywhere)."""
+    region = None
+    if box is not None:
+        region = box_mask(shape, box)
+    if lasso is not None:
+        inside = lasso_mask(shape, lasso)
+        region = inside if region is None else region & inside
+        if not region.any():
+            raise ValueError("the box and the lasso do not overlap: no pixel may be object")
+    return region
+
+
+def _is_integer(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    return isinstance(value, (float, np.floating)) and math.isfinite(value) \
+        and float(value).is_integer()
