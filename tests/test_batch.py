@@ -202,7 +202,7 @@ def test_rerun_with_other_parameters_redoes_and_reports_new_numbers(folders, cap
         second = {os.path.basename(r["image"]): r for r in
                   run_batch(images, seeds, out, device="cpu", lam=3.0, progress=False)}
     assert "redoing 3 image(s) whose masks are out of date" in caplog.text
-    assert "lam 10.0 -> 3.0" in caplog.text
+    assert "lam default -> 3.0" in caplog.text  # lam not given: the settings or the default
     rows = summary(out)
     for stem in GOOD:
         name = f"{stem}.png"

@@ -77,8 +77,10 @@ def test_lam_and_sigma_options_are_used(files):
      .save(d / "bad.png"), "no foreground seed"),
     (lambda d: Image.fromarray(np.where(disc_seeds() == 2, 0, disc_seeds()).astype(np.uint8))
      .save(d / "bad.png"), "no background seed"),
+    (lambda d: Image.fromarray(np.where(disc_seeds() == 1, 255, disc_seeds()).astype(np.uint8))
+     .save(d / "bad.png"), "unknown label values"),
     (lambda d: Image.fromarray((disc_seeds() * 3).astype(np.uint8)).save(d / "bad.png"),
-     "unknown label values"),
+     "no background seed"),  # labels 3 and 6 are two objects; 2 (background) is missing
     (lambda d: (d / "bad.png").write_text("hello"), "not an image file"),
 ])
 def test_bad_seeds_exit_1_with_a_message(files, make_bad, match):

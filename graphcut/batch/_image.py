@@ -12,10 +12,18 @@ The work has three stages, timed separately (:data:`graphcut.batch.STAGE_FIELDS`
 - write: the overlay (if asked), then the mask, each PNG written atomically with
   :data:`PNG_OPTIONS`.
 
-Each mask records how it was made in a PNG text chunk (:data:`METADATA_KEY`, JSON): ``lam``,
-``sigma`` (null: estimated), the size and modification time of the image and seed files, the
-flow and the size. A re-run skips an image only when its mask says it was made from the same
-inputs with the same parameters (:func:`stale_reason`).
+Each mask records how it was made in a PNG text chunk (:data:`METADATA_KEY`, JSON): ``lam``
+(null: the settings file's or the model's default), ``sigma`` (null: estimated), the further
+segmentation options given (``options``: model, iterations, clean-up), the size and
+modification time of the image and seed files and of the settings file next to the seeds
+(``settings``, null when there is none), the flow and the size. A re-run skips an image only
+when its mask says it was made from the same inputs with the same parameters
+(:func:`stale_reason`).
+
+The settings file next to a seed file (``<stem>.json``: model, lam, box, ...; see
+:mod:`graphcut.segmentation`) is used when present; options given to the batch win over it.
+Seeds may mark several objects (labels 1, 3, 4, ...): the output is then a label image (0
+background, each object its label) instead of the 0 / 255 mask.
 """
 
 from __future__ import annotations
@@ -36,8 +44,7 @@ from PIL import Image, PngImagePlugin
 from ..energy import DEFAULT_LAM
 from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
 from ..memory import check_image_file
-from ..seeds import read_seeds
-from ..segmentation import segment
+from ..segmentation import (label_overlay, read_request, segment, settings_path)
 from ..solver import resolve_device
 from ..volumeio import segment_volume_paths, segments_as_volume
 from ._records import FAILED, OK, SKIPPED, display, make_record
@@ -69,10 +76,22 @@ def input_signature(path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns]
 
 
-def mask_metadata(*, lam, sigma, image_path, seeds_path, flow, width, height) -> dict:
+def _settings_signature(seeds_path) -> list[int] | None:
+    """:func:`input_signature` of the settings file next to the seeds (None: there is none)."""
+    if seeds_path is None:
+        return None
+    path = settings_path(seeds_path)
+    return input_signature(path) if path.is_file() else None
+
+
+def mask_metadata(*, lam, sigma, image_path, seeds_path, flow, width, height,
+                  options=None) -> dict:
     """What a mask records about how it was made (see the module notes)."""
-    return {"version": METADATA_VERSION, "lam": float(lam), "sigma": _float_or_none(sigma),
-            "image": input_signature(image_path), "seeds": input_signature(seeds_path),
+    return {"version": METADATA_VERSION, "lam": _float_or_none(lam),
+            "sigma": _float_or_none(sigma), "options": dict(options or {}),
+            "image": input_signature(image_path),
+            "seeds": None if seeds_path is None else input_signature(seeds_path),
+            "settings": _settings_signature(seeds_path),
             "flow": int(flow), "width": int(width), "height": int(height)}
 
 
@@ -87,34 +106,42 @@ def read_mask_metadata(mask_path) -> dict | None:
     return None
 
 
-def stale_reason(mask_path, *, lam, sigma, image_path, seeds_path) -> str | None:
+def stale_reason(mask_path, *, lam, sigma, image_path, seeds_path,
+                 options=None) -> str | None:
     """Why the mask at ``mask_path`` does not answer this request (None: it does, it is up
     to date): made with other parameters, from inputs changed since, or without a record."""
     metadata = read_mask_metadata(mask_path)
     if metadata is None:
         return UNRECORDED
     changes = []
-    if metadata.get("lam") != float(lam):
-        changes.append(f"lam {metadata.get('lam')} -> {float(lam)}")
+    if metadata.get("lam") != _float_or_none(lam):
+        changes.append(f"lam {metadata.get('lam') or 'default'} -> "
+                       f"{'default' if lam is None else float(lam)}")
     if metadata.get("sigma") != _float_or_none(sigma):
         changes.append(f"sigma {metadata.get('sigma') or 'estimated'} -> "
                        f"{'estimated' if sigma is None else float(sigma)}")
+    if metadata.get("options", {}) != dict(options or {}):
+        changes.append(f"options {metadata.get('options', {})} -> {dict(options or {})}")
     for key, path in (("image", image_path), ("seeds", seeds_path)):
         try:
             if metadata.get(key) != input_signature(path):
                 changes.append(f"the {'seed' if key == 'seeds' else 'image'} file changed")
         except OSError:
             changes.append(f"the {key} file cannot be read")
+    try:
+        if metadata.get("settings") != _settings_signature(seeds_path):
+            changes.append("the settings file next to the seeds changed")
+    except OSError:
+        changes.append("the settings file cannot be read")
     return ", ".join(changes) or None
 
 
-def _solve(image, seeds, *, lam, sigma, device, backend, stages):
+def _solve(image, seeds, *, device, backend, stages, **options):
     started = time.perf_counter()
     lock = GPU_LOCK if backend == "cuda" else contextlib.nullcontext()
     with lock:
         locked = time.perf_counter()
-        mask, result = segment(image, seeds, lam=lam, sigma=sigma, device=device,
-                               return_result=True)
+        mask, result = segment(image, seeds, device=device, return_result=True, **options)
         # the host mask for the cut: a GPU copy is released here, under the lock
         result = dataclasses.replace(result, source_side=mask)
         stages["solve_seconds"] = time.perf_counter() - locked
@@ -123,12 +150,17 @@ def _solve(image, seeds, *, lam, sigma, device, backend, stages):
 
 
 def mask_png(mask) -> Image.Image:
-    """The mask as an 8-bit grey Pillow image, 0 = background, 255 = object."""
-    return Image.fromarray(np.asarray(mask, dtype=bool).astype(np.uint8) * np.uint8(255))
+    """The mask as an 8-bit grey Pillow image, 0 = background, 255 = object (a label image of
+    several objects: its labels as they are)."""
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        return Image.fromarray(mask.astype(np.uint8))
+    return Image.fromarray(mask.astype(np.uint8) * np.uint8(255))
 
 
-def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=DEFAULT_LAM,
-                  sigma=None, device="auto", max_pixels=None, timings: dict | None = None):
+def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=None,
+                  sigma=None, device="auto", max_pixels=None, timings: dict | None = None,
+                  segment_options: dict | None = None):
     """Read an image and its seed file, segment, write the overlay (if asked) and then the mask.
 
     Both outputs are written atomically and never replace an input; PNG masks record their
@@ -140,11 +172,16 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     GPU to the CPU).
 
     Args:
+        lam: None: the settings file's, else the colour model's default.
         max_pixels: the largest image accepted (see :func:`graphcut.read_image`).
         timings: a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
+        segment_options: further :func:`graphcut.segment` options (``model``,
+            ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
+            ``sigma`` win over the settings file next to the seeds.
 
     Returns:
-        ``(mask, result)``: the bool mask and the solver's :class:`graphcut.CutResult`.
+        ``(mask, result)``: the bool mask (or the label image of several objects) and the
+        solver's :class:`graphcut.CutResult`.
 
     Raises:
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
@@ -154,9 +191,13 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     stages = {} if timings is None else timings
     started = time.perf_counter()
     if segments_as_volume(image_path, seeds_path):  # a volume: multi-page mask (and overlay)
+        if segment_options:
+            raise ValueError(f"{', '.join(segment_options)}: not for volumes (today's energy "
+                             "only)")
         mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
-                                            overlay_path=overlay_path, lam=lam, sigma=sigma,
-                                            device=device)
+                                            overlay_path=overlay_path,
+                                            lam=DEFAULT_LAM if lam is None else lam,
+                                            sigma=sigma, device=device)
         stages["solve_seconds"] = time.perf_counter() - started
         return mask, result
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
@@ -166,21 +207,24 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=D
     # (on the GPU path read_image checks the memory to decode, and segment() the GPU's need
     # under the GPU lock: no CUDA call of this thread can then meet the solver's graph capture)
     image = read_image(image_path, max_pixels=max_pixels)
-    seeds = read_seeds(seeds_path, image.shape[:2], max_pixels=max_pixels)
+    seeds, chosen = read_request(seeds_path, image.shape[:2], lam=lam, sigma=sigma,
+                                 max_pixels=max_pixels, **(segment_options or {}))
     stages["read_seconds"] = time.perf_counter() - started
-    mask, result = _solve(image, seeds, lam=lam, sigma=sigma, device=device, backend=backend,
-                          stages=stages)
+    mask, result = _solve(image, seeds, device=device, backend=backend, stages=stages,
+                          **chosen)
     started = time.perf_counter()
-    inputs = (image_path, seeds_path)
+    inputs = (image_path,) if seeds_path is None else (image_path, seeds_path)
     if overlay_path is not None:
-        atomic_save(Image.fromarray(overlay(image, mask)), overlay_path, inputs=inputs,
+        tinted = overlay(image, mask) if mask.dtype == bool else label_overlay(image, mask)
+        atomic_save(Image.fromarray(tinted), overlay_path, inputs=inputs,
                     **_png_options(overlay_path))
     options = _png_options(mask_path)
     if options:
         options["pnginfo"] = PngImagePlugin.PngInfo()
         options["pnginfo"].add_text(METADATA_KEY, json.dumps(mask_metadata(
             lam=lam, sigma=sigma, image_path=image_path, seeds_path=seeds_path,
-            flow=result.flow, width=mask.shape[1], height=mask.shape[0]), sort_keys=True))
+            flow=result.flow, width=mask.shape[1], height=mask.shape[0],
+            options=segment_options), sort_keys=True))
     atomic_save(mask_png(mask), mask_path, inputs=inputs, **options)
     stages["write_seconds"] = time.perf_counter() - started
     return mask, result
@@ -195,8 +239,9 @@ def _outputs_present(out_path: Path, overlay_path: Path | None) -> bool:
     return out_path.is_file() and (overlay_path is None or overlay_path.is_file())
 
 
-def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEFAULT_LAM,
-                 sigma=None, device="auto", overwrite=False, max_pixels=None) -> dict:
+def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=None,
+                 sigma=None, device="auto", overwrite=False, max_pixels=None,
+                 segment_options: dict | None = None) -> dict:
     """Segment one image file with its seed file and write the mask (and overlay).
 
     Never raises for bad input: an unreadable image, bad seeds, an image too large for the
@@ -217,7 +262,8 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
     image_path, out_path = Path(image_path), Path(out_path)
     seeds_path = None if seeds_path is None else Path(seeds_path)
     overlay_path = None if overlay_path is None else Path(overlay_path)
-    parameters = dict(lam=float(lam), sigma="" if sigma is None else float(sigma))
+    parameters = dict(lam="" if lam is None else float(lam),
+                      sigma="" if sigma is None else float(sigma))
 
     def failed(reason):
         return make_record(image_path, seeds_path, out_path, FAILED, reason,
@@ -232,7 +278,7 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
                 return failed(f"refusing to overwrite the input file {display(source)!r}")
     if not overwrite and _outputs_present(out_path, overlay_path):
         stale = stale_reason(out_path, lam=lam, sigma=sigma, image_path=image_path,
-                             seeds_path=seeds_path)
+                             seeds_path=seeds_path, options=segment_options)
         if stale is None:
             return skipped_record(image_path, seeds_path, out_path, **parameters)
         if stale == UNRECORDED:  # another program's mask: never replaced without overwrite
@@ -241,7 +287,7 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=DEF
     try:
         mask, result = segment_paths(image_path, seeds_path, out_path, overlay_path=overlay_path,
                                      lam=lam, sigma=sigma, device=device, max_pixels=max_pixels,
-                                     timings=stages)
+                                     timings=stages, segment_options=segment_options)
     except (OSError, ValueError, TypeError) as error:
         return failed(str(error))
     except MemoryError as error:  # GPUMemoryError (device "cuda") or the host's memory

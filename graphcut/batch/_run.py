@@ -9,7 +9,6 @@ import re
 import sys
 from pathlib import Path
 
-from ..energy import DEFAULT_LAM
 from ..imageio import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
@@ -36,10 +35,12 @@ def default_runner(backend: str, *, jobs: int | None = None) -> Runner:
     return ThreadRunner(1) if jobs == 1 else ProcessRunner(jobs)
 
 
-def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite, max_pixels):
+def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite, max_pixels,
+          segment_options=None):
     """(records known without running: None where the image must run, the calls, the
     out-of-date masks as (name, reason), the masks kept for lack of a record)."""
-    parameters = dict(lam=float(lam), sigma="" if sigma is None else float(sigma))
+    parameters = dict(lam="" if lam is None else float(lam),
+                      sigma="" if sigma is None else float(sigma))
     duplicates = duplicate_stems(jobs)
     records: list[dict | None] = [None] * len(jobs)
     calls: list[Call] = []
@@ -61,7 +62,7 @@ def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite, max
         present = job.mask.is_file() and (job.overlay is None or job.overlay.is_file())
         if not overwrite and present:
             reason = stale_reason(job.mask, lam=lam, sigma=sigma, image_path=job.image,
-                                  seeds_path=job.seeds)
+                                  seeds_path=job.seeds, options=segment_options)
             if reason is None or reason == UNRECORDED:
                 up_to_date = reason is None
                 records[index] = skipped_record(job.image, job.seeds, job.mask,
@@ -77,7 +78,7 @@ def _plan(jobs: list[Job], previous: dict, *, lam, sigma, device, overwrite, max
         calls.append((index, dict(image_path=job.image, seeds_path=job.seeds,
                                   out_path=job.mask, overlay_path=job.overlay, lam=lam,
                                   sigma=sigma, device=device, overwrite=True,
-                                  max_pixels=max_pixels)))
+                                  max_pixels=max_pixels, segment_options=segment_options)))
     return records, calls, stale, unrecorded
 
 
@@ -100,9 +101,10 @@ def _log_plan(stale, unrecorded) -> None:
                     "use --overwrite to redo them", len(unrecorded), display(unrecorded[0]))
 
 
-def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, device="auto",
+def run_batch(images_dir, seeds_dir, out_dir, *, lam=None, sigma=None, device="auto",
               overwrite=False, overlay=False, progress=True, max_pixels=None,
-              jobs: int | None = None, runner: Runner | None = None) -> list[dict]:
+              jobs: int | None = None, runner: Runner | None = None,
+              segment_options: dict | None = None) -> list[dict]:
     """Segment every image of ``images_dir`` that has a seed file.
 
     Creates ``out_dir`` (and its overlays folder) when needed and locks it for the run (a
@@ -119,8 +121,13 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
     once), and a mask without a record (another program's) is kept and listed as skipped.
 
     Args:
+        lam: None: each image's settings file (next to its seeds), else the colour model's
+            default.
         max_pixels: the largest image accepted (see :func:`graphcut.read_image`); None:
             Pillow's limit.
+        segment_options: further :func:`graphcut.segment` options for every image
+            (``model``, ``iterations``, ``keep``, ``fill_holes``); they win over the settings
+            files.
         jobs: images processed at once (see :func:`default_runner`); ignored with ``runner``.
         runner: how the images are processed (see :data:`Runner`): by default the pipeline of
             threads on the GPU or worker processes on the CPU (:func:`default_runner`);
@@ -145,7 +152,8 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=DEFAULT_LAM, sigma=None, de
         runner = default_runner(resolve_device(device), jobs=jobs)
     with output_folder(out_dir, overlay=overlay):
         return run_jobs(jobs_found, out_dir, runner, lam=lam, sigma=sigma, device=device,
-                        overwrite=overwrite, progress=progress, max_pixels=max_pixels)
+                        overwrite=overwrite, progress=progress, max_pixels=max_pixels,
+                        segment_options=segment_options)
 
 
 @contextlib.contextmanager
@@ -169,8 +177,9 @@ def output_folder(out_dir, *, overlay: bool):
             remove_temporary_files(out_dir)
 
 
-def run_jobs(jobs_found: list[Job], out_dir, runner: Runner, *, lam=DEFAULT_LAM, sigma=None,
-             device="auto", overwrite=False, progress=True, max_pixels=None) -> list[dict]:
+def run_jobs(jobs_found: list[Job], out_dir, runner: Runner, *, lam=None, sigma=None,
+             device="auto", overwrite=False, progress=True, max_pixels=None,
+             segment_options: dict | None = None) -> list[dict]:
     """The body of :func:`run_batch` for jobs of :func:`find_jobs`, inside
     :func:`output_folder`: plan, run, keep the summary."""
     from tqdm import tqdm
@@ -182,7 +191,8 @@ def run_jobs(jobs_found: list[Job], out_dir, runner: Runner, *, lam=DEFAULT_LAM,
     previous = read_summary(out_dir / SUMMARY_NAME)
     records, calls, stale, unrecorded = _plan(jobs_found, previous, lam=lam, sigma=sigma,
                                               device=device, overwrite=overwrite,
-                                              max_pixels=max_pixels)
+                                              max_pixels=max_pixels,
+                                              segment_options=segment_options)
     summary = SummaryLog(out_dir / SUMMARY_NAME, [r for r in records if r is not None])
     finished = False
     try:

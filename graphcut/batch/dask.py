@@ -56,7 +56,6 @@ import dask
 import distributed
 from distributed import Client, KilledWorker, Nanny, Scheduler, SpecCluster, as_completed
 
-from ..energy import DEFAULT_LAM
 from ._image import segment_file
 from ._jobs import find_jobs
 from ._lock import OutputFolderBusyError, output_folder_lock
@@ -455,9 +454,10 @@ def _remove_leftovers(out_dir) -> None:
 
 def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = None,
                    n_workers: int | None = None, client=None, gpu_resource: bool | None = None,
-                   lam=DEFAULT_LAM, sigma=None, device="auto", overwrite=False, overlay=False,
+                   lam=None, sigma=None, device="auto", overwrite=False, overlay=False,
                    progress=True, max_pixels=None, task=None,
-                   task_timeout: float | None = None) -> list[dict]:
+                   task_timeout: float | None = None,
+                   segment_options: dict | None = None) -> list[dict]:
     """:func:`graphcut.batch.run_batch` on a Dask cluster, one task per image.
 
     Give exactly one of ``scheduler`` (address of a running scheduler, e.g.
@@ -497,7 +497,7 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
         gpus = _local_gpus(device, gpu_resource, n_workers)
         check_local_workers(n_workers, gpus)
     options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, progress=progress,
-                   max_pixels=max_pixels)
+                   max_pixels=max_pixels, segment_options=segment_options)
     try:
         with _quiet_dask_logs():
             if client is not None:

@@ -8,7 +8,7 @@ import click
 
 from .common import (FiniteFloatRange, device_option, max_pixels_option,
                      resolve_device_or_usage_error)
-from .segment import lam_option, sigma_option
+from .segment import lam_option, segment_options, sigma_option
 
 
 @click.command("batch")
@@ -22,6 +22,7 @@ from .segment import lam_option, sigma_option
 @device_option
 @lam_option
 @sigma_option
+@segment_options
 @max_pixels_option
 @click.option("--overwrite", is_flag=True, help="Redo images whose outputs exist already.")
 @click.option("--overlay", is_flag=True, help="Also write overlays to OUTPUT_DIR/overlays/.")
@@ -46,9 +47,14 @@ from .segment import lam_option, sigma_option
 @click.option("--task-timeout", type=FiniteFloatRange(min=0, min_open=True), metavar="SECONDS",
               help="With --scheduler / --local-cluster: restart the worker of an image that "
                    "runs longer than this; the image runs again elsewhere.")
-def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, max_pixels, overwrite, overlay,
-          progress, jobs, scheduler, n_workers, gpu_resource, task_timeout):
+def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations, keep,
+          fill_holes, max_pixels, overwrite, overlay, progress, jobs, scheduler, n_workers,
+          gpu_resource, task_timeout):
     """Segment every image in IMAGES_DIR that has a seed file in SEEDS_DIR.
+
+    Each seed file's settings (<stem>.json next to it: model, lam, box, ...) are used when
+    present; options given here win over them. Seeds of several objects (labels 1, 3, 4, ...)
+    give a label image instead of the 0/255 mask.
 
     Writes OUTPUT_DIR/<stem>.png per image and OUTPUT_DIR/summary.csv (status, reason, size,
     flow, seconds, backend, parameters per image; a row as each image finishes). A failed
@@ -74,8 +80,10 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, max_pixels, overwr
                                  "as many images as it has threads)", param_hint="--jobs")
     if scheduler is None:  # with a remote cluster, the workers' GPUs count, not this machine's
         resolve_device_or_usage_error(device)
+    chosen = dict(model=model, iterations=iterations, keep=keep, fill_holes=fill_holes)
     options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, overlay=overlay,
-                   progress=progress, max_pixels=max_pixels)
+                   progress=progress, max_pixels=max_pixels,
+                   segment_options={k: v for k, v in chosen.items() if v is not None} or None)
     try:
         if not distributed:
             records = run_batch(images_dir, seeds_dir, out_dir, jobs=jobs, **options)

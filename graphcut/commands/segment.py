@@ -16,8 +16,55 @@ from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_
                      overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
 
 lam_option = click.option(
-    "--lam", type=FiniteFloatRange(min=0), default=DEFAULT_LAM, show_default=True,
-    help="Weight of the boundary term against the colour term; larger = smoother boundaries.")
+    "--lam", type=FiniteFloatRange(min=0), default=None,
+    help="Weight of the boundary term against the colour term; larger = smoother boundaries. "
+         "Default: the seeds' settings file, else 10 (histogram) or 35 (gmm).")
+
+
+class BoxType(click.ParamType):
+    """``row0,col0,row1,col1``: four integers, half-open."""
+
+    name = "R0,C0,R1,C1"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        parts = [p.strip() for p in str(value).split(",")]
+        try:
+            numbers = tuple(int(p) for p in parts)
+        except ValueError:
+            numbers = ()
+        if len(numbers) != 4:
+            self.fail(f"{value!r} is not four comma-separated integers row0,col0,row1,col1",
+                      param, ctx)
+        return numbers
+
+
+model_option = click.option(
+    "--model", type=click.Choice(["histogram", "gmm"]), default=None,
+    help="Colour model: histogram (Boykov-Jolly) or gmm (GrabCut's Gaussian mixtures). "
+         "Default: the seeds' settings file, else histogram.")
+iterations_option = click.option(
+    "--iterations", type=click.IntRange(min=0), default=None,
+    help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
+         "Default: the settings file, else 5 (gmm) or 0 (histogram).")
+keep_option = click.option(
+    "--keep", type=click.Choice(["all", "connected"]), default=None,
+    help="connected: keep only object parts that touch a seed of their object or the "
+         "box's centre. Default: the settings file, else all.")
+fill_holes_option = click.option(
+    "--fill-holes", "fill_holes", type=click.IntRange(min=0), default=None, metavar="AREA",
+    help="Fill holes of fewer than AREA pixels inside objects. Default: the settings file, "
+         "else 0 (none).")
+
+
+def segment_options(function):
+    """The colour-model and clean-up options shared by ``segment`` and ``batch``."""
+    for option in (fill_holes_option, keep_option, iterations_option, model_option):
+        function = option(function)
+    return function
+
+
 class SigmaRange(FiniteFloatRange):
     """A finite float > 0 that is also at least :data:`graphcut.energy.SIGMA_MIN`."""
 
@@ -80,6 +127,23 @@ class _DeviceStart:
         self._thread.join()
 
 
+def _check_box(image: Path, box) -> None:
+    """Usage error (exit 2) for a box outside the image (its size read from the header)."""
+    from PIL import Image
+
+    try:
+        with Image.open(image) as opened:
+            width, height = opened.size
+    except Exception:  # noqa: BLE001 - an unreadable image is reported when it is read
+        return
+    r0, c0, r1, c1 = box
+    if not (0 <= r0 < r1 <= height and 0 <= c0 < c1 <= width):
+        raise click.BadParameter(
+            f"{r0},{c0},{r1},{c1} must satisfy 0 <= row0 < row1 <= {height} and "
+            f"0 <= col0 < col1 <= {width} (half-open, inside the {width}x{height} image)",
+            param_hint="--box")
+
+
 def _same_file(a: Path, b: Path) -> bool:
     if a.exists() and b.exists():
         return os.path.samefile(a, b)
@@ -100,13 +164,19 @@ def _spacing(ctx, param, value):
 
 @click.command("segment")
 @click.argument("image", type=click.Path(exists=True, path_type=Path))
-@click.option("--seeds", "seeds_path", required=True,
+@click.option("--seeds", "seeds_path",
               type=click.Path(exists=True, path_type=Path),
-              help="Seed PNG, same size as IMAGE: labels 0/1/2, or red/blue strokes. For a "
-                   "volume: a multi-page TIFF or .npy of labels, or a folder of seed slices.")
+              help="Seed PNG, same size as IMAGE: labels 0 none / 1 object / 2 background "
+                   "(further objects 3, 4, ...), or red/blue strokes; its settings file "
+                   "(same name, .json) is used when present. For a volume: a multi-page TIFF "
+                   "or .npy of labels, or a folder of seed slices.")
+@click.option("--box", type=BoxType(), default=None,
+              help="Box around the object, half-open pixel rows and columns: outside is "
+                   "background. With or without --seeds.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Mask to write (0 = background, 255 = object; always lossless): .png or "
-                   ".tif, or for a volume a multi-page TIFF (.tif) or .npy.")
+                   ".tif, or for a volume a multi-page TIFF (.tif) or .npy. With several "
+                   "objects a label image (0 = background, each object its seed label).")
 @click.option("--overlay", "overlay_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the image with the object tinted and outlined (for a volume: "
                    "a multi-page RGB TIFF).")
@@ -117,20 +187,25 @@ def _spacing(ctx, param, value):
               help="Voxel size of a volume along z, y, x (e.g. 2,1,1 for slices twice as far "
                    "apart as pixels); n-links along an axis are weighed by min/size. "
                    "Default: isotropic.")
+@segment_options
 @max_pixels_option
 @overwrite_option
-def segment(image, seeds_path, output, overlay_path, device, lam, sigma, spacing, max_pixels,
-            overwrite):
+def segment(image, seeds_path, box, output, overlay_path, device, lam, sigma, spacing, model,
+            iterations, keep, fill_holes, max_pixels, overwrite):
     """Segment IMAGE (or a volume: multi-page TIFF, .npy, folder of slices) from the
-    scribbles in SEEDS and write the mask.
+    scribbles in SEEDS and / or a --box, and write the mask.
 
     Prints one line to stdout: size, flow, object share, backend and seconds. Existing output
     files are replaced only with --overwrite.
     """
+    if seeds_path is None and box is None:
+        raise click.UsageError("give --seeds, --box or both")
+    chosen = dict(box=box, model=model, iterations=iterations, keep=keep, fill_holes=fill_holes)
+    options = {key: value for key, value in chosen.items() if value is not None}
     device_ready = _DeviceStart(device)  # resolves the device while the imports and reads run
     try:
         _segment(device_ready, image, seeds_path, output, overlay_path, device, lam, sigma,
-                 spacing, max_pixels, overwrite)
+                 spacing, max_pixels, overwrite, options)
     except BaseException:
         device_ready.cancel()
         raise
@@ -139,14 +214,19 @@ def segment(image, seeds_path, output, overlay_path, device, lam, sigma, spacing
 
 
 def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam, sigma, spacing,
-             max_pixels, overwrite):
+             max_pixels, overwrite, options):
     from graphcut.batch import segment_paths
     from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
     from graphcut.memory import check_image_file
     from graphcut.volumeio import (MASK_SUFFIXES, TIFF_SUFFIXES, segment_volume_paths,
                                    segments_as_volume)
 
-    volume = segments_as_volume(image, seeds_path)
+    volume = seeds_path is not None and segments_as_volume(image, seeds_path)
+    if volume and options:
+        raise click.UsageError(f"{', '.join('--' + k.replace('_', '-') for k in options)}: "
+                               "not for volumes (today's energy only)")
+    if options.get("box") is not None:
+        _check_box(image, options["box"])
     if volume and output.suffix.lower() not in MASK_SUFFIXES:
         raise click.BadParameter(f"{output}: the mask of a volume is written as a multi-page "
                                  "TIFF (.tif, .tiff) or .npy", param_hint="-o/--output")
@@ -155,7 +235,7 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
                                  "multi-page TIFF (.tif, .tiff)", param_hint="--overlay")
     if spacing is not None and not volume:
         raise click.BadParameter("only for volumes", param_hint="--spacing")
-    if not volume and (image.is_dir() or seeds_path.is_dir()):
+    if not volume and (image.is_dir() or (seeds_path is not None and seeds_path.is_dir())):
         raise click.BadParameter(f"{image if image.is_dir() else seeds_path} is a folder; "
                                  "only a volume's slices and seeds may be folders",
                                  param_hint="IMAGE" if image.is_dir() else "--seeds")
@@ -172,7 +252,7 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
         if path is None:
             continue
         for what, source in (("IMAGE", image), ("--seeds", seeds_path)):
-            if _same_file(path, source):
+            if source is not None and _same_file(path, source):
                 raise click.BadParameter(f"{path} is the {what} file; outputs never overwrite "
                                          "inputs", param_hint=option)
     if overlay_path is not None and _same_file(output, overlay_path):
@@ -185,20 +265,23 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
     try:
         if volume:  # its memory is checked from the arrays, once read
             mask, result = segment_volume_paths(image, seeds_path, output,
-                                                overlay_path=overlay_path, lam=lam,
+                                                overlay_path=overlay_path,
+                                                lam=DEFAULT_LAM if lam is None else lam,
                                                 sigma=sigma, device=device, spacing=spacing)
         else:
             # from the image's header, before decoding: refuse what cannot fit
             check_image_file(image, device, max_pixels=max_pixels)
             mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
                                          lam=lam, sigma=sigma, device=device,
-                                         max_pixels=max_pixels)
+                                         max_pixels=max_pixels, segment_options=options)
     except (OSError, ValueError, TypeError) as error:
         raise click.ClickException(str(error)) from None
     except MemoryError as error:
         raise click.ClickException(memory_error_message(error, device)) from None
     seconds = time.perf_counter() - started
     size = "x".join(str(n) for n in mask.shape[::-1]) + (" voxels" if volume else " px")
+    labels = "" if mask.dtype == bool else \
+        f" (labels {', '.join(str(v) for v in sorted(set(mask.ravel().tolist()) - {0}))})"
     click.echo(f"{image.name}: {size}, flow {result.flow}, object "
-               f"{100.0 * mask.mean():.1f} %, backend {result.backend}, {seconds:.3f} s "
-               f"(solve {result.seconds:.3f} s) -> {output}")
+               f"{100.0 * (mask != 0).mean():.1f} %{labels}, backend {result.backend}, "
+               f"{seconds:.3f} s (solve {result.seconds:.3f} s) -> {output}")

@@ -7,13 +7,14 @@ from graphcut.seeds import read_seeds
 from ._settings import load_for_seeds
 
 
-def read_request(seeds_path, shape, **given):
+def read_request(seeds_path, shape, *, max_pixels=None, **given):
     """The seeds and the :func:`graphcut.segment` options for an image of ``shape``.
 
     ``given`` are options chosen by the caller (``lam``, ``sigma``, ``model``,
     ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); those that are None are
     taken from the settings file next to the seeds (:func:`load_for_seeds`), when it has them.
-    ``seeds_path`` may be None when a box or lasso is given.
+    ``seeds_path`` may be None when a box or lasso is given. ``max_pixels``: as for
+    :func:`graphcut.read_seeds`.
 
     Returns:
         ``(seeds or None, options)``: the uint8 label seeds (several objects allowed) and the
@@ -31,4 +32,5 @@ def read_request(seeds_path, shape, **given):
         if not region:
             raise ValueError("no seed file and no box or lasso: nothing marks the object")
         return None, options
-    return read_seeds(seeds_path, shape, require_both=not region, multi=True), options
+    return read_seeds(seeds_path, shape, require_both=not region, multi=True,
+                      max_pixels=max_pixels), options
