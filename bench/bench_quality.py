@@ -1,0 +1,361 @@
+"""Mask quality from few interactions: a robot user on composites with known masks.
+
+Protocol (the usual one of interactive-segmentation papers, "NoC"): the robot adds one
+interaction at a time and the image is segmented again from scratch with everything given so
+far, until the mask's IoU with the truth reaches 0.90 or 20 interactions were made.
+
+- ``strokes``: interaction 1 is an object stroke at the truth's interior-most point (largest
+  distance to its outline), interaction 2 a background stroke at the background's
+  interior-most point; every later one is a stroke at the interior-most point of the largest
+  error region (4-connected parts of the false negatives and of the false positives).
+- ``box``: interaction 1 is a box around the truth (its bounding box grown by 5 % of its
+  larger side, at least 3 pixels, each way), counted as one; then strokes as above.
+
+A stroke is a disk of radius 5 pixels labelled with the truth at its centre (object or
+background), keeping only the disk's pixels whose truth agrees (a careful user). NoC@85 /
+NoC@90 is the number of interactions after which IoU >= 0.85 / 0.90 first holds (20 when it
+never does: such images are counted as failures).
+
+Methods, all given the same boxes and strokes: this project's ``graphcut.segment`` with the
+histogram or GMM colour model, with and without GrabCut iterations and clean-up, and OpenCV's
+``cv2.grabCut`` (5 iterations from the box / strokes each time, unknown pixels "probably
+background" without a box). Images: ``quality_data.make_set`` (generated; "dev" for choosing
+options, "test" for reporting).
+
+    python bench/bench_quality.py                       # test set, every method, CPU
+    python bench/bench_quality.py --set dev --methods gmm-iter,cv2 --jobs 2
+    python bench/bench_quality.py --speed --megapixels 4 --device cuda
+
+``--speed``: box + 5 iterations on one composite of about ``--megapixels`` (end to end, host
+image in, host mask out; after a warm-up; median of ``--repeats``) for ``graphcut.segment``
+on ``--device`` against ``cv2.grabCut`` (rect, 5 iterations) on this machine's CPU, in the
+same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+
+if "--jobs" in sys.argv:  # one image per process: keep BLAS to one thread each (set before
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # NumPy loads it)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from scipy import ndimage  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from quality_data import make_set, scaled_item  # noqa: E402
+
+MAX_INTERACTIONS = 20
+STROKE_RADIUS = 5
+TARGETS = (0.85, 0.90)
+FILL_HOLES = 100  # pixels, for the clean-up variants
+
+METHODS = {
+    "histogram": dict(model="histogram", iterations=0),
+    "histogram-iter": dict(model="histogram", iterations=5),
+    "gmm": dict(model="gmm", iterations=0),
+    "gmm-iter": dict(model="gmm", iterations=5),
+    "gmm-iter-clean": dict(model="gmm", iterations=5, keep="connected", fill_holes=FILL_HOLES),
+    "cv2": None,
+}
+PROTOCOLS = ("strokes", "box")
+
+
+def iou(mask, truth) -> float:
+    union = (mask | truth).sum()
+    return float((mask & truth).sum() / union) if union else 1.0
+
+
+def truth_box(truth):
+    rows, cols = np.nonzero(truth)
+    h, w = truth.shape
+    margin = max(3, int(round(0.05 * max(np.ptp(rows) + 1, np.ptp(cols) + 1))))
+    return (max(0, rows.min() - margin), max(0, cols.min() - margin),
+            min(h, rows.max() + 1 + margin), min(w, cols.max() + 1 + margin))
+
+
+def interior_point(region):
+    """(row, col) of the pixel of bool ``region`` farthest from its outline (image border
+    counts as outline)."""
+    distance = ndimage.distance_transform_edt(np.pad(region, 1))[1:-1, 1:-1]
+    return np.unravel_index(int(np.argmax(distance)), region.shape)
+
+
+def add_stroke(seeds, truth, point, label_value):
+    h, w = truth.shape
+    yy, xx = np.ogrid[:h, :w]
+    disk = (yy - point[0]) ** 2 + (xx - point[1]) ** 2 <= STROKE_RADIUS ** 2
+    agree = truth if label_value == 1 else ~truth
+    seeds[disk & agree] = label_value
+
+
+def next_click(mask, truth):
+    """(point, label) at the interior-most point of the largest error region."""
+    best = None
+    for errors, label_value in ((truth & ~mask, 1), (~truth & mask, 2)):
+        parts, count = ndimage.label(errors)
+        if count == 0:
+            continue
+        sizes = np.bincount(parts.ravel())
+        sizes[0] = 0
+        largest = int(np.argmax(sizes))
+        if best is None or sizes[largest] > best[0]:
+            best = (sizes[largest], parts == largest, label_value)
+    return interior_point(best[1]), best[2]
+
+
+# ---- methods --------------------------------------------------------------------------
+
+def run_graphcut(options, device):
+    import graphcut
+
+    def run(image, seeds, box):
+        return graphcut.segment(image, seeds if (seeds != 0).any() else None, box=box,
+                                device=device, **options)
+    return run
+
+
+def run_cv2(image, seeds, box, iterations=5):
+    import cv2
+    rgb = image if image.ndim == 3 else np.repeat(image[..., None], 3, axis=-1)
+    bgr = np.ascontiguousarray(rgb[..., ::-1])
+    mask = np.full(image.shape[:2], cv2.GC_PR_BGD if box is None else cv2.GC_BGD, np.uint8)
+    if box is not None:
+        r0, c0, r1, c1 = box
+        mask[r0:r1, c0:c1] = cv2.GC_PR_FGD
+    mask[seeds == 1] = cv2.GC_FGD
+    mask[seeds == 2] = cv2.GC_BGD
+    background = np.zeros((1, 65), np.float64)
+    foreground = np.zeros((1, 65), np.float64)
+    cv2.grabCut(bgr, mask, None, background, foreground, iterations, cv2.GC_INIT_WITH_MASK)
+    return (mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD)
+
+
+def parse_method(name):
+    """A method of :data:`METHODS`, or ``base:key=value,...`` (e.g.
+    ``gmm-iter:seed_share=0.3,lam=30``): a listed method with options changed."""
+    base, _, changes = name.partition(":")
+    if base not in METHODS:
+        raise SystemExit(f"unknown method {base!r}; choose from {', '.join(METHODS)}")
+    options = None if METHODS[base] is None else dict(METHODS[base])
+    for change in filter(None, re.split(r",(?![^()]*\))", changes)):
+        key, _, value = change.partition("=")
+        try:
+            value = eval(value, {})  # numbers, None, quoted strings  # noqa: S307
+        except Exception:  # noqa: BLE001 - a bare word is a string
+            pass
+        options[key] = value
+    return options
+
+
+def method(name, device):
+    options = parse_method(name)
+    return run_cv2 if options is None else run_graphcut(options, device)
+
+
+# ---- robot ----------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    item: str
+    method: str
+    protocol: str
+    ious: list          # IoU after interaction 1, 2, ...
+    seconds: list       # seconds of each segmentation
+
+    def noc(self, target):
+        for n, value in enumerate(self.ious, start=1):
+            if value >= target:
+                return n
+        return MAX_INTERACTIONS
+
+    def reached(self, target):
+        return any(value >= target for value in self.ious)
+
+    @property
+    def first_iou(self):
+        """IoU after the box alone (box) or after the first two strokes (strokes)."""
+        return self.ious[0] if self.protocol == "box" else self.ious[1]
+
+
+def robot(segmenter, item, protocol) -> tuple[list, list]:
+    truth = item.truth
+    seeds = np.zeros(truth.shape, np.uint8)
+    ious, seconds = [], []
+    box = None
+
+    def evaluate():
+        started = time.perf_counter()
+        mask = np.asarray(segmenter(item.image, seeds, box), dtype=bool)
+        seconds.append(time.perf_counter() - started)
+        ious.append(iou(mask, truth))
+        return mask
+
+    if protocol == "box":
+        box = tuple(int(v) for v in truth_box(truth))
+        mask = evaluate()
+    else:
+        add_stroke(seeds, truth, interior_point(truth), 1)
+        ious.append(0.0)  # one object stroke alone: nothing to segment against
+        seconds.append(0.0)
+        add_stroke(seeds, truth, interior_point(~truth), 2)
+        mask = evaluate()
+    while ious[-1] < max(TARGETS) and len(ious) < MAX_INTERACTIONS:
+        point, label_value = next_click(mask, truth)
+        add_stroke(seeds, truth, point, label_value)
+        mask = evaluate()
+    return ious, seconds
+
+
+def _task(args):
+    index, set_name, count, methods, protocols, device = args
+    if "cv2" in sys.modules:
+        sys.modules["cv2"].setNumThreads(1)  # one image per process: no oversubscription
+    item = make_set(set_name, index + 1)[index]
+    runs = []
+    for name in methods:
+        segmenter = method(name, device)
+        for protocol in protocols:
+            ious, seconds = robot(segmenter, item, protocol)
+            runs.append(Run(item.name, name, protocol, ious, seconds))
+    return runs
+
+
+def table(runs, methods, protocols) -> str:
+    lines = ["| protocol | method | NoC@85 | NoC@90 | IoU first | images < 0.90 after 20 | "
+             "s per segmentation |", "|---|---|---|---|---|---|---|"]
+    for protocol in protocols:
+        for name in methods:
+            chosen = [r for r in runs if r.method == name and r.protocol == protocol]
+            if not chosen:
+                continue
+            noc85 = statistics.mean(r.noc(0.85) for r in chosen)
+            noc90 = statistics.mean(r.noc(0.90) for r in chosen)
+            first = statistics.mean(r.first_iou for r in chosen)
+            failed = sum(not r.reached(0.90) for r in chosen)
+            times = [s for r in chosen for s in r.seconds if s > 0]
+            lines.append(f"| {protocol} | {name} | {noc85:.2f} | {noc90:.2f} | {first:.3f} | "
+                         f"{failed} / {len(chosen)} | {statistics.median(times):.3f} |")
+    return "\n".join(lines)
+
+
+def per_image(runs, methods, protocols) -> str:
+    names = sorted({r.item for r in runs})
+    header = ["| image |"] + [f" {m} {p} |" for p in protocols for m in methods]
+    lines = ["".join(header), "|---|" + "---|" * (len(methods) * len(protocols))]
+    for item in names:
+        cells = []
+        for protocol in protocols:
+            for name in methods:
+                run = next((r for r in runs if r.item == item and r.method == name
+                            and r.protocol == protocol), None)
+                cells.append("" if run is None else
+                             f"{run.noc(0.90)}{'' if run.reached(0.90) else '!'} "
+                             f"({run.first_iou:.2f})")
+        lines.append(f"| {item} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def quality(args):
+    methods = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
+    for name in methods:
+        parse_method(name)
+    protocols = args.protocols.split(",")
+    count = len(make_set(args.set, args.count))
+    tasks = [(i, args.set, args.count, methods, protocols, args.device) for i in range(count)]
+    started = time.perf_counter()
+    runs = []
+    if args.jobs > 1:
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            for done, result in enumerate(pool.imap_unordered(_task, tasks), start=1):
+                runs.extend(result)
+                print(f"  {done}/{count} images", file=sys.stderr)
+    else:
+        for done, task in enumerate(tasks, start=1):
+            runs.extend(_task(task))
+            print(f"  {done}/{count} images", file=sys.stderr)
+    import graphcut.solver
+    print(f"## Quality: set {args.set!r} ({count} composites), device {args.device} "
+          f"({graphcut.solver.resolve_device(args.device)}), {time.perf_counter() - started:.0f} s\n")
+    print(table(runs, methods, protocols))
+    if args.per_image:
+        print("\nNoC@90 per image (! = never reached 0.90; in brackets the IoU after the box "
+              "or the first two strokes):\n")
+        print(per_image(runs, methods, protocols))
+
+
+def speed(args):
+    import cv2
+
+    import graphcut
+    from graphcut.solver import resolve_device
+
+    item = scaled_item(args.megapixels)
+    h, w = item.truth.shape
+    box = tuple(int(v) for v in truth_box(item.truth))
+    options = dict(box=box, model="gmm", iterations=5, tol=0.0)
+
+    def ours():
+        return graphcut.segment(item.image, device=args.device, return_result=True, **options)
+
+    ours()  # warm-up: kernels compiled, memory pools filled
+    times, result = [], None
+    for _ in range(args.repeats):
+        started = time.perf_counter()
+        mask, result = ours()
+        times.append(time.perf_counter() - started)
+    ours_s = statistics.median(times)
+    cv2_times = []
+    for _ in range(args.cv2_repeats):
+        started = time.perf_counter()
+        cv2_mask = run_cv2(item.image, np.zeros((h, w), np.uint8), box, iterations=5)
+        cv2_times.append(time.perf_counter() - started)
+    cv2_s = statistics.median(cv2_times)
+    backend = resolve_device(args.device)
+    print(f"## Speed: box + 5 iterations, {w}x{h} ({h * w / 1e6:.1f} MP) colour composite\n")
+    print("| method | device | seconds (median) | runs | iterations | IoU |")
+    print("|---|---|---|---|---|---|")
+    print(f"| graphcut.segment(model='gmm', box, iterations=5, tol=0) | {backend} "
+          f"({result.stats.get('device_name', '')}) | {ours_s:.3f} | {len(times)} | "
+          f"{result.stats['iterations']} | {iou(mask, item.truth):.3f} |")
+    print(f"| cv2.grabCut(rect, 5 iterations) | CPU, {cv2.getNumThreads()} OpenCV threads | "
+          f"{cv2_s:.3f} | {len(cv2_times)} | 5 | {iou(cv2_mask, item.truth):.3f} |")
+    stages = result.stats["seconds"]["stages"]
+    print(f"\nSpeed-up: **{cv2_s / ours_s:.1f}x**. graphcut stages (last run, s): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in stages.items())
+          + f"; min-cut backend time {result.stats['seconds']['total']:.3f} s")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=("dev", "test"), default="test")
+    parser.add_argument("--count", type=int, default=None, help="first N items of the set")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help="comma-separated names of METHODS; or ';'-separated, each "
+                             "possibly 'name:key=value,...' with changed options")
+    parser.add_argument("--protocols", default=",".join(PROTOCOLS))
+    parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--jobs", type=int, default=1, help="images in parallel (processes)")
+    parser.add_argument("--per-image", action="store_true", help="also the per-image table")
+    parser.add_argument("--speed", action="store_true", help="the speed run instead")
+    parser.add_argument("--megapixels", type=float, default=4.0)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cv2-repeats", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.speed:
+        speed(args)
+    else:
+        quality(args)
+
+
+if __name__ == "__main__":
+    main()
