@@ -179,6 +179,8 @@ class Segmenter:
             The bool (H, W) mask, a NumPy array unless ``device_mask``.
         """
         started = time.perf_counter()
+        if region is not None:
+            region = _check_region(region, self.shape)
         if self._needs_pipeline(seeds, box, lasso):
             return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started)
         if self._seeds_stale:

@@ -91,7 +91,7 @@ def test_channel_axis_none_reads_a_grey_volume():
 @pytest.mark.parametrize("seeds,error,match", [
     (np.zeros((60, 80), dtype=np.uint8), ValueError, "no foreground"),
     (np.ones((60, 80), dtype=np.uint8), ValueError, "no background"),
-    (np.full((60, 80), 3, dtype=np.uint8), ValueError, "unknown label values 3"),
+    (np.full((60, 80), 255, dtype=np.uint8), ValueError, "unknown label values 255"),
     (np.ones((59, 80), dtype=np.uint8), ValueError, r"80x59 .* image is 80x60"),
     (np.ones((60, 80), dtype=np.float64), TypeError, "integer label array"),
     (np.ones((60, 80, 2), dtype=np.uint8), ValueError, "2-D"),

@@ -192,7 +192,7 @@ def test_write_seeds_round_trip_and_partial_seeds(tmp_path):
     write_seeds(tmp_path / "partial.png", only_object)  # allowed when writing
     assert np.array_equal(np.asarray(Image.open(tmp_path / "partial.png")), only_object)
     with pytest.raises(ValueError, match="unknown label"):
-        write_seeds(tmp_path / "bad.png", labels + 3)
+        write_seeds(tmp_path / "bad.png", labels + 253)  # 3 .. 254 are objects, 255 no label
     assert _no_temporary_files(tmp_path) == []
 
 

@@ -150,7 +150,7 @@ def test_segmenter_rejects_bad_regions_and_labels():
     seeds = np.zeros((10, 12), np.uint8)
     seeds[1, 1], seeds[8, 8] = 1, 2
     session.update(seeds)
-    seeds[3, 3] = 7
+    seeds[3, 3] = 255  # 3 .. 254 are further objects; 255 is no label
     with pytest.raises(ValueError, match="unknown label"):
         session.update(seeds, region=np.s_[2:5, 2:5])
     with pytest.raises(TypeError, match="tuple of 2 slices"):
