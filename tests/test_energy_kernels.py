@@ -63,7 +63,7 @@ def _stand_in(kernel_library, monkeypatch):
     saved = {name: sys.modules.pop(name) for name in ("cupy", *fake_cupy.LOADERS)
              if name in sys.modules}
     sys.modules["cupy"] = module
-    import graphcut.segmentation as segmentation
+    import graphcut.segmentation._segment as segmentation
     import graphcut.session as session
 
     def min_cut(network, *, device="auto"):
