@@ -9,16 +9,16 @@ lasso) is never filled.
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
 KEEP_CHOICES = ("all", "connected")
-_FOUR = ndimage.generate_binary_structure(2, 1)
+_FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)  # 4-connected
 
 
 def keep_connected(mask, anchors) -> np.ndarray:
     """The parts (4-connected components) of bool ``mask`` that touch ``anchors`` (bool,
     e.g. the object seeds); when no part does, the largest part."""
     mask = np.asarray(mask, dtype=bool)
+    from scipy import ndimage  # imported here: `graphcut segment` without clean-up never needs it
     parts, count = ndimage.label(mask, structure=_FOUR)
     if count <= 1:
         return mask.copy()
@@ -41,6 +41,7 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     mask = np.asarray(mask, dtype=bool)
     if max_area <= 0:
         return mask.copy()
+    from scipy import ndimage
     holes, count = ndimage.label(~mask, structure=_FOUR)
     if count == 0:
         return mask.copy()
