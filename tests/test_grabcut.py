@@ -245,7 +245,6 @@ def test_segmenter_answers_what_segment_does(model):
 def test_strokes_act_locally():
     """On an image without any colour difference, the locality bonus decides: pixels near
     the object stroke are object, pixels near the background stroke are background."""
-    rng = np.random.default_rng(9)
     image = np.full((60, 90), 120, np.uint8)   # one grey: the colour models cannot decide
     seeds = np.zeros((60, 90), np.uint8)
     seeds[28:32, 10:14] = 1
@@ -269,3 +268,21 @@ def test_region_core_is_the_middle_half_of_a_box():
     core = region_core(box)
     rows, cols = np.nonzero(core)
     assert (rows.min(), rows.max(), cols.min(), cols.max()) == (14, 25, 20, 39)
+
+
+@pytest.mark.gpu
+def test_gpu_segmenter_with_a_box_matches_the_cpu():
+    """The GPU Segmenter's pipeline (incremental GPU re-solves in every iteration) gives the
+    CPU's masks, update after update."""
+    image, truth = scene(h=90, w=120, seed=10, noise=0.1)
+    box = bounding_box(truth, margin=6)
+    session = graphcut.Segmenter(image, device="cuda", model="gmm", keep="connected")
+    seeds = np.zeros(truth.shape, np.uint8)
+    for region, label in [(None, 0), ((slice(44, 48), slice(52, 56)), 1),
+                          ((slice(8, 12), slice(20, 24)), 2)]:
+        if region is not None:
+            seeds[region] = label
+        mask = session.update(seeds, box=box)
+        expected = graphcut.segment(image, seeds, box=box, model="gmm", keep="connected",
+                                    device="cpu")
+        np.testing.assert_array_equal(mask, expected)
