@@ -34,7 +34,8 @@ from .energy import (DEFAULT_LAM, DEFAULT_SCALE, SeedHistograms, _check_positive
                      array_module, capacities_from_tables, image_as_float, quantize_weights,
                      seed_pins, terminal_capacities)
 from .seeds import BACKGROUND, FOREGROUND, check_seeds
-from .segmentation._segment import DEFAULT_LAMS, check_options, result_of, segment_values
+from .segmentation._segment import (DEFAULT_LAMS, check_options, only_binary_labels, result_of,
+                                    segment_values)
 from .solver import CutResult, resolve_device
 from .solver.cpu import grid_bytes
 from .solver.memory import require_host_memory
@@ -208,7 +209,7 @@ class Segmenter:
         if not self._plain or box is not None or lasso is not None or seeds is None:
             return True
         return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
-                and getattr(seeds.dtype, "kind", "") in "iu" and int(seeds.max()) > BACKGROUND)
+                and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
         if not isinstance(self._model, str):

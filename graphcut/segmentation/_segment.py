@@ -140,7 +140,20 @@ def _is_plain(o, seeds) -> bool:
     kind = getattr(getattr(seeds, "dtype", None), "kind", None)
     if kind not in ("i", "u") or getattr(seeds, "ndim", 2) != 2 or not seeds.size:
         return True
-    return int(seeds.max()) <= BACKGROUND
+    return only_binary_labels(seeds)
+
+
+def only_binary_labels(seeds) -> bool:
+    """Whether the integer label array ``seeds`` holds no label above 2 (no further object).
+    On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
+    if array_module(seeds) is np:
+        return int(np.asarray(seeds).max()) <= BACKGROUND
+    from graphcut.solver.cuda.energy_kernels import seed_labels
+    try:
+        _, (_, _, unknown) = seed_labels(seeds)
+    except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
+        return int(seeds.max()) <= BACKGROUND
+    return not unknown
 
 
 def _run_on_device(on_gpu, on_cpu, image, seeds, options, device, return_result):
