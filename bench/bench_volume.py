@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -39,16 +38,7 @@ from graphcut.solver import GridNetwork
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples" / "volume"))
 from make_volume_sample import make  # noqa: E402
 
-
-def median_seconds(run, repeats: int, sync=lambda: None):
-    times, result = [], None
-    for _ in range(repeats):
-        sync()
-        started = time.perf_counter()
-        result = run()
-        sync()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
+from bench_grid import median_seconds  # noqa: E402  (same folder)
 
 
 def schedule_from(args):

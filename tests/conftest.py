@@ -19,3 +19,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module")
+def kernel_library(tmp_path_factory):
+    """The package's .cu files compiled as host C++ (tests/fake_cupy.py), for running the GPU
+    path's host code without a GPU; the nvcc builds are checked by tests/test_cuda_compile.py."""
+    import fake_cupy
+    if fake_cupy.compiler() is None:
+        pytest.skip("no C++ compiler")
+    return fake_cupy.build_kernel_library(tmp_path_factory.mktemp("kernels"))

@@ -9,23 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from oracle import GRID_KINDS, random_grid_network
+from test_cuda_grid import assert_same_cut
 
 import graphcut
-from graphcut.solver import GridNetwork, cut_capacity, min_cut
+from graphcut.solver import GridNetwork, min_cut
 
 pytestmark = pytest.mark.gpu
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
-
-
-def assert_same_cut(network, repeats=1):
-    expected = min_cut(network, device="cpu")
-    for _ in range(repeats):
-        got = min_cut(network, device="cuda")
-        assert got.backend == "cuda"
-        assert got.flow == expected.flow
-        side = got.source_side.get() if hasattr(got.source_side, "get") else got.source_side
-        np.testing.assert_array_equal(side, expected.source_side)
-        assert cut_capacity(network, side) == got.flow
 
 
 @pytest.mark.parametrize("kind", GRID_KINDS)
