@@ -9,9 +9,11 @@ threads, every task asks for 1/8 of a GPU, so each worker runs the batch's pipel
 on its card while others are read and written), every worker segments one small image first
 (CUDA module load, not timed), then the
 whole folder is segmented (``graphcut.distributed.run_batch_dask``, outputs overwritten) and
-timed from the first submission to the last record: images/s is images / that time. A worker
+timed from the first submission to the last record: images/s is images / that time; steady
+images/s leaves out the filling of the pipelines (8 images per GPU worker, 1 per CPU worker)
+and counts from that completion to the last (completion times stamped by the workers). A worker
 count of 0 is the batch in this process (the same pipeline), for reference. Reported per run:
-wall seconds, images/s, speed-up against the first run, the median per-image seconds of each
+wall seconds, images/s, steady images/s and its speed-up against the first run, the median per-image seconds of each
 stage seen by the workers (read, solve = energy + minimum cut, write) and how many images each
 GPU did. The masks of every run must be byte-identical; the script checks that.
 
@@ -37,7 +39,7 @@ from collections import Counter
 from pathlib import Path
 
 
-from graphcut.batch import OK, run_batch, segment_file
+from graphcut.batch import OK, default_runner, run_batch, segment_file
 from graphcut.batch import dask as gd
 from graphcut.solver import cuda_status, resolve_device
 
@@ -51,6 +53,7 @@ def segment_and_name_gpu(**kwargs) -> dict:
     """segment_file, and which card the worker sees (the ``gpu`` key; not in the summary)."""
     record = segment_file(**kwargs)
     record["gpu"] = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
+    record["finished_at"] = time.time()  # wall clock: the workers share this host's clock
     return record
 
 
@@ -77,7 +80,8 @@ def run(workers: int, images: Path, seeds: Path, out: Path, device: str, gpus) -
     if workers == 0:
         warm_up(device)
         started = time.perf_counter()
-        records = run_batch(images, seeds, out, device=device, overwrite=True, progress=False)
+        records = run_batch(images, seeds, out, device=device, overwrite=True, progress=False,
+                            runner=_stamped(default_runner(resolve_device(device))))
         wall = time.perf_counter() - started
         for record in records:
             record["gpu"] = os.environ.get("CUDA_VISIBLE_DEVICES", "0" if gpus else "-")
@@ -98,6 +102,25 @@ def run(workers: int, images: Path, seeds: Path, out: Path, device: str, gpus) -
     return {"workers": workers, "records": records, "wall": wall, "startup": startup}
 
 
+def _stamped(runner):
+    """``runner`` whose records also carry ``finished_at`` (time.time() at completion)."""
+    def run(calls):
+        for index, record in runner(calls):
+            record.setdefault("finished_at", time.time())
+            yield index, record
+    return run
+
+
+def steady_rate(records, in_flight: int) -> float:
+    """Images/s once the pipelines are full: (images - in_flight - 1) over the time from the
+    in_flight-th completion to the last (NaN when too few images)."""
+    stamps = sorted(r["finished_at"] for r in records)
+    full = min(in_flight, len(stamps) - 1)
+    if len(stamps) - 1 <= full or stamps[-1] <= stamps[full]:
+        return float("nan")
+    return (len(stamps) - 1 - full) / (stamps[-1] - stamps[full])
+
+
 def table(rows, args, backend: str, identical: bool) -> str:
     lines = [f"`graphcut batch` on a local Dask cluster: {args.images} images of "
              f"{args.size}x{args.size} ({args.size * args.size / 1e6:.1f} MP), pictures resized "
@@ -106,11 +129,12 @@ def table(rows, args, backend: str, identical: bool) -> str:
                 "per worker, 1/8 GPU per task" if backend == "cuda" else
                 "one thread per worker"),
              "",
-             "| workers | wall s | images/s | speed-up | read / solve / write ms (median per "
-             "image) | images per GPU | cluster start + warm-up s |",
-             "|---|---|---|---|---|---|---|"]
-    base = rows[0]
-    for row in rows:
+             "| workers | wall s | images/s | steady images/s | speed-up (steady) | read / solve / "
+             "write ms (median per image) | images per GPU | cluster start + warm-up s |",
+             "|---|---|---|---|---|---|---|---|"]
+    threads = 8 if backend == "cuda" else 1
+    steady = [steady_rate(row["records"], threads * max(1, row["workers"])) for row in rows]
+    for row, row_steady in zip(rows, steady):
         records = row["records"]
         rate = len(records) / row["wall"]
         stages = " / ".join(f"{1000 * statistics.median(r[key] for r in records):.0f}"
@@ -118,8 +142,8 @@ def table(rows, args, backend: str, identical: bool) -> str:
         per_gpu = Counter(r.get("gpu", "-") for r in records)
         spread = ", ".join(f"{gpu}: {n}" for gpu, n in sorted(per_gpu.items()))
         label = "in process (no Dask)" if row["workers"] == 0 else str(row["workers"])
-        lines.append(f"| {label} | {row['wall']:.2f} | {rate:.2f} | "
-                     f"{base['wall'] / row['wall']:.2f}x | {stages} | {spread} | "
+        lines.append(f"| {label} | {row['wall']:.2f} | {rate:.2f} | {row_steady:.2f} | "
+                     f"{row_steady / steady[0]:.2f}x | {stages} | {spread} | "
                      f"{row['startup']:.1f} |")
     lines += ["", f"Byte-identical masks across runs: {'yes' if identical else 'NO'}"]
     return "\n".join(lines)

@@ -264,6 +264,16 @@ def test_gpu_tasks_hold_one_pinned_card_each(client, folders, tmp_path):
                           gpu_resource=True)
 
 
+def test_gpu_workers_keep_the_adaptive_malloc_threshold(client):
+    # Dask's MALLOC_TRIM_THRESHOLD_ fixes glibc's mmap threshold (every large array a fresh
+    # mmap); GPU workers are started without it
+    nannies = client.cluster.workers.values()
+    assert nannies and all("MALLOC_TRIM_THRESHOLD_" not in n.pre_spawn_env for n in nannies)
+    with gd.local_cluster(1) as cpu_cluster:  # CPU workers keep Dask's default
+        assert all(n.pre_spawn_env.get("MALLOC_TRIM_THRESHOLD_")
+                   for n in cpu_cluster.workers.values())
+
+
 def test_gpu_resource_is_required_only_where_workers_offer_it():
     class FakeClient:
         def __init__(self, resources):
