@@ -4,10 +4,17 @@ For a scripted stroke sequence on astronaut upscaled (bench_interactive's stroke
 Schedule in a small grid of (cycles, launches_per_relabel, bfs_passes_per_check) re-solves the
 same sequence: one Segmenter per schedule, the first update from scratch, then one incremental
 update per stroke. Prints the median and max of Segmenter.update (energy + solve, synchronised)
-per schedule, and the from-scratch first update. Every schedule gives the same masks (checked
-against the first schedule's); only the time differs.
+per schedule, the from-scratch first update, and the solver's median counters per update
+(global relabels, BFS tile passes, and the GPU time of the relabels and of the push-relabel
+launches from CUDA events). Every schedule gives the same masks (checked against the first
+schedule's); only the time differs. ``--schedules`` names the schedules to compare (default: a
+grid of 24), e.g. ``4,16,2 8,16,2`` (cycles, launches per relabel, BFS passes per check);
+``--repeats`` runs the
+whole list that many times, interleaved, and reports the median over the runs of each
+schedule's median, so that drifts of the machine hit every schedule alike.
 
-    python bench/bench_schedule.py [--size 2048x2048] [--strokes 10]
+    python bench/bench_schedule.py [--size 2048x2048] [--strokes 10] [--schedules ...]
+        [--repeats 1]
 """
 
 from __future__ import annotations
@@ -29,8 +36,10 @@ from graphcut.solver.cuda import grid
 
 def run(schedule_fields, image, seeds, strokes):
     import cupy
-    original = grid.Schedule
-    grid.Schedule = functools.partial(original, **schedule_fields)
+
+    import graphcut.session as session_module
+    original = session_module._interactive_schedule
+    session_module._interactive_schedule = functools.partial(grid.Schedule, **schedule_fields)
     try:
         session = graphcut.Segmenter(image, device="cuda")
         session.prepare()
@@ -42,52 +51,84 @@ def run(schedule_fields, image, seeds, strokes):
         started = time.perf_counter()
         masks = [session.update(canvas.labels)]
         first = time.perf_counter() - started
-        times = []
+        times, counters = [], []
         for stroke in strokes:
             region = paint(canvas, stroke)
             cupy.cuda.Device().synchronize()
             started = time.perf_counter()
             masks.append(session.update(canvas.labels, region=region))
             times.append(time.perf_counter() - started)
-        return first, times, masks
+            counters.append(session.last_result.stats)
+        return first, times, masks, counters
     finally:
-        grid.Schedule = original
+        session_module._interactive_schedule = original
+
+
+def parse_schedule(text: str) -> dict:
+    """'4,16,2' -> Schedule fields."""
+    return dict(zip(("cycles", "launches_per_relabel", "bfs_passes_per_check"),
+                    (int(v) for v in text.split(","))))
+
+
+def label(fields: dict) -> str:
+    return (f"{fields['cycles']} | {fields['launches_per_relabel']} | "
+            f"{fields['bfs_passes_per_check']}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="2048x2048")
     parser.add_argument("--strokes", type=int, default=10)
+    parser.add_argument("--schedules", nargs="*",
+                        help="cycles,launches,passes each (default: a grid of 24)")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     shape = parse_size(args.size)
     image, seeds = scaled_inputs(shape)
     truth = graphcut.segment(image, seeds, device="cuda")
     strokes = stroke_script(truth, args.strokes)
-    grid_fields = [dict(cycles=c, launches_per_relabel=k, bfs_passes_per_check=p)
-                   for c, k, p in itertools.product((4, 8, 16), (4, 8, 16, 32), (2, 4))]
+    if args.schedules:
+        grid_fields = [parse_schedule(text) for text in args.schedules]
+    else:
+        grid_fields = [dict(cycles=c, launches_per_relabel=k, bfs_passes_per_check=p)
+                       for c, k, p in itertools.product((4, 8, 16), (4, 8, 16, 32), (2, 4))]
     run(grid_fields[0], image, seeds, strokes)  # warm-up: kernels, pools
-    rows, reference = [], None
-    for fields in grid_fields:
-        first, times, masks = run(fields, image, seeds, strokes)
-        if reference is None:
-            reference = masks
-        assert all(np.array_equal(a, b) for a, b in zip(masks, reference)), fields
-        rows.append((statistics.median(times), max(times), first, fields))
+    reference = None
+    runs = {i: [] for i in range(len(grid_fields))}
+    for _ in range(args.repeats):
+        for i, fields in enumerate(grid_fields):
+            first, times, masks, counters = run(fields, image, seeds, strokes)
+            if reference is None:
+                reference = masks
+            assert all(np.array_equal(a, b) for a, b in zip(masks, reference)), fields
+            runs[i].append((statistics.median(times), max(times), first, counters))
+    rows = []
+    for i, fields in enumerate(grid_fields):
+        measured = runs[i]
+        counters = [c for m in measured for c in m[3]]
+
+        def median_of(key, scale=1.0):
+            return statistics.median(c[key] for c in counters) * scale
+
+        rows.append((statistics.median(m[0] for m in measured), max(m[1] for m in measured),
+                     statistics.median(m[2] for m in measured), fields,
+                     median_of("global_relabels"), median_of("bfs_passes"),
+                     median_of("global_relabel_seconds", 1e3),
+                     median_of("push_relabel_seconds", 1e3)))
     rows.sort(key=lambda r: r[0])
     import cupy
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     name = name.decode() if isinstance(name, bytes) else name
     print(f"{datetime.date.today()}, {name}: Segmenter.update at {shape[0]}x{shape[1]}, "
-          f"{args.strokes} strokes; same masks under every schedule: yes")
+          f"{args.strokes} strokes, {args.repeats} run(s) of each schedule; same masks under "
+          "every schedule: yes")
     print("| cycles | launches/relabel | BFS passes/check | update median ms | max ms | "
-          "first (from scratch) ms |\n|---|---|---|---|---|---|")
-    default = grid.Schedule()
-    for median, largest, first, f in rows:
-        mark = " (default)" if (f["cycles"], f["launches_per_relabel"],
-                                f["bfs_passes_per_check"]) == (
-            default.cycles, default.launches_per_relabel, default.bfs_passes_per_check) else ""
-        print(f"| {f['cycles']} | {f['launches_per_relabel']} | {f['bfs_passes_per_check']}{mark} "
-              f"| {median * 1e3:.1f} | {largest * 1e3:.1f} | {first * 1e3:.1f} |")
+          "first (from scratch) ms | relabels | BFS passes | relabel GPU ms | push-relabel GPU "
+          "ms |\n|---|---|---|---|---|---|---|---|---|---|")
+    for median, largest, first, fields, relabels, passes, relabel_ms, pr_ms in rows:
+        print(f"| {label(fields)} | {median * 1e3:.1f} | {largest * 1e3:.1f} | "
+              f"{first * 1e3:.1f} | {relabels:.0f} | {passes:.0f} | {relabel_ms:.1f} | "
+              f"{pr_ms:.1f} |")
 
 
 if __name__ == "__main__":
