@@ -9,26 +9,44 @@ from __future__ import annotations
 
 import html
 
-from PyQt6.QtCore import Qt
-from PyQt6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPixmap
+from PyQt6.QtCore import QPointF, Qt
+from PyQt6.QtGui import (QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen,
+                         QPixmap, QPolygonF)
 from PyQt6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy,
-                             QSlider, QSpinBox, QToolBar, QWidget)
+                             QSlider, QSpinBox, QToolBar, QToolButton, QWidget)
 
-from .overlay import SEED_COLOURS
+from .label_panel import swatch
+from .labels import BACKGROUND_COLOUR, FIRST_COLOUR
 from .strokes import BACKGROUND, FOREGROUND, NONE
+from .tools import TOOL_BOX, TOOL_LASSO
 
 MAX_BRUSH_RADIUS = 200
 DEFAULT_BRUSH_RADIUS = 4
 DEFAULT_OPACITY = 45  # percent
 
-TOOL_NAMES = {FOREGROUND: "Foreground", BACKGROUND: "Background", NONE: "Eraser"}
+TOOL_NAMES = {FOREGROUND: "Foreground", BACKGROUND: "Background", NONE: "Eraser",
+              TOOL_BOX: "Box", TOOL_LASSO: "Lasso"}
+# The tools: (tool, key, icon colour, tooltip)
+TOOLS = (
+    (FOREGROUND, "F", FIRST_COLOUR, "Foreground brush (F): paints the object selected in the "
+     "label list"),
+    (BACKGROUND, "B", BACKGROUND_COLOUR, "Background brush (B)"),
+    (NONE, "E", (230, 230, 230), "Eraser (E)"),
+    (TOOL_BOX, "R", (255, 255, 255), "Box (R): drag a rectangle around the object; outside "
+     "it is background"),
+    (TOOL_LASSO, "L", (180, 180, 180), "Lasso (L): draw around the object, freehand; outside "
+     "it is background"),
+)
 
 # What no action describes: the mouse, and the keys the canvas handles itself.
 MOUSE_HELP = """\
 <h3>Mouse</h3>
 <ul>
-<li><b>Left button</b>: paint with the selected tool: <b>Foreground</b> brush (red),
-<b>Background</b> brush (blue) or <b>Eraser</b>.</li>
+<li><b>Left button</b>: paint with the selected tool: <b>Foreground</b> brush (the object
+selected in the label list; object 1 is red), <b>Background</b> brush (blue) or
+<b>Eraser</b>; or, with the <b>Box</b> tool, drag a rectangle around the object, with the
+<b>Lasso</b> tool, draw around it freehand (it closes when you release). Outside the box or
+lasso is background; a new one replaces it (undo brings it back).</li>
 <li><b>Right button</b>: always paints background, whatever the tool.</li>
 <li><b>Wheel</b>: zoom around the cursor.</li>
 <li><b>Middle button</b> drag, or <b>Space</b> + left drag: pan.</li>
@@ -44,17 +62,35 @@ then the exact result replaces it. The slider next to <i>Result</i> sets the fil
 <i>&lambda;</i> (smoothness) trades boundary length against colour fit; the <i>Brush</i> radius
 is in image pixels. The status bar shows how long you waited for the last result (from the end
 of the stroke to the exact result on screen). Save overlay writes what the screen shows.</p>
+<p>Several objects: add labels in the <i>Labels</i> list (rename by double-clicking, hide with
+the check box, <i>Colour…</i>); the Foreground brush paints the selected one, and each object
+is shown in its colour. Segment &gt; Clean up (on by default) keeps only the object parts
+connected to its seeds (or the box's centre) and fills small holes.</p>
 <h3>Files</h3>
-<p>Open an image, or drop it on the window. Masks (0/255) and seeds (label image: 0 none,
-1 foreground, 2 background) are saved as PNG or TIFF, never in a lossy format. Saving while a
+<p>Open an image, or drop it on the window. Masks (0/255), label images (0 background, each
+object its value: 1, 3, 4, ...) and seeds (label image: 0 none, 1 foreground, 2 background,
+3, 4, ... further objects, with the settings in a JSON file of the same name that
+<tt>graphcut segment</tt> and <tt>batch</tt> read) are saved as PNG or TIFF, never in a
+lossy format. Saving while a
 segmentation runs waits for it, so the file always matches the seeds on screen. Images larger
 than the <i>Image size limit</i> (File menu) are refused as possible decompression bombs.</p>
 """
 
 
-def _swatch(rgb) -> QIcon:
-    pixmap = QPixmap(16, 16)
-    pixmap.fill(QColor(*rgb))
+def _region_icon(tool) -> QIcon:
+    """A dashed rectangle (Box) or a dashed loop (Lasso)."""
+    pixmap = QPixmap(20, 20)
+    pixmap.fill(QColor(0, 0, 0, 0))
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    pen = QPen(QColor(40, 40, 40), 1.6, Qt.PenStyle.DashLine)
+    painter.setPen(pen)
+    if tool == TOOL_BOX:
+        painter.drawRect(3, 4, 14, 12)
+    else:
+        painter.drawPolygon(QPolygonF([QPointF(x, y) for x, y in (
+            (4, 9), (8, 3), (15, 4), (17, 10), (12, 17), (5, 15))]))
+    painter.end()
     return QIcon(pixmap)
 
 
@@ -85,7 +121,11 @@ def build_actions(window) -> None:
     w.load_seeds_action = a("&Load seeds…", w._load_seeds_dialog, "Ctrl+L")
     w.save_mask_action = a("&Save mask…", w._save_mask_dialog, "Ctrl+S")
     w.save_overlay_action = a("Save &overlay…", w._save_overlay_dialog, "Ctrl+Alt+S")
-    w.save_seeds_action = a("Save s&eeds…", w._save_seeds_dialog, "Ctrl+Shift+S")
+    w.save_seeds_action = a("Save s&eeds…", w._save_seeds_dialog, "Ctrl+Shift+S",
+                            tip="The seeds, and the settings (JSON) to segment them again")
+    w.save_labels_action = a("Save l&abels…", w._save_labels_dialog, "Ctrl+Alt+L",
+                             tip="The result as a label image: 0 background, each object "
+                             "its value")
     w.max_pixels_action = a("Image size &limit…", w._max_pixels_dialog,
                             tip="The largest image (in pixels) that Open accepts")
     w.quit_action = a("&Quit", w.close, QKeySequence.StandardKey.Quit)
@@ -106,18 +146,29 @@ def build_actions(window) -> None:
                                 tip="Colour of the object's outline (also in saved overlays)")
     w.smaller_action = a("S&maller brush", lambda: w._change_brush(-1), "[")
     w.larger_action = a("&Larger brush", lambda: w._change_brush(+1), "]")
+    w.clear_region_action = a("Clear &box and lasso", w.clear_region, "Shift+Delete",
+                              tip="Remove the box or lasso (undoable)")
+    w.cleanup_action = a("&Clean up result", lambda on: w.set_cleanup(on), "K",
+                         checkable=True, tip="Keep only object parts connected to its seeds "
+                         "and fill small holes")
+    w.cleanup_action.setChecked(True)
+    w.gmm_action = a("&GrabCut colour model (GMM)",
+                     lambda on: w.set_model("gmm" if on else "histogram"), "G",
+                     checkable=True, tip="Gaussian mixtures with GrabCut iterations instead "
+                     "of the fast colour histograms")
+    w.add_label_action = a("&Add object label", lambda: w.label_panel.add_label(), "N",
+                           tip="A new object label, painted by the Foreground brush")
     w.help_action = a("&Controls", w._show_controls, QKeySequence.StandardKey.HelpContents)
     w.about_action = a("&About", w._show_about)
     group = QActionGroup(window)
     w._tool_actions = {}
-    for label, key, colour in ((FOREGROUND, "F", SEED_COLOURS[1][:3]),
-                               (BACKGROUND, "B", SEED_COLOURS[2][:3]),
-                               (NONE, "E", (230, 230, 230))):
+    for label, key, colour, tip in TOOLS:
         action = a(TOOL_NAMES[label],
                    lambda _=False, lab=label: w.set_tool(lab), key, checkable=True)
-        action.setIcon(_swatch(tuple(int(c) for c in colour)))
-        action.setToolTip(f"{action.text()} {'brush' if label else ''} ({key}); the right "
-                          "button always paints background")
+        action.setIcon(_region_icon(label) if label in (TOOL_BOX, TOOL_LASSO) else swatch(colour))
+        action.setToolTip(f"{tip}; the right button always paints background")
+        if label == FOREGROUND:
+            action.setIconText("Object")  # short, for the toolbar
         group.addAction(action)
         w._tool_actions[label] = action
     w._tool_actions[FOREGROUND].setChecked(True)
@@ -128,10 +179,13 @@ def build_menus(window) -> None:
     w = window
     menus = {
         "&File": [w.open_action, w.load_seeds_action, None, w.save_mask_action,
-                  w.save_overlay_action, w.save_seeds_action, None, w.max_pixels_action, None,
+                  w.save_overlay_action, w.save_labels_action, w.save_seeds_action, None,
+                  w.max_pixels_action, None,
                   w.quit_action],
         "&Edit": [w.undo_action, w.redo_action, None, w.clear_action],
-        "&Tools": [*w._tool_actions.values(), None, w.smaller_action, w.larger_action],
+        "&Tools": [*w._tool_actions.values(), None, w.smaller_action, w.larger_action, None,
+                   w.add_label_action],
+        "&Segment": [w.clear_region_action, None, w.cleanup_action, w.gmm_action],
         "&View": [w.zoom_in_action, w.zoom_out_action, w.fit_action, w.actual_size_action, None,
                   w.overlay_action, w.seeds_visible_action, None, w.fill_colour_action,
                   w.outline_colour_action],
@@ -156,8 +210,14 @@ def build_toolbar(window, lam: float) -> QToolBar:
     bar.setMovable(False)
     bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     window.addToolBar(bar)
-    for action in w._tool_actions.values():
-        bar.addAction(action)
+    for tool, action in w._tool_actions.items():
+        if tool in (TOOL_BOX, TOOL_LASSO):  # drawn icons, no text: the toolbar fits 900 px
+            button = QToolButton()
+            button.setDefaultAction(action)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
+            bar.addWidget(button)
+        else:
+            bar.addAction(action)
     bar.addSeparator()
     w._brush_box = QSpinBox()
     w._brush_box.setRange(1, MAX_BRUSH_RADIUS)
@@ -189,7 +249,7 @@ def build_toolbar(window, lam: float) -> QToolBar:
     w._opacity_slider = QSlider(Qt.Orientation.Horizontal)
     w._opacity_slider.setRange(0, 100)
     w._opacity_slider.setValue(DEFAULT_OPACITY)
-    w._opacity_slider.setFixedWidth(90)
+    w._opacity_slider.setFixedWidth(70)
     w._opacity_slider.setToolTip("Opacity of the result's fill")
     w._opacity_slider.valueChanged.connect(
         lambda value: w.set_result_style(opacity=value / 100.0))

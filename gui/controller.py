@@ -47,6 +47,7 @@ import numpy as np
 
 import graphcut
 
+from .options import SegmentOptions
 from .sharing import SeedDelta, SharedArray, shared_memory_fits, union
 from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor
 from .worker import Crashed, ProcessClient, ThreadClient
@@ -172,7 +173,8 @@ class SegmentationController:
         self._shared: SharedArray | None = None
         self._token = 0
         self._seeds: np.ndarray | None = None
-        self._counts = np.zeros(3, dtype=np.int64)  # pixels per label 0, 1, 2
+        self._counts = np.zeros(256, dtype=np.int64)  # pixels per seed label
+        self.options = SegmentOptions()
         self._number = 0               # the newest request
         self._requested: dict[int, float] = {}  # request number -> time.perf_counter()
         self._final: Outcome | None = None     # the exact outcome (or failure) of _number
@@ -191,7 +193,7 @@ class SegmentationController:
         self._image = image
         self._seeds = np.zeros(image.shape[:2], dtype=np.uint8)
         self._counts[:] = 0
-        self._counts[0] = self._seeds.size
+        self._counts[graphcut.NONE] = self._seeds.size
         old_shared, self._shared = self._shared, None
         if self._use_process and shared_memory_fits(image.nbytes):
             self._shared = SharedArray(image)  # else the image goes through the pipes
@@ -227,8 +229,8 @@ class SegmentationController:
         rows, cols = slice(*rows.indices(self._seeds.shape[0])[:2]), \
             slice(*cols.indices(self._seeds.shape[1])[:2])
         new = np.asarray(labels[rows, cols], dtype=np.uint8)
-        self._counts -= np.bincount(self._seeds[rows, cols].ravel(), minlength=3)[:3]
-        self._counts += np.bincount(new.ravel(), minlength=3)[:3]
+        self._counts -= np.bincount(self._seeds[rows, cols].ravel(), minlength=256)
+        self._counts += np.bincount(new.ravel(), minlength=256)
         self._seeds[rows, cols] = new
         box = (rows.start, max(rows.start, rows.stop), cols.start, max(cols.start, cols.stop))
         for channel in self._channels():
@@ -238,9 +240,23 @@ class SegmentationController:
         """Use this smoothness weight from the next request on."""
         self.lam = float(lam)
 
+    def set_options(self, options: SegmentOptions) -> None:
+        """Use these options (colour model, clean-up, box, lasso) from the next request on."""
+        self.options = options
+
     @property
     def has_both_labels(self) -> bool:
-        return bool(self._counts[graphcut.FOREGROUND] and self._counts[graphcut.BACKGROUND])
+        """Whether there is something to segment: an object seed and a background seed, or
+        a box or lasso."""
+        objects = self._counts.sum() - self._counts[graphcut.NONE] \
+            - self._counts[graphcut.BACKGROUND]
+        return bool(self.options.has_region or (objects and self._counts[graphcut.BACKGROUND]))
+
+    def _preview_applies(self) -> bool:
+        """Previews answer today's energy only: one object, histogram, no box or lasso (the
+        clean-up is left to the exact mask)."""
+        return (not self.options.has_region and self.options.model == "histogram"
+                and not self._counts[graphcut.BACKGROUND + 1:].any())
 
     # ----- requests -------------------------------------------------------------------------
     def request(self) -> int | None:
@@ -260,7 +276,7 @@ class SegmentationController:
                           list(channel.outstanding), number)
                 self._restart(channel)
         self._send_job(self._pick_exact(), number)
-        if self._preview is not None:
+        if self._preview is not None and self._preview_applies():
             self._send_job(self._preview, number)
         return number
 
@@ -292,7 +308,7 @@ class SegmentationController:
         channel.outstanding[number] = (time.perf_counter(), channel.fresh_next)
         channel.fresh_next = False
         channel.last_number = number
-        channel.client.send("solve", Job(number, self._token, self.lam, delta))
+        channel.client.send("solve", Job(number, self._token, self.lam, delta, self.options))
 
     def _open(self, channel: _Channel) -> None:
         image = self._shared.ref if self._shared is not None else self._image

@@ -9,7 +9,11 @@ Rules kept here:
   Image size limit or ``graphcut gui --max-pixels``) are refused with a message naming the
   setting;
 - a multi-page file (TIFF stack, animated GIF) opens its first page, and the app says so;
-- masks and seed label images are written losslessly (PNG or TIFF); other suffixes are refused;
+- masks, label images and seed label images are written losslessly (PNG or TIFF); other
+  suffixes are refused;
+- saved seeds get their settings (lambda, colour model, clean-up, box or lasso, the label
+  list) in a JSON file of the same name (``graphcut.segmentation.settings_path``), which
+  ``graphcut segment`` / ``batch`` read, and Load seeds reads back;
 - saving the mask or overlay while a segmentation runs waits for it (with a progress dialog
   the user may cancel), so the file is the result of the seeds on screen.
 
@@ -31,7 +35,11 @@ import graphcut
 from graphcut.imageio import (IMAGE_SUFFIXES, ImageTooLargeError, check_lossless_suffix,
                               default_max_pixels)
 
+from graphcut.segmentation import (allowed_region, load_for_seeds, settings_path,
+                                   write_result, write_settings)
+
 from .display import to_display_rgba
+from .options import SegmentOptions
 
 SAVE_PROGRESS_DELAY_MS = 300  # a save that waits longer than this shows a progress dialog
 _POLL_MS = 20
@@ -120,11 +128,22 @@ class FileOperations:
             return False
         path = Path(path)
         try:
-            labels = graphcut.read_seeds(path, shape=self._image.shape[:2], require_both=False)
+            labels = graphcut.read_seeds(path, shape=self._image.shape[:2], require_both=False,
+                                         multi=True)
+            settings = load_for_seeds(path)
+            options = SegmentOptions.from_settings(settings, self._options)
+            allowed_region(labels.shape, box=options.box, lasso=options.lasso)
         except (OSError, ValueError, TypeError) as error:
             self.show_error("Cannot load seeds", f"Cannot load seeds from {path}:\n{error}")
             return False
-        self._replace_seeds(labels, path)
+        self._labels.load_settings(settings.get("labels"))
+        self.label_panel.refresh()
+        self._on_labels_changed("look")
+        if settings.get("lam") is not None:
+            self.set_lam(settings["lam"])
+        self.set_cleanup(options.cleans_up)
+        self.set_model(options.model)
+        self._replace_seeds(labels, path, (options.box, options.lasso))
         return True
 
     def save_mask(self, path) -> bool:
@@ -152,13 +171,28 @@ class FileOperations:
         from graphcut.imageio import atomic_save
 
         from .overlay import composite_result
-        rgb = composite_result(self.view.image_layer.array, mask, self.result_style())
+        labels = self._result_labels
+        rgb = composite_result(self.view.image_layer.array, mask, self.result_style(), labels,
+                               None if labels is None else self._labels.result_colours())
         return self._write("overlay", path, lambda: atomic_save(Image.fromarray(rgb), path,
                                                                 inputs=self._inputs()))
 
+    def save_labels(self, path) -> bool:
+        """Write the result as a label image, PNG or TIFF (uint8: 0 background, each object
+        its seed value 1, 3, 4, ...; one object: 0 / 1), for the seeds on screen (waits as
+        :meth:`save_mask` does). Returns success."""
+        if not self._check_suffix(path, "label image"):
+            return False
+        if self._current_mask("label image") is None:
+            return False
+        labels = self.result_labels()
+        return self._write("label image", path, lambda: write_result(path, labels,
+                                                                     inputs=self._inputs()))
+
     def save_seeds(self, path) -> bool:
-        """Write the seeds as a label image, PNG or TIFF (0 none, 1 foreground, 2 background).
-        Returns success."""
+        """Write the seeds as a label image, PNG or TIFF (0 none, 1 foreground, 2 background,
+        3, 4, ... further objects), and next to it (same name, ``.json``) the settings that
+        segment them as the window does. Returns success."""
         if self._canvas is None:
             self.show_error("Nothing to save", "Open an image and paint seeds first.")
             return False
@@ -166,8 +200,13 @@ class FileOperations:
             return False
         inputs = tuple(p for p in (self._image_path,) if p is not None)
         labels = self._canvas.labels.copy()
-        if self._write("seeds", path, lambda: graphcut.write_seeds(path, labels,
-                                                                  inputs=inputs)):
+        settings = {**self._options.settings(self.lam()), "labels": self._labels.to_settings()}
+
+        def write():
+            graphcut.write_seeds(path, labels, inputs=inputs)
+            write_settings(settings_path(path), settings, inputs=inputs)
+
+        if self._write("seeds", path, write):
             self._seeds_path = Path(path)
             self._set_seeds_dirty(False)
             return True
@@ -300,6 +339,12 @@ class FileOperations:
         path = self._save_dialog("Save overlay", self._default_path("overlay"))
         if path:
             self.save_overlay(path)
+
+    def _save_labels_dialog(self) -> None:
+        path = self._save_dialog("Save labels (lossless: PNG or TIFF)",
+                                 self._default_path("labels"), LOSSLESS_FILTER)
+        if path:
+            self.save_labels(path)
 
     def _save_seeds_dialog(self) -> bool:
         path = self._save_dialog("Save seeds (lossless: PNG or TIFF)",

@@ -4,6 +4,8 @@
 - :func:`render_result`: the object's fill and outline for one rectangle of the screen, at
   screen resolution, so that drawing costs what is on screen, not the image's size, and the
   outline has the same width in screen pixels at every zoom.
+- :func:`render_labels`: the same for a label image of several objects: each label filled
+  and outlined in its own colour (``labels.py``), hidden labels not drawn.
 - :func:`composite_result`: the image with the fill and outline as the screen shows them (the
   same colours and opacity; the outline as wide in image pixels as on screen at 100 %), for
   File > Save overlay.
@@ -43,9 +45,10 @@ class ResultStyle:
         return table.view(np.uint32).ravel()
 
 
-def seed_layer(labels: np.ndarray) -> np.ndarray:
-    """RGBA colours of seed labels (0 transparent, 1 red, 2 blue)."""
-    return SEED_COLOURS[np.asarray(labels)]
+def seed_layer(labels: np.ndarray, colours: np.ndarray = SEED_COLOURS) -> np.ndarray:
+    """RGBA colours of seed labels (0 transparent, 1 red, 2 blue; ``colours``: a table of
+    every label's RGBA, e.g. ``LabelList.seed_colours()``)."""
+    return colours[np.asarray(labels)]
 
 
 def sample_grid(start: float, step: float, count: int, factor: int, size: int) -> np.ndarray:
@@ -89,16 +92,62 @@ def render_result(mask: np.ndarray, rows: np.ndarray, cols: np.ndarray,
     return style.lookup().take(code).view(np.uint8).reshape(code.shape + (4,))
 
 
-def composite_result(rgba: np.ndarray, mask: np.ndarray, style: ResultStyle) -> np.ndarray:
+def render_labels(labels: np.ndarray, rows: np.ndarray, cols: np.ndarray, style: ResultStyle,
+                  colours: np.ndarray) -> np.ndarray:
+    """:func:`render_result` for a label image (0 background, objects their values): each
+    shown label (``colours[value, 3] > 0``, (256, 4) RGBA) filled in its colour at the
+    style's opacity and outlined in it where it meets another label (the image border does
+    not count)."""
+    width = style.outline_width
+    sampled = labels.take(rows, axis=0).take(cols, axis=1)
+    shown = colours[sampled, 3] > 0
+    inner = shown
+    for _ in range(width):
+        inner = _erode_within_label(inner, sampled)
+    if width > 0:
+        crop = (slice(width, -width), slice(width, -width))
+        sampled, shown, inner = sampled[crop], shown[crop], inner[crop]
+    alpha = round(255 * min(max(style.opacity, 0.0), 1.0))
+    rgb = colours[sampled, :3].astype(np.uint16)
+    out = np.zeros(sampled.shape + (4,), np.uint8)
+    fill = shown & inner
+    out[fill, :3] = (rgb[fill] * alpha + 127) // 255  # premultiplied
+    out[fill, 3] = alpha
+    edge = shown & ~inner
+    out[edge, :3] = rgb[edge]
+    out[edge, 3] = 255
+    return out
+
+
+def _erode_within_label(inner: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """One 4-neighbour erosion step of ``inner`` where a neighbour of another label counts as
+    outside."""
+    eroded = inner.copy()
+    for axis in (0, 1):
+        ahead = [slice(None), slice(None)]
+        behind = [slice(None), slice(None)]
+        ahead[axis], behind[axis] = slice(1, None), slice(None, -1)
+        a, b = tuple(ahead), tuple(behind)
+        same = labels[a] == labels[b]
+        eroded[a] &= inner[b] & same
+        eroded[b] &= inner[a] & same
+    return eroded
+
+
+def composite_result(rgba: np.ndarray, mask: np.ndarray, style: ResultStyle,
+                     labels: np.ndarray | None = None,
+                     colours: np.ndarray | None = None) -> np.ndarray:
     """uint8 (H, W, 3) RGB: the displayed image ``rgba`` (as the screen shows it, see
-    ``display.py``) with the result drawn over it as :func:`render_result` draws it at 100 %
-    zoom (fill at the style's opacity, outline ``outline_width`` image pixels wide)."""
+    ``display.py``) with the result drawn over it as :func:`render_result` (or, given
+    ``labels`` and their ``colours``, :func:`render_labels`) draws it at 100 % zoom (fill at
+    the style's opacity, outline ``outline_width`` image pixels wide)."""
     mask = np.asarray(mask, dtype=bool)
     if mask.shape != rgba.shape[:2]:
         raise ValueError(f"mask shape {mask.shape} differs from the image's {rgba.shape[:2]}")
     width = style.outline_width
     rows = np.clip(np.arange(-width, mask.shape[0] + width), 0, mask.shape[0] - 1)
     cols = np.clip(np.arange(-width, mask.shape[1] + width), 0, mask.shape[1] - 1)
-    layer = render_result(mask, rows, cols, style).astype(np.float64)  # premultiplied
+    layer = (render_result(mask, rows, cols, style) if labels is None else
+             render_labels(labels, rows, cols, style, colours)).astype(np.float64)
     out = rgba[..., :3] * (1.0 - layer[..., 3:] / 255.0) + layer[..., :3]
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import graphcut
+from graphcut.segmentation._segment import only_binary_labels
 from graphcut.solver import SolveCancelled
 
+from .options import SegmentOptions, clean_up
 from .sharing import ArrayRef, AttachedArray, MaskUpdate, SeedDelta, mask_fraction, union
 
 # A preview grid has at most about this many pixels (a PyMaxflow solve of ~0.1 s on one core).
@@ -71,12 +73,16 @@ class Job:
         lam: the smoothness weight (a change re-solves from scratch, keeping the colour model).
         seeds: the labels that changed since the previous job sent to this solver (the whole
             seed array after a (re)start).
+        options: the colour model, clean-up, box and lasso (``options.py``). The default is
+            today's energy; seeds of several objects, a box, a lasso or the GMM go through
+            ``graphcut.segment``'s pipeline (an exact solver only, never a preview).
     """
 
     number: int
     token: int
     lam: float
     seeds: SeedDelta
+    options: SegmentOptions = SegmentOptions()
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,8 @@ class Outcome:
             taking it to the answer being ready; also includes any session rebuild).
         incremental: re-solved from the previous state (False: from scratch).
         coverage: the share of the mask's pixels in the object (0..1).
+        labels: for seeds of several objects, the whole label image (uint8: 0 background,
+            each object its seed label); ``update`` then describes ``labels != 0``.
         cancelled: a newer job made this one useless; no mask.
         mask, region, received: filled in by the app's side (``worker.py``): the whole mask
             with the update applied, the slices that changed, and when it arrived
@@ -118,6 +126,7 @@ class Outcome:
     seconds: dict = field(default_factory=dict)
     incremental: bool = False
     coverage: float = float("nan")
+    labels: np.ndarray | None = field(default=None, repr=False)
     cancelled: bool = False
     error: str | None = None
     details: str = field(default="", repr=False)
@@ -147,6 +156,7 @@ class Solver:
         self._attached: AttachedArray | None = None
         self._image = None
         self._segmenter = None
+        self._model = "histogram"  # the colour model self._segmenter was made with
         self._preview: _Reducer | None = None
         self._seeds: np.ndarray | None = None
         self._dirty = None  # bounding region of seed changes not yet solved; "all" = unknown
@@ -176,9 +186,8 @@ class Solver:
                 device, lam = "cpu", self._lam / session.preview_factor
             else:
                 device, lam = session.device, self._lam
-            self._segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=-1,
-                                                 device=device)
-            self._segmenter.prepare()
+            self._segmenter = _make_segmenter(image, lam, device, "histogram")
+            self._model = "histogram"
             if self._segmenter.backend == "cuda":
                 # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
                 # next update compares the seeds with the throwaway ones: still exact)
@@ -230,7 +239,7 @@ class Solver:
                 region = None if self._dirty == "all" else \
                     (slice(self._dirty[0], self._dirty[1]), slice(self._dirty[2], self._dirty[3]))
             self._dirty = None
-            mask = self._segmenter.update(seeds, region=region, cancel=cancel, device_mask=True)
+            mask, labels = self._segment(seeds, region, job.options, cancel)
             solved = time.perf_counter()
             update = MaskUpdate.between(self._sent, mask)
             coverage = mask_fraction(mask)
@@ -244,11 +253,39 @@ class Solver:
                            details=traceback.format_exc())
         stats = self._segmenter.last_result.stats
         done = time.perf_counter()
-        seconds = {"energy": stats["seconds"]["energy"],
-                   "solve": stats["seconds"]["solve"] + stats["seconds"]["prepare"],
+        spent = stats["seconds"]
+        seconds = {"energy": spent.get("energy", math.nan),
+                   "solve": spent.get("solve", spent.get("total", math.nan))
+                   + spent.get("prepare", 0.0),
                    "mask": done - solved, "total": done - started}
         return Outcome(job.number, job.token, update, factor, self._segmenter.backend,
-                       stats["device_name"], seconds, bool(stats["incremental"]), coverage)
+                       stats["device_name"], seconds, bool(stats.get("incremental", True)),
+                       coverage, labels)
+
+    def _segment(self, seeds, region, options: SegmentOptions, cancel):
+        """The mask (on the solver's device) and, for several objects, the host label image.
+
+        Today's energy (histogram, one object, no box or lasso) is the segmenter's incremental
+        update, then the clean-up; anything else is ``graphcut.segment``'s pipeline on the same
+        session (a GMM needs a session of its own, made when the model changes)."""
+        if self._preview is not None:  # the controller sends previews plain jobs only
+            options = SegmentOptions()
+        if options.model != self._model:
+            self._segmenter = _make_segmenter(self._image, self._lam, self._session.device,
+                                              options.model)
+            self._model, region = options.model, None
+        several = not only_binary_labels(seeds)
+        if options.has_region or several or options.model != "histogram":
+            output = self._segmenter.update(seeds, box=options.box, lasso=options.lasso,
+                                            cancel=cancel)
+        else:
+            output = self._segmenter.update(seeds, region=region, cancel=cancel,
+                                            device_mask=not options.cleans_up)
+        if options.cleans_up:
+            output = clean_up(_host(output), seeds, options)
+        if output.dtype == bool:
+            return _on_device_of(output, self._segmenter), None
+        return _on_device_of(output != 0, self._segmenter), output
 
     def run(self, job: Job, cancel=None) -> Outcome:
         """:meth:`take` then :meth:`solve`."""
@@ -307,6 +344,26 @@ class _Reducer:
         rows = np.minimum(k, self.shape[0] - k * np.arange(self.reduced_shape[0]))
         cols = np.minimum(k, self.shape[1] - k * np.arange(self.reduced_shape[1]))
         return np.outer(rows, cols).astype(np.float64)
+
+
+def _make_segmenter(image, lam: float, device: str, model: str):
+    """A prepared ``graphcut.Segmenter`` of ``image`` (keep="all": the app cleans up itself,
+    so that the histogram's incremental path stays today's)."""
+    segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=-1, device=device, model=model)
+    segmenter.prepare()
+    return segmenter
+
+
+def _host(array):
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def _on_device_of(mask, segmenter):
+    """``mask`` on ``segmenter``'s device (what ``MaskUpdate.between`` compares with)."""
+    if segmenter.backend == "cuda" and isinstance(mask, np.ndarray):
+        import cupy
+        return cupy.asarray(mask)
+    return mask
 
 
 def _describe_error(error: Exception) -> str:

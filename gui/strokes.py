@@ -1,6 +1,9 @@
 """The seed label image being painted, with brush strokes and undo/redo. No Qt in here.
 
-Labels follow DESIGN.md: 0 = no seed, 1 = foreground, 2 = background (uint8, shape (H, W)).
+Labels follow DESIGN.md: 0 = no seed, 1 = foreground, 2 = background (uint8, shape (H, W));
+further objects are 3, 4, ... up to 254 (``graphcut.segment``'s several-object seeds).
+An edit may also change the canvas's *constraint* (the box or lasso, ``options.py``), so that
+undo and redo cover it too.
 Coordinates are (row, column) in pixels, the scikit-image convention; a point with integer
 coordinates is the centre of that pixel. A brush of radius r paints every pixel whose centre lies
 within distance r of the stroke's centre line (a round-capped thick polyline).
@@ -14,15 +17,19 @@ import numpy as np
 
 NONE, FOREGROUND, BACKGROUND = 0, 1, 2
 LABELS = (NONE, FOREGROUND, BACKGROUND)
+MAX_LABEL = 254  # 255 is refused by graphcut (a 0/255 mask given as seeds)
+_EMPTY = (slice(0, 0), slice(0, 0))
 
 
 @dataclass(frozen=True)
 class _Edit:
-    """One undoable change: a rectangle of labels before and after."""
+    """One undoable change: a rectangle of labels before and after, and the constraint before
+    and after (``None``: unchanged)."""
 
     region: tuple[slice, slice]
     before: np.ndarray
     after: np.ndarray
+    constraint: tuple | None = None
 
 
 class SeedCanvas:
@@ -44,6 +51,8 @@ class SeedCanvas:
         self._redo: list[_Edit] = []
         self._editing = False
         self._max_history = max_history
+        self.constraint = None           # the box / lasso (opaque here), set by set_constraint
+        self._saved_constraint = None    # as of the last end_edit / undo / redo
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -57,9 +66,9 @@ class SeedCanvas:
         return view
 
     def counts(self) -> tuple[int, int]:
-        """Numbers of (foreground, background) seed pixels."""
-        return (int(np.count_nonzero(self._labels == FOREGROUND)),
-                int(np.count_nonzero(self._labels == BACKGROUND)))
+        """Numbers of (object, background) seed pixels (objects: every label but 0 and 2)."""
+        background = int(np.count_nonzero(self._labels == BACKGROUND))
+        return int(np.count_nonzero(self._labels)) - background, background
 
     @property
     def can_undo(self) -> bool:
@@ -81,16 +90,22 @@ class SeedCanvas:
             raise RuntimeError("end_edit called without begin_edit")
         self._editing = False
         touched, self._touched = self._touched, None
-        if touched is None:
+        region = _EMPTY
+        if touched is not None:
+            changed = self._saved[touched] != self._labels[touched]
+            if changed.any():
+                rows = np.flatnonzero(changed.any(axis=1)) + touched[0].start
+                cols = np.flatnonzero(changed.any(axis=0)) + touched[1].start
+                region = (slice(int(rows[0]), int(rows[-1]) + 1),
+                          slice(int(cols[0]), int(cols[-1]) + 1))
+        constraint = None
+        if self.constraint != self._saved_constraint:
+            constraint = (self._saved_constraint, self.constraint)
+            self._saved_constraint = self.constraint
+        if region == _EMPTY and constraint is None:
             return False
-        changed = self._saved[touched] != self._labels[touched]
-        if not changed.any():
-            return False
-        rows = np.flatnonzero(changed.any(axis=1)) + touched[0].start
-        cols = np.flatnonzero(changed.any(axis=0)) + touched[1].start
-        region = (slice(int(rows[0]), int(rows[-1]) + 1), slice(int(cols[0]), int(cols[-1]) + 1))
         after = self._labels[region].copy()
-        self._undo.append(_Edit(region, self._saved[region].copy(), after))
+        self._undo.append(_Edit(region, self._saved[region].copy(), after, constraint))
         self._saved[region] = after
         del self._undo[:-self._max_history]
         self._redo.clear()
@@ -110,9 +125,9 @@ class SeedCanvas:
         Returns the rectangle of pixels that may have changed (for a partial screen update), or
         None when the segment lies entirely outside the image.
         """
-        if label not in LABELS:
-            raise ValueError(f"label must be 0 (erase), 1 (foreground) or 2 (background), "
-                             f"got {label!r}")
+        if not _is_label(label):
+            raise ValueError(f"label must be 0 (erase), 1 (foreground), 2 (background) or a "
+                             f"further object 3..{MAX_LABEL}, got {label!r}")
         if not radius >= 0:
             raise ValueError(f"brush radius must be >= 0 pixels, got {radius!r}")
         (r0, c0), (r1, c1) = (np.asarray(start, float), np.asarray(end, float))
@@ -148,29 +163,45 @@ class SeedCanvas:
         if labels.shape != self._labels.shape:
             raise ValueError(f"seed labels of shape {labels.shape} do not match the image "
                              f"({self._labels.shape[0]}×{self._labels.shape[1]} pixels, rows×cols)")
-        if not np.isin(labels, LABELS).all():
-            raise ValueError("seed labels must be 0 (none), 1 (foreground) or 2 (background)")
+        if labels.dtype.kind not in "iu" or labels.size and (
+                labels.min() < 0 or labels.max() > MAX_LABEL):
+            raise ValueError(f"seed labels must be integers 0 (none), 1 (foreground), "
+                             f"2 (background) or 3..{MAX_LABEL} (further objects)")
         self._labels[...] = labels
         self._touch((slice(0, self.shape[0]), slice(0, self.shape[1])))
 
+    def set_constraint(self, constraint) -> None:
+        """Set the box / lasso (call inside an edit to make it undoable)."""
+        self.constraint = constraint
+
     def undo(self) -> tuple[slice, slice] | None:
-        """Undo the latest edit; returns the (rows, cols) rectangle it changed, or None when
-        there is nothing to undo."""
+        """Undo the latest edit; returns the (rows, cols) rectangle of labels it changed
+        (empty slices when it changed only the constraint), or None when there is nothing to
+        undo."""
         if not self._undo:
             return None
         edit = self._undo.pop()
-        self._labels[edit.region] = edit.before
-        self._saved[edit.region] = edit.before
+        self._apply(edit, edit.before, 0)
         self._redo.append(edit)
         return edit.region
 
     def redo(self) -> tuple[slice, slice] | None:
-        """Redo the latest undone edit; returns the rectangle it changed, or None when there
-        is nothing to redo."""
+        """Redo the latest undone edit; returns the rectangle it changed (as :meth:`undo`), or
+        None when there is nothing to redo."""
         if not self._redo:
             return None
         edit = self._redo.pop()
-        self._labels[edit.region] = edit.after
-        self._saved[edit.region] = edit.after
+        self._apply(edit, edit.after, 1)
         self._undo.append(edit)
         return edit.region
+
+    def _apply(self, edit: _Edit, labels: np.ndarray, side: int) -> None:
+        self._labels[edit.region] = labels
+        self._saved[edit.region] = labels
+        if edit.constraint is not None:
+            self.constraint = self._saved_constraint = edit.constraint[side]
+
+
+def _is_label(label) -> bool:
+    return isinstance(label, (int, np.integer)) and not isinstance(label, bool) \
+        and 0 <= label <= MAX_LABEL

@@ -26,7 +26,7 @@ from PyQt6.QtCore import QPointF, QRectF, Qt, pyqtSignal
 from PyQt6.QtGui import QColor, QImage, QPainter, QPen, QTransform
 from PyQt6.QtWidgets import QGraphicsEllipseItem, QGraphicsItem, QGraphicsScene, QGraphicsView
 
-from .overlay import ResultStyle, render_result, sample_grid
+from .overlay import ResultStyle, render_labels, render_result, sample_grid
 from .strokes import BACKGROUND
 
 ZOOM_STEP = 1.25  # scale factor per wheel notch
@@ -149,6 +149,8 @@ class ResultLayer(QGraphicsItem):
         self.setZValue(z)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption)
         self._mask: np.ndarray | None = None
+        self._labels: np.ndarray | None = None  # several objects: drawn in their colours
+        self._colours: np.ndarray | None = None
         self._factor = 1
         self._size = (0, 0)  # the image's (height, width): the item's extent
         self.style = ResultStyle()
@@ -163,12 +165,16 @@ class ResultLayer(QGraphicsItem):
         return self._factor
 
     def set_mask(self, mask: np.ndarray | None, image_shape=None, *, factor: int = 1,
-                 region=None) -> None:
+                 region=None, labels=None, colours=None) -> None:
         """Show ``mask`` (bool, not copied: it must not change afterwards) for an image of
         ``image_shape``; ``region`` (a pair of slices of the mask) bounds what changed since
-        the mask shown before, when both are on the same grid."""
+        the mask shown before, when both are on the same grid. With ``labels`` (a label
+        image of several objects, ``mask`` its objects) each label is drawn in its RGBA
+        ``colours[value]`` (alpha 0: hidden)."""
         whole = (region is None or self._mask is None or mask is None
-                 or factor != self._factor or mask.shape != self._mask.shape)
+                 or factor != self._factor or mask.shape != self._mask.shape
+                 or labels is not None or self._labels is not None)
+        self._labels, self._colours = labels, colours
         if image_shape is not None and tuple(image_shape[:2]) != self._size:
             self.prepareGeometryChange()
             self._size = tuple(image_shape[:2])
@@ -188,6 +194,11 @@ class ResultLayer(QGraphicsItem):
 
     def set_style(self, style: ResultStyle) -> None:
         self.style = style
+        self.update()
+
+    def set_colours(self, colours) -> None:
+        """New label colours (``set_mask``'s ``colours``), e.g. a label hidden."""
+        self._colours = colours
         self.update()
 
     def _view_scale(self) -> float:
@@ -213,7 +224,10 @@ class ResultLayer(QGraphicsItem):
                            device.width() + 2 * width, self._factor, mask.shape[1])
         rows = sample_grid((device.top() - width - transform.dy()) / scale_y, 1 / scale_y,
                            device.height() + 2 * width, self._factor, mask.shape[0])
-        rgba = render_result(mask, rows, cols, self.style)
+        if self._labels is not None:
+            rgba = render_labels(self._labels, rows, cols, self.style, self._colours)
+        else:
+            rgba = render_result(mask, rows, cols, self.style)
         image = _wrap(rgba)
         painter.save()
         painter.resetTransform()
@@ -259,6 +273,7 @@ class ImageView(QGraphicsView):
         self.brush_outline.setVisible(False)
         self.scene().addItem(self.brush_outline)
         self.brush_radius = 5.0
+        self.brush_tool = True  # the left button's tool is a brush (False: box or lasso)
         self._stroke_button: Qt.MouseButton | None = None  # the button painting, if any
         self._pan_from = None
         self._pan_button: Qt.MouseButton | None = None
@@ -468,7 +483,8 @@ class ImageView(QGraphicsView):
         scene_point = self.mapToScene(event.position().toPoint())
         if self.has_image():
             self._place_brush_outline(scene_point)
-            self.brush_outline.setVisible(self._pan_from is None)
+            self.brush_outline.setVisible(self._pan_from is None and (
+                self.brush_tool or self._stroke_button == Qt.MouseButton.RightButton))
             self.hovered.emit(*self.scene_to_pixel(scene_point))
         if self._pan_from is not None:
             delta = event.position() - self._pan_from

@@ -1,6 +1,8 @@
 """The main window: the open image and its seeds, the canvas, the live segmentation and the
-status bar. Opening and saving files is ``files.py``'s (a mixin); the actions, menus, toolbar
-and the Controls help are built by ``actions.py``.
+status bar. Opening and saving files is ``files.py``'s (a mixin), the box, lasso, label list
+and segmentation options ``tool_operations.py``'s (a mixin, with ``tools.py``, ``labels.py``
+and ``label_panel.py``); the actions, menus, toolbar and the Controls help are built by
+``actions.py``.
 
 The window holds no energy or solver logic: segmentation is ``graphcut``'s, run in solver
 processes by the segmentation controller (``controller.py``), which this window only feeds
@@ -11,7 +13,9 @@ never waits for the solver.
 
 Scripting (also used by the tests): ``open_image``, ``load_seeds``, ``paint_stroke``,
 ``wait_until_idle``, ``mask``, ``save_mask``, ``save_overlay``, ``save_seeds``, ``set_lam``,
-``set_max_pixels``; ``grab()`` is Qt's screenshot. Message boxes go through
+``set_max_pixels``, and ``tool_operations.py``'s ``set_region``, ``set_cleanup``,
+``set_model``, ``segment_options``, ``result_labels``, ``label_panel``; ``grab()`` is Qt's
+screenshot. Message boxes go through
 :meth:`MainWindow.show_error`, :meth:`MainWindow.show_message` and
 :meth:`MainWindow.confirm_discard`, which scripts and tests may replace.
 """
@@ -33,14 +37,15 @@ from PyQt6.QtWidgets import QApplication, QColorDialog, QLabel, QMainWindow, QMe
 
 import graphcut
 
-from .actions import (MAX_BRUSH_RADIUS, TOOL_NAMES, build_actions, build_menus, build_toolbar,
-                      controls_help)
+from .actions import MAX_BRUSH_RADIUS, build_actions, build_menus, build_toolbar, controls_help
 from .display import describe
 from .files import FileOperations
 from .controller import Listener, SegmentationController
-from .overlay import SEED_COLOURS, seed_layer
+from .overlay import seed_layer
 from .solve import Outcome
 from .strokes import FOREGROUND, SeedCanvas
+from .tool_operations import ToolOperations
+from .tools import REGION_TOOLS
 from .view import ImageView
 
 log = logging.getLogger("graphcut.gui")
@@ -66,7 +71,7 @@ def _stop_workers() -> None:
         window.shutdown()
 
 
-class MainWindow(FileOperations, QMainWindow):
+class MainWindow(FileOperations, ToolOperations, QMainWindow):
     """The graphcut desktop app. ``MainWindow()`` creates the QApplication if none exists.
 
     Args:
@@ -92,6 +97,7 @@ class MainWindow(FileOperations, QMainWindow):
         self._image_path: Path | None = None
         self._canvas: SeedCanvas | None = None
         self._mask: np.ndarray | None = None
+        self._result_labels: np.ndarray | None = None  # several objects: the label image
         self._seeds_path: Path | None = None
         self._seeds_dirty = False
         self._tool = FOREGROUND
@@ -104,6 +110,7 @@ class MainWindow(FileOperations, QMainWindow):
         self.setAcceptDrops(True)
         self.view = ImageView(self)
         self.setCentralWidget(self.view)
+        self._build_tools()
         build_actions(self)
         build_menus(self)
         self.toolbar = build_toolbar(self, graphcut.DEFAULT_LAM if lam is None else lam)
@@ -124,7 +131,8 @@ class MainWindow(FileOperations, QMainWindow):
 
         Args:
             points: a sequence of (row, col); consecutive points are joined by straight lines.
-            label: 1 = foreground, 2 = background, 0 = erase.
+            label: 1 = foreground (object 1), 2 = background, 0 = erase, 3, 4, ... further
+                objects (added to the label list when new).
             radius: brush radius in image pixels (pixels whose centres are within it are
                 painted).
         """
@@ -133,9 +141,8 @@ class MainWindow(FileOperations, QMainWindow):
         points = np.asarray(points, dtype=float).reshape(-1, 2)
         if len(points) == 0:
             raise ValueError("a stroke needs at least one (row, col) point")
-        if label not in TOOL_NAMES:
-            raise ValueError(f"label must be 1 (foreground), 2 (background) or 0 (erase), "
-                             f"got {label!r}")
+        self._canvas.paint(points[0], points[0], label, 0)  # checks the label, changes nothing
+        self._note_labels([label])
         self._canvas.begin_edit()
         region = None
         try:
@@ -185,7 +192,8 @@ class MainWindow(FileOperations, QMainWindow):
             self._opacity_slider.setValue(percent)
 
     def seeds(self) -> np.ndarray | None:
-        """A copy of the current seed labels (uint8: 0 none, 1 foreground, 2 background)."""
+        """A copy of the current seed labels (uint8: 0 none, 1 foreground, 2 background,
+        3, 4, ... further objects)."""
         return None if self._canvas is None else self._canvas.labels.copy()
 
     def image(self) -> np.ndarray | None:
@@ -205,10 +213,12 @@ class MainWindow(FileOperations, QMainWindow):
     def set_brush_radius(self, radius: int) -> None:
         self._brush_box.setValue(int(radius))
 
-    def set_tool(self, label: int) -> None:
-        """Select the left button's tool: 1 foreground, 2 background, 0 eraser."""
+    def set_tool(self, label) -> None:
+        """Select the left button's tool: 1 object (the label selected in the label list),
+        2 background, 0 eraser, "box" or "lasso"."""
         self._tool_actions[label].setChecked(True)
         self._tool = label
+        self.view.brush_tool = label not in REGION_TOOLS
 
     # ===== messages (replaceable by scripts and tests) =========================================
     def show_error(self, title: str, text: str) -> None:
@@ -256,24 +266,27 @@ class MainWindow(FileOperations, QMainWindow):
         self._controller.set_lam(self._lam_box.value())
         if self._controller.request() is None:
             self._show_mask(None)
-            self.statusBar().showMessage("Paint at least one foreground and one background "
-                                         "seed to segment")
+            self.statusBar().showMessage("Paint at least one object and one background seed, "
+                                         "or draw a box or lasso, to segment")
             return
-        self._mask = None
+        self._mask = self._result_labels = None
         self.statusBar().showMessage("Segmenting…")
         self._update_actions()
 
     def _on_outcome(self, outcome: Outcome) -> None:
         """A mask for the newest request: a preview (on a reduced grid) or the exact one."""
-        self.view.result_layer.set_mask(outcome.mask, self._image.shape, factor=outcome.factor,
-                                        region=outcome.region)
+        labels = outcome.labels
+        self.view.result_layer.set_mask(
+            outcome.mask, self._image.shape, factor=outcome.factor, region=outcome.region,
+            labels=labels, colours=None if labels is None else self._labels.result_colours())
         waited = outcome.seconds.get("waited", float("nan"))
         if outcome.factor > 1:
             self.statusBar().showMessage(
                 f"Preview at 1/{outcome.factor} resolution after {_duration(waited)}; "
                 "segmenting at full resolution…")
             return
-        self._mask = outcome.mask
+        self._mask, self._result_labels = outcome.mask, labels
+        self._apply_overlay_visibility(self.overlay_action.isChecked())
         self._update_actions()
         self._backend_label.setText(_backend_text(outcome.backend, outcome.device_name))
         self._show_wait(waited, outcome)
@@ -286,7 +299,7 @@ class MainWindow(FileOperations, QMainWindow):
         self.show_error("Segmentation failed", message)
 
     def _show_mask(self, mask: np.ndarray | None) -> None:
-        self._mask = mask
+        self._mask, self._result_labels = mask, None
         shape = None if self._image is None else self._image.shape
         self.view.result_layer.set_mask(mask, shape)
         self._update_actions()
@@ -298,12 +311,17 @@ class MainWindow(FileOperations, QMainWindow):
         re-segment. ``region``: the (rows, cols) slices that changed; None = anywhere."""
         if changed:
             labels = self._canvas.labels
-            if redraw:
+            seeds_changed = region is None or (region[0].start < region[0].stop
+                                               and region[1].start < region[1].stop)
+            if redraw and seeds_changed:
                 if region is None:
-                    self.view.seed_layer.set_array(seed_layer(labels))
+                    self.view.seed_layer.set_array(seed_layer(labels, self._seed_colours))
                 else:
-                    self.view.seed_layer.update_region(region, seed_layer(labels[region]))
-            self._controller.set_seeds(labels, region)
+                    self.view.seed_layer.update_region(
+                        region, seed_layer(labels[region], self._seed_colours))
+            if seeds_changed:
+                self._controller.set_seeds(labels, region)
+            self._sync_options()
             self._set_seeds_dirty(dirty)
             self._request_segmentation()
         self._update_actions()
@@ -320,20 +338,33 @@ class MainWindow(FileOperations, QMainWindow):
     def _on_stroke_started(self, row: float, col: float, button_label: int) -> None:
         if self._canvas is None:
             return
-        self._stroke_label = self._tool if button_label == ImageView.CURRENT_TOOL \
-            else button_label
+        label = self._tool if button_label == ImageView.CURRENT_TOOL else button_label
+        if label in REGION_TOOLS:
+            self.region_tool.begin(label, row, col)
+            return
+        self._stroke_label = self._labels.current if label == FOREGROUND else label
         self._stroke_last = (row, col)
         self._stroke_region = None
         self._canvas.begin_edit()
         self._paint_segment((row, col), (row, col))
 
     def _on_stroke_moved(self, row: float, col: float) -> None:
+        if self.region_tool.active:
+            self.region_tool.move(row, col)
         if self._stroke_label is None:
             return
         self._paint_segment(self._stroke_last, (row, col))
         self._stroke_last = (row, col)
 
     def _on_stroke_finished(self) -> None:
+        if self.region_tool.active:
+            constraint = self.region_tool.finish(self._image.shape)
+            try:
+                if constraint is not None:
+                    self.set_region(*constraint)
+            except ValueError as error:  # e.g. a lasso around no pixel centre
+                self.statusBar().showMessage(f"No region set: {error}", 8000)
+            return
         if self._stroke_label is None:
             return
         self._stroke_label = self._stroke_last = None
@@ -343,22 +374,28 @@ class MainWindow(FileOperations, QMainWindow):
         region = self._canvas.paint(start, end, self._stroke_label, self.brush_radius())
         if region is not None:
             self._stroke_region = _union(self._stroke_region, region)
-            self.view.seed_layer.update_region(region, SEED_COLOURS[self._canvas.labels[region]])
+            self.view.seed_layer.update_region(
+                region, self._seed_colours[self._canvas.labels[region]])
 
     def _undo(self) -> None:
-        if self._stroke_label is None and self._canvas is not None:
+        if self._idle_canvas():
             region = self._canvas.undo()
             if region:
                 self._after_seed_edit(True, region=region)
 
     def _redo(self) -> None:
-        if self._stroke_label is None and self._canvas is not None:
+        if self._idle_canvas():
             region = self._canvas.redo()
             if region:
                 self._after_seed_edit(True, region=region)
 
+    def _idle_canvas(self) -> bool:
+        """Whether an image is open and no stroke, box or lasso is being drawn."""
+        return (self._stroke_label is None and not self.region_tool.active
+                and self._canvas is not None)
+
     def _clear_seeds(self) -> None:
-        if self._stroke_label is not None or self._canvas is None:
+        if not self._idle_canvas():
             return
         self._canvas.begin_edit()
         self._canvas.clear()
@@ -378,8 +415,9 @@ class MainWindow(FileOperations, QMainWindow):
         self._seeds_path = None
         self._set_seeds_dirty(False)
         self.view.set_image(rgba)
-        self.view.seed_layer.set_array(seed_layer(self._canvas.labels))
+        self.view.seed_layer.set_array(seed_layer(self._canvas.labels, self._seed_colours))
         self._controller.open_image(image)
+        self._sync_options()
         self._show_mask(None)
         self.setWindowTitle(f"graphcut — {path.name}[*]")
         self._size_label.setText(describe(image))
@@ -389,10 +427,13 @@ class MainWindow(FileOperations, QMainWindow):
             "Paint foreground (left button) and background (right button) seeds", 8000)
         self._update_actions()
 
-    def _replace_seeds(self, labels: np.ndarray, path: Path) -> None:
-        """Replace the seeds with ``labels`` read from ``path`` (one undo step)."""
+    def _replace_seeds(self, labels: np.ndarray, path: Path, constraint=None) -> None:
+        """Replace the seeds with ``labels`` read from ``path`` and the box / lasso with
+        ``constraint`` (one undo step)."""
+        self._note_labels(np.unique(labels))
         self._canvas.begin_edit()
         self._canvas.replace(labels)
+        self._canvas.set_constraint(constraint)
         changed = self._canvas.end_edit()
         self._seeds_path = path
         self._after_seed_edit(changed, dirty=False, region=None)
@@ -457,10 +498,11 @@ class MainWindow(FileOperations, QMainWindow):
         can_save = self._mask is not None or (has_image and self.is_busy())
         for action in (self.load_seeds_action, self.save_seeds_action, self.clear_action,
                        self.fit_action, self.actual_size_action, self.zoom_in_action,
-                       self.zoom_out_action):
+                       self.zoom_out_action, self.clear_region_action):
             action.setEnabled(has_image)
-        self.save_mask_action.setEnabled(can_save)
-        self.save_overlay_action.setEnabled(can_save)
+        for action in (self.save_mask_action, self.save_overlay_action,
+                       self.save_labels_action):
+            action.setEnabled(can_save)
         self.undo_action.setEnabled(has_image and self._canvas.can_undo)
         self.redo_action.setEnabled(has_image and self._canvas.can_redo)
 
@@ -469,7 +511,10 @@ class MainWindow(FileOperations, QMainWindow):
         self._apply_overlay_visibility(self.overlay_action.isChecked())
 
     def _apply_overlay_visibility(self, visible: bool) -> None:
-        self.view.result_layer.setVisible(visible)
+        """Show the result when ``visible``; one object's mask only while its label is shown
+        (several objects hide label by label)."""
+        single_hidden = self._result_labels is None and not self._labels.get(FOREGROUND).visible
+        self.view.result_layer.setVisible(visible and not single_hidden)
 
     def _choose_colour(self, part: str) -> None:
         """Let the user pick the fill or outline colour (``part``: "fill" or "outline")."""

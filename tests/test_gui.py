@@ -324,7 +324,8 @@ def test_newer_strokes_supersede_running_segmentations(process_window, image_fil
     # only outcomes of the newest request were shown (the solver skips the jobs in between:
     # tests/test_interactive.py)
     assert shown and all(number == latest for number, latest in shown)
-    expected = graphcut.segment(image, window.seeds(), lam=window.lam(), device="cpu")
+    expected = graphcut.segment(image, window.seeds(), **window.segment_options(),
+                           device="cpu")
     np.testing.assert_array_equal(window.mask(), expected)
 
 
@@ -372,7 +373,8 @@ def test_lambda_control_resegments(window, image_file):
     window.set_lam(40.0)
     window.wait_until_idle()
     assert requests == [40.0]
-    expected = graphcut.segment(image, window.seeds(), lam=40.0, device="cpu")
+    expected = graphcut.segment(image, window.seeds(), **window.segment_options(), device="cpu")
+    assert window.segment_options()["lam"] == 40.0
     np.testing.assert_array_equal(window.mask(), expected)
 
 
@@ -448,7 +450,7 @@ def test_seed_canvas_paints_capsules_and_undoes_by_region():
     canvas.begin_edit()
     assert not canvas.end_edit()  # no change, no undo step
     with pytest.raises(ValueError):
-        canvas.paint((0, 0), (1, 1), 7, 1)
+        canvas.paint((0, 0), (1, 1), 255, 1)  # 3..254 are further objects
 
 
 def test_cli_gui_command_options():

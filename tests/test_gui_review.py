@@ -32,7 +32,8 @@ from test_gui import (image_file, make_window, paint_both, process_window, wheel
 
 def expected_mask(window):
     """A fresh segmentation of the seeds on screen, as the CLI would compute it."""
-    return graphcut.segment(window.image(), window.seeds(), lam=window.lam(), device="cpu")
+    return graphcut.segment(window.image(), window.seeds(), **window.segment_options(),
+                           device="cpu")
 
 
 def read_mask(path):
@@ -90,7 +91,8 @@ def test_save_after_a_lam_change_waits_for_the_new_lam(window, tmp_path):
     window.set_lam(60.0)  # re-segmenting is only scheduled (debounced) yet
     assert window.save_mask(tmp_path / "mask.png")
     saved = read_mask(tmp_path / "mask.png")
-    np.testing.assert_array_equal(saved, graphcut.segment(image, window.seeds(), lam=60.0,
+    np.testing.assert_array_equal(saved, graphcut.segment(image, window.seeds(),
+                                                          **window.segment_options(),
                                                           device="cpu"))
     assert np.count_nonzero(saved != at_lam_10) > 100
 

@@ -216,8 +216,8 @@ def test_preview_shows_first_and_the_exact_mask_replaces_it(window, tmp_path, qt
     assert factors.index(1) > [i for i, f in enumerate(factors) if f > 1][0]
     assert window.view.result_layer.factor == 1
     np.testing.assert_array_equal(window.view.result_layer.mask, window.mask())
-    np.testing.assert_array_equal(window.mask(), graphcut.segment(image, window.seeds(),
-                                                                   lam=window.lam(), device="cpu"))
+    np.testing.assert_array_equal(window.mask(), graphcut.segment(
+        image, window.seeds(), **window.segment_options(), device="cpu"))
 
 
 def test_undo_redo_redraw_the_seed_layer_where_it_changed(window, tmp_path):
@@ -229,4 +229,5 @@ def test_undo_redo_redraw_the_seed_layer_where_it_changed(window, tmp_path):
     np.testing.assert_array_equal(window.view.seed_layer.array, seed_layer(window.seeds()))
     window.wait_until_idle()
     np.testing.assert_array_equal(window.mask(), graphcut.segment(
-        window.image(), window.seeds(), lam=window.lam(), device="cpu"))
+        window.image(), window.seeds(), **window.segment_options(),
+                           device="cpu"))
