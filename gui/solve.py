@@ -259,7 +259,8 @@ class Solver:
                    + spent.get("prepare", 0.0),
                    "mask": done - solved, "total": done - started}
         return Outcome(job.number, job.token, update, factor, self._segmenter.backend,
-                       stats["device_name"], seconds, bool(stats.get("incremental", True)),
+                       stats.get("device_name", self._segmenter.device_name), seconds,
+                       bool(stats.get("incremental", True)),
                        coverage, labels)
 
     def _segment(self, seeds, region, options: SegmentOptions, cancel):
