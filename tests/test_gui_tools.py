@@ -33,6 +33,17 @@ def expected(window, **changes):
     return graphcut.segment(window.image(), window.seeds(), **options, device="cpu")
 
 
+def segment_with_cli(image_path, seeds_path, out_path) -> np.ndarray:
+    """``graphcut segment IMAGE --seeds SEEDS -o OUT`` (its settings JSON is read too)."""
+    from click.testing import CliRunner
+
+    from graphcut.cli import main
+    result = CliRunner().invoke(main, ["segment", str(image_path), "--seeds", str(seeds_path),
+                                       "-o", str(out_path), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    return np.asarray(Image.open(out_path))
+
+
 def two_objects_file(tmp_path):
     """A warm disc (left), a green square (right) on a blue background, and a speck of the
     disc's colour far from both (an island the clean-up removes)."""
@@ -218,10 +229,6 @@ def test_one_object_clean_up_and_gmm(window, tmp_path):
 
 # ----- settings that travel ----------------------------------------------------------------------
 def test_saved_seeds_and_settings_reproduce_the_app_in_the_cli(window, tmp_path):
-    from click.testing import CliRunner
-
-    from graphcut.cli import main
-
     path, image, disc, square = two_objects_file(tmp_path)
     window.open_image(path)
     window.set_lam(12.0)
@@ -237,12 +244,8 @@ def test_saved_seeds_and_settings_reproduce_the_app_in_the_cli(window, tmp_path)
     assert settings["box"] == [2, 2, 78, 118] and settings["lam"] == 12.0
     assert settings["keep"] == "connected" and settings["model"] == "histogram"
     assert [entry["name"] for entry in settings["labels"]] == ["Object 1", "square"]
-    cli_path = tmp_path / "cli_labels.png"
-    result = CliRunner().invoke(main, ["segment", str(path), "--seeds", str(seeds_path),
-                                       "-o", str(cli_path), "--device", "cpu"])
-    assert result.exit_code == 0, result.output
     app = np.asarray(Image.open(labels_path))
-    np.testing.assert_array_equal(np.asarray(Image.open(cli_path)), app)
+    np.testing.assert_array_equal(segment_with_cli(path, seeds_path, tmp_path / "cli.png"), app)
     np.testing.assert_array_equal(app, window.result_labels())
     assert set(np.unique(app)) == {0, 1, value}
 
@@ -263,20 +266,13 @@ def test_saved_seeds_and_settings_reproduce_the_app_in_the_cli(window, tmp_path)
 
 
 def test_one_object_with_a_lasso_travels_to_the_cli(window, image_file, tmp_path):
-    from click.testing import CliRunner
-
-    from graphcut.cli import main
-
     path, image, truth = image_file
     window.open_image(path)
     window.set_region(lasso=[(8, 60), (45, 108), (84, 60), (45, 12)])
     window.paint_stroke([(45, 50), (45, 70)], FOREGROUND, 2)
     window.wait_until_idle()
     assert window.save_seeds(tmp_path / "s.png") and window.save_mask(tmp_path / "app.png")
-    result = CliRunner().invoke(main, ["segment", str(path), "--seeds", str(tmp_path / "s.png"),
-                                       "-o", str(tmp_path / "cli.png"), "--device", "cpu"])
-    assert result.exit_code == 0, result.output
-    np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "cli.png")),
+    np.testing.assert_array_equal(segment_with_cli(path, tmp_path / "s.png", tmp_path / "c.png"),
                                   np.asarray(Image.open(tmp_path / "app.png")))
 
 
