@@ -1,0 +1,52 @@
+"""The app's solver (``gui/solve.py``, no Qt) with the app's options: clean-up, box, lasso and
+seeds of several objects give what ``graphcut.segment`` gives, on the CPU and on the GPU."""
+
+import numpy as np
+import pytest
+
+import graphcut
+from graphcut.gui.options import APP_DEFAULTS, SegmentOptions
+from graphcut.gui.sharing import SeedDelta
+from graphcut.gui.solve import Job, Session, Solver
+
+# the astronaut and its sample seeds at half size (quick); around every object seed:
+BOX = (10, 30, 256, 210)
+LASSO = ((10, 30), (10, 210), (255, 220), (255, 20))
+
+
+@pytest.fixture(scope="module")
+def astronaut():
+    image = graphcut.read_image("samples/images/astronaut.png")
+    seeds = graphcut.read_seeds("samples/seeds/astronaut.png", image.shape)[::2, ::2].copy()
+    image = image[::2, ::2].copy()
+    three = seeds.copy()
+    band = three[20:25, 100:130]
+    band[band == 0] = 3  # a second object
+    return image, seeds, three
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("case", ["plain", "clean", "box", "lasso", "two objects", "gmm box"])
+def test_solver_answers_what_segment_gives(astronaut, device, case):
+    image, seeds, three = astronaut
+    options = {"plain": SegmentOptions(), "clean": APP_DEFAULTS,
+               "box": APP_DEFAULTS.with_region(box=BOX),
+               "lasso": APP_DEFAULTS.with_region(lasso=LASSO), "two objects": APP_DEFAULTS,
+               "gmm box": SegmentOptions(model="gmm").with_region(box=BOX)}[case]
+    chosen = three if case == "two objects" else seeds
+    solver = Solver()
+    assert solver.open(Session(1, image, 10.0, device)).error is None
+    outcome = solver.run(Job(1, 1, 10.0, SeedDelta(None, chosen), options))
+    assert outcome.error is None, outcome.error
+    mask = np.zeros(image.shape[:2], bool)
+    outcome.update.apply(mask)
+    expected = graphcut.segment(image, chosen, **options.segment_kwargs(10.0), device=device)
+    if case == "two objects":
+        np.testing.assert_array_equal(outcome.labels, expected)
+        np.testing.assert_array_equal(mask, expected != 0)
+    else:
+        assert outcome.labels is None
+        np.testing.assert_array_equal(mask, expected)
+    if options.has_region:
+        from graphcut.segmentation import allowed_region
+        assert not mask[~allowed_region(mask.shape, box=options.box, lasso=options.lasso)].any()
