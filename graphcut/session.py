@@ -125,6 +125,15 @@ class Segmenter:
             return device_name()
         return CPU_DEVICE_NAME
 
+    @property
+    def device_seeds(self):
+        """The seeds of the last :meth:`update` (uint8 (H, W)) on the solver's device: a CuPy
+        array on the GPU (kept there between updates), else NumPy. Read-only by convention;
+        None before the first update."""
+        if self.backend == "cuda" and self._seeds_device is not None:
+            return self._seeds_device
+        return self._seeds
+
     def set_lam(self, lam) -> None:
         """Use another smoothness weight from the next :meth:`update` on. The image's weights,
         the colour model and the seeds are kept; the solver starts over (the n-links change)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphcut.seeds import FOREGROUND, object_labels
-from graphcut.segmentation import allowed_region, clean_labels
+from graphcut.segmentation import allowed_region, clean_labels, clean_mask
 
 # The app's clean-up when it is on (Segment > Clean up): keep the object parts connected to
 # its seeds (or the box's centre), fill holes smaller than this many pixels.
@@ -82,10 +82,14 @@ APP_DEFAULTS = SegmentOptions().with_cleanup(True)
 def clean_up(output, seeds, options: SegmentOptions):
     """``graphcut.segment``'s clean-up (``options.keep``, ``options.fill_holes``) applied to
     the result ``output`` of a segmentation with ``keep="all", fill_holes=0`` and the same
-    seeds, box and lasso: a bool mask (one object) or a label image (several). Host NumPy."""
+    seeds, box and lasso: a bool mask (one object) or a label image (several). A mask without
+    box or lasso is cleaned on its own device (``seeds`` on the same one); the rest on the
+    host (NumPy)."""
     if not options.cleans_up:
         return output
-    seeds = np.asarray(seeds)
+    if output.dtype == bool and not options.has_region:
+        return clean_mask(output, seeds, keep=options.keep, fill_holes_area=options.fill_holes)
+    output, seeds = _host(output), _host(seeds)
     region = allowed_region(seeds.shape, box=options.box, lasso=options.lasso)
     single = np.asarray(output).dtype == bool
     labels = np.asarray(output).astype(np.uint8)  # a mask: object 1
@@ -93,3 +97,7 @@ def clean_up(output, seeds, options: SegmentOptions):
                            keep=options.keep, fill_holes_area=options.fill_holes,
                            outside=None if region is None else ~region)
     return cleaned == FOREGROUND if single else cleaned
+
+
+def _host(array):
+    return array.get() if hasattr(array, "get") else np.asarray(array)

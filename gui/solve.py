@@ -281,9 +281,12 @@ class Solver:
                                             cancel=cancel)
         else:
             output = self._segmenter.update(seeds, region=region, cancel=cancel,
-                                            device_mask=not options.cleans_up)
+                                            device_mask=True)
+            if options.cleans_up:  # on the segmenter's device, with the seeds it holds there
+                output = clean_up(output, self._segmenter.device_seeds, options)
+                options = SegmentOptions()  # done
         if options.cleans_up:
-            output = clean_up(_host(output), seeds, options)
+            output = clean_up(output, seeds, options)
         if output.dtype == bool:
             return _on_device_of(output, self._segmenter), None
         return _on_device_of(output != 0, self._segmenter), output

@@ -27,13 +27,17 @@ with plain NumPy ones (the model does not cover that file).
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import re
+import sys
 import types
 from pathlib import Path
 
 import numpy as np
 
 CU_FILE = Path(__file__).resolve().parent.parent / "solver" / "cuda" / "grid_kernels.cu"
+MASK_FILE = "mask_kernels.cu"
 
 
 def _defines() -> dict:
@@ -153,6 +157,37 @@ def fake_cupy(free_bytes: int = 8 * 2**30) -> types.ModuleType:
     return cp
 
 
+@contextlib.contextmanager
+def cuda_modules_on_model():
+    """``graphcut.solver.cuda`` imported afresh against the CuPy stand-in, with
+    :data:`TRANSFERS` in place of transfer.py's functions. Yields ``importlib.import_module``
+    for its modules (patch their ``kernel`` with :func:`model_kernel`); afterwards the real
+    modules (or their absence) are restored."""
+    import graphcut.solver as solver_package
+
+    def ours(name):
+        return name == "cupy" or name.startswith("cupy.") or \
+            name.startswith("graphcut.solver.cuda")
+
+    saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
+    had_cuda = "cuda" in vars(solver_package)
+    old_cuda = vars(solver_package).get("cuda")
+    install_fake_cupy(sys.modules)
+    try:
+        transfer = importlib.import_module("graphcut.solver.cuda.transfer")
+        for name, function in TRANSFERS.items():
+            setattr(transfer, name, function)   # before grid and grid3d import them
+        yield importlib.import_module
+    finally:
+        for name in [name for name in sys.modules if ours(name)]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+        if had_cuda:
+            solver_package.cuda = old_cuda
+        elif "cuda" in vars(solver_package):
+            del solver_package.cuda
+
+
 def install_fake_cupy(modules: dict) -> None:
     """Put the stand-in into ``modules`` (``sys.modules``) as ``cupy`` and ``cupy.cuda``."""
     cp = fake_cupy()
@@ -212,12 +247,18 @@ TRANSFERS = {"upload_grid": upload_grid, "fold_terminals": fold_terminals,
 # ---- kernel models ------------------------------------------------------------------------------
 
 def model_kernel(filename: str, name: str):
-    """The model of kernel ``name`` of ``filename`` (only grid_kernels.cu is modelled)."""
-    assert filename == CU_FILE.name, filename
-    ndim = 3 if name.endswith("_3d") else 2
-    base = name[:-3] if ndim == 3 else name
-    model = {"push_relabel": _push_relabel, "bfs_init": _bfs_init, "bfs_tile": _bfs_tile,
-             "count_active": _count_active}[base]
+    """The model of kernel ``name`` of ``filename`` (grid_kernels.cu, and mask_kernels.cu's
+    flood fill and counting kernels)."""
+    if filename == MASK_FILE:
+        model = {"flood_init": _flood_init, "flood_result": _flood_result,
+                 "set_true": _set_true, "count_true": _count_true}[name]
+        ndim = None
+    else:
+        assert filename == CU_FILE.name, filename
+        ndim = 3 if name.endswith("_3d") else 2
+        base = name[:-3] if ndim == 3 else name
+        model = {"push_relabel": _push_relabel, "bfs_init": _bfs_init, "bfs_tile": _bfs_tile,
+                 "count_active": _count_active}[base]
 
     def launch(grid, block, args):
         def run():
@@ -399,3 +440,41 @@ def _count_active(ndim, grid, block, args):
     per_tile = np.bincount(geo.tile_of, weights=active, minlength=tile_flag.size)
     tile_flag[:] = per_tile > 0
     count[0] += int(active.sum())
+
+
+# ---- mask_kernels.cu: the clean-up's flood fills (grid-stride kernels, whole arrays at once) ----
+
+def _flood_init(_, grid, block, args):
+    h, w, inf, mask, invert, seeds, start_label, border_starts, arcs, height = args
+    h, w, inf = int(h), int(w), int(inf)
+    region = np.asarray(mask).reshape(h, w) != bool(int(invert))
+    bits = np.zeros((h, w), dtype=np.uint8)
+    bits[:, :-1] |= np.where(region[:, :-1] & region[:, 1:], 1, 0).astype(np.uint8)
+    bits[:, 1:] |= np.where(region[:, 1:] & region[:, :-1], 2, 0).astype(np.uint8)
+    bits[:-1, :] |= np.where(region[:-1, :] & region[1:, :], 4, 0).astype(np.uint8)
+    bits[1:, :] |= np.where(region[1:, :] & region[:-1, :], 8, 0).astype(np.uint8)
+    border = np.zeros((h, w), dtype=bool)
+    border[0, :] = border[-1, :] = border[:, 0] = border[:, -1] = True
+    start = region & ((np.asarray(seeds).reshape(h, w) == int(start_label))
+                      | (bool(int(border_starts)) & border))
+    _flat(arcs)[:] = bits.ravel()
+    _flat(height)[:] = np.where(start, 1, inf).ravel()
+
+
+def _flood_result(_, grid, block, args):
+    n, inf, height, mask, invert, unreached, out, count = args
+    region = _flat(mask) != bool(int(invert))
+    reached = _flat(height) < int(inf)
+    value = region & (reached != bool(int(unreached)))
+    _flat(out)[:] = value
+    _flat(count)[0] += int(value.sum())
+
+
+def _set_true(_, grid, block, args):
+    n, indices, mask = args
+    _flat(mask)[_flat(indices)[:int(n)]] = True
+
+
+def _count_true(_, grid, block, args):
+    n, mask, count = args
+    _flat(count)[0] += int(np.count_nonzero(_flat(mask)[:int(n)]))

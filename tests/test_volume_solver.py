@@ -87,32 +87,11 @@ def model_grid(monkeypatch):
     """graphcut.solver.cuda.grid imported against the CuPy stand-in, its kernels the model's.
 
     Yields the module; afterwards the real modules (or their absence) are restored."""
-    import graphcut.solver as solver_package
-
-    def ours(name):
-        return name == "cupy" or name.startswith("cupy.") or \
-            name.startswith("graphcut.solver.cuda")
-
-    saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
-    had_cuda = "cuda" in vars(solver_package)
-    old_cuda = vars(solver_package).get("cuda")
-    gpu_model.install_fake_cupy(sys.modules)
-    try:
-        transfer = importlib.import_module("graphcut.solver.cuda.transfer")
-        for name, function in gpu_model.TRANSFERS.items():
-            setattr(transfer, name, function)   # before grid and grid3d import them
-        grid = importlib.import_module("graphcut.solver.cuda.grid")
+    with gpu_model.cuda_modules_on_model() as load:
+        grid = load("graphcut.solver.cuda.grid")
         monkeypatch.setattr(grid, "kernel", gpu_model.model_kernel)
         grid.release_cached_state()
         yield grid
-    finally:
-        for name in [name for name in sys.modules if ours(name)]:
-            del sys.modules[name]
-        sys.modules.update(saved)
-        if had_cuda:
-            solver_package.cuda = old_cuda
-        elif "cuda" in vars(solver_package):
-            del solver_package.cuda
 
 
 def assert_model_matches_cpu(grid, network, schedule=None):

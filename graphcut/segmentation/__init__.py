@@ -1,7 +1,7 @@
 """Segmentation: colour energies, boxes and lassos, GrabCut iterations, several objects,
 clean-up. ``segment`` is the front door; the parts are importable for finer control."""
 
-from ._cleanup import KEEP_CHOICES, clean_labels, fill_holes, keep_connected
+from ._cleanup import KEEP_CHOICES, clean_labels, clean_mask, fill_holes, keep_connected
 from ._energy import BinaryProblem, LabelProblem, binary_problem, cut_capacity, label_problem
 from ._files import read_request
 from ._grabcut import DEFAULT_TOL, Iterated, iterate_binary, iterate_labels
@@ -15,7 +15,7 @@ from ._settings import (SETTING_KEYS, check_settings, load_for_seeds, read_setti
 __all__ = [
     "BinaryProblem", "DEFAULT_ITERATIONS", "DEFAULT_LAMS", "DEFAULT_SEED_SHARES", "DEFAULT_TOL",
     "Iterated", "KEEP_CHOICES", "LabelProblem", "MODEL_CHOICES", "SETTING_KEYS",
-    "allowed_region", "binary_problem", "box_mask", "check_settings", "clean_labels",
+    "allowed_region", "binary_problem", "box_mask", "check_settings", "clean_labels", "clean_mask",
     "cut_capacity", "fill_holes", "is_mask", "iterate_binary", "iterate_labels",
     "keep_connected", "label_overlay", "label_problem", "lasso_mask", "load_for_seeds",
     "read_request", "read_settings", "segment", "settings_path", "write_result", "write_result_overlay",

@@ -3,7 +3,9 @@
 Connectivity is the graph's: 4-neighbours. Both steps work on host NumPy arrays with
 :func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
 its label is always kept, and a hole holding a background seed (or a pixel outside the box or
-lasso) is never filled.
+lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
+when the mask is a CuPy array (flood fills, ``graphcut.solver.cuda.flood``; only the pixels of
+enclosed holes come to the host, to be measured).
 """
 
 from __future__ import annotations
@@ -53,6 +55,81 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     if protected is not None:
         fillable[np.unique(holes[np.asarray(protected, dtype=bool)])] = False
     return mask | fillable[holes]
+
+
+def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
+    """One object's clean-up without a box or lasso: ``clean_labels`` of the mask (object
+    label 1) with the same seeds, as a bool mask, on the arrays' device.
+
+    Args:
+        mask: bool (H, W) result, NumPy or CuPy.
+        seeds: uint8 (H, W) seeds of that result (1 object, 2 background), on the same device.
+        keep: "connected" (the parts touching an object seed; the largest part when none
+            does) or "all".
+        fill_holes_area: holes of fewer pixels than this, free of background seeds and not
+            open to the border, join the object (0: none).
+    """
+    from graphcut.seeds import BACKGROUND, FOREGROUND
+
+    if keep not in KEEP_CHOICES:
+        raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")
+    on_gpu = hasattr(mask, "get")  # a CuPy array
+    if not on_gpu or mask.ndim != 2:
+        labels = clean_labels(np.asarray(_host(mask)).astype(np.uint8), [FOREGROUND],
+                              _host(seeds), keep=keep, fill_holes_area=fill_holes_area)
+        cleaned = labels == FOREGROUND
+        return _like(mask, cleaned) if on_gpu else cleaned
+    from graphcut.solver.cuda import flood
+    from graphcut.solver.cuda.masks import count_true
+    if keep == "connected":
+        kept, count = flood.parts_touching_seeds(mask, seeds, FOREGROUND)
+        if count == 0 and count_true(mask):  # no seed in the object: its largest part (host)
+            kept = _like(mask, keep_connected(mask.get(), np.zeros(mask.shape, bool)))
+        mask = kept
+    else:
+        mask = mask.copy()
+    if fill_holes_area > 0:
+        holes, count = flood.enclosed_holes(mask, seeds, BACKGROUND)
+        if count:
+            flood.set_true(mask, small_parts(holes.get(), fill_holes_area))
+    return mask
+
+
+def small_parts(pixels, max_area: int) -> np.ndarray:
+    """Flat indices of the pixels of bool (H, W) ``pixels`` whose 4-connected part has fewer
+    than ``max_area`` pixels. Works on the set pixels only (a sparse graph of their
+    neighbour pairs), so its cost follows their number, not the image's."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    pixels = np.asarray(pixels, dtype=bool)
+    w = pixels.shape[1]
+    flat = pixels.ravel()
+    index = np.flatnonzero(flat)
+    if index.size == 0:
+        return index
+    pairs = []
+    for step, valid in ((1, index % w != w - 1), (w, index + w < flat.size)):
+        neighbour = index[valid] + step
+        linked = flat[neighbour]
+        pairs.append((np.flatnonzero(valid)[linked], np.searchsorted(index, neighbour[linked])))
+    rows = np.concatenate([a for a, _ in pairs])
+    cols = np.concatenate([b for _, b in pairs])
+    graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)),
+                       shape=(index.size, index.size))
+    _, part = connected_components(graph, directed=False)
+    sizes = np.bincount(part)
+    return index[sizes[part] < max_area]
+
+
+def _host(array):
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def _like(reference, host_array):
+    """``host_array`` on the GPU, as CuPy ``reference`` is."""
+    import cupy
+    return cupy.asarray(host_array)
 
 
 def region_core(region) -> np.ndarray:

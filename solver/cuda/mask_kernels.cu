@@ -1,7 +1,9 @@
 // The app's mask updates on the GPU (gui/sharing.py, MaskUpdate.between): the bounding
 // rectangle of the pixels that changed between two masks, and one rectangle of a mask as packed
 // bits (NumPy's packbits of the rectangle: row-major, 8 pixels per byte, first pixel in the
-// high bit, the last byte padded with zeros). Shipped precompiled (solver/cuda/_variants.py).
+// high bit, the last byte padded with zeros). And the flood fills of the clean-up
+// (solver/cuda/flood.py): the region's 4-neighbour arcs and start pixels for grid_kernels.cu's
+// tile BFS, and the pixels it reached. Shipped precompiled (solver/cuda/_variants.py).
 //
 // Grid-stride loops with MASK_THREADS threads per block.
 
@@ -72,5 +74,64 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) count_true(
     }
     if ((threadIdx.x & 31) == 0 && found) {
         atomicAdd(count, found);
+    }
+}
+
+// Flood fill, step 1: the region is the pixels where mask[p] != invert. arcs[p] gets bit k when
+// p and its neighbour in direction k (0 right, 1 left, 2 down, 3 up: grid_kernels.cu's BFS
+// order) are both in the region; height[p] = 1 for the region's start pixels (seeds[p] ==
+// start_label, or any pixel on the image border when border_starts), inf for every other pixel.
+extern "C" __global__ void __launch_bounds__(MASK_THREADS) flood_init(
+    const int h, const int w, const int inf, const bool* __restrict__ mask, const int invert,
+    const unsigned char* __restrict__ seeds, const int start_label, const int border_starts,
+    unsigned char* __restrict__ arcs, int* __restrict__ height)
+{
+    const bool outside_value = invert != 0;  // mask value of the pixels outside the region
+    GRID_STRIDE_LOOP(p, (long long)h * w) {
+        const int y = (int)(p / w), x = (int)(p % w);
+        const bool in = mask[p] != outside_value;
+        unsigned bits = 0;
+        if (in) {
+            if (x + 1 < w && mask[p + 1] != outside_value) bits |= 1u;
+            if (x > 0 && mask[p - 1] != outside_value) bits |= 2u;
+            if (y + 1 < h && mask[p + w] != outside_value) bits |= 4u;
+            if (y > 0 && mask[p - w] != outside_value) bits |= 8u;
+        }
+        arcs[p] = (unsigned char)bits;
+        const bool border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+        const bool start = in && ((int)seeds[p] == start_label || (border_starts && border));
+        height[p] = start ? 1 : inf;
+    }
+}
+
+// Flood fill, step 2: out[p] = p is in the region (mask[p] != invert) and the flood reached it
+// (height < inf), or, with unreached, did not reach it; *count += the true pixels of out.
+extern "C" __global__ void __launch_bounds__(MASK_THREADS) flood_result(
+    const long long n, const int inf, const int* __restrict__ height,
+    const bool* __restrict__ mask, const int invert, const int unreached,
+    bool* __restrict__ out, unsigned long long* __restrict__ count)
+{
+    unsigned long long found = 0;
+    GRID_STRIDE_LOOP(p, n) {
+        const bool in = mask[p] != (invert != 0);
+        const bool reached = height[p] < inf;
+        const bool value = in && (reached != (unreached != 0));
+        out[p] = value;
+        found += value ? 1 : 0;
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        found += __shfl_down_sync(0xffffffffu, found, offset);
+    }
+    if ((threadIdx.x & 31) == 0 && found) {
+        atomicAdd(count, found);
+    }
+}
+
+// mask[indices[i]] = true for the n given flat indices.
+extern "C" __global__ void __launch_bounds__(MASK_THREADS) set_true(
+    const long long n, const long long* __restrict__ indices, bool* __restrict__ mask)
+{
+    GRID_STRIDE_LOOP(i, n) {
+        mask[indices[i]] = true;
     }
 }

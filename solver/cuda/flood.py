@@ -1,0 +1,111 @@
+"""Flood fills of bool masks on the GPU, for the clean-up of a segmentation
+(:func:`graphcut.segmentation.clean_mask`): the object parts connected to a seed, and the
+holes that are neither open to the image border nor hold a background seed.
+
+A flood is an exact breadth-first search over the 4-connected pixels of a region: one launch
+of ``mask_kernels.cu``'s ``flood_init`` gives the region's arcs and start pixels, then the
+solver's tile BFS (``grid_kernels.cu``'s ``bfs_tile``, the same passes as a global relabel) runs
+until no tile changes, and ``flood_result`` keeps the pixels reached (or those left). Every
+kernel is shipped precompiled; nothing is compiled at run time.
+
+Masks are C-contiguous (H, W) bool CuPy arrays, seeds (H, W) uint8 CuPy arrays (0 none,
+1 object, 2 background).
+"""
+
+from __future__ import annotations
+
+import cupy
+import numpy as np
+
+from . import transfer
+from ._loader import kernel
+
+MASK_SOURCE = "mask_kernels.cu"
+GRID_SOURCE = "grid_kernels.cu"
+THREADS = 256          # MASK_THREADS in mask_kernels.cu
+MAX_BLOCKS = 8192
+BFS_TILE = 32          # BFS_TILE_2D_X / _Y in grid_kernels.cu
+PASSES_PER_CHECK = 4   # BFS tile passes between two reads of the change flag
+
+
+def _grid(n: int) -> tuple[int]:
+    return (max(1, min(-(-int(n) // THREADS), MAX_BLOCKS)),)
+
+
+def _checked(mask, seeds) -> tuple[cupy.ndarray, cupy.ndarray]:
+    if mask.dtype != cupy.bool_ or mask.ndim != 2 or not mask.flags.c_contiguous:
+        raise TypeError(f"expected a C-contiguous 2-D bool mask, got {mask.dtype} "
+                        f"{tuple(mask.shape)}")
+    if seeds.dtype != cupy.uint8 or seeds.shape != mask.shape or not seeds.flags.c_contiguous:
+        raise TypeError(f"expected C-contiguous uint8 seeds of shape {tuple(mask.shape)}, got "
+                        f"{seeds.dtype} {tuple(seeds.shape)}")
+    return mask, seeds
+
+
+def _tile_bfs(arcs: cupy.ndarray, height: cupy.ndarray, inf: int) -> None:
+    """Exact BFS distances from the pixels of height 1 along ``arcs`` (in place)."""
+    h, w = height.shape
+    tiles = (-(-w // BFS_TILE), -(-h // BFS_TILE))
+    dirty = cupy.empty(tiles[::-1], dtype=cupy.int32)
+    transfer.fill_int32(dirty, 1)
+    spare = cupy.zeros(tiles[::-1], dtype=cupy.int32)
+    changed = cupy.zeros(1, dtype=cupy.int32)
+    bfs = kernel(GRID_SOURCE, "bfs_tile")
+    args = (np.int32(w), np.int32(h), np.int32(inf), arcs, height)
+    while True:
+        changed.fill(0)
+        for _ in range(PASSES_PER_CHECK):
+            # a pass reads one flag array and flags the next pass's tiles in the other
+            bfs(tiles, (BFS_TILE, BFS_TILE), (*args, dirty, spare, changed))
+            dirty, spare = spare, dirty
+        if int(changed.get()[0]) == 0:
+            return
+
+
+def _flood(mask, seeds, start_label: int, *, invert: bool, border_starts: bool,
+           unreached: bool) -> tuple[cupy.ndarray, int]:
+    """(pixels of the region ``mask != invert`` reached by a flood from its start pixels, or
+    with ``unreached`` those it did not reach; their number)."""
+    mask, seeds = _checked(mask, seeds)
+    h, w = mask.shape
+    n = h * w
+    out = cupy.empty((h, w), dtype=cupy.bool_)
+    count = cupy.zeros(1, dtype=cupy.uint64)
+    if n == 0:
+        return out, 0
+    inf = n + 2
+    arcs = cupy.empty((h, w), dtype=cupy.uint8)
+    height = cupy.empty((h, w), dtype=cupy.int32)
+    kernel(MASK_SOURCE, "flood_init")(
+        _grid(n), (THREADS,),
+        (np.int32(h), np.int32(w), np.int32(inf), mask, np.int32(invert), seeds,
+         np.int32(start_label), np.int32(border_starts), arcs, height))
+    _tile_bfs(arcs, height, inf)
+    kernel(MASK_SOURCE, "flood_result")(
+        _grid(n), (THREADS,),
+        (np.int64(n), np.int32(inf), height, mask, np.int32(invert), np.int32(unreached), out,
+         count))
+    return out, int(count.get()[0])
+
+
+def parts_touching_seeds(mask, seeds, label: int) -> tuple[cupy.ndarray, int]:
+    """(the pixels of ``mask`` 4-connected within it to a seed of ``label``; how many)."""
+    return _flood(mask, seeds, label, invert=False, border_starts=False, unreached=False)
+
+
+def enclosed_holes(mask, seeds, label: int) -> tuple[cupy.ndarray, int]:
+    """(the pixels outside ``mask`` whose 4-connected part of ``~mask`` neither touches the
+    image border nor holds a seed of ``label``; how many)."""
+    return _flood(mask, seeds, label, invert=True, border_starts=True, unreached=True)
+
+
+def set_true(mask, flat_indices) -> None:
+    """``mask.ravel()[flat_indices] = True`` in place (``flat_indices``: host integers)."""
+    indices = np.ascontiguousarray(flat_indices, dtype=np.int64)
+    if indices.size:
+        indices = cupy.asarray(indices)
+        kernel(MASK_SOURCE, "set_true")(_grid(indices.size), (THREADS,),
+                                        (np.int64(indices.size), indices, mask))
+
+
+__all__ = ["enclosed_holes", "parts_touching_seeds", "set_true"]

@@ -1,0 +1,117 @@
+"""``clean_mask``: one object's clean-up on the host and on the GPU (flood fills), against the
+label clean-up (scipy.ndimage) it must equal. The GPU path runs here on the kernel model
+(tests/gpu_model.py) and, where there is a GPU, on the device."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+import gpu_model
+from graphcut.segmentation import clean_labels, clean_mask
+from graphcut.segmentation._cleanup import small_parts
+from graphcut.seeds import BACKGROUND, FOREGROUND
+
+FOUR = ndimage.generate_binary_structure(2, 1)
+
+
+def random_case(rng, shape, density=0.55):
+    """A blobby random mask with holes and islands, and seeds that respect it (object seeds
+    inside, background seeds outside)."""
+    noise = ndimage.gaussian_filter(rng.random(shape), sigma=rng.uniform(0.6, 2.0))
+    mask = noise > np.quantile(noise, 1 - density)
+    seeds = np.zeros(shape, np.uint8)
+    inside, outside = np.flatnonzero(mask), np.flatnonzero(~mask)
+    for pixels, label in ((inside, FOREGROUND), (outside, BACKGROUND)):
+        if pixels.size:
+            chosen = rng.choice(pixels, size=min(pixels.size, int(rng.integers(1, 6))),
+                                replace=False)
+            seeds.flat[chosen] = label
+    return mask, seeds
+
+
+def expected(mask, seeds, keep, area):
+    labels = clean_labels(mask.astype(np.uint8), [FOREGROUND], seeds, keep=keep,
+                          fill_holes_area=area)
+    return labels == FOREGROUND
+
+
+CASES = [((1, 1), 0), ((1, 17), 1), ((23, 1), 2), ((37, 53), 3), ((64, 64), 4), ((70, 33), 5),
+         ((96, 130), 6)]
+
+
+def test_small_parts_matches_ndimage():
+    rng = np.random.default_rng(0)
+    for shape, _ in CASES:
+        pixels = rng.random(shape) < 0.45
+        parts, count = ndimage.label(pixels, structure=FOUR)
+        sizes = np.bincount(parts.ravel(), minlength=count + 1)
+        for area in (1, 2, 5, 40):
+            small = np.zeros(pixels.size, bool)
+            small[small_parts(pixels, area)] = True
+            want = pixels & (sizes[parts] < area)
+            np.testing.assert_array_equal(small.reshape(shape), want)
+
+
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_on_the_host_equals_the_label_clean_up(keep):
+    rng = np.random.default_rng(1)
+    for shape, _ in CASES:
+        mask, seeds = random_case(rng, shape)
+        for area in (0, 3, 50):
+            got = clean_mask(mask, seeds, keep=keep, fill_holes_area=area)
+            np.testing.assert_array_equal(got, expected(mask, seeds, keep, area))
+
+
+@pytest.fixture
+def model_flood(monkeypatch):
+    """graphcut.solver.cuda on the CuPy stand-in, with the flood's and the masks' kernels
+    run by the model."""
+    with gpu_model.cuda_modules_on_model() as load:
+        flood, masks = load("graphcut.solver.cuda.flood"), load("graphcut.solver.cuda.masks")
+        monkeypatch.setattr(flood, "kernel", gpu_model.model_kernel)
+        monkeypatch.setattr(masks, "kernel", gpu_model.model_kernel)
+        import cupy  # the stand-in
+        yield cupy
+
+
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_gpu_path_on_the_kernel_model(model_flood, keep):
+    cupy = model_flood
+    rng = np.random.default_rng(2)
+    for shape, _ in CASES:
+        mask, seeds = random_case(rng, shape)
+        for area in (0, 4, 1000):
+            got = clean_mask(cupy.asarray(mask), cupy.asarray(seeds), keep=keep,
+                             fill_holes_area=area)
+            assert type(got) is cupy.ndarray  # stayed on the (stand-in) device
+            np.testing.assert_array_equal(np.asarray(got), expected(mask, seeds, keep, area))
+
+
+def test_clean_mask_gpu_path_without_a_seed_in_the_object(model_flood):
+    """No object seed inside the mask: the largest part is kept, as on the host."""
+    cupy = model_flood
+    mask = np.zeros((20, 30), bool)
+    mask[2:5, 2:5] = mask[10:18, 10:25] = True
+    seeds = np.zeros(mask.shape, np.uint8)
+    seeds[0, 0] = BACKGROUND
+    got = clean_mask(cupy.asarray(mask), cupy.asarray(seeds), keep="connected")
+    np.testing.assert_array_equal(np.asarray(got), expected(mask, seeds, "connected", 0))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_on_the_gpu(keep):
+    cupy = pytest.importorskip("cupy")
+    from graphcut.solver import cuda_status
+    if not cuda_status()[0]:
+        pytest.skip("no GPU")
+    rng = np.random.default_rng(3)
+    for shape, _ in CASES + [((517, 389), 7), ((1000, 1500), 8)]:
+        mask, seeds = random_case(rng, shape)
+        for area in (0, 4, 100, 10**6):
+            got = clean_mask(cupy.asarray(mask), cupy.asarray(seeds), keep=keep,
+                             fill_holes_area=area)
+            assert isinstance(got, cupy.ndarray)
+            np.testing.assert_array_equal(got.get(), expected(mask, seeds, keep, area))
