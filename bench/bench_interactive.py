@@ -8,7 +8,10 @@ the colour model) is replayed through three layers:
 1. session: ``graphcut.Segmenter.update`` in this process, per stroke: its energy part (colour
    model and capacities) and solve part; next to it the same network solved from scratch
    (GPU: ``grid_min_cut``; CPU: PyMaxflow's ``maxflow()`` alone, graph built beforehand),
-   which says how much of the previous preflow the incremental re-solve keeps.
+   which says how much of the previous preflow the incremental re-solve keeps; then three
+   lambda changes (``set_lam`` and the update after it: on the GPU the flow is kept,
+   ``GridState.change_nlinks``, and the line says so per change; on the CPU PyMaxflow's graph
+   starts over), against the same network from scratch.
 2. pipeline: the app's own segmentation controller and solver processes (``gui/controller.py``;
    image in shared memory, seeds and masks as rectangles), without Qt: per stroke the time from
    the edit to the exact mask in this process, split into the solver's energy / solve / mask
@@ -162,7 +165,36 @@ def bench_session(image, seeds, strokes, device):
         rows.append({"update": total, "energy": stats["seconds"]["energy"],
                      "solve": stats["seconds"]["solve"], "maxflow": maxflow,
                      "fresh_solve": fresh_solve})
-    return build, rows
+    return build, rows, bench_lam_changes(session, image, canvas.labels, device)
+
+
+def bench_lam_changes(session, image, labels, device):
+    """lam doubled, quartered, then back: per change, set_lam and the update after it (same
+    seeds), what the solver did with its flow, and the same network from scratch."""
+    sync = sync_device(device)
+    rows = []
+    base = session.lam
+    for lam in (base * 2, base / 2, base):
+        sync()
+        started = time.perf_counter()
+        session.set_lam(lam)
+        sync()
+        changed = time.perf_counter()
+        mask = session.update(labels, region=(slice(0, 0), slice(0, 0)))
+        sync()
+        done = time.perf_counter()
+        stats = session.last_result.stats
+        inputs = (image, labels) if device == "cpu" else _to_gpu(image, labels)
+        fresh = min_cut(graphcut.build_network(*inputs, lam=lam), device=device)
+        fresh_mask = fresh.source_side.get() if device == "cuda" else fresh.source_side
+        assert fresh.flow == session.last_result.flow and np.array_equal(fresh_mask, mask), \
+            "the re-solve after a lam change differs from a fresh solve"
+        rows.append({"total": done - started, "set_lam": changed - started,
+                     "energy": stats["seconds"]["energy"], "solve": stats["seconds"]["solve"],
+                     "fresh_solve": fresh.stats["seconds"]["solve"],
+                     # GPU: "kept" (change_nlinks) or "restarted"; CPU: PyMaxflow starts over
+                     "flow": stats.get("nlink_change") or "restarted"})
+    return rows
 
 
 def _to_gpu(*arrays):
@@ -404,7 +436,7 @@ def report(shape, session, pipeline, window, device) -> str:
     h, w = shape
     label = f"{h * w / 1e6:.1f} MP ({h}x{w})"
     if session is not None:
-        build, rows = session
+        build, rows, lam_rows = session
         lines.append(f"session ({device}) {label}: build {build:.2f} s; Segmenter.update "
                      f"median / max {ms(median_max([r['update'] for r in rows]))} ms, energy "
                      f"{ms(median_max([r['energy'] for r in rows]))} ms, solve "
@@ -413,6 +445,14 @@ def report(shape, session, pipeline, window, device) -> str:
                      f"from scratch: max-flow {ms(median_max([r['fresh_solve'] for r in rows]))}"
                      f" ms (incremental / scratch = "
                      f"{statistics.median(r['maxflow'] / r['fresh_solve'] for r in rows):.2f})")
+        lines.append(f"lambda change ({device}) {label}: set_lam + update median / max "
+                     f"{ms(median_max([r['total'] for r in lam_rows]))} ms (set_lam "
+                     f"{ms(median_max([r['set_lam'] for r in lam_rows]))} ms, energy "
+                     f"{ms(median_max([r['energy'] for r in lam_rows]))} ms, solve "
+                     f"{ms(median_max([r['solve'] for r in lam_rows]))} ms); the solver's flow: "
+                     f"{', '.join(r['flow'] for r in lam_rows)}; the same network from "
+                     f"scratch: max-flow "
+                     f"{ms(median_max([r['fresh_solve'] for r in lam_rows]))} ms")
     if pipeline is not None:
         rows = pipeline["rows"]
         col = {k: median_max([r[k] for r in rows]) for k in rows[0] if k != "incremental"}

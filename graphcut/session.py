@@ -10,9 +10,10 @@ costs little besides the max-flow itself:
   and one lookup per pixel turns them into terminal capacities (one kernel on the GPU);
 - solve: on the GPU the push-relabel state (residuals, excess, heights) stays in GPU memory,
   the new t-links are applied with the Kohli-Torr reparameterisation and phase I resumes from
-  the previous preflow (``GridState.change_terminals``); on the CPU PyMaxflow's graph and its
-  flow are kept, the t-link changes are added to the pixels whose capacities changed, and its
-  search trees are reused when few changed (``reuse_trees``).
+  the previous preflow (``GridState.change_terminals``; a new lam likewise keeps the flow,
+  ``GridState.change_nlinks``); on the CPU PyMaxflow's graph and its flow are kept, the t-link
+  changes are added to the pixels whose capacities changed, and its search trees are reused
+  when few changed (``reuse_trees``).
 
 Either way the mask and the flow value equal those of a fresh :func:`graphcut.segment` with the
 same seeds and options (the tests check this on long random edit sequences).
@@ -52,7 +53,7 @@ class Segmenter:
             A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
             as an (H, W, C) colour image).
         lam: smoothness weight; change it later with :meth:`set_lam` (the image's weights are
-            kept, only the solver restarts).
+            kept; on the GPU the solver's flow too, on the CPU its graph restarts).
         sigma, bins, channel_axis, scale, spacing: energy options, as for
             :func:`graphcut.segment`; fixed for the session.
         device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
@@ -136,7 +137,11 @@ class Segmenter:
 
     def set_lam(self, lam) -> None:
         """Use another smoothness weight from the next :meth:`update` on. The image's weights,
-        the colour model and the seeds are kept; the solver starts over (the n-links change)."""
+        the colour model and the seeds are kept. On the GPU the solver keeps its flow too: the
+        new n-link capacities are applied to the kept preflow with the Kohli-Torr
+        reparameterisation (``GridState.change_nlinks``), and the next update resumes from it
+        like a stroke does. On the CPU PyMaxflow's graph starts over (it cannot lower an arc's
+        capacity while keeping its flow)."""
         lam = float(lam)
         if not (math.isfinite(lam) and lam >= 0.0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam}")
@@ -429,14 +434,21 @@ class _GridSolverGPU:
         zero = cupy.zeros(shape, dtype=cupy.int32)
         self.state = GridState.from_network(GridNetwork.from_checked(zero, zero, nlinks[::-1]))
         self.solved = False  # False: terminals not yet set since the n-links were loaded
+        self.nlink_change = None  # how the last set_nlinks went, reported by the next solve
 
     def set_nlinks(self, nlinks) -> None:
+        """New n-link capacities (a new lam). Once terminals are set, the flow is kept as far
+        as the new capacities allow (``GridState.change_nlinks``, one kernel); the state
+        restarts from zero n-link flow only where a residual would leave int32."""
+        if self.solved:
+            kept = self.state.change_nlinks(nlinks[::-1])
+            self.nlink_change = "kept" if kept else "restarted"
+            return
         import cupy
 
         from .solver import GridNetwork
         zero = cupy.zeros(self.shape, dtype=cupy.int32)
         self.state.load(GridNetwork.from_checked(zero, zero, nlinks[::-1]))
-        self.solved = False
 
     def solve(self, source, sink, cancel):
         incremental = self.solved
@@ -445,12 +457,14 @@ class _GridSolverGPU:
         else:
             self.state.set_terminals(source, sink)
             self.solved = True
+        nlink_change, self.nlink_change = self.nlink_change, None
         # 4 push/relabel cycles per launch and a BFS flag check every 2 passes: the fastest of
         # 24 schedules for interactive re-solves at 4 MP on an H100 (bench/bench_schedule.py,
         # bench/RESULTS.md), also from scratch there; every schedule gives the same answer
         counters = self.state.solve(_interactive_schedule(), cancel=cancel)
         mask = self.state.source_side()
-        return self.state.true_flow(), mask, {"incremental": incremental, **counters}
+        return self.state.true_flow(), mask, {"incremental": incremental,
+                                              "nlink_change": nlink_change, **counters}
 
 
 __all__ = ["Segmenter"]

@@ -237,10 +237,30 @@ def reparameterize(state, source, sink) -> bool:
     return True
 
 
+def change_nlinks(state, old_links, new_links, restart=False) -> tuple[int, int]:
+    """grid_state.cu's change_nlinks through graphcut.solver.dynamic's functions (test_energy_
+    kernels.py checks that the kernel equals them). On overflow the state is left as it was
+    (the kernel leaves it half updated): either way the caller restarts it."""
+    from graphcut.solver.dynamic import reparameterize_nlinks, restart_nlinks
+    if restart:
+        update = restart_nlinks(new_links, state.source_capacity, state.sink_capacity, 0,
+                                state.residual.dtype)
+    else:
+        update = reparameterize_nlinks(state.residual, state.excess,
+                                       np.asarray(state.to_sink, np.int64),
+                                       state.source_capacity, state.sink_capacity, 0,
+                                       old_links, new_links)
+        if update is None:
+            return 0, 1
+    for name in ("residual", "excess", "to_sink", "source_capacity", "sink_capacity"):
+        getattr(state, name)[...] = getattr(update, name)
+    return update.reparameterization, 0
+
+
 TRANSFERS = {"upload_grid": upload_grid, "fold_terminals": fold_terminals,
              "sum_nonnegative": sum_nonnegative, "cut_side": cut_side, "to_host": to_host,
              "prepare_staging": lambda: None, "load_residuals": load_residuals,
-             "reparameterize": reparameterize,
+             "reparameterize": reparameterize, "change_nlinks": change_nlinks,
              "fill_int32": lambda array, value: array.fill(value)}
 
 

@@ -97,3 +97,40 @@ def source_side(residual: np.ndarray, to_sink: np.ndarray) -> np.ndarray:
     """Pixels that cannot reach t in the residual network."""
     _, h, w = residual.shape
     return _bfs_heights(residual, to_sink) > h * w
+
+
+def random_links(rng, shape, top: int, zero_share: float = 0.2):
+    """``(forward, backward)`` random int32 n-link capacities of a grid of ``shape`` (2-D or
+    3-D), with zeros and saturated (``top``) arcs."""
+    def draw(link_shape):
+        values = rng.integers(0, top + 1, size=link_shape)
+        kind = rng.random(link_shape)
+        return np.where(kind < zero_share, 0, np.where(kind < zero_share + 0.15, top, values)
+                        ).astype(np.int32)
+    shapes = [tuple(n - (a == axis) for a, n in enumerate(shape)) for axis in range(len(shape))]
+    return tuple(draw(s) for s in shapes), tuple(draw(s) for s in shapes)
+
+
+def random_state(rng, shape, links, top: int) -> dict:
+    """A random state in the GPU solver's layout for the n-links ``links``: every arc pair
+    carries a random net flow its capacities allow (residuals (2 * ndim, *shape) uint32, zero
+    off the grid), random terminal capacities in force, residuals to the sink and excesses
+    (small, so that cutting n-link flow often leaves a deficit). Conservation is not kept:
+    for comparing two implementations of an update, not for solving."""
+    ndim = len(shape)
+    forward, backward = links
+    residual = np.zeros((2 * ndim, *shape), dtype=np.uint32)
+    for axis in range(ndim):
+        ahead = 2 * (ndim - 1 - axis)
+        lower = tuple(slice(0, -1) if a == axis else slice(None) for a in range(ndim))
+        upper = tuple(slice(1, None) if a == axis else slice(None) for a in range(ndim))
+        cap, rev = forward[axis].astype(np.int64), backward[axis].astype(np.int64)
+        flow = rng.integers(-rev, cap + 1)
+        residual[ahead][lower] = cap - flow
+        residual[ahead + 1][upper] = rev + flow
+    sink_capacity = rng.integers(0, top + 1, size=shape)
+    return {"residual": residual,
+            "excess": rng.integers(0, max(2, top // 8), size=shape),
+            "to_sink": rng.integers(0, sink_capacity + 1).astype(np.int32),
+            "source_capacity": rng.integers(0, top + 1, size=shape),
+            "sink_capacity": sink_capacity}

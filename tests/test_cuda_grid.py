@@ -259,3 +259,66 @@ def test_segmenter_with_huge_lambda_matches_fresh_solves():
                                                    return_result=True)
         assert session.last_result.flow == expected.flow
         np.testing.assert_array_equal(mask, expected_mask)
+
+
+# ---- new n-link capacities (a new lam) on a kept state: GridState.change_nlinks ------------------
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 33), (17, 1), (12, 45), (70, 90), (1, 1, 9),
+                                   (5, 9, 33), (12, 20, 24)])
+def test_change_nlinks_sequences_match_pymaxflow(shape):
+    """New lam (n-links scaled or drawn anew, zero and saturated arcs) and strokes
+    interleaved on one kept state, images and volumes: every solve equals PyMaxflow's."""
+    import cupy
+    from test_volume_solver import check_nlink_edit_sequence
+
+    from graphcut.solver.cuda import grid
+    rng = np.random.default_rng(sum(shape) + len(shape))
+    kept = 0
+    for top in (60, 10**6, 2**31 - 1):
+        kept += check_nlink_edit_sequence(grid, cupy, rng, shape, top)[0]
+    assert kept > 0
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_change_nlinks_restart_path_is_exact(ndim):
+    import cupy
+    from test_volume_solver import check_nlink_overflow_restarts
+
+    from graphcut.solver.cuda import grid
+    check_nlink_overflow_restarts(grid, cupy, ndim)
+
+
+@pytest.mark.parametrize("shape", [(37, 53), (300, 257), (6, 17, 29)])
+def test_change_nlinks_equals_the_numpy_model(shape):
+    """The state after GridState.change_nlinks equals graphcut.solver.dynamic's
+    reparameterize_nlinks applied to a copy of the solved state, bit for bit."""
+    import cupy
+
+    from graphcut.solver.cuda.grid import GridState
+    from graphcut.solver.dynamic import reparameterize_nlinks
+    rng = np.random.default_rng(sum(shape))
+    network = random_grid_network(rng, shape, max_capacity=1000)
+    state = GridState.from_network(network)
+    state.solve()
+    names = ("residual", "excess", "to_sink", "source_capacity", "sink_capacity")
+    before = {name: getattr(state, name).get() for name in names}
+    forward = [(a // 3).astype(np.int32) for a in network.forward]   # a smaller lam ...
+    backward = [np.where(rng.random(a.shape) < 0.3, 0, a).astype(np.int32)  # ... and zeros
+                for a in network.backward]
+    expected = reparameterize_nlinks(before["residual"], before["excess"],
+                                     before["to_sink"].astype(np.int64),
+                                     before["source_capacity"], before["sink_capacity"],
+                                     state.reparameterization,
+                                     (network.forward, network.backward), (forward, backward))
+    assert state.change_nlinks([cupy.asarray(a) for a in forward],
+                               [cupy.asarray(a) for a in backward])
+    assert expected.reparameterization > 0
+    assert state.reparameterization == expected.reparameterization
+    for name in names:
+        np.testing.assert_array_equal(getattr(state, name).get(), getattr(expected, name),
+                                      err_msg=name)
+    state.solve()
+    expected = min_cut(GridNetwork(network.source, network.sink, forward=forward,
+                                   backward=backward), device="cpu")
+    assert state.true_flow() == expected.flow
+    np.testing.assert_array_equal(state.source_side().get(), expected.source_side)

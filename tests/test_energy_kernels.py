@@ -22,7 +22,9 @@ import graphcut
 from graphcut import energy
 from graphcut.solver import CutResult
 from graphcut.solver import min_cut as real_min_cut
-from graphcut.solver.dynamic import fresh_terminals, reparameterize_terminals
+from graphcut.solver.dynamic import (fresh_terminals, reparameterize_nlinks,
+                                     reparameterize_terminals, restart_nlinks)
+from preflow_model import random_links, random_state
 
 @pytest.fixture(params=["stand-in", pytest.param("cuda", marks=pytest.mark.gpu)])
 def gpu(request, monkeypatch):
@@ -344,6 +346,63 @@ def test_terminal_kernels_equal_the_dynamic_functions(gpu):
                                    fresh.sink_capacity)):
         np.testing.assert_array_equal(on_host(got), want)
     assert int(on_host(total)[0]) == int(sink.astype(np.int64).sum())
+
+
+def _change_nlinks_kernel(gpu, shape, state, old, new, restart):
+    """grid_state.cu's change_nlinks(_3d) on a copy of ``state`` (host arrays); returns the
+    state after it (host arrays) and the kernel's (deltas, overflows)."""
+    from graphcut.solver.cuda._loader import kernel
+    ndim = len(shape)
+
+    def by_direction(links):
+        return [gpu.asarray((links[k & 1])[ndim - 1 - k // 2]) for k in range(2 * ndim)]
+
+    names = ("excess", "to_sink", "source_capacity", "sink_capacity")
+    residual = [gpu.asarray(np.array(plane)) for plane in state["residual"]]  # copies
+    arrays = [gpu.asarray(np.array(state[name])) for name in names]
+    totals = gpu.zeros(2, dtype=np.uint64)
+    kernel("grid_state.cu", "change_nlinks" + ("_3d" if ndim == 3 else ""))(
+        (3,), (256,), (*(np.int32(n) for n in reversed(shape)), np.int32(restart),
+                       *by_direction(old), *by_direction(new), *residual, *arrays, totals))
+    after = {name: on_host(a) for name, a in zip(names, arrays)}
+    after["residual"] = np.stack([on_host(plane) for plane in residual])
+    return after, tuple(int(v) for v in on_host(totals))
+
+
+@pytest.mark.parametrize("top", [1000, 2**31 - 1])
+def test_nlink_kernel_equals_the_dynamic_function(gpu, top):
+    """grid_state.cu's change_nlinks and change_nlinks_3d (GridState.change_nlinks, a new lam
+    on the GPU) against graphcut.solver.dynamic's reparameterize_nlinks and restart_nlinks,
+    bit for bit: odd image and volume shapes, zero and saturated arcs, flows cut on both
+    sides, capacities up to the int32 limit (where some updates overflow and restart)."""
+    rng = np.random.default_rng(top % 1013)
+    shapes = [(1, 1), (1, 7), (9, 1), (5, 6), (37, 53), (1, 1, 5), (3, 1, 4), (4, 6, 5)]
+    cut = overflowed = 0
+    for shape in shapes * 3:
+        old = random_links(rng, shape, top)
+        new = random_links(rng, shape, top) if rng.random() < 0.5 else tuple(
+            tuple((a // int(rng.integers(1, 4))).astype(np.int32) for a in side) for side in old)
+        state = random_state(rng, shape, old, top)
+        got, (deltas, overflows) = _change_nlinks_kernel(gpu, shape, state, old, new, False)
+        expected = reparameterize_nlinks(state["residual"], state["excess"],
+                                         state["to_sink"].astype(np.int64),
+                                         state["source_capacity"], state["sink_capacity"], 0,
+                                         old, new)
+        if expected is None:
+            overflowed += 1
+            assert overflows > 0
+            # the restart from the capacities the kernel left in force
+            expected = restart_nlinks(new, got["source_capacity"], got["sink_capacity"], 0,
+                                      np.uint32)
+            got, (deltas, overflows) = _change_nlinks_kernel(gpu, shape, got, new, new, True)
+            assert deltas == 0
+        cut += expected.reparameterization > 0
+        assert overflows == 0 and deltas == expected.reparameterization
+        for name in ("residual", "excess", "to_sink", "source_capacity", "sink_capacity"):
+            np.testing.assert_array_equal(got[name], getattr(expected, name), err_msg=name)
+    assert cut > 0
+    if top == 2**31 - 1:
+        assert overflowed > 0
 
 
 def test_strict_stand_in_catches_compiled_cupy_operations(gpu):

@@ -213,6 +213,44 @@ def test_cuda_segmenter_random_strokes_regions_lam_and_cancel():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_cuda_segmenter_lam_changes_keep_the_flow_and_equal_fresh_segmentations(ndim):
+    """GPU: set_lam keeps the solver's flow (GridState.change_nlinks) instead of restarting;
+    lam changes (up, down, to zero and back) and strokes interleaved, every mask and flow equal
+    to a fresh graphcut.segment on the CPU."""
+    rng = np.random.default_rng(23 + ndim)
+    if ndim == 2:
+        image, truth = colour_image(rng, (90, 130))
+        options = {}
+    else:
+        shape = (10, 24, 30)
+        z, y, x = np.indices(shape)
+        truth = ((z - 5) / 4) ** 2 + ((y - 12) / 7) ** 2 + ((x - 15) / 9) ** 2 < 1
+        image = np.clip(np.where(truth, 0.65, 0.35) + rng.normal(0, 0.1, shape), 0, 1)
+        options = {"channel_axis": None}
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[np.unravel_index(np.flatnonzero(truth)[::97], truth.shape)] = 1
+    seeds[np.unravel_index(np.flatnonzero(~truth)[::89], truth.shape)] = 2
+    session = Segmenter(image, lam=10.0, device="cuda", **options)
+    session.update(seeds)
+    changes = []
+    for step, lam in enumerate([30.0, 2.0, 2.0, 0.0, 10.0, 60.0, 5.0, 12.5]):
+        if step % 3 == 1:
+            edited = tuple(slice(int(i), int(i) + 3) for i in rng.integers(0, 7, size=ndim))
+            seeds[edited] = np.where(truth[edited], 1, 2)
+        session.set_lam(lam)
+        mask = session.update(seeds)
+        expected, result = segment(image, seeds, lam=lam, device="cpu", return_result=True,
+                                   **options)
+        np.testing.assert_array_equal(mask, expected, err_msg=f"step {step}, lam {lam}")
+        assert session.last_result.flow == result.flow
+        assert session.last_result.stats["incremental"]
+        changes.append(session.last_result.stats["nlink_change"])
+    assert changes[2] is None  # the same lam again: nothing to change
+    assert changes.count("kept") >= 6
+
+
+@pytest.mark.gpu
 def test_cuda_capacity_kernel_equals_numpy():
     cupy = pytest.importorskip("cupy")
     rng = np.random.default_rng(8)

@@ -176,3 +176,130 @@ def test_model_volume_too_large_for_gpu_memory(model_grid):
         VolumeState.allocate((side, side, side))
     with pytest.raises(GPUMemoryError, match="32-bit"):
         VolumeState.allocate((2048, 1024, 1024))
+
+
+# ---- n-link changes (a new lam) on a kept state; shared with test_cuda_grid.py on the GPU ------
+
+def check_nlink_edit_sequence(grid, xp, rng, shape, top, steps=6) -> tuple[int, int]:
+    """On one kept ``grid.GridState``: new n-links (scaled as by a lam change, or drawn anew
+    with zero and saturated arcs) and new terminals (strokes) interleaved, each followed by a
+    solve that must give PyMaxflow's fresh flow and cut. ``xp`` puts arrays on the device.
+    Returns (n-link changes that kept the flow, that restarted)."""
+    from preflow_model import random_links
+    network = random_grid_network(rng, shape, max_capacity=top, symmetric=bool(rng.integers(2)))
+    state = grid.GridState.from_network(network)
+    state.solve()
+    kept = restarted = 0
+    for step in range(steps):
+        if step % 3 == 2:
+            new = random_grid_network(rng, shape, max_capacity=top)
+            keep = rng.random(shape) < 0.5
+            network = GridNetwork(np.where(keep, network.source, new.source),
+                                  np.where(keep, network.sink, new.sink),
+                                  forward=network.forward, backward=network.backward)
+            state.change_terminals(xp.asarray(network.source), xp.asarray(network.sink))
+        else:
+            if rng.random() < 0.6:
+                factor = float(rng.choice([0.0, 0.4, 2.5]))
+                forward, backward = (tuple(np.minimum(np.rint(a * factor), top).astype(np.int32)
+                                           for a in side)
+                                     for side in (network.forward, network.backward))
+            else:
+                forward, backward = random_links(rng, shape, top)
+            symmetric = step % 2 == 0
+            network = GridNetwork(network.source, network.sink, forward=forward,
+                                  backward=None if symmetric else backward)
+            done = state.change_nlinks([xp.asarray(a) for a in network.forward],
+                                       None if symmetric else
+                                       [xp.asarray(a) for a in network.backward])
+            kept += done
+            restarted += not done
+        state.solve()
+        expected = min_cut(network, device="cpu")
+        assert state.true_flow() == expected.flow, f"step {step}"
+        side = state.source_side().get()
+        np.testing.assert_array_equal(side, expected.source_side)
+        assert cut_capacity(network, side) == expected.flow
+    return kept, restarted
+
+
+def check_nlink_overflow_restarts(grid, xp, ndim):
+    """p -> q -> r carrying 2**31 - 1 while q's sink arc (raised by a stroke) is unused:
+    cutting p -> q would leave q's residual to t above int32, so change_nlinks restarts, and
+    the next solve is still exact."""
+    top = 2**31 - 1
+    shape = (1,) * (ndim - 1) + (3,)
+    line = np.array([top, top]).reshape((1,) * (ndim - 1) + (2,))
+    forward = [np.zeros(tuple(n - (a == axis) for a, n in enumerate(shape)), np.int64)
+               for axis in range(ndim - 1)] + [line]
+    source = np.array([top, 0, 0]).reshape(shape)
+    network = GridNetwork(source, np.array([0, 0, top]).reshape(shape), forward=forward)
+    state = grid.GridState.from_network(network)
+    state.solve()
+    assert state.true_flow() == top
+    network = GridNetwork(source, np.array([0, top, top]).reshape(shape), forward=forward)
+    assert state.change_terminals(xp.asarray(network.source), xp.asarray(network.sink))
+    cut = forward[:-1] + [np.array([0, top]).reshape(line.shape)]
+    network = GridNetwork(network.source, network.sink, forward=cut)
+    assert state.change_nlinks([xp.asarray(a) for a in cut]) is False
+    state.solve()
+    assert state.true_flow() == min_cut(network, device="cpu").flow == 0
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (6, 1), (5, 37), (9, 40), (1, 1, 4), (3, 5, 34)])
+def test_model_nlink_changes_equal_fresh_solves(model_grid, shape):
+    """GridState.change_nlinks (the GPU Segmenter's new lam) on images and volumes."""
+    rng = np.random.default_rng(sum(shape))
+    kept = 0
+    for top in (60, 2**31 - 1):
+        kept += check_nlink_edit_sequence(model_grid, sys.modules["cupy"], rng, shape, top)[0]
+    assert kept > 0
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_model_nlink_change_that_cannot_be_kept_restarts(model_grid, ndim):
+    check_nlink_overflow_restarts(model_grid, sys.modules["cupy"], ndim)
+
+
+def test_model_change_nlinks_checks_shapes(model_grid):
+    network = random_grid_network(np.random.default_rng(1), (4, 5))
+    state = model_grid.GridState.from_network(network)
+    with pytest.raises(ValueError, match=r"forward\[1\] must have shape \(4, 4\)"):
+        state.change_nlinks([network.down, network.down])
+    with pytest.raises(ValueError, match="2 forward and 2 backward"):
+        state.change_nlinks([network.down])
+
+
+@pytest.mark.parametrize("shape", [(9, 40), (4, 6, 33)])
+def test_model_session_solver_keeps_the_flow_across_lam_changes(model_grid, shape):
+    """The GPU Segmenter's solver (graphcut.session._GridSolverGPU): set_nlinks after a solve
+    keeps the flow (change_nlinks) and the next solve, with new terminals as after a lam
+    change, equals PyMaxflow's fresh one; before any solve it loads the n-links afresh."""
+    from graphcut.session import _GridSolverGPU
+    cupy = sys.modules["cupy"]
+    rng = np.random.default_rng(len(shape))
+    ndim = len(shape)
+    weights = [rng.uniform(0.1, 1.0, tuple(n - (a == axis) for a, n in enumerate(shape)))
+               for axis in reversed(range(ndim))]  # last axis first, as the Segmenter's
+
+    def nlinks(lam):
+        return tuple(cupy.asarray(np.rint(lam * w).astype(np.int32)) for w in weights)
+
+    def terminals():
+        score = rng.normal(0, 1, shape)
+        return (np.clip(40 * score, 0, None).astype(np.int32),
+                np.clip(-40 * score, 0, None).astype(np.int32))
+
+    solver = _GridSolverGPU(shape, nlinks(10.0))
+    solver.set_nlinks(nlinks(20.0))  # not solved yet: a fresh load
+    source, sink = terminals()
+    for lam in (20.0, 50.0, 3.0, 0.0, 9.0):
+        if lam != 20.0:
+            solver.set_nlinks(nlinks(lam))
+            source, sink = terminals()
+        flow, mask, counters = solver.solve(cupy.asarray(source), cupy.asarray(sink), None)
+        assert counters["nlink_change"] == (None if lam == 20.0 else "kept")
+        links = [a.get() for a in nlinks(lam)][::-1]
+        expected = min_cut(GridNetwork(source, sink, forward=links), device="cpu")
+        assert flow == expected.flow
+        np.testing.assert_array_equal(np.asarray(mask), expected.source_side)

@@ -26,8 +26,8 @@ from ..dynamic import TerminalUpdate
 from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, require_free_memory
 from .module import kernel
-from .transfer import (cut_side, fill_int32, fold_terminals, load_residuals, prepare_staging,
-                       reparameterize, sum_nonnegative, to_host, upload_grid)
+from .transfer import (change_nlinks, cut_side, fill_int32, fold_terminals, load_residuals,
+                       prepare_staging, reparameterize, sum_nonnegative, to_host, upload_grid)
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
@@ -225,6 +225,69 @@ class GridState:
         self._load_nlinks()
         self.set_terminals(source, sink)
         return False
+
+    def change_nlinks(self, forward, backward=None) -> bool:
+        """New n-link capacities, keeping the flow on the n-links as far as they allow (a
+        dynamic re-solve after a change of the smoothness weight).
+
+        Args:
+            forward, backward: the new capacities as :class:`~graphcut.solver.GridNetwork`
+                holds them, one int32 array per NumPy axis (for an image ``(down, right)`` and
+                ``(up, left)``), CuPy (or NumPy, then uploaded); ``backward`` None: the same as
+                ``forward`` (symmetric n-links). Capacities must be in 0 .. 2**31 - 1 (not
+                checked here). The state keeps references to them, as :meth:`load` does.
+
+        Kohli-Torr reparameterisation, in one kernel
+        (:func:`graphcut.solver.dynamic.reparameterize_nlinks`): each arc pair keeps its net
+        flow where the new capacities hold it and is cut to them elsewhere; a pixel whose
+        inflow was cut below its outflow gets the deficit added to both terminal capacities
+        (tracked in :attr:`reparameterization`, so :meth:`true_flow` and the minimum cuts are
+        those of the new network). Heights are stale afterwards: :meth:`solve` starts with a
+        global relabel.
+
+        Returns True when the kept flow could be used, False when a residual to the sink would
+        have left int32 and the state restarted from zero n-link flow with the new capacities
+        and the terminal capacities in force; either way the next :meth:`solve` is exact.
+        """
+        if self.nlinks is None or self.source_capacity is None:
+            raise RuntimeError("this GridState holds no network (or released its n-link "
+                               "capacities); load() one before changing its n-links")
+        new = self._checked_links(forward, forward if backward is None else backward)
+        old = tuple(tuple(_int32_on_gpu(a) for a in side) for side in self._links())
+        deltas, overflows = change_nlinks(self, old, new)  # one kernel, in place
+        self.reparameterization += deltas
+        self.sink_capacity_total += deltas
+        self._keep_links(*new)
+        if not overflows:
+            return True
+        change_nlinks(self, new, new, restart=True)  # the capacities in force, folded afresh
+        return False
+
+    def _links(self) -> tuple[tuple, tuple]:
+        """The n-link capacities in force as ``(forward, backward)``, one array per axis."""
+        right, left, down, up = self.nlinks
+        return (down, right), (up, left)
+
+    def _keep_links(self, forward, backward) -> None:
+        self.nlinks = (forward[1], backward[1], forward[0], backward[0])
+
+    def _checked_links(self, forward, backward) -> tuple[tuple, tuple]:
+        """``(forward, backward)`` as int32 device arrays, their shapes checked."""
+        ndim = len(self.shape)
+        if len(forward) != ndim or len(backward) != ndim:
+            raise ValueError(f"a {ndim}-D state needs {ndim} forward and {ndim} backward n-link "
+                             f"arrays (one per axis), got {len(forward)} and {len(backward)}")
+        checked = []
+        for side, name in ((forward, "forward"), (backward, "backward")):
+            arrays = []
+            for axis, array in enumerate(side):
+                expected = tuple(n - (a == axis) for a, n in enumerate(self.shape))
+                if tuple(array.shape) != expected:
+                    raise ValueError(f"{name}[{axis}] must have shape {expected} for a grid "
+                                     f"of shape {self.shape}, got {tuple(array.shape)}")
+                arrays.append(_int32_on_gpu(array))
+            checked.append(tuple(arrays))
+        return tuple(checked)
 
     def flow(self) -> int:
         """Flow that has reached the sink so far, in the network as given to the solver (the

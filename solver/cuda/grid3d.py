@@ -6,7 +6,8 @@ template instantiated for 2 and 3 dimensions (the ``*_3d`` entry points), and th
 gives the 3-D geometry: six residual arrays (directions RIGHT, LEFT, DOWN, UP, NEXT_SLICE = z+1,
 PREV_SLICE = z-1), push-relabel tiles of 32x4x2 voxels and BFS tiles of 32x8x4 voxels (x, y, z).
 Neighbours are implicit, each tile has an active flag, the global relabel is the exact tiled
-BFS, and the state is kept between solves for dynamic re-solves (``change_terminals``), as in 2-D.
+BFS, and the state is kept between solves for dynamic re-solves (``change_terminals``,
+``change_nlinks``: the latter's kernel is also one template for 2 and 3 dimensions), as in 2-D.
 
 Memory: 57 bytes per voxel of solver state (excess 8, height 4, sink residual 4, six direction
 residuals 24, one byte of residual-arc bits for the BFS, and the two terminal capacities in
@@ -76,6 +77,12 @@ class VolumeState(GridState):
         # terminals folded by the shipped kernel of the 2-D upload (transfer.py)
         fold_terminals(self, cupy.asarray(network.source), cupy.asarray(network.sink),
                        cupy.cuda.get_current_stream())
+
+    def _links(self) -> tuple[tuple, tuple]:
+        return self.nlinks
+
+    def _keep_links(self, forward, backward) -> None:
+        self.nlinks = (tuple(forward), tuple(backward))
 
     def _load_nlinks(self) -> None:
         """Residuals = the n-link capacities in force. Only arcs inside the volume are written;

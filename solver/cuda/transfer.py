@@ -13,9 +13,10 @@ the terminal capacities, which one kernel (``grid_state.cu``) folds into excess,
 to the sink, the int64 capacities in force and their sum. A network already on the GPU is
 copied device to device and folded in place. The flow and the cut are read out with kernels of
 the same file (:func:`sum_nonnegative`, :func:`cut_side`), which also applies the new terminal
-capacities of a dynamic re-solve (:func:`reparameterize`) and fills the solver's flag arrays
-(:func:`fill_int32`). No CuPy element-wise or reduction kernel runs on these paths, so nothing
-has to be compiled for them on a machine's first run.
+capacities of a dynamic re-solve (:func:`reparameterize`) and its new n-link capacities
+(:func:`change_nlinks`), and fills the solver's flag arrays (:func:`fill_int32`). No CuPy
+element-wise or reduction kernel runs on these paths, so nothing has to be compiled for them on
+a machine's first run.
 """
 
 from __future__ import annotations
@@ -249,6 +250,32 @@ def reparameterize(state, source: cupy.ndarray, sink: cupy.ndarray) -> bool:
     state.sink_capacity_total = sinks
     state.reparameterization = deltas
     return True
+
+
+def change_nlinks(state, old_links, new_links, restart: bool = False) -> tuple[int, int]:
+    """New n-link capacities for ``state``'s kept preflow (a GridState or VolumeState), in place
+    by grid_state.cu's ``change_nlinks`` (graphcut.solver.dynamic's reparameterize_nlinks, per
+    pixel), or with ``restart`` its zero-flow state (restart_nlinks; ``old_links`` unread).
+
+    ``old_links``, ``new_links``: ``(forward, backward)``, one C-contiguous int32 device array
+    per NumPy axis (GridNetwork's layout), the old ones those in force. Returns (the sum of the
+    deltas added to both terminal capacities, the pixels whose residual to the sink would leave
+    int32): when the second is not 0 the state is inconsistent and must be restarted."""
+    ndim = len(state.shape)
+
+    def by_direction(links):  # RIGHT, LEFT, DOWN, UP(, NEXT_SLICE, PREV_SLICE)
+        forward, backward = links
+        return [(backward if k & 1 else forward)[ndim - 1 - k // 2] for k in range(2 * ndim)]
+
+    totals = cupy.zeros(2, dtype=cupy.uint64)  # deltas, overflows
+    kernel(STATE_SOURCE, "change_nlinks" + state.KERNEL_SUFFIX)(
+        (_blocks(state.excess.size),), (FOLD_THREADS,),
+        (*(np.int32(n) for n in reversed(state.shape)), np.int32(bool(restart)),
+         *by_direction(new_links if restart else old_links), *by_direction(new_links),
+         *state.residual, state.excess, state.to_sink, state.source_capacity,
+         state.sink_capacity, totals))
+    deltas, overflows = (int(v) for v in totals.get())
+    return deltas, overflows
 
 
 def fill_int32(array: cupy.ndarray, value: int) -> None:
