@@ -18,7 +18,8 @@ the colour model) is replayed through three layers:
    diff, the transfer (pickling, pipes, queueing), applying the mask here, and a rendering of
    the result for a 1100x780 view (``overlay.render_result``, what the window draws); the
    first preview (CPU); undo, redo and lambda changes; and a burst of strokes faster than the
-   solver (time from the last stroke to its exact mask).
+   solver (time from the last stroke to its exact mask). The controller asks for the window's
+   default clean-up (``--clean-up app``; ``off``: the bare cut).
 3. window (where PyQt6 is installed, ``--gui``): the app's window offscreen, strokes made with
    real mouse events (QTest), per stroke the time from the mouse release to the exact mask
    handed to the view, the paint times of the result layer, and the largest gap of the event
@@ -50,6 +51,7 @@ from skimage.transform import resize
 
 import graphcut
 from graphcut.gui.controller import Listener, PostQueue, SegmentationController
+from graphcut.gui.options import APP_DEFAULTS
 from graphcut.gui.overlay import ResultStyle, render_result, sample_grid
 from graphcut.gui.strokes import SeedCanvas
 from graphcut.solver import min_cut
@@ -254,13 +256,19 @@ def render_time(mask: np.ndarray, factor: int = 1) -> float:
     return time.perf_counter() - started
 
 
-def bench_pipeline(image, seeds, strokes, device, burst, spare="auto"):
+def bench_pipeline(image, seeds, strokes, device, burst, spare="auto", clean_up=True):
     recorder, owner = Recorder(), Owner()
     controller = SegmentationController(recorder, post=owner, device=device, spare=spare)
+    if clean_up:  # what the window asks for by default (Segment > Clean up result)
+        controller.set_options(APP_DEFAULTS)
     try:
         return _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst)
     finally:
         controller.close()
+
+
+def _clean_up_options(controller) -> dict:
+    return {"keep": controller.options.keep, "fill_holes": controller.options.fill_holes}
 
 
 def _request_and_wait(controller, recorder, owner, labels, region):
@@ -302,7 +310,8 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
                      "transfer": seconds["waited"] - seconds["total"],
                      "apply": seconds["apply"], "handle": max(owner.handling, default=0.0),
                      "draw": render_time(outcome.mask), "incremental": outcome.incremental})
-    expected = graphcut.segment(image, canvas.labels, device=controller.device)
+    expected = graphcut.segment(image, canvas.labels, device=controller.device,
+                                **_clean_up_options(controller))
     assert np.array_equal(outcome.mask, expected), "the app's mask differs from segment()"
     edits = {"undo": [], "redo": [], "lam": []}
     for _ in range(2):
@@ -325,7 +334,8 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
         time.sleep(one / 4)
     owner.wait(lambda: not controller.is_busy())
     burst_final = recorder.outcomes[-1][0] - last
-    expected = graphcut.segment(image, canvas.labels, device=controller.device)
+    expected = graphcut.segment(image, canvas.labels, device=controller.device,
+                                **_clean_up_options(controller))
     assert np.array_equal(controller.mask(), expected), "the burst's mask differs"
     return {"opened": opened, "first": first, "first_preview": first_preview, "rows": rows,
             "edits": edits, "burst_final": burst_final, "one": one,
@@ -508,6 +518,9 @@ def main():
                         help="run the window part (auto: where PyQt6 is installed)")
     parser.add_argument("--spare", default="auto", choices=("auto", "no"),
                         help="the controller's spare exact solver (CPU; see controller.py)")
+    parser.add_argument("--clean-up", default="app", choices=("app", "off"),
+                        help="pipeline: the window's default clean-up (keep the parts touching "
+                             "an object seed, fill holes under 100 pixels), or none")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
@@ -528,7 +541,8 @@ def main():
         if session is not None:
             print(report(image.shape[:2], session, None, None, args.device), flush=True)
         pipeline = bench_pipeline(image, seeds, strokes, args.device, burst,
-                                  "auto" if args.spare == "auto" else False) \
+                                  "auto" if args.spare == "auto" else False,
+                                  clean_up=args.clean_up == "app") \
             if "pipeline" in parts else None
         if pipeline is not None:
             print(report(image.shape[:2], None, pipeline, None, args.device), flush=True)

@@ -271,7 +271,9 @@ def model_kernel(filename: str, name: str):
     flood fill and counting kernels)."""
     if filename == MASK_FILE:
         model = {"flood_init": _flood_init, "flood_result": _flood_result,
-                 "set_true": _set_true, "count_true": _count_true}[name]
+                 "count_true": _count_true, "label_init": _label_init,
+                 "label_tile": _label_tile, "label_sizes": _label_sizes,
+                 "set_small_parts": _set_small_parts}[name]
         ndim = None
     else:
         assert filename == CU_FILE.name, filename
@@ -490,11 +492,52 @@ def _flood_result(_, grid, block, args):
     _flat(count)[0] += int(value.sum())
 
 
-def _set_true(_, grid, block, args):
-    n, indices, mask = args
-    _flat(mask)[_flat(indices)[:int(n)]] = True
-
-
 def _count_true(_, grid, block, args):
     n, mask, count = args
     _flat(count)[0] += int(np.count_nonzero(_flat(mask)[:int(n)]))
+
+
+LABEL_NONE = 2**31 - 1
+
+
+def _label_init(_, grid, block, args):
+    n, mask, label = args
+    flat = _flat(mask)[:int(n)]
+    _flat(label)[:] = np.where(flat, np.arange(int(n)), LABEL_NONE)
+
+
+def _label_tile(_, grid, block, args):
+    """A whole-image pass: every part gets its smallest index at once; when that changed a
+    label, all tiles are flagged for one more pass (which then changes nothing)."""
+    from scipy import ndimage
+    h, w, label, dirty, next_dirty, any_dirty = args
+    h, w = int(h), int(w)
+    assert tuple(block) == (32, 32) and tuple(grid) == (-(-w // 32), -(-h // 32))
+    labels = _flat(label)
+    if not _flat(dirty).any():
+        return
+    _flat(dirty)[:] = 0
+    member = (labels != LABEL_NONE).reshape(h, w)
+    parts, count = ndimage.label(member, structure=ndimage.generate_binary_structure(2, 1))
+    smallest = np.full(count + 1, LABEL_NONE, dtype=np.int64)
+    np.minimum.at(smallest, parts.ravel(), np.where(member.ravel(), labels, LABEL_NONE))
+    new = np.where(member.ravel(), smallest[parts.ravel()], LABEL_NONE)
+    if (new != labels).any():
+        labels[:] = new
+        _flat(next_dirty)[:] = 1
+        _flat(any_dirty)[0] = 1
+
+
+def _label_sizes(_, grid, block, args):
+    n, label, sizes = args
+    labels = _flat(label)[:int(n)]
+    np.add.at(_flat(sizes), labels[labels != LABEL_NONE], 1)
+
+
+def _set_small_parts(_, grid, block, args):
+    n, label, sizes, max_area, mask = args
+    labels = _flat(label)[:int(n)]
+    member = labels != LABEL_NONE
+    small = np.zeros(labels.size, dtype=bool)
+    small[member] = _flat(sizes)[labels[member]] < int(max_area)
+    _flat(mask)[:int(n)] |= small

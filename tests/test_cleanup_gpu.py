@@ -10,11 +10,7 @@ from scipy import ndimage
 
 import gpu_model
 from graphcut.segmentation import clean_labels, clean_mask
-from graphcut.segmentation._cleanup import small_parts
 from graphcut.seeds import BACKGROUND, FOREGROUND
-
-FOUR = ndimage.generate_binary_structure(2, 1)
-
 
 def random_case(rng, shape, density=0.55):
     """A blobby random mask with holes and islands, and seeds that respect it (object seeds
@@ -39,19 +35,6 @@ def expected(mask, seeds, keep, area):
 
 CASES = [((1, 1), 0), ((1, 17), 1), ((23, 1), 2), ((37, 53), 3), ((64, 64), 4), ((70, 33), 5),
          ((96, 130), 6)]
-
-
-def test_small_parts_matches_ndimage():
-    rng = np.random.default_rng(0)
-    for shape, _ in CASES:
-        pixels = rng.random(shape) < 0.45
-        parts, count = ndimage.label(pixels, structure=FOUR)
-        sizes = np.bincount(parts.ravel(), minlength=count + 1)
-        for area in (1, 2, 5, 40):
-            small = np.zeros(pixels.size, bool)
-            small[small_parts(pixels, area)] = True
-            want = pixels & (sizes[parts] < area)
-            np.testing.assert_array_equal(small.reshape(shape), want)
 
 
 @pytest.mark.parametrize("keep", ["connected", "all"])

@@ -4,8 +4,7 @@ Connectivity is the graph's: 4-neighbours. Both steps work on host NumPy arrays 
 :func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
 its label is always kept, and a hole holding a background seed (or a pixel outside the box or
 lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
-when the mask is a CuPy array (flood fills, ``graphcut.solver.cuda.flood``; only the pixels of
-enclosed holes come to the host, to be measured).
+when the mask is a CuPy array (flood fills and part sizes, ``graphcut.solver.cuda.flood``).
 """
 
 from __future__ import annotations
@@ -91,35 +90,8 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     if fill_holes_area > 0:
         holes, count = flood.enclosed_holes(mask, seeds, BACKGROUND)
         if count:
-            flood.set_true(mask, small_parts(holes.get(), fill_holes_area))
+            flood.fill_small_parts(mask, holes, fill_holes_area)
     return mask
-
-
-def small_parts(pixels, max_area: int) -> np.ndarray:
-    """Flat indices of the pixels of bool (H, W) ``pixels`` whose 4-connected part has fewer
-    than ``max_area`` pixels. Works on the set pixels only (a sparse graph of their
-    neighbour pairs), so its cost follows their number, not the image's."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    pixels = np.asarray(pixels, dtype=bool)
-    w = pixels.shape[1]
-    flat = pixels.ravel()
-    index = np.flatnonzero(flat)
-    if index.size == 0:
-        return index
-    pairs = []
-    for step, valid in ((1, index % w != w - 1), (w, index + w < flat.size)):
-        neighbour = index[valid] + step
-        linked = flat[neighbour]
-        pairs.append((np.flatnonzero(valid)[linked], np.searchsorted(index, neighbour[linked])))
-    rows = np.concatenate([a for a, _ in pairs])
-    cols = np.concatenate([b for _, b in pairs])
-    graph = coo_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)),
-                       shape=(index.size, index.size))
-    _, part = connected_components(graph, directed=False)
-    sizes = np.bincount(part)
-    return index[sizes[part] < max_area]
 
 
 def _host(array):

@@ -6,7 +6,9 @@ A flood is an exact breadth-first search over the 4-connected pixels of a region
 of ``mask_kernels.cu``'s ``flood_init`` gives the region's arcs and start pixels, then the
 solver's tile BFS (``grid_kernels.cu``'s ``bfs_tile``, the same passes as a global relabel) runs
 until no tile changes, and ``flood_result`` keeps the pixels reached (or those left). Every
-kernel is shipped precompiled; nothing is compiled at run time.
+kernel is shipped precompiled; nothing is compiled at run time. The sizes of the holes come
+from ``label_tile`` passes of the same kind (each part labelled with its smallest flat index)
+and one atomic count per pixel.
 
 Masks are C-contiguous (H, W) bool CuPy arrays, seeds (H, W) uint8 CuPy arrays (0 none,
 1 object, 2 background).
@@ -25,6 +27,7 @@ GRID_SOURCE = "grid_kernels.cu"
 THREADS = 256          # MASK_THREADS in mask_kernels.cu
 MAX_BLOCKS = 8192
 BFS_TILE = 32          # BFS_TILE_2D_X / _Y in grid_kernels.cu
+LABEL_TILE = 32        # LABEL_TILE in mask_kernels.cu
 PASSES_PER_CHECK = 4   # BFS tile passes between two reads of the change flag
 
 
@@ -42,24 +45,37 @@ def _checked(mask, seeds) -> tuple[cupy.ndarray, cupy.ndarray]:
     return mask, seeds
 
 
-def _tile_bfs(arcs: cupy.ndarray, height: cupy.ndarray, inf: int) -> None:
-    """Exact BFS distances from the pixels of height 1 along ``arcs`` (in place)."""
-    h, w = height.shape
-    tiles = (-(-w // BFS_TILE), -(-h // BFS_TILE))
+def _until_stable(tiles: tuple[int, int], one_pass) -> None:
+    """Tile passes until no tile changes: ``one_pass(dirty, next_dirty, changed)`` launches
+    one pass over the tiles flagged in ``dirty`` (x-major grid ``tiles``), which flags the
+    tiles of the next pass in ``next_dirty`` and sets ``changed``; the two flag arrays
+    alternate. Every tile is flagged for the first pass."""
     dirty = cupy.empty(tiles[::-1], dtype=cupy.int32)
     transfer.fill_int32(dirty, 1)
     spare = cupy.zeros(tiles[::-1], dtype=cupy.int32)
     changed = cupy.zeros(1, dtype=cupy.int32)
-    bfs = kernel(GRID_SOURCE, "bfs_tile")
-    args = (np.int32(w), np.int32(h), np.int32(inf), arcs, height)
     while True:
         changed.fill(0)
         for _ in range(PASSES_PER_CHECK):
-            # a pass reads one flag array and flags the next pass's tiles in the other
-            bfs(tiles, (BFS_TILE, BFS_TILE), (*args, dirty, spare, changed))
+            one_pass(dirty, spare, changed)
             dirty, spare = spare, dirty
         if int(changed.get()[0]) == 0:
             return
+
+
+def _tiles(shape) -> tuple[int, int]:
+    h, w = shape
+    return (-(-w // BFS_TILE), -(-h // BFS_TILE))
+
+
+def _tile_bfs(arcs: cupy.ndarray, height: cupy.ndarray, inf: int) -> None:
+    """Exact BFS distances from the pixels of height 1 along ``arcs`` (in place)."""
+    h, w = height.shape
+    tiles = _tiles(height.shape)
+    bfs = kernel(GRID_SOURCE, "bfs_tile")
+    args = (np.int32(w), np.int32(h), np.int32(inf), arcs, height)
+    _until_stable(tiles, lambda dirty, spare, changed:
+                  bfs(tiles, (BFS_TILE, BFS_TILE), (*args, dirty, spare, changed)))
 
 
 def _flood(mask, seeds, start_label: int, *, invert: bool, border_starts: bool,
@@ -99,13 +115,26 @@ def enclosed_holes(mask, seeds, label: int) -> tuple[cupy.ndarray, int]:
     return _flood(mask, seeds, label, invert=True, border_starts=True, unreached=True)
 
 
-def set_true(mask, flat_indices) -> None:
-    """``mask.ravel()[flat_indices] = True`` in place (``flat_indices``: host integers)."""
-    indices = np.ascontiguousarray(flat_indices, dtype=np.int64)
-    if indices.size:
-        indices = cupy.asarray(indices)
-        kernel(MASK_SOURCE, "set_true")(_grid(indices.size), (THREADS,),
-                                        (np.int64(indices.size), indices, mask))
+def fill_small_parts(mask, parts, max_area: int) -> None:
+    """``mask |= `` the pixels of bool ``parts`` whose 4-connected part of ``parts`` has fewer
+    than ``max_area`` pixels (in place; both (H, W) bool CuPy arrays)."""
+    if parts.dtype != cupy.bool_ or parts.shape != mask.shape or not parts.flags.c_contiguous:
+        raise TypeError(f"expected C-contiguous bool parts of shape {tuple(mask.shape)}")
+    h, w = mask.shape
+    n = h * w
+    if n == 0 or max_area <= 1:
+        return
+    label = cupy.empty((h, w), dtype=cupy.int32)
+    kernel(MASK_SOURCE, "label_init")(_grid(n), (THREADS,), (np.int64(n), parts, label))
+    tiles = _tiles(mask.shape)
+    label_tile = kernel(MASK_SOURCE, "label_tile")
+    _until_stable(tiles, lambda dirty, spare, changed: label_tile(
+        tiles, (LABEL_TILE, LABEL_TILE), (np.int32(h), np.int32(w), label, dirty, spare, changed)))
+    sizes = cupy.zeros(n, dtype=cupy.uint32)
+    kernel(MASK_SOURCE, "label_sizes")(_grid(n), (THREADS,), (np.int64(n), label, sizes))
+    kernel(MASK_SOURCE, "set_small_parts")(
+        _grid(n), (THREADS,),
+        (np.int64(n), label, sizes, np.uint32(min(int(max_area), 2**32 - 1)), mask))
 
 
-__all__ = ["enclosed_holes", "parts_touching_seeds", "set_true"]
+__all__ = ["enclosed_holes", "fill_small_parts", "parts_touching_seeds"]
