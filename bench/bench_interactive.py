@@ -11,7 +11,8 @@ the colour model) is replayed through three layers:
    which says how much of the previous preflow the incremental re-solve keeps; then three
    lambda changes (``set_lam`` and the update after it: on the GPU the flow is kept,
    ``GridState.change_nlinks``, and the line says so per change; on the CPU PyMaxflow's graph
-   starts over), against the same network from scratch.
+   starts over), against the same network from scratch: "click" is one step of the app's
+   lambda box (x1.1, back, x0.9, back), "x2" lambda doubled, quartered and back.
 2. pipeline: the app's own segmentation controller and solver processes (``gui/controller.py``;
    image in shared memory, seeds and masks as rectangles), without Qt: per stroke the time from
    the edit to the exact mask in this process, split into the solver's energy / solve / mask
@@ -167,16 +168,23 @@ def bench_session(image, seeds, strokes, device):
         rows.append({"update": total, "energy": stats["seconds"]["energy"],
                      "solve": stats["seconds"]["solve"], "maxflow": maxflow,
                      "fresh_solve": fresh_solve})
-    return build, rows, bench_lam_changes(session, image, canvas.labels, device)
+    return build, rows, {name: bench_lam_changes(session, image, canvas.labels, device, factors)
+                         for name, factors in LAM_CHANGES.items()}
 
 
-def bench_lam_changes(session, image, labels, device):
-    """lam doubled, quartered, then back: per change, set_lam and the update after it (same
-    seeds), what the solver did with its flow, and the same network from scratch."""
+# lam changes measured: one click of the app's lambda box (its adaptive step is a tenth of the
+# value's order of magnitude: 10 -> 11 or 9), up and down; and lam doubled, quartered, back
+LAM_CHANGES = {"click": (1.1, 1.0, 0.9, 1.0), "x2": (2.0, 0.5, 1.0)}
+
+
+def bench_lam_changes(session, image, labels, device, factors):
+    """lam set to each of ``factors`` x the session's lam in turn: per change, set_lam and the
+    update after it (same seeds), what the solver did with its flow, and the same network
+    from scratch."""
     sync = sync_device(device)
     rows = []
     base = session.lam
-    for lam in (base * 2, base / 2, base):
+    for lam in (base * f for f in factors):
         sync()
         started = time.perf_counter()
         session.set_lam(lam)
@@ -313,17 +321,18 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
     expected = graphcut.segment(image, canvas.labels, device=controller.device,
                                 **_clean_up_options(controller))
     assert np.array_equal(outcome.mask, expected), "the app's mask differs from segment()"
-    edits = {"undo": [], "redo": [], "lam": []}
+    edits = {"undo": [], "redo": [], "lam": [], "lam_click": []}
     for _ in range(2):
         edits["undo"].append(_request_and_wait(controller, recorder, owner, canvas.labels,
                                                canvas.undo())[0])
     for _ in range(2):
         edits["redo"].append(_request_and_wait(controller, recorder, owner, canvas.labels,
                                                canvas.redo())[0])
-    for lam in (graphcut.DEFAULT_LAM * 2, graphcut.DEFAULT_LAM):
-        controller.set_lam(lam)
-        edits["lam"].append(_request_and_wait(controller, recorder, owner, canvas.labels,
-                                              (slice(0, 0), slice(0, 0)))[0])
+    for key, name in (("lam_click", "click"), ("lam", "x2")):
+        for factor in LAM_CHANGES[name]:
+            controller.set_lam(graphcut.DEFAULT_LAM * factor)
+            edits[key].append(_request_and_wait(controller, recorder, owner, canvas.labels,
+                                                (slice(0, 0), slice(0, 0)))[0])
     # a burst: strokes arriving faster than the solver answers
     one = statistics.median(r["latency"] for r in rows)
     for stroke in burst:
@@ -446,7 +455,7 @@ def report(shape, session, pipeline, window, device) -> str:
     h, w = shape
     label = f"{h * w / 1e6:.1f} MP ({h}x{w})"
     if session is not None:
-        build, rows, lam_rows = session
+        build, rows, lam_changes = session
         lines.append(f"session ({device}) {label}: build {build:.2f} s; Segmenter.update "
                      f"median / max {ms(median_max([r['update'] for r in rows]))} ms, energy "
                      f"{ms(median_max([r['energy'] for r in rows]))} ms, solve "
@@ -455,14 +464,15 @@ def report(shape, session, pipeline, window, device) -> str:
                      f"from scratch: max-flow {ms(median_max([r['fresh_solve'] for r in rows]))}"
                      f" ms (incremental / scratch = "
                      f"{statistics.median(r['maxflow'] / r['fresh_solve'] for r in rows):.2f})")
-        lines.append(f"lambda change ({device}) {label}: set_lam + update median / max "
-                     f"{ms(median_max([r['total'] for r in lam_rows]))} ms (set_lam "
-                     f"{ms(median_max([r['set_lam'] for r in lam_rows]))} ms, energy "
-                     f"{ms(median_max([r['energy'] for r in lam_rows]))} ms, solve "
-                     f"{ms(median_max([r['solve'] for r in lam_rows]))} ms); the solver's flow: "
-                     f"{', '.join(r['flow'] for r in lam_rows)}; the same network from "
-                     f"scratch: max-flow "
-                     f"{ms(median_max([r['fresh_solve'] for r in lam_rows]))} ms")
+        for name, lam_rows in lam_changes.items():
+            lines.append(
+                f"lambda change {name} ({device}) {label}: set_lam + update median / max "
+                f"{ms(median_max([r['total'] for r in lam_rows]))} ms (set_lam "
+                f"{ms(median_max([r['set_lam'] for r in lam_rows]))} ms, energy "
+                f"{ms(median_max([r['energy'] for r in lam_rows]))} ms, solve "
+                f"{ms(median_max([r['solve'] for r in lam_rows]))} ms); the solver's flow: "
+                f"{', '.join(r['flow'] for r in lam_rows)}; the same network from scratch: "
+                f"max-flow {ms(median_max([r['fresh_solve'] for r in lam_rows]))} ms")
     if pipeline is not None:
         rows = pipeline["rows"]
         col = {k: median_max([r[k] for r in rows]) for k in rows[0] if k != "incremental"}
@@ -473,7 +483,8 @@ def report(shape, session, pipeline, window, device) -> str:
             f"{ms(col['energy'])} | {ms(col['solve'])} | {ms(col['mask'])} | "
             f"{ms(col['transfer'])} | {ms(col['apply'])} | {ms(col['handle'])} | "
             f"{ms(col['draw'])} | {ms(median_max(edits['undo'] + edits['redo']))} | "
-            f"{ms(median_max(edits['lam']))} | {pipeline['burst_final'] * 1e3:.0f} "
+            f"{ms(median_max(edits['lam_click']))} | {ms(median_max(edits['lam']))} | "
+            f"{pipeline['burst_final'] * 1e3:.0f} "
             f"({pipeline['one'] * 1e3:.0f}) |")
     if session is not None and pipeline is not None:
         exact = statistics.median(r["latency"] for r in pipeline["rows"])
@@ -501,8 +512,9 @@ def report(shape, session, pipeline, window, device) -> str:
 PIPELINE_HEADER = (
     "| image | backend | open s | first stroke s | stroke -> exact mask ms (median / max) | "
     "-> preview ms | energy ms | solve ms | mask diff ms | transfer ms | apply ms | "
-    "handling ms | draw ms | undo/redo ms | lambda change ms | burst: last stroke -> mask "
-    "ms (one stroke) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    "handling ms | draw ms | undo/redo ms | lambda click ms | lambda x2 ms | burst: last "
+    "stroke -> mask ms (one stroke) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "---|---|---|")
 
 
 def main():
