@@ -38,6 +38,7 @@ import numpy as np
 
 CU_FILE = Path(__file__).resolve().parent.parent / "solver" / "cuda" / "grid_kernels.cu"
 MASK_FILE = "mask_kernels.cu"
+FLOOD_FILE = "flood_kernels.cu"
 
 
 def _defines() -> dict:
@@ -269,7 +270,7 @@ TRANSFERS = {"upload_grid": upload_grid, "fold_terminals": fold_terminals,
 def model_kernel(filename: str, name: str):
     """The model of kernel ``name`` of ``filename`` (grid_kernels.cu, and mask_kernels.cu's
     flood fill and counting kernels)."""
-    if filename == MASK_FILE:
+    if filename in (MASK_FILE, FLOOD_FILE):
         model = {"flood_init": _flood_init, "flood_result": _flood_result,
                  "count_true": _count_true, "label_init": _label_init,
                  "label_tile": _label_tile, "label_sizes": _label_sizes,

@@ -7,8 +7,8 @@ of ``mask_kernels.cu``'s ``flood_init`` gives the region's arcs and start pixels
 solver's tile BFS (``grid_kernels.cu``'s ``bfs_tile``, the same passes as a global relabel) runs
 until no tile changes, and ``flood_result`` keeps the pixels reached (or those left). Every
 kernel is shipped precompiled; nothing is compiled at run time. The sizes of the holes come
-from ``label_tile`` passes of the same kind (each part labelled with its smallest flat index)
-and one atomic count per pixel.
+from ``label_tile`` passes of the same kind (``flood_kernels.cu``; each part labelled with its
+smallest flat index) and one atomic count per pixel.
 
 Masks are C-contiguous (H, W) bool CuPy arrays, seeds (H, W) uint8 CuPy arrays (0 none,
 1 object, 2 background).
@@ -23,11 +23,12 @@ from . import transfer
 from ._loader import kernel
 
 MASK_SOURCE = "mask_kernels.cu"
+LABEL_SOURCE = "flood_kernels.cu"
 GRID_SOURCE = "grid_kernels.cu"
 THREADS = 256          # MASK_THREADS in mask_kernels.cu
 MAX_BLOCKS = 8192
 BFS_TILE = 32          # BFS_TILE_2D_X / _Y in grid_kernels.cu
-LABEL_TILE = 32        # LABEL_TILE in mask_kernels.cu
+LABEL_TILE = 32        # LABEL_TILE in flood_kernels.cu
 PASSES_PER_CHECK = 4   # BFS tile passes between two reads of the change flag
 
 
@@ -127,7 +128,7 @@ def fill_small_parts(mask, parts, max_area: int) -> None:
     label = cupy.empty((h, w), dtype=cupy.int32)
     kernel(MASK_SOURCE, "label_init")(_grid(n), (THREADS,), (np.int64(n), parts, label))
     tiles = _tiles(mask.shape)
-    label_tile = kernel(MASK_SOURCE, "label_tile")
+    label_tile = kernel(LABEL_SOURCE, "label_tile")
     _until_stable(tiles, lambda dirty, spare, changed: label_tile(
         tiles, (LABEL_TILE, LABEL_TILE), (np.int32(h), np.int32(w), label, dirty, spare, changed)))
     sizes = cupy.zeros(n, dtype=cupy.uint32)
