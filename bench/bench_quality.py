@@ -20,7 +20,7 @@ Methods, all given the same boxes and strokes: this project's ``graphcut.segment
 histogram or GMM colour model, with and without GrabCut iterations and clean-up, and OpenCV's
 ``cv2.grabCut`` (5 iterations from the box / strokes each time, unknown pixels "probably
 background" without a box). Images: ``quality_data.make_set`` (generated; "dev" for choosing
-options, "test" for reporting).
+options, "test" for reporting, "extra" to confirm on a second set).
 
     python bench/bench_quality.py                       # test set, every method, CPU
     python bench/bench_quality.py --set dev --methods gmm-iter,cv2 --jobs 2
@@ -337,7 +337,9 @@ def speed(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=("dev", "test"), default="test")
+    parser.add_argument("--set", choices=("dev", "test", "extra"), default="test",
+                        help="dev: for choosing options; test: for reporting; extra: a "
+                             "second report set, to confirm a gain is not fitted to dev")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")
     parser.add_argument("--methods", default=",".join(METHODS),
                         help="comma-separated names of METHODS; or ';'-separated, each "

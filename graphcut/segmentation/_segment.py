@@ -41,11 +41,19 @@ DEFAULT_SEED_SHARES = {"histogram": 0.0, "gmm": 0.1}
 # energy.
 DEFAULT_LOCALITY = {"histogram": 0.0, "gmm": 2.0}
 LOCALITY_REACH = 0.05
+# Strokes only (no box or lasso): an object's cost rises with the distance d to its nearest
+# seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
+# image's side), so that regions far from every object stroke do not turn object merely for
+# sharing a colour with it (the box does this job when there is one). The histogram keeps
+# today's energy. Chosen on bench/bench_quality.py's development set (README "Quality").
+DEFAULT_FAR_COSTS = {"histogram": 0.0, "gmm": 5.0}
+FAR_REACH = 0.2
 
 
 def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=None,
             sigma=None, bins=None, components=None, iterations=None, keep="all",
-            fill_holes=0, seed_share=None, locality=None, tol=DEFAULT_TOL, channel_axis=-1,
+            fill_holes=0, seed_share=None, locality=None, far_cost=None, tol=DEFAULT_TOL,
+            channel_axis=-1,
             scale=DEFAULT_SCALE, device="auto", return_result=False, spacing=None):
     """Segment the object (or objects) marked by ``seeds`` and / or a box or lasso.
 
@@ -83,6 +91,10 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
         locality: strokes act locally: near its seeds a label's cost is lowered by up to this
             many nats, fading over about 5 % of the image's size (``None``: 2 for the GMM, 0
             for the histogram).
+        far_cost: strokes only (ignored with a box or lasso): an object's cost rises with the
+            distance d to its nearest seed, as ``far_cost * (1 - exp(-d^2 / (2 R^2)))`` nats
+            with R = 20 % of sqrt(H * W), so far regions that merely share a colour with the
+            object stay background (``None``: 5 for the GMM, 0 for the histogram).
         tol: an iteration lowering the energy by less than ``tol`` nats per pixel ends the
             iterations (0: run them all unless the energy stops falling).
         channel_axis: the channel axis of a 3-D image (scikit-image convention).
@@ -115,7 +127,7 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
     options = _check_options(model=model, lam=lam, sigma=sigma, bins=bins,
                              components=components, iterations=iterations, keep=keep,
                              fill_holes=fill_holes, seed_share=seed_share, locality=locality,
-                             tol=tol,
+                             far_cost=far_cost, tol=tol,
                              channel_axis=channel_axis, scale=scale, box=box, lasso=lasso)
     if _is_plain(options, seeds):  # today's one-cut Boykov-Jolly energy, volumes too
         plain = dict(lam=options["lam"], sigma=sigma, bins=bins, channel_axis=channel_axis,
@@ -135,7 +147,7 @@ def _is_plain(o, seeds) -> bool:
     (anything that is not an integer label array also goes there, for its errors)."""
     if (o["model"] != "histogram" or o["iterations"] or o["box"] is not None
             or o["lasso"] is not None or o["keep"] != "all" or o["fill_holes"]
-            or o["seed_share"] or o["locality"] or seeds is None):
+            or o["seed_share"] or o["locality"] or o["far_cost"] or seeds is None):
         return False
     kind = getattr(getattr(seeds, "dtype", None), "kind", None)
     if kind not in ("i", "u") or getattr(seeds, "ndim", 2) != 2 or not seeds.size:
@@ -218,11 +230,12 @@ def _to_host(array):
 
 def check_options(**options) -> dict:
     """:func:`segment`'s keyword options (model, lam, sigma, bins, components, iterations,
-    keep, fill_holes, seed_share, tol, channel_axis, scale, box, lasso; missing ones take
+    keep, fill_holes, seed_share, locality, far_cost, tol, channel_axis, scale, box, lasso;
+    missing ones take
     their defaults) checked and with defaults filled in, as used by :func:`segment_values`."""
     defaults = dict(model="histogram", lam=None, sigma=None, bins=None, components=None,
                     iterations=None, keep="all", fill_holes=0, seed_share=None,
-                    locality=None, tol=DEFAULT_TOL,
+                    locality=None, far_cost=None, tol=DEFAULT_TOL,
                     channel_axis=-1, scale=DEFAULT_SCALE, box=None, lasso=None)
     unknown = set(options) - set(defaults)
     if unknown:
@@ -231,7 +244,8 @@ def check_options(**options) -> dict:
 
 
 def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fill_holes,
-                   seed_share, locality, tol, channel_axis, scale, box, lasso) -> dict:
+                   seed_share, locality, far_cost, tol, channel_axis, scale, box,
+                   lasso) -> dict:
     if model not in MODEL_CHOICES:
         raise ValueError(f"unknown colour model {model!r}; expected one of "
                          f"{', '.join(MODEL_CHOICES)}")
@@ -257,6 +271,9 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     locality = DEFAULT_LOCALITY[model] if locality is None else float(locality)
     if not (math.isfinite(locality) and locality >= 0.0):
         raise ValueError(f"locality must be a finite number >= 0 (nats), got {locality}")
+    far_cost = DEFAULT_FAR_COSTS[model] if far_cost is None else float(far_cost)
+    if not (math.isfinite(far_cost) and far_cost >= 0.0):
+        raise ValueError(f"far_cost must be a finite number >= 0 (nats), got {far_cost}")
     tol = float(tol)
     if not (math.isfinite(tol) and tol >= 0.0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
@@ -264,7 +281,7 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     make_model(model, **model_options)  # checks bins / components now
     return dict(model=model, model_options=model_options, lam=lam, sigma=sigma,
                 iterations=int(iterations), keep=keep, fill_holes=int(fill_holes),
-                seed_share=seed_share, locality=locality, tol=tol,
+                seed_share=seed_share, locality=locality, far_cost=far_cost, tol=tol,
                 channel_axis=channel_axis, scale=scale, box=box, lasso=lasso)
 
 
@@ -327,7 +344,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
     background = constraints == BACKGROUND
     labels_in_order = [objects[0] if objects else FOREGROUND, BACKGROUND] \
         if len(objects) <= 1 else [BACKGROUND, *objects]
-    priors = _locality_priors(seeds, labels_in_order, o["locality"], xp)
+    far_cost = 0.0 if has_region else o["far_cost"]
+    priors = _locality_priors(seeds, labels_in_order, o["locality"], xp,
+                              far_cost=far_cost, objects=objects or [FOREGROUND])
     if len(objects) <= 1:
         label = objects[0] if objects else FOREGROUND
         is_object = constraints == label
@@ -363,22 +382,36 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
     return (labels == FOREGROUND if single else labels), run
 
 
-def _locality_priors(seeds, labels, strength, xp):
-    """Per label (in ``labels`` order): None, or the fixed cost ``-strength *
-    exp(-d^2 / (2 rho^2))`` with d the distance (pixels) to the label's nearest seed and
-    ``rho = LOCALITY_REACH * sqrt(H * W)``: a bonus for the label near its strokes."""
-    if strength <= 0:
+def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
+    """Per label (in ``labels`` order): None, or a fixed cost (H, W) in nats added to its
+    colour model's, from the distance d (pixels) to the label's nearest seed:
+
+    - ``-strength * exp(-d^2 / (2 rho^2))``, ``rho = LOCALITY_REACH * sqrt(H * W)``: a bonus
+      for every label near its strokes;
+    - for the labels in ``objects`` also ``far_cost * (1 - exp(-d^2 / (2 R^2)))``, ``R =
+      FAR_REACH * sqrt(H * W)``: a cost for an object far from its strokes.
+
+    The distances are exact Euclidean distance transforms of the host seeds (SciPy), so the
+    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device."""
+    if strength <= 0 and far_cost <= 0:
         return None
     from scipy import ndimage
 
     host = _to_host(seeds)
-    rho = LOCALITY_REACH * math.sqrt(host.size)
+    size = math.sqrt(host.size)
+    rho, reach = LOCALITY_REACH * size, FAR_REACH * size
     priors = [None] * len(labels)
     for index, label in enumerate(labels):
         chosen = host == label
-        if chosen.any():
-            distance = ndimage.distance_transform_edt(~chosen)
-            priors[index] = xp.asarray(-strength * np.exp(-distance ** 2 / (2 * rho * rho)))
+        far = far_cost if label in objects else 0.0
+        if chosen.any() and (strength > 0 or far > 0):
+            squared = ndimage.distance_transform_edt(~chosen) ** 2
+            cost = np.zeros(host.shape)
+            if strength > 0:
+                cost -= strength * np.exp(-squared / (2 * rho * rho))
+            if far > 0:
+                cost += far * -np.expm1(-squared / (2 * reach * reach))
+            priors[index] = xp.asarray(cost)
     return priors if any(p is not None for p in priors) else None
 
 
