@@ -199,7 +199,9 @@ def test_options_are_checked():
                            ({"iterations": -1}, "iterations"), ({"keep": "largest"}, "keep"),
                            ({"fill_holes": -2}, "fill_holes"), ({"lam": -1}, "lam"),
                            ({"model": "gmm", "bins": 8}, "bins"),
-                           ({"components": 3}, "components"), ({"seed_share": 2}, "seed_share")]:
+                           ({"components": 3}, "components"), ({"seed_share": 2}, "seed_share"),
+                           ({"far_cost": -1}, "far_cost"),
+                           ({"far_cost": float("nan")}, "far_cost")]:
         with pytest.raises(ValueError, match=match):
             graphcut.segment(image, box=box, device="cpu", **options)
 
@@ -252,7 +254,7 @@ def test_strokes_act_locally():
     mask = graphcut.segment(image, seeds, model="gmm", lam=0.5, iterations=0, device="cpu")
     assert mask[26:34, 7:17].all() and not mask[26:34, 73:83].any()
     without = graphcut.segment(image, seeds, model="gmm", lam=0.5, iterations=0, locality=0,
-                               device="cpu")
+                               far_cost=0, device="cpu")
     assert without[26:34, 73:83].sum() == 80 - 16  # no locality: ties go to the object
     from graphcut.segmentation._segment import LOCALITY_REACH, _locality_priors
     priors = _locality_priors(seeds, [1, 2], 2.0, np)
@@ -260,6 +262,65 @@ def test_strokes_act_locally():
     rho = LOCALITY_REACH * np.sqrt(seeds.size)
     assert priors[0][30, 13 + int(np.ceil(4 * rho))] >= -2.0 * np.exp(-8)  # faded 4 rho away
     assert _locality_priors(seeds, [1, 2], 0.0, np) is None
+
+
+def test_far_cost_keeps_regions_far_from_the_object_strokes_background():
+    """On an image without any colour difference, ties go to the object everywhere but at
+    the background stroke; with far_cost, pixels far from the object stroke are background
+    and those near it object, and the added costs are the documented ones."""
+    image = np.full((60, 90), 120, np.uint8)
+    seeds = np.zeros((60, 90), np.uint8)
+    seeds[28:32, 10:14] = 1
+    seeds[0:2, 88:90] = 2
+    options = dict(model="gmm", lam=0.5, iterations=0, locality=0, device="cpu")
+    without = graphcut.segment(image, seeds, far_cost=0, **options)
+    assert without.sum() == without.size - 4
+    mask = graphcut.segment(image, seeds, far_cost=5, **options)
+    assert mask[28:32, 10:14].all() and not mask[:, 60:].any()
+    from graphcut.segmentation._segment import FAR_REACH, _locality_priors
+    priors = _locality_priors(seeds, [1, 2], 0.0, np, far_cost=5.0, objects=[1])
+    assert priors[1] is None and priors[0][30, 12] == 0.0
+    reach = FAR_REACH * np.sqrt(seeds.size)
+    d = 89 - 13                                    # (30, 89) is 76 columns from (30, 13)
+    assert priors[0][30, 89] == pytest.approx(5.0 * (1 - np.exp(-d * d / (2 * reach ** 2))))
+    assert (np.diff(priors[0][30, 13:]) > 0).all()  # rises with the distance
+    both = _locality_priors(seeds, [1, 2], 2.0, np, far_cost=5.0, objects=[1])
+    alone = _locality_priors(seeds, [1, 2], 2.0, np)
+    np.testing.assert_allclose(both[0], alone[0] + priors[0])
+    np.testing.assert_array_equal(both[1], alone[1])
+
+
+def test_far_cost_is_ignored_with_a_box():
+    """With a box the box localises the object: far_cost changes nothing."""
+    image, truth = scene(seed=3, noise=0.12)
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[28:32, 30:34] = 1
+    box = bounding_box(truth, margin=6)
+    results = [graphcut.segment(image, seeds, box=box, model="gmm", far_cost=cost,
+                                device="cpu", return_result=True) for cost in (0, 5)]
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1].stats["energies"] == results[1][1].stats["energies"]
+
+
+def test_far_cost_helps_against_a_far_region_of_the_object_colour():
+    """Noisy, similar colours and a far patch of the object's colour: without far_cost the
+    GMM makes everything of that colour object, with its default far_cost the far patch
+    stays background."""
+    h, w = 60, 120
+    rng = np.random.default_rng(0)
+    truth = np.zeros((h, w), bool)
+    truth[20:40, 10:30] = True
+    far = np.zeros((h, w), bool)
+    far[20:40, 95:115] = True
+    base = np.where((truth | far)[..., None], [0.6, 0.4, 0.4], [0.4, 0.4, 0.6])
+    image = (np.clip(base + rng.normal(0, 0.1, (h, w, 3)), 0, 1) * 255).astype(np.uint8)
+    seeds = np.zeros((h, w), np.uint8)
+    seeds[28:32, 18:22] = 1
+    seeds[5:9, 55:59] = 2
+    options = dict(model="gmm", iterations=3, device="cpu")
+    assert graphcut.segment(image, seeds, far_cost=0, **options)[far].mean() > 0.9
+    mask = graphcut.segment(image, seeds, **options)
+    assert not mask[far].any() and iou(mask, truth) > 0.9
 
 
 def test_region_core_is_the_middle_half_of_a_box():
