@@ -255,16 +255,15 @@ def nlink_weights(image, *, sigma=None, channel_axis=-1, spacing=None):
 def _smooth(histogram, passes: int):
     """[1, 2, 1] / 4 binomial smoothing along every axis, ``passes`` times, zero outside."""
     xp = array_module(histogram)
+    everything = (slice(None),) * histogram.ndim
     for axis in range(histogram.ndim):
+        head = everything[:axis] + (slice(None, -1),)   # all but the last cell along axis
+        tail = everything[:axis] + (slice(1, None),)    # all but the first
         for _ in range(passes):
-            pad = [(0, 0)] * histogram.ndim
-            pad[axis] = (1, 1)
-            padded = xp.pad(histogram, pad)
-            n = histogram.shape[axis]
-            lower = xp.take(padded, xp.arange(0, n), axis=axis)
-            middle = xp.take(padded, xp.arange(1, n + 1), axis=axis)
-            upper = xp.take(padded, xp.arange(2, n + 2), axis=axis)
-            histogram = 0.25 * lower + 0.5 * middle + 0.25 * upper
+            lower, upper = xp.zeros_like(histogram), xp.zeros_like(histogram)
+            lower[tail] = histogram[head]   # the neighbour before, 0 outside
+            upper[head] = histogram[tail]   # the neighbour after
+            histogram = 0.25 * lower + 0.5 * histogram + 0.25 * upper
     return histogram
 
 
