@@ -241,3 +241,18 @@ def test_network_built_on_the_gpu_equals_the_cpu_one():
         difference = np.abs(getattr(on_gpu, name).get().astype(np.int64)
                             - getattr(on_host, name).astype(np.int64))
         assert difference.max() <= 1, name  # exp/log may differ in the last bit
+
+
+def test_histogram_smoothing_is_the_binomial_kernel_with_zero_outside():
+    """Two [1, 2, 1] / 4 passes per axis: a single count spreads as [1, 4, 6, 4, 1] / 16 along
+    every axis (outer product), and mass beyond the histogram's edge is lost, not folded back."""
+    from graphcut.energy import _smooth
+    centre = np.zeros((7, 9, 5))
+    centre[3, 4, 2] = 1.0
+    kernel = np.array([1, 4, 6, 4, 1]) / 16
+    expected = np.zeros_like(centre)
+    expected[1:6, 2:7, 0:5] = kernel[:, None, None] * kernel[None, :, None] * kernel[None, None]
+    np.testing.assert_allclose(_smooth(centre, 2), expected, rtol=0, atol=1e-15)
+    edge = np.zeros(6)
+    edge[0] = 1.0
+    np.testing.assert_allclose(_smooth(edge, 2), [5 / 16, 4 / 16, 1 / 16, 0, 0, 0], atol=1e-15)
