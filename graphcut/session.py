@@ -62,9 +62,9 @@ class Segmenter:
             :func:`graphcut.segment`'s pipeline), or a pair ``(object_model,
             background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``
             (the interface of ``graphcut.models``), refitted on every update.
-        components, iterations, keep, fill_holes, seed_share, locality, far_cost: as for
-            :func:`graphcut.segment`; any of them other than its default (and model "gmm")
-            sends every update through the pipeline. ``lam`` None: the model's default.
+        components, iterations, keep, fill_holes, seed_share, locality, far_cost, texture:
+            as for :func:`graphcut.segment`; any of them other than its default (and model
+            "gmm") sends every update through the pipeline. ``lam`` None: the model's default.
 
     Example:
         >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
@@ -76,20 +76,20 @@ class Segmenter:
     def __init__(self, image, *, lam=None, sigma=None, bins=None, channel_axis=-1,
                  scale=DEFAULT_SCALE, device="auto", spacing=None, model="histogram",
                  components=None, iterations=None, keep="all", fill_holes=0, seed_share=None,
-                 locality=None, far_cost=None):
+                 locality=None, far_cost=None, texture=None):
         self.backend = resolve_device(device)
         named = model if isinstance(model, str) else "histogram"
         self._options = check_options(model=named, lam=lam, sigma=sigma, bins=bins,
                                       components=components, iterations=iterations, keep=keep,
                                       fill_holes=fill_holes, seed_share=seed_share,
-                                      locality=locality, far_cost=far_cost,
+                                      locality=locality, far_cost=far_cost, texture=texture,
                                       channel_axis=channel_axis,
                                       scale=scale)
         # today's incremental histogram energy answers updates unless these ask for more
         self._plain = (named == "histogram" and not self._options["iterations"]
                        and keep == "all" and not self._options["fill_holes"]
                        and not self._options["seed_share"] and not self._options["locality"]
-                       and not self._options["far_cost"])
+                       and not self._options["far_cost"] and not self._options["texture"])
         self._image, self._channel_axis, self._pipeline_values = image, channel_axis, None
         self._seeds_stale = False  # a pipeline update left the incremental seed state behind
         if lam is None:

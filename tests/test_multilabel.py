@@ -129,7 +129,7 @@ def test_two_labels_are_solved_exactly():
     seeds[2, 3] = 2
     for lam in (0.5, 2.0, 8.0):
         mask, result = graphcut.segment(image, seeds, model="gmm", lam=lam, iterations=0,
-                                        locality=0, far_cost=0, device="cpu",
+                                        locality=0, far_cost=0, texture=0, device="cpu",
                                         return_result=True)
         from graphcut.energy import image_as_float, nlink_weights
         from graphcut.models import GMMModel

@@ -19,6 +19,7 @@ from graphcut.solver import CutResult, min_cut, resolve_device
 from ._cleanup import KEEP_CHOICES, clean_labels
 from ._grabcut import DEFAULT_TOL, iterate_binary, iterate_labels
 from ._regions import allowed_region
+from ._texture import with_texture
 
 log = logging.getLogger("graphcut")
 
@@ -48,11 +49,16 @@ LOCALITY_REACH = 0.05
 # today's energy. Chosen on bench/bench_quality.py's development set (README "Quality").
 DEFAULT_FAR_COSTS = {"histogram": 0.0, "gmm": 5.0}
 FAR_REACH = 0.2
+# The colour models also see the local contrast (standard deviation of the grey intensity
+# over a (2 r + 1)-square window, :mod:`._texture`) as one more channel, with this radius r;
+# 0: colours only.
+DEFAULT_TEXTURE = {"histogram": 0, "gmm": 4}
 
 
 def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=None,
             sigma=None, bins=None, components=None, iterations=None, keep="all",
-            fill_holes=0, seed_share=None, locality=None, far_cost=None, tol=DEFAULT_TOL,
+            fill_holes=0, seed_share=None, locality=None, far_cost=None, texture=None,
+            tol=DEFAULT_TOL,
             channel_axis=-1,
             scale=DEFAULT_SCALE, device="auto", return_result=False, spacing=None):
     """Segment the object (or objects) marked by ``seeds`` and / or a box or lasso.
@@ -95,6 +101,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
             distance d to its nearest seed, as ``far_cost * (1 - exp(-d^2 / (2 R^2)))`` nats
             with R = 20 % of sqrt(H * W), so far regions that merely share a colour with the
             object stay background (``None``: 5 for the GMM, 0 for the histogram).
+        texture: model "gmm": the colour models also see each pixel's local contrast (the
+            standard deviation of its grey intensity over the ``(2 texture + 1)``-square
+            window around it) as one more channel, which separates textured objects from
+            smooth backgrounds of the same colours (and the reverse); 0: colours only;
+            ``None``: 4. The boundary term is not changed.
         tol: an iteration lowering the energy by less than ``tol`` nats per pixel ends the
             iterations (0: run them all unless the energy stops falling).
         channel_axis: the channel axis of a 3-D image (scikit-image convention).
@@ -127,7 +138,7 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
     options = _check_options(model=model, lam=lam, sigma=sigma, bins=bins,
                              components=components, iterations=iterations, keep=keep,
                              fill_holes=fill_holes, seed_share=seed_share, locality=locality,
-                             far_cost=far_cost, tol=tol,
+                             far_cost=far_cost, texture=texture, tol=tol,
                              channel_axis=channel_axis, scale=scale, box=box, lasso=lasso)
     if _is_plain(options, seeds):  # today's one-cut Boykov-Jolly energy, volumes too
         plain = dict(lam=options["lam"], sigma=sigma, bins=bins, channel_axis=channel_axis,
@@ -147,7 +158,8 @@ def _is_plain(o, seeds) -> bool:
     (anything that is not an integer label array also goes there, for its errors)."""
     if (o["model"] != "histogram" or o["iterations"] or o["box"] is not None
             or o["lasso"] is not None or o["keep"] != "all" or o["fill_holes"]
-            or o["seed_share"] or o["locality"] or o["far_cost"] or seeds is None):
+            or o["seed_share"] or o["locality"] or o["far_cost"] or o["texture"]
+            or seeds is None):
         return False
     kind = getattr(getattr(seeds, "dtype", None), "kind", None)
     if kind not in ("i", "u") or getattr(seeds, "ndim", 2) != 2 or not seeds.size:
@@ -230,12 +242,13 @@ def _to_host(array):
 
 def check_options(**options) -> dict:
     """:func:`segment`'s keyword options (model, lam, sigma, bins, components, iterations,
-    keep, fill_holes, seed_share, locality, far_cost, tol, channel_axis, scale, box, lasso;
+    keep, fill_holes, seed_share, locality, far_cost, texture, tol, channel_axis, scale, box,
+    lasso;
     missing ones take
     their defaults) checked and with defaults filled in, as used by :func:`segment_values`."""
     defaults = dict(model="histogram", lam=None, sigma=None, bins=None, components=None,
                     iterations=None, keep="all", fill_holes=0, seed_share=None,
-                    locality=None, far_cost=None, tol=DEFAULT_TOL,
+                    locality=None, far_cost=None, texture=None, tol=DEFAULT_TOL,
                     channel_axis=-1, scale=DEFAULT_SCALE, box=None, lasso=None)
     unknown = set(options) - set(defaults)
     if unknown:
@@ -244,7 +257,7 @@ def check_options(**options) -> dict:
 
 
 def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fill_holes,
-                   seed_share, locality, far_cost, tol, channel_axis, scale, box,
+                   seed_share, locality, far_cost, texture, tol, channel_axis, scale, box,
                    lasso) -> dict:
     if model not in MODEL_CHOICES:
         raise ValueError(f"unknown colour model {model!r}; expected one of "
@@ -274,6 +287,12 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     far_cost = DEFAULT_FAR_COSTS[model] if far_cost is None else float(far_cost)
     if not (math.isfinite(far_cost) and far_cost >= 0.0):
         raise ValueError(f"far_cost must be a finite number >= 0 (nats), got {far_cost}")
+    texture = DEFAULT_TEXTURE[model] if texture is None else texture
+    if isinstance(texture, bool) or int(texture) != texture or texture < 0:
+        raise ValueError(f"texture must be an integer >= 0 (a window radius in pixels), got "
+                         f"{texture!r}")
+    if texture and model != "gmm":
+        raise ValueError("texture applies to model='gmm' only")
     tol = float(tol)
     if not (math.isfinite(tol) and tol >= 0.0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
@@ -281,7 +300,8 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     make_model(model, **model_options)  # checks bins / components now
     return dict(model=model, model_options=model_options, lam=lam, sigma=sigma,
                 iterations=int(iterations), keep=keep, fill_holes=int(fill_holes),
-                seed_share=seed_share, locality=locality, far_cost=far_cost, tol=tol,
+                seed_share=seed_share, locality=locality, far_cost=far_cost,
+                texture=int(texture), tol=tol,
                 channel_axis=channel_axis, scale=scale, box=box, lasso=lasso)
 
 
@@ -313,6 +333,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
     shape = values.shape[:2]
+    if o.get("texture", 0):
+        values = with_texture(values, o["texture"])
     region = allowed_region(shape, box=o["box"], lasso=o["lasso"])
     has_region = region is not None
     if seeds is None:
