@@ -23,6 +23,7 @@ import os
 import numpy as np
 from PIL import Image
 
+from ._arrays import to_host
 from .imageio import (ImageReadError, atomic_save, check_lossless_suffix,
                       default_max_pixels, open_image)
 
@@ -104,7 +105,7 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
     highest = MAX_LABEL if multi else BACKGROUND
     if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > highest):
         bad = (seeds < NONE) | (seeds > highest)
-        values = sorted({int(v) for v in _to_host(seeds[bad])})
+        values = sorted({int(v) for v in to_host(seeds[bad])})
         shown = ", ".join(map(str, values[:8])) + (", ..." if len(values) > 8 else "")
         expected = ("0 (none), 2 (background) and object labels 1, 3 .. 254" if multi
                     else "0 (none), 1 (foreground) and 2 (background)")
@@ -141,10 +142,6 @@ def _check_device_labels(seeds, name: str, require_both: bool) -> None:
 def _has_label(seeds, label) -> bool:
     """Whether any pixel has ``label``."""
     return seeds.size > 0 and bool((seeds == label).any())
-
-
-def _to_host(array) -> np.ndarray:
-    return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
 def strokes_to_labels(rgba) -> np.ndarray:
@@ -269,7 +266,7 @@ def write_seeds(path, labels, *, inputs=()) -> None:
     lossless (.png, .tif, .tiff): a ValueError says so otherwise.
     """
     check_lossless_suffix(path, "seed label image")
-    labels = check_seeds(_to_host(labels), name="labels", require_both=False, multi=True)
+    labels = check_seeds(to_host(labels), name="labels", require_both=False, multi=True)
     atomic_save(Image.fromarray(labels.astype(np.uint8)), path, inputs=inputs)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._arrays import to_host
 from .imageio import IMAGE_SUFFIXES, ImageReadError, atomic_write, open_image, read_image
 from .seeds import _LABEL_MODES, check_seeds, read_seeds, strokes_to_labels
 
@@ -143,7 +144,7 @@ def _read_seed_slice(path: Path, shape) -> np.ndarray:
 
 def write_volume_mask(path, mask, *, inputs=()) -> None:
     """Write a (D, H, W) mask as 0 / 255 uint8: a multi-page TIFF or a ``.npy`` by suffix."""
-    mask = _host(mask)
+    mask = to_host(mask)
     if mask.ndim != 3:
         raise ValueError(f"a volume mask must be (D, H, W), got shape {mask.shape}")
     _write_volume(path, np.where(mask.astype(bool), 255, 0).astype(np.uint8), inputs)
@@ -151,7 +152,7 @@ def write_volume_mask(path, mask, *, inputs=()) -> None:
 
 def write_volume_seeds(path, labels, *, inputs=()) -> None:
     """Write (D, H, W) seed labels 0 / 1 / 2 as uint8: a multi-page TIFF or a ``.npy``."""
-    labels = check_seeds(_host(labels), name="labels", require_both=False)
+    labels = check_seeds(to_host(labels), name="labels", require_both=False)
     if labels.ndim != 3:
         raise ValueError(f"volume seeds must be (D, H, W), got shape {labels.shape}")
     _write_volume(path, labels.astype(np.uint8), inputs)
@@ -214,10 +215,6 @@ def _tiff_bytes(data: np.ndarray, **options) -> bytes:
     buffer = io.BytesIO()
     tifffile.imwrite(buffer, data, compression="zlib", **options)
     return buffer.getvalue()
-
-
-def _host(array) -> np.ndarray:
-    return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
 def _read_npy(path: Path) -> np.ndarray:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphcut._arrays import to_host
 from graphcut.seeds import FOREGROUND, object_labels
 from graphcut.segmentation import allowed_region, clean_labels, clean_mask
 
@@ -89,7 +90,7 @@ def clean_up(output, seeds, options: SegmentOptions):
         return output
     if output.dtype == bool and not options.has_region:
         return clean_mask(output, seeds, keep=options.keep, fill_holes_area=options.fill_holes)
-    output, seeds = _host(output), _host(seeds)
+    output, seeds = to_host(output), to_host(seeds)
     region = allowed_region(seeds.shape, box=options.box, lasso=options.lasso)
     single = np.asarray(output).dtype == bool
     labels = np.asarray(output).astype(np.uint8)  # a mask: object 1
@@ -97,7 +98,3 @@ def clean_up(output, seeds, options: SegmentOptions):
                            keep=options.keep, fill_holes_area=options.fill_holes,
                            outside=None if region is None else ~region)
     return cleaned == FOREGROUND if single else cleaned
-
-
-def _host(array):
-    return array.get() if hasattr(array, "get") else np.asarray(array)

@@ -358,9 +358,6 @@ def _make_segmenter(image, lam: float, device: str, model: str):
     return segmenter
 
 
-def _host(array):
-    return array.get() if hasattr(array, "get") else np.asarray(array)
-
 
 def _on_device_of(mask, segmenter):
     """``mask`` on ``segmenter``'s device (what ``MaskUpdate.between`` compares with)."""

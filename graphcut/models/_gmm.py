@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from graphcut._arrays import to_host
 from graphcut.energy import array_module
 
 from ._base import ColourModel, check_sample
@@ -195,7 +196,7 @@ def _moments(features, responsibilities):
     (K, P), as host NumPy arrays. ``features`` (N, C + P), ``responsibilities`` (N, K)."""
     counts = responsibilities.sum(axis=0)
     sums = responsibilities.T @ features
-    counts, sums = _host(counts), _host(sums)
+    counts, sums = to_host(counts), to_host(sums)
     channels = _channels(features.shape[1])
     return counts, sums[:, :channels], sums[:, channels:]
 
@@ -238,12 +239,8 @@ def _principal_axis(x, weight, members):
     total = float(w.sum())
     if int(members.sum()) < 2 or total <= 0:
         return -1.0, None, None
-    mean = _host((w[:, None] * x).sum(axis=0)) / total
+    mean = to_host((w[:, None] * x).sum(axis=0)) / total
     centred = x - xp.asarray(mean)
-    covariance = _host((centred * w[:, None]).T @ centred) / total
+    covariance = to_host((centred * w[:, None]).T @ centred) / total
     eigenvalues, eigenvectors = np.linalg.eigh(covariance)
     return float(eigenvalues[-1]), eigenvectors[:, -1], mean
-
-
-def _host(array) -> np.ndarray:
-    return array.get() if hasattr(array, "get") else np.asarray(array)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphcut._arrays import to_host
+
 KEEP_CHOICES = ("all", "connected")
 _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)  # 4-connected
 
@@ -74,8 +76,8 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
         raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")
     on_gpu = hasattr(mask, "get")  # a CuPy array
     if not on_gpu or mask.ndim != 2:
-        labels = clean_labels(np.asarray(_host(mask)).astype(np.uint8), [FOREGROUND],
-                              _host(seeds), keep=keep, fill_holes_area=fill_holes_area)
+        labels = clean_labels(np.asarray(to_host(mask)).astype(np.uint8), [FOREGROUND],
+                              to_host(seeds), keep=keep, fill_holes_area=fill_holes_area)
         cleaned = labels == FOREGROUND
         return _like(mask, cleaned) if on_gpu else cleaned
     from graphcut.solver.cuda import flood
@@ -92,10 +94,6 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
         if count:
             flood.fill_small_parts(mask, holes, fill_holes_area)
     return mask
-
-
-def _host(array):
-    return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
 def _like(reference, host_array):

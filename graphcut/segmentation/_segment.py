@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from graphcut._arrays import to_host
 from graphcut.energy import (DEFAULT_LAM, DEFAULT_SCALE, _nlink_weights, array_module,
                              build_network,
                              image_as_float, quantize)
@@ -185,7 +186,7 @@ def _run_on_device(on_gpu, on_cpu, image, seeds, options, device, return_result)
     too large for the GPU or the GPU runs out of memory (logged)."""
     shape_of = seeds if seeds is not None else np.broadcast_to(np.uint8(0), _image_plane(image))
     if array_segmentation_backend(image, shape_of, device) == "cpu" and device == "auto":
-        image, seeds, device = _to_host(image), _to_host(seeds), "cpu"  # too large for the GPU
+        image, seeds, device = to_host(image), _seeds_to_host(seeds), "cpu"  # too large
     if resolve_device(device) == "cuda":
         try:
             return on_gpu(image, seeds, options, device, return_result)
@@ -193,7 +194,7 @@ def _run_on_device(on_gpu, on_cpu, image, seeds, options, device, return_result)
             if device != "auto":
                 raise
             log.warning("the GPU ran out of memory (%s); segmenting on the CPU instead", error)
-            image, seeds = _to_host(image), _to_host(seeds)
+            image, seeds = to_host(image), _seeds_to_host(seeds)
             device = "cpu"
     return on_cpu(image, seeds, options, device, return_result)
 
@@ -236,8 +237,9 @@ def _pipeline_on_gpu(image, seeds, options, device, return_result):
     return _segment(image, seeds, options, device, return_result)
 
 
-def _to_host(array):
-    return array.get() if hasattr(array, "get") else array
+def _seeds_to_host(seeds):
+    """The seeds in host memory; None (a box or lasso alone) stays None."""
+    return None if seeds is None else to_host(seeds)
 
 
 def check_options(**options) -> dict:
@@ -344,7 +346,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
         seeds = xp.zeros(shape, dtype=xp.uint8)
     else:
         if array_module(seeds) is not xp:
-            seeds = xp.asarray(_to_host(seeds))
+            seeds = xp.asarray(to_host(seeds))
         seeds = check_seeds(seeds, shape, require_both=not has_region, multi=True)
     objects = object_labels(seeds)
     outside = None
@@ -380,7 +382,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
         run = iterate_binary(values, nlinks, binary, (new_model(), new_model()), samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              cut=cut, weights=weights, priors=priors)
-        mask = _to_host(run.labels).astype(bool)
+        mask = to_host(run.labels).astype(bool)
         labels = np.where(mask, label, 0).astype(np.uint8)
     else:
         pinned = xp.full(shape, -1, dtype=xp.int64)
@@ -395,11 +397,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              device=device, weights=weights, priors=priors)
         lookup = np.array([0] + objects, dtype=np.uint8)
-        labels = lookup[_to_host(run.labels)]
+        labels = lookup[to_host(run.labels)]
     if o["keep"] != "all" or o["fill_holes"] > 0:
-        labels = clean_labels(labels, objects or [FOREGROUND], _to_host(seeds), keep=o["keep"],
+        labels = clean_labels(labels, objects or [FOREGROUND], to_host(seeds), keep=o["keep"],
                               fill_holes_area=o["fill_holes"],
-                              outside=None if outside is None else _to_host(outside))
+                              outside=None if outside is None else to_host(outside))
     single = objects in ([], [FOREGROUND])
     return (labels == FOREGROUND if single else labels), run
 
@@ -419,7 +421,7 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
         return None
     from scipy import ndimage
 
-    host = _to_host(seeds)
+    host = to_host(seeds)
     size = math.sqrt(host.size)
     rho, reach = LOCALITY_REACH * size, FAR_REACH * size
     priors = [None] * len(labels)
