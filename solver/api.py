@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 
+from .incremental import IncrementalGridSolver
 from .networks import CSRNetwork, GridNetwork
 from .result import CutResult
 
@@ -188,3 +189,60 @@ def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutRe
     if isinstance(network, GridNetwork):
         return cpu.grid_min_cut(network)
     return cpu.csr_min_cut(network)
+
+
+def open_grid_solver(network: GridNetwork, *, device: str = "auto",
+                     reuse_trees: bool | None = None) -> IncrementalGridSolver:
+    """An incremental solver for ``network``: solve, change capacities, solve again, each
+    re-solve starting from what the last one left.
+
+    Parameters
+    ----------
+    network : GridNetwork
+        The grid (2-D 4-connected or 3-D 6-connected) with its first capacities. The solver
+        may keep references to its arrays and never modifies them.
+    device : {"auto", "cpu", "cuda"}
+        "cuda": push-relabel on the GPU keeping its preflow; "cpu": PyMaxflow's BK keeping
+        its graph, flow and search trees; "auto": cuda when CuPy finds a GPU, else cpu. The
+        choice is in the solver's ``backend``. There is no fallback: a GPU without room raises.
+    reuse_trees : bool or None
+        CPU only: reuse BK's search trees after a terminal change. None (default): when at
+        most 10 % of the pixels changed (measured the faster choice).
+
+    Returns
+    -------
+    IncrementalGridSolver
+        With ``set_terminals``, ``set_nlinks``, ``solve``, ``cancel``, ``close``,
+        ``backend``, ``shape`` and ``device_name``.
+
+    Raises
+    ------
+    TypeError
+        ``network`` is not a GridNetwork.
+    BackendUnavailableError
+        ``device="cuda"`` on a machine where the CUDA backend cannot run.
+    HostMemoryError, GPUMemoryError
+        The solver's state would not fit (checked before it is allocated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.solver import GridNetwork, open_grid_solver
+    >>> net = GridNetwork(np.array([[4, 0]], np.int32), np.array([[0, 4]], np.int32),
+    ...                   right=np.array([[2]], np.int32), down=np.zeros((0, 2), np.int32))
+    >>> solver = open_grid_solver(net, device="cpu")
+    >>> solver.solve().flow
+    2
+    >>> solver.set_nlinks((np.zeros((0, 2), np.int32), np.array([[3]], np.int32)))
+    >>> solver.solve().flow
+    3
+    >>> solver.close()
+    """
+    if not isinstance(network, GridNetwork):
+        raise TypeError(f"open_grid_solver expects a GridNetwork, got {type(network).__name__}")
+    backend = resolve_device(device)
+    if backend == "cuda":
+        from .cuda.incremental import PushRelabelGridSolver
+        return PushRelabelGridSolver(network)
+    from .cpu_incremental import BKGridSolver
+    return BKGridSolver(network, reuse_trees=reuse_trees)
