@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 
+from .errors import BackendUnavailableError
 from .incremental import IncrementalGridSolver
 from .networks import CSRNetwork, GridNetwork
 from .result import CutResult
@@ -22,10 +23,6 @@ DEVICES = ("auto", "cpu", "cuda")
 # bench/RESULTS.md 2026-11-26: grids of 1.4-5.9 k arcs, genrmf and RLG of 0.2-2.2 k), while from
 # 19 k arcs up the GPU won on every network but one 24 k-arc grid (lost by 1 ms there).
 AUTO_CPU_BELOW_ARCS = 10_000
-
-
-class BackendUnavailableError(RuntimeError):
-    """The requested backend cannot run on this machine (no GPU, no CuPy, ...)."""
 
 
 NOT_INSTALLED = "CuPy is not installed (pip install 'graphcut[gpu]')"
@@ -145,6 +142,32 @@ def resolve_device(device: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _warn_once(message: str) -> None:
     log.warning(message)
+
+
+def require_gpu_memory(need_bytes: int, what: str, *, headroom: float = 0.9) -> None:
+    """Refuse a GPU job up front when it would not fit in the GPU's free memory.
+
+    Parameters
+    ----------
+    need_bytes : int
+        The job's estimated peak GPU memory, in bytes.
+    what : str
+        The job, for the message (e.g. ``"segmenting photo.png (4000x3000 RGB)"``).
+    headroom : float
+        The share of the free memory (the driver's free memory plus what CuPy's pool holds
+        unused) the job may use.
+
+    Raises
+    ------
+    GPUMemoryError
+        ``need_bytes`` exceed ``headroom`` times the free memory; the message gives both in GiB.
+
+    Examples
+    --------
+    >>> require_gpu_memory(2**20, "a 1 MiB test")  # doctest: +SKIP
+    """
+    from . import cuda
+    cuda.require_free_memory(need_bytes, what, headroom=headroom)
 
 
 def auto_prefers_cpu(network) -> bool:

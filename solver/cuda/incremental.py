@@ -1,5 +1,5 @@
 """The GPU backend of the incremental grid solver: the push-relabel state (:class:`GridState`,
-or :class:`~.grid3d.VolumeState` for a volume) kept in GPU memory between solves.
+or :class:`~.grid.VolumeState` for a volume) kept in GPU memory between solves.
 
 New terminal capacities are applied to the kept preflow with the Kohli-Torr
 reparameterisation (``GridState.change_terminals``, one kernel) and phase I resumes from it;
