@@ -98,6 +98,9 @@ class _Stream:
     def __exit__(self, *exc):
         return False
 
+    def synchronize(self):
+        pass
+
     def begin_capture(self):
         global _capture
         _capture = []

@@ -304,3 +304,32 @@ def to_host(array: cupy.ndarray) -> np.ndarray:
                         runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
     return out
+
+
+def int32_on_gpu(array) -> cupy.ndarray:
+    """``array`` as a C-contiguous int32 CuPy array (no copy when it is one already)."""
+    array = cupy.asarray(array)
+    if array.dtype != cupy.int32 or not array.flags.c_contiguous:
+        array = cupy.ascontiguousarray(array, dtype=cupy.int32)
+    return array
+
+
+def checked_links(shape, forward, backward) -> tuple[tuple, tuple]:
+    """n-link capacities ``(forward, backward)`` of a grid of ``shape`` (one array per NumPy
+    axis each, :class:`~graphcut.solver.GridNetwork`'s convention) as int32 device arrays,
+    their number and shapes checked (ValueError naming the array otherwise)."""
+    ndim = len(shape)
+    if len(forward) != ndim or len(backward) != ndim:
+        raise ValueError(f"a {ndim}-D state needs {ndim} forward and {ndim} backward n-link "
+                         f"arrays (one per axis), got {len(forward)} and {len(backward)}")
+    checked = []
+    for side, name in ((forward, "forward"), (backward, "backward")):
+        arrays = []
+        for axis, array in enumerate(side):
+            expected = tuple(n - (a == axis) for a, n in enumerate(shape))
+            if tuple(array.shape) != expected:
+                raise ValueError(f"{name}[{axis}] must have shape {expected} for a grid "
+                                 f"of shape {tuple(shape)}, got {tuple(array.shape)}")
+            arrays.append(int32_on_gpu(array))
+        checked.append(tuple(arrays))
+    return tuple(checked)
