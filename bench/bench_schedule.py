@@ -37,9 +37,10 @@ from graphcut.solver.cuda import grid
 def run(schedule_fields, image, seeds, strokes):
     import cupy
 
-    import graphcut.session as session_module
-    original = session_module._interactive_schedule
-    session_module._interactive_schedule = functools.partial(grid.Schedule, **schedule_fields)
+    import graphcut.solver.cuda.incremental as incremental
+    original = dict(incremental.INTERACTIVE_SCHEDULE)
+    incremental.INTERACTIVE_SCHEDULE.clear()
+    incremental.INTERACTIVE_SCHEDULE.update(schedule_fields)
     try:
         session = graphcut.Segmenter(image, device="cuda")
         session.prepare()
@@ -61,7 +62,8 @@ def run(schedule_fields, image, seeds, strokes):
             counters.append(session.last_result.stats)
         return first, times, masks, counters
     finally:
-        session_module._interactive_schedule = original
+        incremental.INTERACTIVE_SCHEDULE.clear()
+        incremental.INTERACTIVE_SCHEDULE.update(original)
 
 
 def parse_schedule(text: str) -> dict:

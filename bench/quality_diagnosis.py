@@ -35,9 +35,9 @@ from quality_data import make_set  # noqa: E402
 def oracle_segmenter(item, texture, lam=35.0):
     """A bench_quality segmenter whose colour models are GMMs fitted to the truth (fixed),
     with the GMM's default stroke priors, seeds hard, one cut."""
-    from graphcut.energy import image_as_float
+    from graphcut._arrays import image_as_float
     from graphcut.models import make_model
-    from graphcut.segmentation._energy import binary_problem
+    from graphcut.segmentation import binary_problem
     from graphcut.segmentation._segment import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY,
                                                 _locality_priors, check_options,
                                                 nlink_capacities)
@@ -87,7 +87,7 @@ def main(argv=None):
     parser.add_argument("--images", default="16,23", help="comma-separated item indices")
     args = parser.parse_args(argv)
     items = make_set(args.set)
-    from graphcut.segmentation._energy import binary_problem
+    from graphcut.segmentation import binary_problem
     from graphcut.solver import min_cut
     for index in map(int, args.images.split(",")):
         item = items[index]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from graphcut.segmentation._output import PALETTE
+from graphcut.io import PALETTE
 
 from .strokes import BACKGROUND, FOREGROUND, MAX_LABEL
 

@@ -44,7 +44,9 @@ def _stand_in(kernel_library, monkeypatch):
              if name in sys.modules}
     sys.modules["cupy"] = module
     import graphcut.segmentation._segment as segmentation
-    import graphcut.session as session
+    import graphcut.segmentation._segmenter as session
+    import graphcut.segmentation._solving as solving
+    from graphcut.solver import open_grid_solver as real_open_grid_solver
 
     def min_cut(network, *, device="auto"):
         if device == "cpu":
@@ -57,26 +59,45 @@ def _stand_in(kernel_library, monkeypatch):
             fake_cupy.set_strict(True)
         return CutResult(cut.flow, cut.source_side.view(fake_cupy.ndarray), "cuda", cut.stats)
 
-    class SolverOnTheCPU(session._GridSolverCPU):
-        """The CPU solver behind the GPU session's interface (device arrays in, a device mask
-        out)."""
+    class SolverOnTheCPU:
+        """The CPU incremental solver behind the GPU one's interface (device arrays in, a
+        device mask out)."""
 
-        def __init__(self, shape, nlinks):
-            super().__init__(shape, [link.get() for link in nlinks])
+        device_name = "stand-in"
 
-        def set_nlinks(self, nlinks):
-            super().set_nlinks([np.asarray(getattr(link, "get", lambda: link)())
-                                for link in nlinks])
+        def __init__(self, network):
+            fake_cupy.set_strict(False)
+            try:
+                host = network.to_numpy()
+            finally:
+                fake_cupy.set_strict(True)
+            self.solver = real_open_grid_solver(host, device="cpu")
 
-        def solve(self, source, sink, cancel):
-            flow, mask, counters = super().solve(source.get(), sink.get(), cancel)
-            return flow, np.ascontiguousarray(mask).view(fake_cupy.ndarray), counters
+        def set_terminals(self, source, sink, *, region=None):
+            self.solver.set_terminals(source.get(), sink.get(), region=region)
+
+        def set_nlinks(self, forward, backward=None):
+            self.solver.set_nlinks([np.asarray(getattr(link, "get", lambda: link)())
+                                    for link in forward])
+
+        def solve(self, *, cancel=None):
+            cut = self.solver.solve(cancel=cancel)
+            mask = np.ascontiguousarray(cut.source_side).view(fake_cupy.ndarray)
+            return CutResult(cut.flow, mask, "cuda", cut.stats)
+
+        def close(self):
+            self.solver.close()
+
+    def open_grid_solver(network, *, device="auto"):
+        if device == "cuda":
+            return SolverOnTheCPU(network)
+        return real_open_grid_solver(network, device=device)
 
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: device)
     monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *a: "cuda")
     monkeypatch.setattr(segmentation, "min_cut", min_cut)
     monkeypatch.setattr(session, "resolve_device", lambda device: device)
-    monkeypatch.setattr(session, "_GridSolverGPU", SolverOnTheCPU)
+    monkeypatch.setattr(solving, "open_grid_solver", open_grid_solver)
     monkeypatch.setattr(session.Segmenter, "device_name", "stand-in")
     fake_cupy.set_strict(True)
     try:

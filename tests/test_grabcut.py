@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import graphcut
-from graphcut.energy import quantize
+from graphcut.segmentation import quantize
 from graphcut.segmentation import (binary_problem, box_mask, clean_labels, cut_capacity,
                                    fill_holes, keep_connected, lasso_mask)
 from graphcut.solver import min_cut

@@ -28,8 +28,8 @@ import graphcut
 from graphcut import solver
 from graphcut.batch import FAILED, OK, run_batch, segment_file
 from graphcut.cli import main
-from graphcut.imageio import ImageReadError, read_image, write_mask
-from graphcut.seeds import read_seeds
+from graphcut.io import ImageReadError, read_image, write_mask
+from graphcut.io import read_seeds
 from test_segment import disc_image, disc_seeds, disc_truth, iou
 
 H, W = 60, 80

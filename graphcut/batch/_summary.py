@@ -18,7 +18,7 @@ import io
 import os
 from pathlib import Path
 
-from ..imageio import atomic_write
+from ..io import atomic_write
 from ._records import SUMMARY_FIELDS
 
 _ENCODING = dict(encoding="utf-8", errors="surrogateescape")

@@ -15,7 +15,7 @@ _GREY_MODES = {"L", "I;16", "I", "F"}
 
 def _read_image(path: Path) -> np.ndarray:
     """The image as a grey (H, W) or RGB (H, W, 3) array; alpha and palettes are dropped."""
-    from graphcut.imageio import open_image
+    from graphcut.io import open_image
     try:
         with open_image(path) as image:
             if image.mode in ("1", "LA", "La"):

@@ -9,7 +9,8 @@
 
 from ._base import ColourModel
 from ._gmm import COVARIANCE_FLOOR, DEFAULT_COMPONENTS, GMMModel
-from ._histogram import HistogramModel
+from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSES, UNIFORM_WEIGHT,
+                         HistogramModel, bin_indices, check_bins, cost_table, histogram_costs)
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 
@@ -26,5 +27,7 @@ def make_model(name: str, **options) -> ColourModel:
     return cls(**{key: value for key, value in options.items() if value is not None})
 
 
-__all__ = ["COVARIANCE_FLOOR", "ColourModel", "DEFAULT_COMPONENTS", "GMMModel",
-           "HistogramModel", "MODELS", "make_model"]
+__all__ = ["COVARIANCE_FLOOR", "ColourModel", "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS",
+           "DEFAULT_GREY_BINS", "GMMModel", "HistogramModel", "MODELS", "SMOOTHING_PASSES",
+           "UNIFORM_WEIGHT", "bin_indices", "check_bins", "cost_table", "histogram_costs",
+           "make_model"]

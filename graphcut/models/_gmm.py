@@ -31,8 +31,7 @@ import math
 
 import numpy as np
 
-from graphcut._arrays import to_host
-from graphcut.energy import array_module
+from graphcut._arrays import array_module, to_host
 
 from ._base import ColourModel, check_sample
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from graphcut.energy import array_module
+from graphcut._arrays import array_module
 
-from ._energy import binary_problem, label_problem
+from ._problems import binary_problem, label_problem
 
 # An iteration that lowers the energy by less than this many nats per pixel ends the run.
 DEFAULT_TOL = 1e-4

@@ -8,16 +8,17 @@ import time
 
 import numpy as np
 
-from graphcut._arrays import to_host
-from graphcut.energy import (DEFAULT_LAM, DEFAULT_SCALE, _nlink_weights, array_module,
-                             build_network,
-                             image_as_float, quantize)
-from graphcut.memory import array_segmentation_backend
+from graphcut._arrays import array_module, energy_kernels, image_as_float, to_host
+from graphcut._labels import BACKGROUND, FOREGROUND, NONE
+from graphcut.io import KEEP_CHOICES, check_seeds, object_labels
 from graphcut.models import make_model
-from graphcut.seeds import BACKGROUND, FOREGROUND, NONE, check_seeds, object_labels
 from graphcut.solver import CutResult, min_cut, resolve_device
 
-from ._cleanup import KEEP_CHOICES, clean_labels
+from ._boundary import weights_of_values
+from ._boykov_jolly import DEFAULT_LAM, build_network
+from ._capacities import DEFAULT_SCALE, quantize
+from ._cleanup import clean_labels
+from ._memory import array_segmentation_backend
 from ._grabcut import DEFAULT_TOL, iterate_binary, iterate_labels
 from ._regions import allowed_region
 from ._texture import with_texture
@@ -173,9 +174,8 @@ def only_binary_labels(seeds) -> bool:
     On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
     if array_module(seeds) is np:
         return int(np.asarray(seeds).max()) <= BACKGROUND
-    from graphcut.solver.cuda.energy_kernels import seed_labels
     try:
-        _, (_, _, unknown) = seed_labels(seeds)
+        _, (_, _, unknown) = energy_kernels().seed_labels(seeds)
     except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
         return int(seeds.max()) <= BACKGROUND
     return not unknown
@@ -320,7 +320,7 @@ def _segment(image, seeds, o, device, return_result):
 
 def nlink_capacities(values, o):
     """The quantised ``lam * w`` of the 4-neighbour pairs, ``(right, down)`` int32."""
-    right_w, down_w = _nlink_weights(values, o["sigma"])
+    right_w, down_w = weights_of_values(values, o["sigma"])
     what = "n-link capacities (lam * weights)"
     return (quantize(o["lam"] * right_w, scale=o["scale"], what=what),
             quantize(o["lam"] * down_w, scale=o["scale"], what=what))

@@ -1,0 +1,281 @@
+"""Volumes on disk: reading image stacks and seed volumes, writing masks and seeds.
+
+A volume is read from
+
+- a multi-page TIFF (tifffile; ImageJ and OME hyperstacks included): the page axis (Z, or
+  tifffile's generic I / Q) is the depth, a channel or sample axis (C, S) goes last, other
+  axes of length 1 are dropped, and a time axis longer than 1 is an error;
+- a ``.npy`` file holding a (D, H, W) grey or (D, H, W, C) colour array;
+- a folder of 2-D slices (PNG, TIFF, JPEG, BMP, read like any image), stacked in natural name
+  order (``slice_2`` before ``slice_10``); every slice must have the size and type of the first.
+
+Arrays come back as (D, H, W) or (D, H, W, C), axis order (Z, Y, X), with the file's dtype.
+Seed volumes use the same forms with labels 0 (none), 1 (object), 2 (background); a folder of
+seed slices may be in label or stroke form (see :mod:`graphcut.seeds`). Masks and seeds are
+written as multi-page 8-bit TIFFs (zlib-compressed; masks 0 / 255) or ``.npy``, atomically,
+never over an input.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+
+from graphcut._arrays import to_host
+
+from ._images import IMAGE_SUFFIXES, ImageReadError, open_image, read_image
+from ._seeds import LABEL_MODES, check_seeds, read_seeds, strokes_to_labels
+from ._writing import atomic_write
+
+TIFF_SUFFIXES = (".tif", ".tiff")
+# Files that may hold a volume; a folder of slices is a volume too.
+VOLUME_SUFFIXES = TIFF_SUFFIXES + (".npy",)
+MASK_SUFFIXES = VOLUME_SUFFIXES
+_STACK_AXES = "ZIQ"      # tifffile's axes that stack pages: depth
+_CHANNEL_AXES = "CS"     # channels (hyperstacks) and samples (RGB pages)
+
+
+class VolumeReadError(ImageReadError):
+    """A file or folder cannot be read as a volume; the message names it and says why."""
+
+
+def is_volume(path) -> bool:
+    """Whether ``path`` holds a volume rather than a 2-D image: a folder, a ``.npy`` file of 3
+    or more dimensions, or a TIFF whose pages stack along a depth axis longer than 1."""
+    path = Path(path)
+    if path.is_dir():
+        return True
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        try:
+            return np.load(path, mmap_mode="r", allow_pickle=False).ndim >= 3
+        except (OSError, ValueError):
+            return False
+    if suffix in TIFF_SUFFIXES:
+        try:
+            axes, shape = _tiff_layout(path)
+        except VolumeReadError:
+            return False
+        return any(a in _STACK_AXES and n > 1 for a, n in zip(axes, shape))
+    return False
+
+
+def segments_as_volume(image_path, seeds_path) -> bool:
+    """Whether ``graphcut segment`` / ``batch`` treat this pair as a volume: the image is a
+    volume (:func:`is_volume`) and, for a multi-page TIFF, so are the seeds (a multi-page TIFF
+    with a 2-D seed image is segmented as its first page, with a warning, as before)."""
+    if not is_volume(image_path):
+        return False
+    if Path(image_path).suffix.lower() in TIFF_SUFFIXES:
+        return seeds_path is not None and is_volume(seeds_path)
+    return True
+
+
+def read_volume(path) -> np.ndarray:
+    """Read a volume (module docstring): (D, H, W) grey or (D, H, W, C) colour, (Z, Y, X) order.
+
+    Raises:
+        VolumeReadError: missing or unreadable file, a 2-D image, a time series, slices of
+            different sizes; the message names the file (and the slice).
+    """
+    path = Path(path)
+    name = os.fspath(path)
+    if path.is_dir():
+        return _read_slices(path)
+    if not path.exists():
+        raise VolumeReadError(f"{name}: no such file or folder")
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        volume = _read_npy(path)
+    elif suffix in TIFF_SUFFIXES:
+        volume = _read_tiff(path)
+    else:
+        raise VolumeReadError(f"{name}: not a volume file; expected a multi-page TIFF "
+                              "(.tif, .tiff), a .npy array or a folder of slices")
+    if volume.ndim not in (3, 4) or 0 in volume.shape:
+        raise VolumeReadError(f"{name}: holds an array of shape {volume.shape}; a volume is "
+                              "(D, H, W) grey or (D, H, W, C) colour")
+    return volume
+
+
+def read_volume_seeds(path, shape=None, *, require_both: bool = True) -> np.ndarray:
+    """Read seed labels of a volume: uint8 (D, H, W), 0 none, 1 object, 2 background.
+
+    ``path`` is a multi-page TIFF or ``.npy`` of labels, or a folder of seed slices (label or
+    stroke form, one per slice, natural name order). ``shape``: the volume's (D, H, W) (or
+    (D, H, W, C)); the seeds must match it.
+
+    Raises:
+        VolumeReadError: unreadable file or folder.
+        ValueError: not integer labels, wrong size, labels other than 0 / 1 / 2, or (with
+            ``require_both``) no object or no background seed; the message names the file.
+    """
+    path = Path(path)
+    name = f"seeds {os.fspath(path)!r}"
+    if path.is_dir():
+        files = _slice_files(path)
+        expected = None if shape is None else tuple(shape[1:3])
+        if shape is not None and len(files) != shape[0]:
+            raise ValueError(f"{name} hold {len(files)} slices but the volume has {shape[0]}")
+        labels = np.stack([_read_seed_slice(f, expected) for f in files])
+    else:
+        labels = read_volume(path)
+        if labels.ndim == 4 and labels.shape[-1] == 1:
+            labels = labels[..., 0]
+        if labels.dtype == bool:
+            labels = labels.astype(np.uint8)
+    check_seeds(labels, None if shape is None else tuple(shape[:3]), name=name,
+                require_both=require_both)
+    return labels.astype(np.uint8, copy=False)
+
+
+def _read_seed_slice(path: Path, shape) -> np.ndarray:
+    """One seed slice, label or stroke form; unlike a 2-D seed file, a slice may hold one
+    label or none (a stroke-form slice without any pure red or blue pixel is unseeded)."""
+    with open_image(path) as image:
+        stroke_form = image.mode not in LABEL_MODES + ("LA", "La")
+        rgba = np.asarray(image.convert("RGBA")) if stroke_form else None
+    if not stroke_form:
+        return read_seeds(path, shape, require_both=False)
+    labels = strokes_to_labels(rgba)
+    return check_seeds(labels, shape, name=f"seeds {os.fspath(path)!r}", require_both=False)
+
+
+def write_volume_mask(path, mask, *, inputs=()) -> None:
+    """Write a (D, H, W) mask as 0 / 255 uint8: a multi-page TIFF or a ``.npy`` by suffix."""
+    mask = to_host(mask)
+    if mask.ndim != 3:
+        raise ValueError(f"a volume mask must be (D, H, W), got shape {mask.shape}")
+    _write_volume(path, np.where(mask.astype(bool), 255, 0).astype(np.uint8), inputs)
+
+
+def write_volume_seeds(path, labels, *, inputs=()) -> None:
+    """Write (D, H, W) seed labels 0 / 1 / 2 as uint8: a multi-page TIFF or a ``.npy``."""
+    labels = check_seeds(to_host(labels), name="labels", require_both=False)
+    if labels.ndim != 3:
+        raise ValueError(f"volume seeds must be (D, H, W), got shape {labels.shape}")
+    _write_volume(path, labels.astype(np.uint8), inputs)
+
+
+def write_volume_overlay(path, volume, mask, *, inputs=()) -> None:
+    """Write a multi-page RGB TIFF of the slices of ``volume`` with the object (``mask``)
+    tinted and outlined, atomically, never over one of ``inputs``."""
+    from ._overlay import overlay
+    rgb = np.stack([overlay(volume[z], mask[z]) for z in range(volume.shape[0])])
+    atomic_write(path, lambda handle: handle.write(_tiff_bytes(rgb, photometric="rgb")),
+                 inputs=inputs)
+
+
+def _write_volume(path, data: np.ndarray, inputs) -> None:
+    suffix = Path(path).suffix.lower()
+    if suffix in TIFF_SUFFIXES:
+        def write(handle):
+            handle.write(_tiff_bytes(data, photometric="minisblack", metadata={"axes": "ZYX"}))
+    elif suffix == ".npy":
+        def write(handle):
+            np.save(handle, data, allow_pickle=False)
+    else:
+        raise ValueError(f"{os.fspath(path)!r}: unknown volume file suffix {suffix!r}; use .tif, "
+                         ".tiff or .npy")
+    atomic_write(path, write, inputs=inputs)
+
+
+def _tiff_bytes(data: np.ndarray, **options) -> bytes:
+    """``data`` as a zlib-compressed (multi-page) TIFF file, in memory."""
+    import io
+
+    import tifffile
+    buffer = io.BytesIO()
+    tifffile.imwrite(buffer, data, compression="zlib", **options)
+    return buffer.getvalue()
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    try:
+        volume = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise VolumeReadError(f"{os.fspath(path)}: cannot read the .npy array ({error})") from None
+    if not isinstance(volume, np.ndarray) or volume.dtype.kind not in "biuf":
+        raise VolumeReadError(f"{os.fspath(path)}: holds {getattr(volume, 'dtype', 'no')} values; "
+                              "expected bool, integer or float voxels")
+    return volume
+
+
+def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
+    import tifffile
+    try:
+        with tifffile.TiffFile(os.fspath(path)) as tif:
+            series = tif.series[0]
+            return series.axes, tuple(series.shape)
+    except Exception as error:  # tifffile raises many types for bad files
+        raise VolumeReadError(f"{os.fspath(path)}: cannot read the TIFF ({error})") from None
+
+
+def _read_tiff(path: Path) -> np.ndarray:
+    import tifffile
+    name = os.fspath(path)
+    try:
+        with tifffile.TiffFile(name) as tif:
+            series = tif.series[0]
+            axes, data = series.axes, series.asarray()
+    except Exception as error:  # tifffile raises many types for bad files
+        raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
+    return _as_zyxc(data, axes, name)
+
+
+def _as_zyxc(data: np.ndarray, axes: str, name: str) -> np.ndarray:
+    """``data`` with tifffile axes ``axes`` as (D, H, W) or (D, H, W, C)."""
+    if "T" in axes and data.shape[axes.index("T")] > 1:
+        raise VolumeReadError(f"{name}: is a time series ({data.shape[axes.index('T')]} time "
+                              "points); save one time point as a volume")
+    keep = [i for i, a in enumerate(axes) if data.shape[i] > 1 or a in "YX"]
+    data = data.reshape([data.shape[i] for i in keep])
+    axes = "".join(axes[i] for i in keep)
+    stacks = [a for a in axes if a in _STACK_AXES]
+    channels = [a for a in axes if a in _CHANNEL_AXES]
+    others = [a for a in axes if a not in _STACK_AXES + _CHANNEL_AXES + "YX"]
+    if len(stacks) > 1 or len(channels) > 1 or others:
+        raise VolumeReadError(f"{name}: has axes {axes!r} (shape {data.shape}); expected one "
+                              "depth axis (Z), Y, X and at most one channel axis")
+    order = [axes.index(a) for a in stacks] + [axes.index("Y"), axes.index("X")] \
+        + [axes.index(a) for a in channels]
+    data = np.transpose(data, order)
+    return data if stacks else data[None]
+
+
+def _natural_key(path: Path):
+    return [int(part) if part.isdigit() else part.lower()
+            for part in re.split(r"(\d+)", path.name)]
+
+
+def _slice_files(folder: Path) -> list[Path]:
+    files = sorted((p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+                    and p.suffix.lower() in IMAGE_SUFFIXES), key=_natural_key)
+    if not files:
+        raise VolumeReadError(f"{os.fspath(folder)}: holds no slice images (expected "
+                              f"{', '.join(IMAGE_SUFFIXES)} files)")
+    return files
+
+
+def _read_slices(folder: Path) -> np.ndarray:
+    files = _slice_files(folder)
+    first = read_image(files[0])
+    volume = np.empty((len(files),) + first.shape, dtype=first.dtype)
+    volume[0] = first
+    for z, file in enumerate(files[1:], start=1):
+        image = read_image(file)
+        if image.shape != first.shape or image.dtype != first.dtype:
+            raise VolumeReadError(
+                f"{os.fspath(file)}: slice {z} is {image.shape} {image.dtype} but the first "
+                f"slice {files[0].name} is {first.shape} {first.dtype}; all slices of a volume "
+                "must have one size and type")
+        volume[z] = image
+    return volume
+
+
+__all__ = ["MASK_SUFFIXES", "TIFF_SUFFIXES", "VOLUME_SUFFIXES", "VolumeReadError", "is_volume", "read_volume",
+           "read_volume_seeds", "segments_as_volume", "write_volume_mask",
+           "write_volume_overlay", "write_volume_seeds"]
