@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import itertools
 import statistics
 import time
@@ -31,7 +30,6 @@ from bench_interactive import paint, parse_size, scaled_inputs, stroke_script
 
 import graphcut
 from graphcut.gui.strokes import SeedCanvas
-from graphcut.solver.cuda import grid
 
 
 def run(schedule_fields, image, seeds, strokes):

@@ -19,7 +19,9 @@ import pytest
 
 import fake_cupy
 import graphcut
-from graphcut import energy
+from graphcut import models
+from graphcut import segmentation as energy
+from graphcut.segmentation._boundary import _squared_differences
 from graphcut.solver import CutResult
 from graphcut.solver import min_cut as real_min_cut
 from graphcut.solver.dynamic import (fresh_terminals, reparameterize_nlinks,
@@ -179,14 +181,14 @@ def test_differences_sigma_and_weights(gpu, shape):
     rng = np.random.default_rng(len(shape))
     values = rng.random(shape)
     differences, sums = gpu_kernels().squared_differences(gpu.asarray(values))
-    expected = energy._squared_differences(values)
+    expected = _squared_differences(values)
     for got, want, total in zip(differences, expected, sums, strict=True):
         np.testing.assert_array_equal(on_host(got), want)  # same order of additions
         assert np.isclose(total, float(want.sum()), rtol=1e-12)
     spacing = (2.0, 1.0, 0.5)[-(len(shape) - 1):]
     for sigma in (None, 0.3):
-        got = energy._nlink_weights(gpu.asarray(values), sigma, spacing)
-        expected = energy._nlink_weights(values, sigma, spacing)
+        got = energy.weights_of_values(gpu.asarray(values), sigma, spacing)
+        expected = energy.weights_of_values(values, sigma, spacing)
         for a, b in zip(got, expected, strict=True):
             np.testing.assert_allclose(on_host(a), b, rtol=1e-14, atol=0)
     assert np.isclose(energy.estimate_sigma(gpu.asarray(values)), energy.estimate_sigma(values),
@@ -254,9 +256,9 @@ def test_cells_histograms_and_costs(gpu, bins, grey):
     seeds = disc_seeds(inside)
     values = energy.image_as_float(image)
     channels = values.shape[-1]
-    nbins = energy._check_bins(bins, channels)
-    index = energy._bin_indices(gpu.asarray(values), nbins)
-    np.testing.assert_array_equal(on_host(index), energy._bin_indices(values, nbins))
+    nbins = models.check_bins(bins, channels)
+    index = models.bin_indices(gpu.asarray(values), nbins)
+    np.testing.assert_array_equal(on_host(index), models.bin_indices(values, nbins))
     got = energy.regional_costs(gpu.asarray(image), gpu.asarray(seeds), bins=bins)
     expected = energy.regional_costs(image, seeds, bins=bins)
     for a, b in zip(got, expected, strict=True):  # tables on the host: exactly NumPy's

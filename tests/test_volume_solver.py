@@ -272,11 +272,15 @@ def test_model_change_nlinks_checks_shapes(model_grid):
 
 
 @pytest.mark.parametrize("shape", [(9, 40), (4, 6, 33)])
-def test_model_session_solver_keeps_the_flow_across_lam_changes(model_grid, shape):
+def test_model_session_solver_keeps_the_flow_across_lam_changes(model_grid, shape, monkeypatch):
     """The GPU Segmenter's solver (graphcut.segmentation.GridCuts): set_nlinks after a solve
     keeps the flow (change_nlinks) and the next solve, with new terminals as after a lam
     change, equals PyMaxflow's fresh one; before any solve it loads the n-links afresh."""
+    import graphcut.segmentation._solving as solving
     from graphcut.segmentation import GridCuts
+    from graphcut.solver.cuda.incremental import PushRelabelGridSolver
+    monkeypatch.setattr(solving, "open_grid_solver",  # the model GPU has no CUDA driver
+                        lambda network, device: PushRelabelGridSolver(network))
     cupy = sys.modules["cupy"]
     rng = np.random.default_rng(len(shape))
     ndim = len(shape)
