@@ -41,7 +41,7 @@ def oracle_segmenter(item, texture, lam=35.0):
     from graphcut.segmentation._segment import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY,
                                                 _locality_priors, check_options,
                                                 nlink_capacities)
-    from graphcut.segmentation._texture import with_texture
+    from graphcut.models._texture import with_texture
     from graphcut.solver import min_cut
 
     colours = image_as_float(item.image)

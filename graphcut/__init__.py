@@ -24,14 +24,20 @@ _HOMES = {
         "DEFAULT_LAM", "DEFAULT_SCALE", "Segmenter", "build_network", "estimate_sigma",
         "nlink_weights", "regional_costs", "segment", "terminal_capacities",
     ),
+    "graphcut.models": ("GMM", "Histogram"),
     "graphcut.solver": ("CSRNetwork", "CutResult", "GridNetwork", "min_cut"),
 }
+_SUBPACKAGES = ("batch", "commands", "io", "labeling", "models", "segmentation", "solver",
+                "stereo")
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 
 __all__ = sorted(_HOME_OF)
 
 
 def __getattr__(name: str):
+    """A public name (or subpackage) of graphcut, imported on first use."""
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"graphcut.{name}")
     home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'graphcut' has no attribute {name!r}")
@@ -41,4 +47,5 @@ def __getattr__(name: str):
 
 
 def __dir__():
+    """The module's names, the lazy ones included."""
     return sorted(set(globals()) | set(__all__))

@@ -50,17 +50,6 @@ def _stand_in(kernel_library, monkeypatch):
     import graphcut.segmentation._solving as solving
     from graphcut.solver import open_grid_solver as real_open_grid_solver
 
-    def min_cut(network, *, device="auto"):
-        if device == "cpu":
-            return real_min_cut(network, device="cpu")
-        assert device == "cuda" and network.on_gpu
-        fake_cupy.set_strict(False)
-        try:
-            cut = real_min_cut(network.to_numpy(), device="cpu")
-        finally:
-            fake_cupy.set_strict(True)
-        return CutResult(cut.flow, cut.source_side.view(fake_cupy.ndarray), "cuda", cut.stats)
-
     class SolverOnTheCPU:
         """The CPU incremental solver behind the GPU one's interface (device arrays in, a
         device mask out)."""
@@ -97,7 +86,6 @@ def _stand_in(kernel_library, monkeypatch):
 
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: device)
     monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *a: "cuda")
-    monkeypatch.setattr(segmentation, "min_cut", min_cut)
     monkeypatch.setattr(session, "resolve_device", lambda device: device)
     monkeypatch.setattr(solving, "open_grid_solver", open_grid_solver)
     monkeypatch.setattr(session.Segmenter, "device_name", "stand-in")

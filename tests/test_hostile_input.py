@@ -597,7 +597,8 @@ def test_smallest_sigma_and_tiny_differences_work():
 def test_output_suffixes_are_checked_before_the_solve(tmp_path, pair, monkeypatch, option, name,
                                                       accepted):
     """The campaign: -o mask.txt failed only after the whole solve."""
-    monkeypatch.setattr(graphcut.segmentation._segment, "min_cut", None)  # a solve would fail
+    import graphcut.segmentation._solving as solving
+    monkeypatch.setattr(solving, "open_grid_solver", None)  # a solve would fail
     args = ["-o", tmp_path / "m.png", option, tmp_path / name] if option != "-o" else \
         ["-o", tmp_path / name]
     result = cli("segment", pair / "disc.png", "--seeds", pair / "seeds.png", *args,

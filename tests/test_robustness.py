@@ -699,7 +699,14 @@ def test_gpu_out_of_memory_while_building_falls_back_with_auto(monkeypatch, capl
     expected = graphcut.segment(image, seeds, device="cpu")
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: "cuda")
     monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *args: "cuda")
-    monkeypatch.setattr(segmentation, "_segment_on_gpu", out_of_memory)
+    real_segmenter = segmentation.Segmenter
+
+    def segmenter(image, *, device, **options):  # runs out of memory on the GPU
+        if device != "cpu":
+            out_of_memory()
+        return real_segmenter(image, device=device, **options)
+
+    monkeypatch.setattr(segmentation, "Segmenter", segmenter)
     with caplog.at_level("WARNING", logger="graphcut"):
         mask = segmentation.segment(image, seeds, device="auto")
     assert "segmenting on the CPU instead" in caplog.text

@@ -57,7 +57,7 @@ def _number(value, where, key, *, minimum, open_minimum=False, integer=False):
 def check_settings(settings: dict, where: str = "settings") -> dict:
     """The known settings of ``settings``, checked (ValueError naming ``where`` and the key
     otherwise); unknown keys are dropped with a logged warning."""
-    from graphcut.models import MODELS as MODEL_CHOICES
+    from graphcut.models import APPEARANCE_MODELS as MODEL_CHOICES
 
     if not isinstance(settings, dict):
         raise ValueError(f"{where}: expected a JSON object {{...}}, got {type(settings).__name__}")

@@ -14,7 +14,7 @@ from graphcut._arrays import array_module
 from graphcut._arrays import energy_kernels as _gpu
 from graphcut._labels import BACKGROUND, FOREGROUND
 
-from ._base import ColourModel, check_sample
+from ._base import ColourModel, PerLabelModel, check_sample
 
 
 # Histogram bins per channel when ``bins`` is None.
@@ -171,3 +171,40 @@ class HistogramModel(ColourModel):
             raise RuntimeError("HistogramModel.costs() called before fit()")
         index, _ = self._index(values)
         return array_module(index).take(self._table, index)
+
+
+class Histogram(PerLabelModel):
+    """The Boykov-Jolly appearance model: each label's smoothed colour histogram
+    (:class:`HistogramModel`), one cut, no GrabCut iterations by default.
+
+    Parameters
+    ----------
+    bins : int, optional
+        Histogram bins per channel, 2..256; ``None``: 64 for grey, 16 for colour images.
+    iterations, seed_share, locality, far_cost : optional
+        The pipeline's knobs (:class:`~graphcut.models.AppearanceModel`); ``None`` keeps the
+        defaults (0 each: today's Boykov-Jolly energy).
+
+    Examples
+    --------
+    >>> import graphcut
+    >>> model = graphcut.models.Histogram(bins=32)
+    >>> model.settings()
+    {'model': 'histogram', 'bins': 32}
+    """
+
+    name = "histogram"
+    lam = 10.0
+    bins = None
+    knobs = ("bins", "iterations", "seed_share", "locality", "far_cost")
+
+    def __init__(self, bins=None, **knobs):
+        super().__init__(bins=bins, **knobs)
+
+    def check_knob(self, key, value):
+        if key == "bins":
+            return HistogramModel(value).bins  # its range check and message
+        return super().check_knob(key, value)
+
+    def label_model(self) -> HistogramModel:
+        return HistogramModel(self.bins)

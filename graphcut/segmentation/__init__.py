@@ -19,9 +19,11 @@ from ._memory import (ENERGY_BYTES_PER_PIXEL, NETWORK_BYTES_PER_PIXEL, array_seg
 from ._problems import BinaryProblem, LabelProblem, binary_problem, cut_capacity, label_problem
 from ._regions import allowed_region, box_mask, lasso_mask
 from ._seed_histograms import SeedHistograms, capacities_from_tables
-from ._segment import (DEFAULT_ITERATIONS, DEFAULT_LAMS, DEFAULT_SEED_SHARES, MODEL_CHOICES,
-                       only_binary_labels, segment)
-from ._segmenter import Segmenter
+from ._options import (DEFAULT_FAR_COSTS, DEFAULT_ITERATIONS, DEFAULT_LAMS, DEFAULT_LOCALITY,
+                       DEFAULT_SEED_SHARES, DEFAULT_TEXTURE, MODEL_CHOICES, resolve_options)
+from ._pipeline import FAR_REACH, LOCALITY_REACH, result_of, segment_values
+from ._segment import segment
+from ._segmenter import Segmenter, only_binary_labels
 from ._solving import GridCuts
 from ._volume_paths import segment_volume_paths
 from ._warmup import warm_up
@@ -32,8 +34,9 @@ from graphcut.io import (KEEP_CHOICES, SETTING_KEYS, check_settings, is_mask,  #
                          settings_path, write_result, write_result_overlay, write_settings)
 
 __all__ = [
-    "BinaryProblem", "DEFAULT_ITERATIONS", "DEFAULT_LAM", "DEFAULT_LAMS", "DEFAULT_SCALE",
-    "DEFAULT_SEED_SHARES", "DEFAULT_TOL", "ENERGY_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL", "GridCuts", "INT32_MAX",
+    "BinaryProblem", "DEFAULT_FAR_COSTS", "DEFAULT_ITERATIONS", "DEFAULT_LAM", "DEFAULT_LAMS", "DEFAULT_SCALE",
+    "DEFAULT_LOCALITY", "DEFAULT_SEED_SHARES", "DEFAULT_TEXTURE", "DEFAULT_TOL", "FAR_REACH",
+    "LOCALITY_REACH", "ENERGY_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL", "GridCuts", "INT32_MAX",
     "Iterated", "KEEP_CHOICES", "LabelProblem", "MODEL_CHOICES", "SETTING_KEYS", "SIGMA_MIN",
     "SeedHistograms", "Segmenter", "allowed_region", "array_module", "array_segmentation_backend",
     "binary_problem", "box_mask", "build_network", "capacities_from_tables", "check_image_file", "file_bytes",
@@ -41,8 +44,8 @@ __all__ = [
     "clean_mask", "cut_capacity", "estimate_sigma", "fill_holes", "image_as_float", "is_mask", "iterate_binary",
     "iterate_labels", "keep_connected", "label_overlay", "label_problem", "lasso_mask",
     "load_for_seeds", "nlink_weights", "only_binary_labels", "quantize", "quantize_weights",
-    "read_request", "read_settings", "regional_costs", "seed_pins", "segment",
-    "segment_volume_paths", "segmentation_backend", "segmentation_bytes", "settings_path",
+    "read_request", "read_settings", "regional_costs", "resolve_options", "result_of", "seed_pins", "segment",
+    "segment_values", "segment_volume_paths", "segmentation_backend", "segmentation_bytes", "settings_path",
     "spatial_channel_axis", "terminal_capacities", "warm_up", "weights_of_values",
     "write_result", "write_result_overlay", "write_settings",
 ]

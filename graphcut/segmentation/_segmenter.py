@@ -5,23 +5,21 @@ For interactive use. What depends only on the image is computed once: the n-link
 the hard-constraint capacities and the solver's n-links. Each :meth:`Segmenter.update` then
 costs little besides the max-flow itself:
 
-- colour model: the seed histograms are updated from the pixels whose label changed
-  (:class:`~graphcut.energy.SeedHistograms`), their costs become two small per-cell tables,
-  and one lookup per pixel turns them into terminal capacities (one kernel on the GPU);
-- solve: on the GPU the push-relabel state (residuals, excess, heights) stays in GPU memory,
-  the new t-links are applied with the Kohli-Torr reparameterisation and phase I resumes from
-  the previous preflow (``GridState.change_terminals``; a new lam likewise keeps the flow,
-  ``GridState.change_nlinks``); on the CPU PyMaxflow's graph and its flow are kept, the t-link
-  changes are added to the pixels whose capacities changed, and its search trees are reused
-  when few changed (``reuse_trees``).
+- appearance: every update refits the model on the seeds (and the box's inside / outside),
+  computes every label's costs and turns them into t-links (:mod:`._pipeline`); for the
+  histogram model with one cut the seed histograms are instead kept up to date from the
+  pixels whose label changed (:class:`~graphcut.segmentation.SeedHistograms`), their costs
+  are two small per-cell tables and one lookup per pixel gives the same terminal capacities
+  (one kernel on the GPU);
+- solve: the t-links go to the solver's incremental interface (:class:`._solving.GridCuts`
+  over :func:`graphcut.solver.open_grid_solver`), which keeps its flow: on the GPU the
+  push-relabel preflow with the Kohli-Torr update, on the CPU PyMaxflow's graph and search
+  trees. A new lam keeps the flow too where the backend can.
 
-Either way the mask and the flow value equal those of a fresh :func:`graphcut.segment` with the
-same seeds and options (the tests check this on long random edit sequences).
-
-With the GMM colour model, GrabCut iterations, clean-up, a box or lasso, or seeds of several
-objects (``Segmenter(image, model="gmm")``, ``update(seeds, box=...)``, ...), an update runs
-:func:`graphcut.segment`'s pipeline (:func:`graphcut.segmentation._segment.segment_values`)
-on the kept n-links, and every cut of its iterations is such an incremental re-solve.
+:func:`graphcut.segment` is one update of a new Segmenter, so the mask and the flow value of
+every update equal those of a fresh :func:`graphcut.segment` with the same seeds and options
+(the tests check this on long random edit sequences), for every model, box or lasso, several
+objects, iterations and clean-up.
 """
 
 from __future__ import annotations
@@ -36,12 +34,14 @@ from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.io import check_seeds
 from graphcut.solver import CutResult, resolve_device
 
+from graphcut.models import Histogram
+
 from ._boundary import check_positive, weights_of_values
-from ._boykov_jolly import DEFAULT_LAM
-from ._capacities import DEFAULT_SCALE, quantize_weights, seed_pins, terminal_capacities
+from ._capacities import quantize_weights, seed_pins
+from ._options import resolve_options
+from ._pipeline import result_of, segment_values
 from ._seed_histograms import SeedHistograms, capacities_from_tables
 from ._solving import GridCuts
-from ._segment import DEFAULT_LAMS, check_options, only_binary_labels, result_of, segment_values
 
 CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
 
@@ -55,17 +55,14 @@ class Segmenter:
             as an (H, W, C) colour image).
         lam: smoothness weight; change it later with :meth:`set_lam` (the image's weights are
             kept; on the GPU the solver's flow too, on the CPU its graph restarts).
-        sigma, bins, channel_axis, scale, spacing: energy options, as for
-            :func:`graphcut.segment`; fixed for the session.
+        model: the appearance model, as for :func:`graphcut.segment` (a model object such as
+            ``graphcut.models.GMM()``, a name, a settings dict), or a pair ``(object_model,
+            background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``;
+            refitted on every update. ``lam`` None: the model's default.
+        keep, fill_holes, channel_axis: as for :func:`graphcut.segment`.
         device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
-        model: the colour model: ``"histogram"`` (the default: the Boykov-Jolly histograms,
-            updated incrementally), ``"gmm"`` (GrabCut's mixtures, through
-            :func:`graphcut.segment`'s pipeline), or a pair ``(object_model,
-            background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``
-            (the interface of ``graphcut.models``), refitted on every update.
-        components, iterations, keep, fill_holes, seed_share, locality, far_cost, texture:
-            as for :func:`graphcut.segment`; any of them other than its default (and model
-            "gmm") sends every update through the pipeline. ``lam`` None: the model's default.
+        **options: as for :func:`graphcut.segment` (``sigma``, ``spacing``, ``scale``,
+            ``tol``, and the model's knobs as keyword arguments); fixed for the session.
 
     Example:
         >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
@@ -74,53 +71,36 @@ class Segmenter:
         >>> mask = session.update(seeds, region=np.s_[10:20, 30:40])  # doctest: +SKIP
     """
 
-    def __init__(self, image, *, lam=None, sigma=None, bins=None, channel_axis=-1,
-                 scale=DEFAULT_SCALE, device="auto", spacing=None, model="histogram",
-                 components=None, iterations=None, keep="all", fill_holes=0, seed_share=None,
-                 locality=None, far_cost=None, texture=None):
+    def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
+                 channel_axis=-1, device="auto", **options):
+        o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
+                            channel_axis=channel_axis, **options)
+        self._options = o
+        #: the appearance model object (fitted on every update; the caller's is never changed)
+        self.model = o["appearance"]
         self.backend = resolve_device(device)
-        named = model if isinstance(model, str) else "histogram"
-        self._options = check_options(model=named, lam=lam, sigma=sigma, bins=bins,
-                                      components=components, iterations=iterations, keep=keep,
-                                      fill_holes=fill_holes, seed_share=seed_share,
-                                      locality=locality, far_cost=far_cost, texture=texture,
-                                      channel_axis=channel_axis,
-                                      scale=scale)
-        # today's incremental histogram energy answers updates unless these ask for more
-        self._plain = (named == "histogram" and not self._options["iterations"]
-                       and keep == "all" and not self._options["fill_holes"]
-                       and not self._options["seed_share"] and not self._options["locality"]
-                       and not self._options["far_cost"] and not self._options["texture"])
-        self._image, self._channel_axis, self._pipeline_values = image, channel_axis, None
+        self._tabled = tabled(o)
+        self._image, self._channel_axis, self._features = image, channel_axis, None
         self._seeds_stale = False  # a pipeline update left the incremental seed state behind
-        if lam is None:
-            lam = DEFAULT_LAMS[named] if isinstance(model, str) else DEFAULT_LAM
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
-        self.sigma, self.bins = sigma, bins
-        self.scale = check_positive("scale", scale)
+        self.sigma, self.bins = o["sigma"], getattr(self.model, "bins", None)
+        self.scale = check_positive("scale", o["scale"])
         self._values = image_as_float(image, channel_axis=channel_axis)
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
-        self._weights = weights_of_values(self._values, sigma, spacing)  # last axis first
-        self._model = model
-        if isinstance(model, str):
-            self._histograms = SeedHistograms(self._values, bins=bins)
-        else:
-            self._histograms = None
-            if len(model) != 2 or not all(hasattr(m, "fit") and hasattr(m, "costs")
-                                          for m in model):
-                raise TypeError("model must be 'histogram' or a pair (object_model, "
-                                "background_model) with fit(values, mask) and costs(values)")
-        if self._histograms is not None:
+        self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])  # last axis first
+        self._histograms = None
+        if self._tabled:
+            self._histograms = SeedHistograms(self._values, bins=self.bins)
             self._values = None      # the bins and weights hold all the image's part now
         self._seeds = None           # host uint8 copy of the seeds last given to update()
         self._seeds_device = None    # the same on the GPU (cuda backend)
         self._solver = None          # GridCuts (the incremental solver), made by prepare()
         self.last_result: CutResult | None = None
         self.lam = None
-        self.set_lam(lam)
+        self.set_lam(o["lam"])
 
     @property
     def device_name(self) -> str:
@@ -224,25 +204,25 @@ class Segmenter:
     # -- the segmentation pipeline (colour models, iterations, boxes, several objects) -----
 
     def _needs_pipeline(self, seeds, box, lasso) -> bool:
-        if not self._plain or box is not None or lasso is not None or seeds is None:
+        if not self._tabled or box is not None or lasso is not None or seeds is None:
             return True
         return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
-        if not isinstance(self._model, str):
-            raise ValueError("a box, lasso, iterations, clean-up or several objects need "
-                             "model='histogram' or 'gmm', not a pair of model objects")
         if len(self.shape) != 2:
             raise ValueError("volumes are segmented with today's energy only: the histogram "
                              "model without iterations, box, lasso, clean-up or further objects")
-        if self._pipeline_values is None:
-            image = self._image
-            if self.backend == "cuda" and array_module(image) is np:
-                import cupy
-                image = cupy.asarray(image)
-            self._pipeline_values = image_as_float(image, channel_axis=self._channel_axis)
-        values = self._pipeline_values
+        if self._features is None:  # once per image
+            values = self._values
+            if values is None:
+                image = self._image
+                if self.backend == "cuda" and array_module(image) is np:
+                    import cupy
+                    image = cupy.asarray(image)
+                values = image_as_float(image, channel_axis=self._channel_axis)
+            self._features = self.model.features(values)
+        values = self._features
         if seeds is not None:
             seeds = self._xp.asarray(seeds)
         self.prepare()
@@ -308,19 +288,34 @@ class Segmenter:
 
     def _terminal_capacities(self):
         seeds = self._seeds_device if self.backend == "cuda" else self._seeds
-        if self._histograms is None:
-            object_model, background_model = self._model
-            values = self._values
-            cost_object = object_model.fit(values, seeds == FOREGROUND).costs(values)
-            cost_background = background_model.fit(values, seeds == BACKGROUND).costs(values)
-            return terminal_capacities(cost_object, cost_background, self._nlinks, seeds,
-                                       scale=self.scale)
         source_table, sink_table = self._histograms.capacity_tables(self.scale)
         if self.backend == "cuda":
             import cupy
             source_table, sink_table = cupy.asarray(source_table), cupy.asarray(sink_table)
         return capacities_from_tables(self._histograms.index, seeds, self._pins, source_table,
                                       sink_table)
+
+
+def tabled(o) -> bool:
+    """Whether the options ``o`` (:func:`resolve_options`) let the histogram model answer
+    updates from per-cell cost tables kept up to date from seed edits (the same capacities
+    as its general pipeline update, computed from the edited pixels only): the histogram
+    model with one cut, plain seed counts, no locality, far cost or clean-up."""
+    return (type(o["appearance"]) is Histogram and not o["iterations"]
+            and not o["seed_share"] and not o["locality"] and not o["far_cost"]
+            and o["keep"] == "all" and not o["fill_holes"])
+
+
+def only_binary_labels(seeds) -> bool:
+    """Whether the integer label array ``seeds`` holds no label above 2 (no further object).
+    On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
+    if array_module(seeds) is np:
+        return int(np.asarray(seeds).max()) <= BACKGROUND
+    try:
+        _, (_, _, unknown) = energy_kernels().seed_labels(seeds)
+    except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
+        return int(seeds.max()) <= BACKGROUND
+    return not unknown
 
 
 def _check_region(region, shape):
@@ -338,4 +333,4 @@ def _check_region(region, shape):
     return tuple(slice(start, max(start, stop)) for start, stop, _ in bounds)
 
 
-__all__ = ["Segmenter"]
+__all__ = ["Segmenter", "only_binary_labels", "tabled"]
