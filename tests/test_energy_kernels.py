@@ -23,7 +23,6 @@ from graphcut import models
 from graphcut import segmentation as energy
 from graphcut.segmentation._boundary import _squared_differences
 from graphcut.solver import CutResult
-from graphcut.solver import min_cut as real_min_cut
 from graphcut.solver.dynamic import (fresh_terminals, reparameterize_nlinks,
                                      reparameterize_terminals, restart_nlinks)
 from preflow_model import random_links, random_state

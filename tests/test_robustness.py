@@ -406,6 +406,32 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(solver, "cuda", fake, raising=False)
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setattr(solver.api, "cuda_status", lambda: (True, "Fake GPU"))
+
+    class FakeGridSolver:
+        """The segmentation's incremental solver on the fake GPU: every solve is the fake's
+        grid_min_cut of the network with the capacities last set."""
+
+        device_name = "Fake GPU"
+
+        def __init__(self, network):
+            self.source, self.sink, self.forward = network.source, network.sink, network.forward
+
+        def set_terminals(self, source, sink, *, region=None):
+            self.source, self.sink = source, sink
+
+        def set_nlinks(self, forward, backward=None):
+            self.forward = tuple(forward)
+
+        def solve(self, *, cancel=None):
+            return grid_min_cut(solver.GridNetwork(self.source, self.sink, forward=self.forward))
+
+        def close(self):
+            pass
+
+    import graphcut.segmentation._solving as solving
+    real_open = solving.open_grid_solver
+    monkeypatch.setattr(solving, "open_grid_solver", lambda network, *, device="auto": (
+        FakeGridSolver(network) if device == "cuda" else real_open(network, device=device)))
     return fake
 
 

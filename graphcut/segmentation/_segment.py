@@ -100,6 +100,7 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
 
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
+        session._one_shot()
         output = session.update(seeds, box=box, lasso=lasso)
         result = session.last_result
         stats = {"iterations": 0, **result.stats, "model": o["model"], "lam": o["lam"]}
@@ -129,7 +130,8 @@ def _run_on_device(run, image, seeds, device):
         except MemoryError as error:  # GPUMemoryError, or CuPy's OutOfMemoryError while building
             if device != "auto":
                 raise
-            log.warning("the GPU ran out of memory (%s); segmenting on the CPU instead", error)
+            log.warning("the GPU ran out of memory (%s); falling back to the CPU: segmenting on the "
+                        "CPU instead", error)
             image, seeds = to_host(image), _seeds_to_host(seeds)
             device = "cpu"
     return run(image, seeds, device)

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from graphcut._arrays import array_module, energy_kernels, image_as_float
+from graphcut._arrays import array_module, energy_kernels, image_as_float, to_host
 from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.io import check_seeds
 from graphcut.solver import CutResult, resolve_device
@@ -90,6 +90,7 @@ class Segmenter:
         self._values = image_as_float(image, channel_axis=channel_axis)
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
+        self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
         self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])  # last axis first
         self._histograms = None
         if self._tabled:
@@ -101,6 +102,13 @@ class Segmenter:
         self.last_result: CutResult | None = None
         self.lam = None
         self.set_lam(o["lam"])
+
+    def _one_shot(self) -> None:
+        """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
+        update): the float n-link weights, 16 bytes a pixel, and on the table route the seed
+        histograms and pins once the capacities are computed and the n-link capacities once
+        the solver holds them, so that the peak is about a fresh solve's."""
+        self._weights = None
 
     @property
     def device_name(self) -> str:
@@ -114,7 +122,7 @@ class Segmenter:
         """The seeds of the last :meth:`update` (uint8 (H, W)) on the solver's device: a CuPy
         array on the GPU (kept there between updates), else NumPy. Read-only by convention;
         None before the first update."""
-        if self.backend == "cuda" and self._seeds_device is not None:
+        if self._on_gpu and self._seeds_device is not None:
             return self._seeds_device
         return self._seeds
 
@@ -147,7 +155,7 @@ class Segmenter:
         started = time.perf_counter()
         self._solver = GridCuts(self.shape, self._nlinks, self.backend)
         self._solver.open()
-        if self.backend == "cuda":  # compile the capacity kernel now, not at the first stroke
+        if self._on_gpu:  # compile the capacity kernel now, not at the first stroke
             one = self._xp.zeros((1, 1), dtype=self._xp.int32)
             capacities_from_tables(one, self._xp.zeros((1, 1), dtype=self._xp.uint8), one,
                                    one[0], one[0])
@@ -185,15 +193,19 @@ class Segmenter:
             region, self._seeds_stale = None, False  # compare the whole array once
         self._take_seeds(seeds, region)
         source, sink = self._terminal_capacities()
-        if self.backend == "cuda":  # so that the energy's time is its own, not the solve's
+        if self._weights is None:  # one shot: free what only later updates need before the
+            self._pins = self._histograms = self._seeds = None  # solver's graph is built
+        if self._on_gpu:  # so that the energy's time is its own, not the solve's
             self._xp.cuda.get_current_stream().synchronize()
         built = time.perf_counter()
         self.prepare()
+        if self._weights is None:  # one shot: the solver has the n-links
+            self._nlinks = self._solver._nlinks = None
         built_solver = time.perf_counter()
         solved = self._solver.solve(source, sink, cancel=cancel)
         mask = solved.source_side
-        if not device_mask and self.backend == "cuda":
-            mask = mask.get()
+        if not device_mask:
+            mask = to_host(mask)
         done = time.perf_counter()
         stats = {**solved.stats,
                  "seconds": {"energy": built - started, "prepare": built_solver - built,
@@ -266,7 +278,7 @@ class Segmenter:
         if self._histograms is not None:
             self._histograms.edit(region, before, after)
         self._seeds[region] = after
-        if self.backend == "cuda":
+        if self._on_gpu:
             import cupy
             if self._seeds_device is None:
                 self._seeds_device = cupy.asarray(self._seeds)
@@ -287,9 +299,9 @@ class Segmenter:
                 int(np.count_nonzero(self._seeds == BACKGROUND)))
 
     def _terminal_capacities(self):
-        seeds = self._seeds_device if self.backend == "cuda" else self._seeds
+        seeds = self._seeds_device if self._on_gpu else self._seeds
         source_table, sink_table = self._histograms.capacity_tables(self.scale)
-        if self.backend == "cuda":
+        if self._on_gpu:
             import cupy
             source_table, sink_table = cupy.asarray(source_table), cupy.asarray(sink_table)
         return capacities_from_tables(self._histograms.index, seeds, self._pins, source_table,
