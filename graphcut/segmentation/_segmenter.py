@@ -261,8 +261,8 @@ class Segmenter:
         if seeds.ndim != len(self.shape):
             raise ValueError(
                 f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image is "
-                f"{'x'.join(map(str, self.shape))} ({len(self.shape)}-D); a grey volume needs "
-                "Segmenter(volume, channel_axis=None)")
+                f"{'x'.join(map(str, self.shape))}: a {len(self.shape)}-D image needs "
+                f"{len(self.shape)}-D seeds (a grey volume needs channel_axis=None)")
         if region is None or self._seeds is None:
             after = check_seeds(seeds.get() if on_gpu else np.asarray(seeds), self.shape,
                                 require_both=False)
