@@ -16,8 +16,10 @@ What it does for them:
   request on a reduced grid within a fraction of a second; its mask is shown until the exact
   one of the same request arrives, which always replaces it;
 - a running PyMaxflow solve cannot be interrupted, only its process ended: that is done when
-  the next job cannot reuse the running solve's work (another image, another lambda) and the
-  solve still has longer to run than a new process takes to start. For a seed edit it lets
+  the next job cannot reuse the running solve's work (another image, another lambda, or a
+  running solve through ``graphcut.segment``'s pipeline: several objects, a box or lasso, the
+  GMM, which leaves no flow for the next job) and the solve still has longer to run than a new
+  process takes to start. For a seed edit it lets
   the solve finish: ending it would lose the graph and the flow that the next solve reuses
   (a new process must build the session and solve from scratch, several incremental solves);
 - optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
@@ -124,7 +126,8 @@ class _Channel:
     token: int | None = None          # the image this solver holds (None: must be told)
     dirty: object = None              # seed region changed since the last job sent; "all"
     lam: float | None = None          # lambda of the last job sent
-    outstanding: dict = field(default_factory=dict)  # job number -> (sent time, from scratch)
+    # job number -> (sent time, from scratch, plain: today's incremental energy, labels in it)
+    outstanding: dict = field(default_factory=dict)
     fresh_next: bool = True           # the next solve starts from scratch
     backend: str = ""
     opened_seconds: float = float("nan")
@@ -133,6 +136,7 @@ class _Channel:
     quiet: set = field(default_factory=set)  # jobs sent only to catch up; answers not shown
     fresh_seconds: float = float("nan")        # last solve from scratch
     incremental_seconds: float = float("nan")  # last incremental re-solve
+    pipeline_seconds: float = float("nan")     # last job through the pipeline (not plain)
 
 
 class SegmentationController:
@@ -289,7 +293,7 @@ class SegmentationController:
         idle = [c for c in ready if not c.outstanding]
         if idle:
             return max(idle, key=lambda c: (c.token == self._token, c.last_number))
-        return min(ready, key=lambda c: min(sent for sent, _ in c.outstanding.values()))
+        return min(ready, key=lambda c: min(job[0] for job in c.outstanding.values()))
 
     def _send_job(self, channel: _Channel, number: int) -> None:
         if channel.token != self._token:
@@ -305,7 +309,9 @@ class SegmentationController:
         if channel.lam != self.lam:
             channel.fresh_next = True
             channel.lam = self.lam
-        channel.outstanding[number] = (time.perf_counter(), channel.fresh_next)
+        labels = int(np.count_nonzero(self._counts[graphcut.NONE + 1:]))
+        channel.outstanding[number] = (time.perf_counter(), channel.fresh_next,
+                                       self._preview_applies(), labels)
         channel.fresh_next = False
         channel.last_number = number
         channel.client.send("solve", Job(number, self._token, self.lam, delta, self.options))
@@ -352,13 +358,22 @@ class SegmentationController:
 
     def _restart_pays(self, channel: _Channel) -> bool:
         """Whether ending the running CPU solve gets the newest job's mask sooner: only when
-        the job cannot reuse the solve's work (lambda changed) and the solve has longer to run
-        than a new process takes to start and open the image."""
+        the job cannot reuse the solve's work (lambda changed, or the solve runs the pipeline:
+        several objects, a box or lasso, the GMM) and the solve has longer to run than a new
+        process takes to start and open the image. A pipeline solve is expected to take as
+        long as the last one, or, before any, one solve from scratch per label in it."""
         if not (channel.outstanding and channel.backend == "cpu"
-                and channel.client.can_interrupt_cpu and channel.lam != self.lam):
+                and channel.client.can_interrupt_cpu):
             return False
-        sent, fresh = min(channel.outstanding.values())
-        expected = channel.fresh_seconds if fresh else channel.incremental_seconds
+        sent, fresh, plain, labels = min(channel.outstanding.values())
+        if plain and channel.lam == self.lam:
+            return False  # the next job re-solves incrementally from this solve's flow
+        if plain:
+            expected = channel.fresh_seconds if fresh else channel.incremental_seconds
+        elif channel.pipeline_seconds == channel.pipeline_seconds:
+            expected = channel.pipeline_seconds
+        else:
+            expected = channel.fresh_seconds * max(labels, 2)
         remaining = expected - (time.perf_counter() - sent)
         restart = channel.client.start_seconds + channel.opened_seconds
         return bool(remaining > restart)  # False while any estimate is unknown (nan)
@@ -425,7 +440,9 @@ class SegmentationController:
             return
         if not outcome.cancelled and not outcome.error:
             seconds = outcome.seconds.get("total", float("nan"))
-            if outcome.incremental:
+            if not sent[2]:
+                channel.pipeline_seconds = seconds
+            elif outcome.incremental:
                 channel.incremental_seconds = seconds
             else:
                 channel.fresh_seconds = seconds
