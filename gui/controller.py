@@ -41,14 +41,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import queue
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 import graphcut
 
+from .controller_parts import (SESSION_BYTES_PER_PIXEL, SOLVER_NICENESS, SPARE_NICENESS,
+                               Listener, PostQueue, spare_bytes)
+from .controller_parts import Channel as _Channel
+from .controller_parts import expected_backend as _expected_backend
 from .options import SegmentOptions
 from .sharing import SeedDelta, SharedArray, shared_memory_fits, union
 from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor
@@ -58,85 +60,6 @@ log = logging.getLogger("graphcut.gui")
 
 # Images from this many pixels get coarse previews when they are segmented on the CPU.
 PREVIEW_MIN_PIXELS = 2**20
-# Bytes per pixel that an open CPU session holds beyond the shared image (PyMaxflow's graph,
-# 176; n-link weights, capacities, colour bins, seeds and masks), rounded up.
-SESSION_BYTES_PER_PIXEL = 250
-
-
-# Solver processes run this much nicer than the window's process, so that the window's event
-# loop gets a core at once when a result arrives, however busy the solvers keep the machine.
-SOLVER_NICENESS = 2
-# The spare solver runs this much nicer again: its catch-up solves use idle cores only, and
-# never slow down the solve of a stroke the user waits for.
-SPARE_NICENESS = 5
-
-
-def spare_bytes(shape) -> int:
-    """Memory a spare exact CPU solver of an image of ``shape`` (rows, cols, ...) needs: a
-    second session, plus the peak of building it (the energy)."""
-    from graphcut.memory import ENERGY_BYTES_PER_PIXEL
-    pixels = int(shape[0]) * int(shape[1])
-    return (SESSION_BYTES_PER_PIXEL + ENERGY_BYTES_PER_PIXEL["colour"]) * pixels
-
-
-class Listener:
-    """What the controller tells its owner (all on the owner's thread). Override what you need."""
-
-    def on_outcome(self, outcome: Outcome) -> None:
-        """A mask for the newest request: a preview (``outcome.factor > 1``, the mask is on the
-        reduced grid) or the exact mask (``factor == 1``), which ends the request."""
-
-    def on_error(self, message: str, details: str = "") -> None:
-        """The newest request failed (or its solver crashed; the next request restarts it)."""
-
-    def on_backend(self, backend: str, device_name: str) -> None:
-        """The exact solver opened the image on this backend ("cpu" or "cuda")."""
-
-
-class PostQueue:
-    """``post`` for an owner without an event loop: replies wait here until
-    :meth:`run_pending` runs them on the calling thread."""
-
-    def __init__(self):
-        self._queue: queue.Queue = queue.Queue()
-
-    def __call__(self, function) -> None:
-        self._queue.put(function)
-
-    def run_pending(self, timeout: float | None = None) -> int:
-        """Run what was posted, waiting up to ``timeout`` seconds for the first; returns how
-        many ran."""
-        count = 0
-        try:
-            function = self._queue.get(timeout=timeout)
-            while True:
-                function()
-                count += 1
-                function = self._queue.get_nowait()
-        except queue.Empty:
-            return count
-
-
-@dataclass
-class _Channel:
-    """One solver as the controller sees it."""
-
-    client: object
-    factor: int                       # 1 = exact, k > 1 = preview on a grid reduced k times
-    token: int | None = None          # the image this solver holds (None: must be told)
-    dirty: object = None              # seed region changed since the last job sent; "all"
-    lam: float | None = None          # lambda of the last job sent
-    # job number -> (sent time, from scratch, plain: today's incremental energy, labels in it)
-    outstanding: dict = field(default_factory=dict)
-    fresh_next: bool = True           # the next solve starts from scratch
-    backend: str = ""
-    opened_seconds: float = float("nan")
-    opened: int | None = None         # the image the solver reported open (None: not yet)
-    last_number: int = -1             # the newest job sent
-    quiet: set = field(default_factory=set)  # jobs sent only to catch up; answers not shown
-    fresh_seconds: float = float("nan")        # last solve from scratch
-    incremental_seconds: float = float("nan")  # last incremental re-solve
-    pipeline_seconds: float = float("nan")     # last job through the pipeline (not plain)
 
 
 class SegmentationController:
@@ -519,10 +442,6 @@ class SegmentationController:
         return self._client_class(self._on_reply_from_thread, name=name, nice=nice)
 
 
-def _expected_backend(device: str) -> str:
-    """The backend ``device`` will use ("cpu", "cuda"), or "unavailable"."""
-    from graphcut.solver import BackendUnavailableError, resolve_device
-    try:
-        return resolve_device(device)
-    except (BackendUnavailableError, ValueError):
-        return "unavailable"
+
+__all__ = ["Listener", "PostQueue", "SegmentationController", "SESSION_BYTES_PER_PIXEL",
+           "SOLVER_NICENESS", "SPARE_NICENESS", "PREVIEW_MIN_PIXELS", "spare_bytes"]
