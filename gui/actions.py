@@ -61,8 +61,9 @@ RESULT_HELP = """\
 outline; View &gt; Result fill / outline colour change them). It needs at least one foreground
 and one background seed. On large images segmented on the CPU a coarse preview shows first,
 then the exact result replaces it. The slider next to <i>Result</i> sets the fill's opacity;
-<i>&lambda;</i> (smoothness) trades boundary length against colour fit; the <i>Brush</i> radius
-is in image pixels. The status bar shows how long you waited for the last result (from the end
+<i>&lambda;</i> (smoothness) trades boundary length against colour fit (its arrows: &times;1.1,
+&times;0.9); the <i>Brush</i> radius is in image pixels. In these boxes Enter takes the typed
+value and Escape restores the old one; both return the keys to the image. The status bar shows how long you waited for the last result (from the end
 of the stroke to the exact result on screen). Save overlay writes what the screen shows.</p>
 <p>Several objects: add labels in the <i>Labels</i> list (rename by double-clicking, hide with
 the check box, <i>Colour…</i>); the Foreground brush paints the selected one, and each object

@@ -253,6 +253,7 @@ class ImageView(QGraphicsView):
         return self._stroke_button is not None
 
     def mousePressEvent(self, event) -> None:
+        self.setFocus(Qt.FocusReason.MouseFocusReason)  # keys go to the canvas, not a box
         button = event.button()
         if button == Qt.MouseButton.MiddleButton or (
                 button == Qt.MouseButton.LeftButton and self._space_down):

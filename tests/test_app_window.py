@@ -141,6 +141,11 @@ def test_enter_and_escape_give_the_keys_back_to_the_canvas(qtbot, window, image_
     qtbot.keyClick(brush.lineEdit(), Qt.Key.Key_Escape)
     assert brush.value() == before
     qtbot.waitUntil(window.view.hasFocus, timeout=2000)
+    window._lam_box.setFocus()
+    qtbot.waitUntil(window._lam_box.hasFocus, timeout=2000)
+    qtbot.mouseClick(window.view.viewport(), Qt.MouseButton.MiddleButton,
+                     pos=window.view.viewport_pos_of_pixel(45, 60))
+    qtbot.waitUntil(window.view.hasFocus, timeout=2000)  # a click on the image takes the keys
     window.wait_until_idle()
 
 
