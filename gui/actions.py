@@ -16,11 +16,12 @@ from PyQt6.QtGui import (QAction, QActionGroup, QColor, QIcon, QKeySequence, QPa
 from PyQt6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QToolBar,
                              QToolButton, QWidget)
 
+from graphcut.seeds import BACKGROUND, FOREGROUND, NONE
+
 from .boxes import BrushBox, LamBox
 from .label_panel import swatch
 from .labels import BACKGROUND_COLOUR, FIRST_COLOUR
 from .seed_actions import MAX_BRUSH_RADIUS
-from .strokes import BACKGROUND, FOREGROUND, NONE
 from .tools import TOOL_BOX, TOOL_LASSO
 
 DEFAULT_BRUSH_RADIUS = 4

@@ -139,7 +139,7 @@ class FileActions:
             settings = load_for_seeds(path)
             options = SegmentOptions.from_settings(settings, document.options)
             allowed_region(labels.shape, box=options.box, lasso=options.lasso)
-        except (OSError, ValueError, TypeError) as error:
+        except (OSError, ValueError, TypeError, MemoryError) as error:
             window.show_error("Cannot load seeds", f"Cannot load seeds from {path}:\n{error}")
             return False
         document.labels.reset()
@@ -181,11 +181,14 @@ class FileActions:
         from .overlay import composite_result
         document = self.document
         labels = document.result_labels
-        rgb = composite_result(self.window.view.image_layer.array, mask,
-                               self.window.result_style(), labels,
-                               None if labels is None else document.labels.result_colours())
-        return self._write("overlay", path, lambda: atomic_save(
-            Image.fromarray(rgb), path, inputs=document.inputs()))
+
+        def write():
+            rgb = composite_result(self.window.view.image_layer.array, mask,
+                                   self.window.result_style(), labels,
+                                   None if labels is None else document.labels.result_colours())
+            atomic_save(Image.fromarray(rgb), path, inputs=document.inputs())
+
+        return self._write("overlay", path, write)
 
     def save_labels(self, path) -> bool:
         """Write the result as a label image, PNG or TIFF (uint8: 0 background, each object
@@ -295,8 +298,8 @@ class FileActions:
     def _write(self, what: str, path, write) -> bool:
         try:
             write()
-        except (OSError, ValueError, TypeError) as error:
-            self.window.show_error(f"Cannot save the {what}", str(error))
+        except (OSError, ValueError, TypeError, MemoryError) as error:
+            self.window.show_error(f"Cannot save the {what}", str(error) or type(error).__name__)
             return False
         self.window.statusBar().showMessage(f"Saved the {what} to {path}", 5000)
         return True

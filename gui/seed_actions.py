@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from graphcut.seeds import FOREGROUND
+
 from .document import Document
 from .overlay import seed_layer
-from .strokes import FOREGROUND
 from .tools import REGION_TOOLS
 from .view import ImageView
 

@@ -17,13 +17,13 @@ import dataclasses
 
 from PyQt6.QtCore import Qt
 
+from graphcut.seeds import FOREGROUND
 from graphcut.segmentation import allowed_region
 
 from .document import Document
 from .label_panel import LabelPanel, swatch
 from .options import SegmentOptions
 from .overlay import seed_layer
-from .strokes import FOREGROUND
 from .tools import REGION_TOOLS, RegionTool, lasso_area
 
 MIN_LASSO_AREA = 1.0  # square image pixels: a lasso enclosing less is refused

@@ -24,8 +24,9 @@ from PyQt6.QtCore import QPointF, QRectF, Qt, pyqtSignal
 from PyQt6.QtGui import QColor, QPainter, QPen, QTransform
 from PyQt6.QtWidgets import QGraphicsEllipseItem, QGraphicsScene, QGraphicsView
 
+from graphcut.seeds import BACKGROUND
+
 from .layers import ArrayLayer, ResultLayer
-from .strokes import BACKGROUND
 
 ZOOM_STEP = 1.25  # scale factor per wheel notch
 MIN_SCALE, MAX_SCALE = 1 / 64, 64.0

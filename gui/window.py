@@ -33,6 +33,7 @@ from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QApplication, QColorDialog, QLabel, QMainWindow, QMessageBox
 
 import graphcut
+from graphcut.seeds import FOREGROUND
 
 from .actions import (DEFAULT_BRUSH_RADIUS, build_actions, build_menus, build_toolbar,
                       controls_help)
@@ -42,7 +43,6 @@ from .document import Document
 from .file_actions import FileActions, local_files
 from .live import LiveSegmentation, backend_text, expected_backend
 from .seed_actions import MAX_BRUSH_RADIUS, SeedActions
-from .strokes import FOREGROUND
 from .tool_actions import ToolActions
 from .view import ImageView
 

@@ -144,7 +144,7 @@ def test_open_bytes_counts_the_view_and_the_conversion():
 pytest.importorskip("PyQt6.QtWidgets", reason="the desktop app needs PyQt6 (graphcut[gui])")
 pytest.importorskip("pytestqt", reason="GUI tests need pytest-qt")
 
-from test_gui import image_file, make_window, paint_both, window  # noqa: E402,F401
+from test_gui import image_file, paint_both, window  # noqa: E402,F401
 
 
 def _big_file(tmp_path):

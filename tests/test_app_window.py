@@ -20,7 +20,7 @@ from PyQt6.QtWidgets import QDialogButtonBox, QTextBrowser  # noqa: E402
 from graphcut import BACKGROUND, FOREGROUND  # noqa: E402
 from graphcut.gui.actions import controls_help  # noqa: E402
 from graphcut.gui.boxes import help_dialog  # noqa: E402
-from test_gui import drag, image_file, make_window, paint_both, window  # noqa: E402,F401
+from test_gui import drag, image_file, paint_both, window  # noqa: E402,F401
 
 
 def _seed_rgba(window, row, col):
