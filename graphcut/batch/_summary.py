@@ -18,6 +18,7 @@ import io
 import os
 from pathlib import Path
 
+from .._safety import open_no_follow, read_small_file
 from ..imageio import atomic_write
 from ._records import SUMMARY_FIELDS
 
@@ -37,11 +38,25 @@ def _csv_bytes(records, *, header: bool) -> bytes:
 def read_summary(path) -> dict[str, dict]:
     """Rows of an existing summary file keyed by image path, the last row of an image winning
     ({} when the file is absent or unreadable). A last line without its end (a write cut short)
-    is ignored."""
+    is ignored.
+
+    The file is read only when it is a regular file (not through a symbolic link), after its
+    size was checked against the memory available.
+
+    Raises:
+        graphcut.solver.files.NotARegularFileError: it is a FIFO, a device, a socket or a
+            folder (refused by name, never opened).
+        graphcut._safety.SymlinkRefusedError: it is a symbolic link.
+        graphcut.solver.memory.HostMemoryError: it is too large for the memory available.
+    """
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = read_small_file(path, "previous summary", follow_symlinks=False)
+    except FileNotFoundError:
         return {}
+    except OSError as error:
+        if type(error) is OSError or isinstance(error, PermissionError):
+            return {}
+        raise
     if not data.endswith(b"\n"):
         data = data[:data.rfind(b"\n") + 1]
     try:
@@ -77,7 +92,7 @@ class SummaryLog:
     def __init__(self, path, records):
         self.path = Path(path)
         write_summary(self.path, records)
-        self._descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._descriptor = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND)
 
     def add(self, record: dict) -> None:
         """Append ``record`` as one line, written with a single ``write`` and fsync'd."""
