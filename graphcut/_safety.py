@@ -11,6 +11,9 @@ opened, how outputs are written and what an interrupted run leaves behind.
   :func:`temporary_prefix` gives the prefix of a temporary file next to an output that keeps
   the temporary name within the file system's name limit whatever the output's name;
   :data:`TEMPORARY_NAME` matches those temporary names, for clean-up after an interruption.
+- ``.npy`` arrays: :func:`npy_header` reads the shape and type from the header alone and
+  refuses a truncated file; :func:`read_npy` checks the memory before reading the data (a
+  sparse file of a few kilobytes on disk may declare gigabytes).
 - Signals: :func:`terminate_as_interrupt` turns SIGTERM into :class:`Terminated` (a
   ``KeyboardInterrupt``), so that the clean-up that runs on Ctrl-C (temporary files removed,
   summary rewritten) runs on ``kill`` as well.
@@ -28,9 +31,9 @@ import threading
 from .solver.files import NotARegularFileError, check_regular_file, open_regular_file
 from .solver.memory import require_host_memory
 
-__all__ = ["NAME_MAX", "NotARegularFileError", "SymlinkRefusedError", "TEMPORARY_NAME",
-           "Terminated", "check_regular_file", "file_kind", "open_no_follow",
-           "open_regular_file", "read_small_file", "require_regular_file", "temporary_prefix",
+__all__ = ["NAME_MAX", "NotARegularFileError", "NpyReadError", "SymlinkRefusedError",
+           "TEMPORARY_NAME", "Terminated", "check_regular_file", "file_kind", "npy_header",
+           "open_no_follow", "open_regular_file", "read_npy", "read_small_file", "require_regular_file", "temporary_prefix",
            "terminate_as_interrupt"]
 
 # The longest file name (bytes) of common Linux, macOS and Windows file systems.
@@ -250,3 +253,90 @@ def terminate_as_interrupt():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class NpyReadError(ValueError):
+    """A ``.npy`` file cannot be read: not a regular file, a bad or truncated header, object
+    values; the message names the file."""
+
+
+def npy_header(path):
+    """Shape, dtype and data offset of a ``.npy`` file from its header alone (nothing of the
+    data is read), after checking that the file is regular and holds all the data it declares.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file.
+
+    Returns
+    -------
+    tuple
+        ``(shape, dtype, offset)``: the array's shape (tuple of int), its ``numpy.dtype`` and
+        the byte offset of the data.
+
+    Raises
+    ------
+    NpyReadError
+        Not a regular file (a FIFO, a device: refused before opening), not a ``.npy`` file,
+        an unsupported version, Python objects, or fewer data bytes than the header declares
+        (a truncated file); the message names the file.
+    """
+    import numpy as np
+    name = os.fspath(path)
+    try:
+        handle, size = open_regular_file(name)
+        with handle:
+            version = np.lib.format.read_magic(handle)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise ValueError(f"unsupported .npy format version {version}")
+            shape, _, dtype = read_header(handle, max_header_size=100_000)
+            offset = handle.tell()
+    except (OSError, ValueError, EOFError) as error:
+        raise NpyReadError(f"{name}: not a .npy array that can be read ({error})") from None
+    if dtype.hasobject:
+        raise NpyReadError(f"{name}: holds Python objects; only numeric arrays are read")
+    expected = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if size - offset < expected:
+        raise NpyReadError(f"{name}: is truncated: its header declares shape {shape} of "
+                           f"{dtype} ({expected} bytes of data) but the file holds only "
+                           f"{max(0, size - offset)}")
+    return tuple(int(n) for n in shape), dtype, offset
+
+
+def read_npy(path, what: str = "array"):
+    """A ``.npy`` file's array, after :func:`npy_header`'s checks and a check that twice its
+    size fits in the memory available (``GRAPHCUT_MEMORY_LIMIT``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npy`` file.
+    what : str
+        What the array is, for the memory error ("disparity file", ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        The array as stored.
+
+    Raises
+    ------
+    NpyReadError
+        See :func:`npy_header`.
+    HostMemoryError
+        The array does not fit in the memory available.
+    """
+    import numpy as np
+    name = os.fspath(path)
+    shape, dtype, _ = npy_header(name)
+    need = 2 * int(np.prod(shape, dtype=object)) * dtype.itemsize
+    require_host_memory(need, f"reading the {what} {name} (shape {shape}, {dtype})")
+    try:
+        handle, _ = open_regular_file(name)
+        with handle:
+            return np.lib.format.read_array(handle, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise NpyReadError(f"{name}: cannot read the .npy array ({error})") from None

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from ._arrays import to_host
-from ._safety import NotARegularFileError, check_regular_file, open_regular_file
+from ._safety import (NotARegularFileError, NpyReadError, check_regular_file, npy_header,
+                      open_regular_file)
 from .imageio import (IMAGE_SUFFIXES, ImageMemoryError, ImageReadError, ImageTooLargeError,
                       atomic_write, default_max_pixels, open_image, read_image)
 from .solver.memory import HostMemoryError, require_host_memory
@@ -300,34 +301,17 @@ def _check_decoding(name: str, shape, dtype, max_pixels, copies: int = 2) -> Non
 
 
 def _npy_header(path: Path):
-    """(shape, dtype, fortran_order, data offset) of a ``.npy`` file, from its header alone."""
-    name = os.fspath(path)
+    """(shape, dtype) of a ``.npy`` file from its header (:func:`graphcut._safety.npy_header`)."""
     try:
-        handle, size = open_regular_file(path)
-        with handle:
-            version = np.lib.format.read_magic(handle)
-            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
-            if read_header is None:
-                raise ValueError(f"unsupported .npy format version {version}")
-            shape, fortran, dtype = read_header(handle, max_header_size=100_000)
-            offset = handle.tell()
-    except (OSError, ValueError, EOFError) as error:
-        raise VolumeReadError(f"{name}: not a .npy array that can be read ({error})") from None
-    if dtype.hasobject:
-        raise VolumeReadError(f"{name}: holds Python objects; expected bool, integer or float "
-                              "voxels")
-    expected = int(np.prod(shape, dtype=object)) * dtype.itemsize
-    if size - offset < expected:
-        raise VolumeReadError(f"{name}: is truncated: its header declares shape {shape} of "
-                              f"{dtype} ({expected} bytes of data) but the file holds only "
-                              f"{max(0, size - offset)}")
-    return shape, dtype, fortran, offset
+        shape, dtype, _ = npy_header(path)
+    except NpyReadError as error:
+        raise VolumeReadError(str(error)) from None
+    return shape, dtype
 
 
 def _read_npy(path: Path, max_pixels=None) -> np.ndarray:
     name = os.fspath(path)
-    shape, dtype, _, _ = _npy_header(path)
+    shape, dtype = _npy_header(path)
     if dtype.kind not in "biuf":
         raise VolumeReadError(f"{name}: holds {dtype} values; expected bool, integer or float "
                               "voxels")
