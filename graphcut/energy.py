@@ -165,6 +165,10 @@ def _sigma_from_differences(*differences) -> float:
 def _sigma_from_sums(sums, count: int) -> float:
     """sigma from the sums of the squared-difference arrays and their total size."""
     mean = sum(sums) / count if count else 0.0
+    if not math.isfinite(mean):  # finite values near 1e300: their squared differences overflow
+        raise ValueError("the image's values are too large to estimate sigma from: the squared "
+                         "differences between neighbours overflow float64 (values of magnitude "
+                         "up to about 1e150 work); scale the image, e.g. to 0..1")
     return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 
