@@ -22,6 +22,7 @@ opened, how outputs are written and what an interrupted run leaves behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import signal
@@ -131,14 +132,24 @@ def open_no_follow(path, flags: int, mode: int = 0o644) -> int:
     """
     name = os.fspath(path)
     extra = os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    refused = ("{name}: is a symbolic link; graphcut never writes through a symbolic link "
+               "among its outputs (it could write outside them): remove it")
+    try:  # by name first: a FIFO opened for writing without a reader fails with ENXIO
+        existing = os.lstat(name).st_mode
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and stat.S_ISLNK(existing):
+        raise SymlinkRefusedError(errno.ELOOP, refused.format(name=name))
+    if existing is not None and not stat.S_ISREG(existing):
+        raise NotARegularFileError(f"{name}: is {file_kind(existing)}, not a regular file; "
+                                   "remove it")
     try:
         descriptor = os.open(name, flags | extra, mode)
     except OSError as error:
-        if os.path.islink(name):
-            raise SymlinkRefusedError(
-                error.errno, f"{name}: is a symbolic link; graphcut never writes through a "
-                             "symbolic link among its outputs (it could write outside them): "
-                             "remove it") from None
+        if os.path.islink(name):  # planted between the check and the open
+            raise SymlinkRefusedError(error.errno, refused.format(name=name)) from None
+        if error.errno == errno.ENXIO:
+            raise NotARegularFileError(f"{name}: is not a regular file; remove it") from None
         raise
     try:
         info = os.fstat(descriptor)

@@ -129,11 +129,11 @@ class _DeviceStart:
 
 def _check_box(image: Path, box) -> None:
     """Usage error (exit 2) for a box outside the image (its size read from the header)."""
-    from PIL import Image
+    from graphcut.imageio import image_info
 
-    try:
-        with Image.open(image) as opened:
-            width, height = opened.size
+    try:  # the header only; a FIFO or a device is refused, never opened
+        info = image_info(image, max_pixels=0)
+        width, height = info.width, info.height
     except Exception:  # noqa: BLE001 - an unreadable image is reported when it is read
         return
     r0, c0, r1, c1 = box
