@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -81,7 +82,13 @@ def _settings_signature(seeds_path) -> list[int] | None:
     if seeds_path is None:
         return None
     path = settings_path(seeds_path)
-    return input_signature(path) if path.is_file() else None
+    try:
+        return input_signature(path) if not path.is_dir() else None
+    except OSError as error:
+        # absent, or a name too long to exist (the seeds' name is at the limit)
+        if error.errno in (errno.ENOENT, errno.ENAMETOOLONG, errno.ENOTDIR):
+            return None
+        raise
 
 
 def input_signatures(image_path, seeds_path) -> dict:

@@ -26,13 +26,18 @@ _ENCODING = dict(encoding="utf-8", errors="surrogateescape")
 
 
 def _csv_bytes(records, *, header: bool) -> bytes:
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=SUMMARY_FIELDS, extrasaction="ignore",
-                            lineterminator="\n")
-    if header:
-        writer.writeheader()
-    writer.writerows(records)
-    return text.getvalue().encode(**_ENCODING)
+    """The rows as CSV lines ending in "\n". Each row is written with the terminator "\r\n",
+    which makes the csv module quote every field holding "\r" or "\n" (with "\n" alone, a
+    name holding "\r" would be left unquoted and split its row in two), and then ends in
+    "\n"."""
+    lines = []
+    rows = ([dict(zip(SUMMARY_FIELDS, SUMMARY_FIELDS))] if header else []) + list(records)
+    for row in rows:
+        text = io.StringIO()
+        csv.DictWriter(text, fieldnames=SUMMARY_FIELDS, extrasaction="ignore",
+                       lineterminator="\r\n").writerow(row)
+        lines.append(text.getvalue()[:-2] + "\n")
+    return "".join(lines).encode(**_ENCODING)
 
 
 def read_summary(path) -> dict[str, dict]:
