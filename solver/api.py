@@ -112,10 +112,46 @@ _CUDA_ERROR_NO_DEVICE = 100
 
 
 def cuda_device_name() -> str:
-    import cupy
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    name = props["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)
+    """Name of the current CUDA device, e.g. ``"NVIDIA H100 80GB HBM3"`` (imports CuPy).
+
+    Examples
+    --------
+    >>> cuda_device_name()  # doctest: +SKIP
+    'NVIDIA H100 80GB HBM3'
+    """
+    from .cuda import device_name
+    return device_name()
+
+
+def prepare_gpu_process(sources=None) -> float:
+    """Get this process's GPU ready while it does something else (e.g. decodes an image).
+
+    Creates the CUDA context and CuPy's memory pool and loads the kernel modules a
+    segmentation uses (the shipped fatbins, else NVRTC), so that the first GPU segmentation
+    starts with everything loaded.
+
+    Parameters
+    ----------
+    sources : sequence of str, optional
+        Kernel sources to load (their plain builds; names as for
+        :func:`graphcut.solver.kernels.kernel`). Default: the segmentation's (energy, solver
+        state, push-relabel).
+
+    Returns
+    -------
+    float
+        The seconds it took.
+
+    Raises
+    ------
+    Exception
+        What CuPy raises when the GPU cannot be used (a caller that only wants a head start
+        may ignore it: the real work raises it again).
+    """
+    from .cuda import startup
+    if sources is None:
+        return startup.prepare_process()
+    return startup.prepare_process(sources)
 
 
 def resolve_device(device: str) -> str:

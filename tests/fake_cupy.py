@@ -34,8 +34,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = ROOT / "solver" / "cuda"
-SOURCES = [CUDA / "expansion_kernels.cu", CUDA / "stereo_kernels.cu",
-           CUDA / "energy_kernels.cu", CUDA / "mask_kernels.cu", CUDA / "grid_state.cu"]
+LIBRARY = ROOT / "graphcut"
+SOURCES = [LIBRARY / "labeling" / "expansion_kernels.cu", LIBRARY / "stereo" / "stereo_kernels.cu",
+           LIBRARY / "segmentation" / "energy_kernels.cu",
+           LIBRARY / "segmentation" / "mask_kernels.cu", CUDA / "grid_state.cu"]
 
 PRELUDE = """
 #include <cstdint>
@@ -70,7 +72,7 @@ template <typename T> static inline T atomicMax(T* a, T v) { T old = *a; if (v >
 # The package's modules that import cupy when first imported: a test that installs the stand-in
 # must import them afresh (and drop them afterwards), with GRAPHCUT_CUDA_KERNELS=nvrtc.
 LOADERS = ("graphcut.solver.cuda._loader", "graphcut.solver.cuda.module",
-           "graphcut.solver.cuda.energy_kernels", "graphcut.solver.cuda.masks")
+           "graphcut.segmentation.energy_kernels", "graphcut.segmentation.masks")
 
 _POINTER_TYPES = {"int": np.int32, "long long": np.int64, "unsigned long long": np.uint64,
                   "bool": np.bool_, "double": np.float64, "float": np.float32,

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 CU_FILE = Path(__file__).resolve().parent.parent / "solver" / "cuda" / "grid_kernels.cu"
-MASK_FILE = "mask_kernels.cu"
-FLOOD_FILE = "flood_kernels.cu"
+MASK_FILE = "segmentation/mask_kernels.cu"
+FLOOD_FILE = "segmentation/flood_kernels.cu"
 
 
 def _defines() -> dict:

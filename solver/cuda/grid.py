@@ -23,6 +23,7 @@ import numpy as np
 
 from ..networks import GridNetwork
 from ..dynamic import TerminalUpdate
+from ..kernels import GRID_BFS_TILE
 from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, device_name, grid3d, require_free_memory
 from .module import kernel
@@ -36,7 +37,7 @@ STATE_BYTES_PER_PIXEL = 49
 NETWORK_BYTES_PER_PIXEL = 8  # int32 source and sink staged on the GPU during an upload
 RIGHT, LEFT, DOWN, UP = range(4)
 PR_TILE = (32, 8)     # (width, height) of a push-relabel block's tile; matches the .cu file
-BFS_TILE = 32
+BFS_TILE = GRID_BFS_TILE
 
 
 def check_fits(num_pixels: int, extra_bytes_per_pixel: int = 0) -> None:
