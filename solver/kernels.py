@@ -17,12 +17,13 @@ Importing this module imports neither CuPy nor the loader: they load on the firs
 
 from __future__ import annotations
 
-THREADS = 256       # threads per block of the grid-stride kernels
-MAX_BLOCKS = 8192   # grid-stride loops: at most this many blocks per launch
-GRID_BFS_TILE = 32  # x and y pixels of a block of grid_kernels.cu's 2-D bfs_tile
+from .cuda._variants import CONSTANTS
+from .cuda.launch import MAX_BLOCKS, THREADS, constant, launch_grid
 
-__all__ = ["GRID_BFS_TILE", "MAX_BLOCKS", "THREADS", "array_module", "fill_int32", "kernel",
-           "launch_grid", "load_module"]
+GRID_BFS_TILE = constant("BFS_TILE_2D_X")   # x and y pixels of grid_kernels.cu's 2-D BFS tile
+
+__all__ = ["CONSTANTS", "GRID_BFS_TILE", "MAX_BLOCKS", "THREADS", "array_module", "constant", "fill_int32",
+           "kernel", "launch_grid", "load_module"]
 
 
 def kernel(source: str, name: str, defines=None, *, cooperative: bool = False):
@@ -57,36 +58,6 @@ def load_module(source: str, defines=None, *, cooperative: bool = False):
     """The ``cupy.RawModule`` of a CUDA source (see :func:`kernel`), loaded once per process."""
     from .cuda._loader import load_module as load
     return load(source, defines, cooperative=cooperative)
-
-
-def launch_grid(n: int, threads: int = THREADS, max_blocks: int = MAX_BLOCKS
-                ) -> tuple[tuple[int], tuple[int]]:
-    """``(grid, block)`` of a grid-stride launch over ``n`` items.
-
-    Parameters
-    ----------
-    n : int
-        Items (pixels, values) the kernel loops over.
-    threads : int
-        Threads per block; must be the block size the kernel was written for.
-    max_blocks : int
-        At most this many blocks (each thread then strides over several items).
-
-    Returns
-    -------
-    tuple
-        ``((blocks,), (threads,))`` with ``1 <= blocks <= max_blocks``.
-
-    Examples
-    --------
-    >>> launch_grid(1000)
-    ((4,), (256,))
-    >>> launch_grid(0)
-    ((1,), (256,))
-    >>> launch_grid(10**9, max_blocks=65535)
-    ((65535,), (256,))
-    """
-    return (max(1, min(-(-int(n) // threads), max_blocks)),), (threads,)
 
 
 def array_module(*arrays):

@@ -32,12 +32,17 @@ from pathlib import Path
 
 import numpy as np
 
+from graphcut.solver.kernels import CONSTANTS
+
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = ROOT / "solver" / "cuda"
 LIBRARY = ROOT / "graphcut"
 SOURCES = [LIBRARY / "labeling" / "expansion_kernels.cu", LIBRARY / "stereo" / "stereo_kernels.cu",
            LIBRARY / "segmentation" / "energy_kernels.cu",
            LIBRARY / "segmentation" / "mask_kernels.cu", CUDA / "grid_state.cu"]
+
+# What the loader gives every build: the shared header's folder and the kernels' constants.
+BUILD_FLAGS = (f"-I{CUDA}", *(f"-D{name}={value}" for name, value in sorted(CONSTANTS.items())))
 
 PRELUDE = """
 #include <cstdint>
@@ -95,15 +100,16 @@ def build_kernel_library(directory: Path) -> ctypes.CDLL:
     source = directory / "kernels.cpp"
     source.write_text(PRELUDE + "".join(f'#include "{path}"\n' for path in SOURCES))
     library = directory / "kernels.so"
-    subprocess.run([compiler(), "-O1", "-shared", "-fPIC", "-std=c++17", "-o", str(library),
-                    str(source)], check=True, capture_output=True, text=True)
+    subprocess.run([compiler(), "-O1", "-shared", "-fPIC", "-std=c++17", *BUILD_FLAGS,
+                    "-o", str(library), str(source)], check=True, capture_output=True, text=True)
     return ctypes.CDLL(str(library))
 
 
 def preprocessed(code: str) -> str:
     """``code`` through the C preprocessor (kernels made by macros show their signatures)."""
     done = subprocess.run([compiler(), "-E", "-P", "-x", "c++", "-D__launch_bounds__(...)=",
-                           "-"], input=code, capture_output=True, text=True, check=True)
+                           *BUILD_FLAGS, "-"], input=code, capture_output=True, text=True,
+                          check=True)
     return done.stdout
 
 

@@ -59,7 +59,7 @@ def test_variant_normalises_its_defines():
 @pytest.mark.parametrize("entry", VARIANTS, ids=lambda entry: entry.binary_name)
 def test_compiles_for_sm90_without_warnings(entry, tmp_path):
     command = ["nvcc", "--cubin", "-arch=sm_90", "-Werror", "all-warnings",
-               *_variants.COMMON_OPTIONS, f"-I{CUDA_DIR}", *entry.define_options,
+               *_variants.COMMON_OPTIONS, f"-I{CUDA_DIR}", *entry.build_options,
                "-o", str(tmp_path / "out.cubin"), str(entry.path)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"nvcc failed on {entry.binary_name}:\n{result.stderr}"

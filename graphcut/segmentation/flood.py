@@ -19,13 +19,13 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from graphcut.solver.kernels import GRID_BFS_TILE, fill_int32, kernel, launch_grid
+from graphcut.solver.kernels import GRID_BFS_TILE, constant, fill_int32, kernel, launch_grid
 
 MASK_SOURCE = "segmentation/mask_kernels.cu"
 LABEL_SOURCE = "segmentation/flood_kernels.cu"
 GRID_SOURCE = "grid_kernels.cu"   # the solver's global-relabel BFS
 BFS_TILE = GRID_BFS_TILE
-LABEL_TILE = 32        # LABEL_TILE in flood_kernels.cu
+LABEL_TILE = constant("LABEL_TILE")  # compiled into flood_kernels.cu
 PASSES_PER_CHECK = 4   # BFS tile passes between two reads of the change flag
 
 

@@ -76,6 +76,6 @@ def _load(entry: Variant) -> cupy.RawModule:
             return module
     _origins[entry] = "nvrtc"
     code = source_path(entry.source).read_text()
-    options = (*NVRTC_OPTIONS, f"-I{INCLUDE_DIR}", *entry.define_options)
+    options = (*NVRTC_OPTIONS, f"-I{INCLUDE_DIR}", *entry.build_options)
     return cupy.RawModule(code=code, options=options,
                           enable_cooperative_groups=entry.cooperative)

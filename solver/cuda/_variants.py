@@ -54,6 +54,20 @@ PTX_ARCHITECTURE = "90"
 # a shipped binary computes what an NVRTC build would.
 COMMON_OPTIONS = ("-std=c++17", "-ftz=true")
 
+# The kernels' compile-time constants, written only here: every build gets them as -DNAME=VALUE
+# (nvcc and NVRTC alike; the .cu files stop with #error without them) and the Python launchers
+# read them from here (graphcut.solver.kernels.constant), so a block shape cannot differ
+# between a kernel and its launch.
+CONSTANTS = {
+    "GRAPHCUT_THREADS": 256,  # threads per block of every grid-stride kernel
+    # push-relabel (PR) and BFS tiles of grid_kernels.cu, (x, y[, z]) pixels / voxels
+    "PR_TILE_2D_X": 32, "PR_TILE_2D_Y": 8, "BFS_TILE_2D_X": 32, "BFS_TILE_2D_Y": 32,
+    "PR_TILE_3D_X": 32, "PR_TILE_3D_Y": 4, "PR_TILE_3D_Z": 2,
+    "BFS_TILE_3D_X": 32, "BFS_TILE_3D_Y": 8, "BFS_TILE_3D_Z": 4,
+    "LABEL_TILE": 32,  # segmentation/flood_kernels.cu's label_tile: LABEL_TILE^2 threads
+}
+CONSTANT_OPTIONS = tuple(f"-D{name}={value}" for name, value in sorted(CONSTANTS.items()))
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -80,6 +94,11 @@ class Variant:
     def define_options(self) -> tuple[str, ...]:
         return tuple(f"-D{name}" if value is None else f"-D{name}={value}"
                      for name, value in self.defines)
+
+    @property
+    def build_options(self) -> tuple[str, ...]:
+        """Every ``-D`` option of this build: :data:`CONSTANTS`, then its own defines."""
+        return CONSTANT_OPTIONS + self.define_options
 
     @property
     def binary_name(self) -> str:
@@ -143,6 +162,7 @@ def source_digest(source: str, source_dir: Path = SOURCE_DIR) -> str:
     digest = hashlib.sha256()
     path = source_path(source, source_dir)
     headers = sorted(set(path.parent.glob("*.cuh")) | set(Path(source_dir).glob("*.cuh")))
+    digest.update(" ".join(CONSTANT_OPTIONS).encode() + b"\0")
     for path in [path, *headers]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -156,7 +176,7 @@ def nvcc_command(entry: Variant, output: Path, *, nvcc: str = "nvcc",
     if ptx_architecture:
         targets.append(f"-gencode=arch=compute_{ptx_architecture},code=compute_{ptx_architecture}")
     return [nvcc, "--fatbin", *COMMON_OPTIONS, f"-I{source_dir}", *targets,
-            *entry.define_options, "-o", str(output), str(source_path(entry.source, source_dir))]
+            *entry.build_options, "-o", str(output), str(source_path(entry.source, source_dir))]
 
 
 def supported_architectures(nvcc: str = "nvcc") -> set[str]:
