@@ -75,9 +75,11 @@ def segments_as_volume(image_path, seeds_path) -> bool:
 def read_volume(path) -> np.ndarray:
     """Read a volume (module docstring): (D, H, W) grey or (D, H, W, C) colour, (Z, Y, X) order.
 
-    Raises:
-        VolumeReadError: missing or unreadable file, a 2-D image, a time series, slices of
-            different sizes; the message names the file (and the slice).
+    Raises
+    ------
+    VolumeReadError
+        missing or unreadable file, a 2-D image, a time series, slices of
+        different sizes; the message names the file (and the slice).
     """
     path = Path(path)
     name = os.fspath(path)
@@ -106,10 +108,13 @@ def read_volume_seeds(path, shape=None, *, require_both: bool = True) -> np.ndar
     stroke form, one per slice, natural name order). ``shape``: the volume's (D, H, W) (or
     (D, H, W, C)); the seeds must match it.
 
-    Raises:
-        VolumeReadError: unreadable file or folder.
-        ValueError: not integer labels, wrong size, labels other than 0 / 1 / 2, or (with
-            ``require_both``) no object or no background seed; the message names the file.
+    Raises
+    ------
+    VolumeReadError
+        unreadable file or folder.
+    ValueError
+        not integer labels, wrong size, labels other than 0 / 1 / 2, or (with
+        ``require_both``) no object or no background seed; the message names the file.
     """
     path = Path(path)
     name = f"seeds {os.fspath(path)!r}"

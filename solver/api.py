@@ -155,14 +155,19 @@ def auto_prefers_cpu(network) -> bool:
 def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutResult:
     """Maximum flow value and minimum cut of ``network``.
 
-    Args:
-        network: a :class:`GridNetwork` or a :class:`CSRNetwork`.
-        device: "cuda" (the CuPy push-relabel core), "cpu" (PyMaxflow's Boykov-Kolmogorov) or
-            "auto" (cuda when CuPy finds a GPU, else cpu; CSR networks of fewer than
-            AUTO_CPU_BELOW_ARCS arcs always cpu). The backend that ran is reported in
-            ``CutResult.backend``.
+    Parameters
+    ----------
+    network
+        a :class:`GridNetwork` or a :class:`CSRNetwork`.
+    device
+        "cuda" (the CuPy push-relabel core), "cpu" (PyMaxflow's Boykov-Kolmogorov) or
+        "auto" (cuda when CuPy finds a GPU, else cpu; CSR networks of fewer than
+        AUTO_CPU_BELOW_ARCS arcs always cpu). The backend that ran is reported in
+        ``CutResult.backend``.
 
-    Returns:
+    Returns
+    -------
+    CutResult
         A :class:`CutResult`; ``source_side`` is the set of vertices that cannot reach the sink
         in the final residual network, identical across backends.
     """

@@ -530,14 +530,18 @@ def read_dimacs(path) -> CSRNetwork:
     Vertex ids are shifted to 0-based. Memory stays bounded by the file's real content (module
     docstring).
 
-    Raises:
-        DimacsError: (a ValueError) malformed content, naming the file and line (without a
-            line for corrupt compressed data); also a compressed file that decompresses to far
-            more than its declared arcs need, and a vertex count far beyond what its arcs touch.
-        HostMemoryError: (a MemoryError) the network would not fit in the memory available;
-            raised before it is allocated, with ``line`` (the line being read).
-        OSError: the file cannot be opened or read; ``NotARegularFileError`` for a FIFO,
-            device or folder.
+    Raises
+    ------
+    DimacsError
+        (a ValueError) malformed content, naming the file and line (without a
+        line for corrupt compressed data); also a compressed file that decompresses to far
+        more than its declared arcs need, and a vertex count far beyond what its arcs touch.
+    HostMemoryError
+        (a MemoryError) the network would not fit in the memory available;
+        raised before it is allocated, with ``line`` (the line being read).
+    OSError
+        the file cannot be opened or read; ``NotARegularFileError`` for a FIFO,
+        device or folder.
     """
     path = Path(path)
     handle, raw = _open(path)

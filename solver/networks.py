@@ -364,9 +364,11 @@ class CSRNetwork:
         source or out of the sink are kept (they cannot carry flow in a maximum flow). NumPy or
         CuPy arrays are accepted; the network is stored on the host.
 
-        Raises:
-            HostMemoryError: building it would need more memory than is available
-                (:func:`check_network_size`).
+        Raises
+        ------
+        HostMemoryError
+            building it would need more memory than is available
+            (:func:`check_network_size`).
         """
         check_network_size(int(n), int(np.size(tails)))
         n, source, sink = _check_terminals(n, source, sink)

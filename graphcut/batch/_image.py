@@ -171,22 +171,31 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     :func:`graphcut.segment`, which with ``device="auto"`` sends an image too large for the
     GPU to the CPU).
 
-    Args:
-        lam: None: the settings file's, else the colour model's default.
-        max_pixels: the largest image accepted (see :func:`graphcut.read_image`).
-        timings: a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
-        segment_options: further :func:`graphcut.segment` options (``model``,
-            ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
-            ``sigma`` win over the settings file next to the seeds.
+    Parameters
+    ----------
+    lam
+        None: the settings file's, else the colour model's default.
+    max_pixels
+        the largest image accepted (see :func:`graphcut.read_image`).
+    timings
+        a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
+    segment_options
+        further :func:`graphcut.segment` options (``model``,
+        ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
+        ``sigma`` win over the settings file next to the seeds.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(mask, result)``: the bool mask (or the label image of several objects) and the
         solver's :class:`graphcut.CutResult`.
 
-    Raises:
+    Raises
+    ------
+    OSError or ValueError or MemoryError
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
-        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError when
-        the image cannot fit) and the writers raise.
+        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError
+        when the image cannot fit) and the writers raise.
     """
     stages = {} if timings is None else timings
     started = time.perf_counter()
@@ -252,7 +261,9 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=Non
     program's): status "skipped"; a mask made otherwise is redone. The mask is written last,
     atomically, so its presence means the image is done.
 
-    Returns:
+    Returns
+    -------
+    dict
         A dict with the keys :data:`SUMMARY_FIELDS`: status "ok" / "failed" / "skipped",
         reason ("" when ok), width and height (pixels), flow (the maximum flow), seconds (wall
         time for this image: read, solve, write), backend ("cpu" / "cuda"), the paths, lam

@@ -31,9 +31,12 @@ class OutputFolderBusyError(RuntimeError):
 def output_folder_lock(out_dir):
     """Hold the batch lock of ``out_dir`` (which must exist) for the ``with`` block.
 
-    Raises:
-        OutputFolderBusyError: another process holds it; the message names its process id.
-        OSError: the lock file cannot be created (the message names it).
+    Raises
+    ------
+    OutputFolderBusyError
+        another process holds it; the message names its process id.
+    OSError
+        the lock file cannot be created (the message names it).
     """
     import fcntl
 

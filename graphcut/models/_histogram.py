@@ -23,8 +23,10 @@ class HistogramModel(ColourModel):
     cost of a colour is ``-log P(its bin)``, between 0 and about ``log(bins ** C / 0.01)``
     nats.
 
-    Args:
-        bins: bins per channel, 2..256; ``None``: 64 for grey, 16 for colour images.
+    Parameters
+    ----------
+    bins
+        bins per channel, 2..256; ``None``: 64 for grey, 16 for colour images.
     """
 
     name = "histogram"

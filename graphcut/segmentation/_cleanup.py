@@ -62,13 +62,18 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     """One object's clean-up without a box or lasso: ``clean_labels`` of the mask (object
     label 1) with the same seeds, as a bool mask, on the arrays' device.
 
-    Args:
-        mask: bool (H, W) result, NumPy or CuPy.
-        seeds: uint8 (H, W) seeds of that result (1 object, 2 background), on the same device.
-        keep: "connected" (the parts touching an object seed; the largest part when none
-            does) or "all".
-        fill_holes_area: holes of fewer pixels than this, free of background seeds and not
-            open to the border, join the object (0: none).
+    Parameters
+    ----------
+    mask
+        bool (H, W) result, NumPy or CuPy.
+    seeds
+        uint8 (H, W) seeds of that result (1 object, 2 background), on the same device.
+    keep
+        "connected" (the parts touching an object seed; the largest part when none
+        does) or "all".
+    fill_holes_area
+        holes of fewer pixels than this, free of background seeds and not
+        open to the border, join the object (0: none).
     """
     from graphcut.seeds import BACKGROUND, FOREGROUND
 

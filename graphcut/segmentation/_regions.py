@@ -16,8 +16,10 @@ import numpy as np
 def box_mask(shape, box) -> np.ndarray:
     """bool (H, W), True inside the half-open ``box`` = (row0, col0, row1, col1).
 
-    Raises:
-        ValueError: not four integers, an empty box, or a box reaching outside the image.
+    Raises
+    ------
+    ValueError
+        not four integers, an empty box, or a box reaching outside the image.
     """
     h, w = int(shape[0]), int(shape[1])
     try:
@@ -39,8 +41,10 @@ def lasso_mask(shape, vertices) -> np.ndarray:
     """bool (H, W), True inside the closed polygon ``vertices`` ((row, col) pairs, at least
     3; coordinates may lie outside the image, which clips the polygon).
 
-    Raises:
-        ValueError: fewer than 3 vertices, non-finite coordinates, or no pixel inside.
+    Raises
+    ------
+    ValueError
+        fewer than 3 vertices, non-finite coordinates, or no pixel inside.
     """
     from skimage.draw import polygon2mask
 

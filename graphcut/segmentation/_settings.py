@@ -109,10 +109,13 @@ def check_settings(settings: dict, where: str = "settings") -> dict:
 def read_settings(path) -> dict:
     """The checked settings stored in the JSON file ``path`` (see the module docstring).
 
-    Raises:
-        OSError: the file cannot be read.
-        ValueError: not JSON, or a bad value; the message names the file (and the line for
-            JSON syntax errors).
+    Raises
+    ------
+    OSError
+        the file cannot be read.
+    ValueError
+        not JSON, or a bad value; the message names the file (and the line for
+        JSON syntax errors).
     """
     where = f"settings {os.fspath(path)!r}"
     try:
