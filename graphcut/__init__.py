@@ -2,6 +2,22 @@
 
     >>> import graphcut
     >>> mask = graphcut.segment(image, seeds)          # doctest: +SKIP
+
+Examples
+--------
+>>> import numpy as np
+>>> import graphcut
+>>> image = np.zeros((5, 6), np.uint8)
+>>> image[1:4, 1:4] = 200                  # a bright square on a dark ground
+>>> seeds = np.zeros((5, 6), np.uint8)
+>>> seeds[2, 2] = graphcut.FOREGROUND      # 1: object
+>>> seeds[0, 5] = graphcut.BACKGROUND      # 2: background
+>>> graphcut.segment(image, seeds, device="cpu").astype(int)
+array([[0, 0, 0, 0, 0, 0],
+       [0, 1, 1, 1, 0, 0],
+       [0, 1, 1, 1, 0, 0],
+       [0, 1, 1, 1, 0, 0],
+       [0, 0, 0, 0, 0, 0]])
 """
 
 from .energy import (DEFAULT_LAM, DEFAULT_SCALE, build_network, estimate_sigma, nlink_weights,

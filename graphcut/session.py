@@ -74,10 +74,45 @@ class Segmenter:
 
     Examples
     --------
-    >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
-    >>> mask = session.update(seeds)                       # doctest: +SKIP
-    >>> seeds[10:20, 30:40] = 2                            # doctest: +SKIP
-    >>> mask = session.update(seeds, region=np.s_[10:20, 30:40])  # doctest: +SKIP
+    >>> import numpy as np
+    >>> from graphcut import Segmenter
+    >>> image = np.zeros((6, 10), np.uint8)
+    >>> image[1:5, 1:4] = 200                 # a bright square
+    >>> image[1:5, 6:9] = 100                 # a grey one
+    >>> seeds = np.zeros_like(image)
+    >>> seeds[2, 2], seeds[0, 0] = 1, 2
+    >>> session = Segmenter(image, device="cpu")
+    >>> session.update(seeds).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    One more object seed on the grey square; ``region`` says where the seeds changed, and the
+    re-solve starts from the previous flow:
+
+    >>> seeds[2, 7] = 1
+    >>> session.update(seeds, region=np.s_[2:3, 7:8]).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    The answer equals a fresh :func:`graphcut.segment`'s:
+
+    >>> from graphcut import segment
+    >>> _, fresh = segment(image, seeds, device="cpu", return_result=True)
+    >>> session.last_result.flow == fresh.flow
+    True
+
+    On a GPU the solver's state stays in GPU memory between updates:
+
+    >>> int(Segmenter(image, device="cuda").update(seeds).sum())  # doctest: +GPU
+    24
     """
 
     def __init__(self, image, *, lam=None, sigma=None, bins=None, channel_axis=-1,

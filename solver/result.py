@@ -26,6 +26,16 @@ class CutResult:
     stats
         per-backend numbers: "seconds" (dict of stage -> wall seconds, including "total"),
         and where the backend has them "iterations", "global_relabels", "device_name".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.solver import CSRNetwork, min_cut
+    >>> result = min_cut(CSRNetwork.from_arcs(3, 0, 2, [0, 1], [1, 2], [4, 3]), device="cpu")
+    >>> result.flow, result.backend, result.source_side
+    (3, 'cpu', array([ True,  True, False]))
+    >>> result.seconds >= 0
+    True
     """
 
     flow: int

@@ -164,6 +164,44 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
         the image is segmented on the CPU instead, with a logged warning);
         ``HostMemoryError`` when the segmentation would not fit in the memory available,
         raised before it starts (:mod:`graphcut.memory`).
+
+    Examples
+    --------
+    One object from two seed pixels (1 = object, 2 = background):
+
+    >>> import numpy as np
+    >>> from graphcut import segment
+    >>> image = np.zeros((6, 8), np.uint8)
+    >>> image[1:5, 2:6] = 200
+    >>> seeds = np.zeros((6, 8), np.uint8)
+    >>> seeds[2, 3], seeds[0, 0] = 1, 2
+    >>> mask = segment(image, seeds, device="cpu")
+    >>> mask.dtype, mask.shape, int(mask.sum())
+    (dtype('bool'), (6, 8), 16)
+
+    GrabCut from a box alone (``(row0, col0, row1, col1)``, half-open), with the Gaussian
+    mixture colour model:
+
+    >>> segment(image, box=(1, 1, 5, 7), model="gmm", device="cpu").astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0]])
+
+    Several objects are labelled 1, 3, 4, ...; the answer is then a label image:
+
+    >>> seeds[2, 5] = 3
+    >>> segment(image, seeds, device="cpu").dtype
+    dtype('uint8')
+
+    The solver's answer too: ``flow`` is the minimum energy, in capacity units:
+
+    >>> seeds[2, 5] = 0
+    >>> mask, result = segment(image, seeds, device="cpu", return_result=True)
+    >>> result.backend, result.flow > 0, bool((result.source_side == mask).all())
+    ('cpu', True, True)
     """
     options = _check_options(model=model, lam=lam, sigma=sigma, bins=bins,
                              components=components, iterations=iterations, keep=keep,
