@@ -260,6 +260,20 @@ def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
     ImageReadError
         unreadable, truncated or non-image file, or a float image holding NaN
         or infinity (see :func:`open_image`); the message names the file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> from graphcut import read_image
+    >>> Image.fromarray(np.full((4, 6, 3), 90, np.uint8)).save("photo.png")
+    >>> image = read_image("photo.png")
+    >>> image.shape, image.dtype
+    ((4, 6, 3), dtype('uint8'))
+    >>> read_image("missing.png")
+    Traceback (most recent call last):
+        ...
+    graphcut.imageio.ImageReadError: ...missing.png...
     """
     name = os.fspath(path)
     _require_regular_file(name)
@@ -576,6 +590,20 @@ def write_mask(path, mask, *, inputs=()) -> None:
     ValueError
         a lossy or unknown suffix (:func:`check_lossless_suffix`), or ``path`` is
         one of ``inputs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_mask
+    >>> mask = np.array([[False, True], [True, True]])
+    >>> write_mask("mask.png", mask)
+    >>> read_image("mask.png")
+    array([[  0, 255],
+           [255, 255]], dtype=uint8)
+    >>> write_mask("mask.jpg", mask)
+    Traceback (most recent call last):
+        ...
+    ValueError: ...
     """
     check_lossless_suffix(path, "mask")
     mask = _as_mask(mask)
@@ -637,6 +665,18 @@ def write_overlay(path, image, mask, *, channel_axis=-1, inputs=(), **style) -> 
     """Write :func:`overlay` of ``image`` and ``mask`` to ``path`` (PNG), atomically.
 
     ``style``: ``color``, ``opacity``, ``outline`` as in :func:`overlay`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_overlay
+    >>> image = np.full((4, 4), 100, np.uint8)
+    >>> mask = np.zeros((4, 4), bool)
+    >>> mask[1:3, 1:3] = True
+    >>> write_overlay("overlay.png", image, mask)
+    >>> overlay = read_image("overlay.png")
+    >>> overlay.shape, bool((overlay[0, 0] == 100).all()), bool((overlay[1, 1] != 100).any())
+    ((4, 4, 3), True, True)
     """
     atomic_save(Image.fromarray(overlay(image, mask, channel_axis=channel_axis, **style)), path,
                 inputs=inputs)

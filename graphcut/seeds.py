@@ -89,6 +89,18 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
     ValueError
         wrong number of dimensions, size different from ``shape``, unknown label
         values, or (``require_both``) no object or no background seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import check_seeds
+    >>> seeds = np.array([[1, 0], [0, 2]], np.uint8)
+    >>> check_seeds(seeds, (2, 2)) is seeds
+    True
+    >>> check_seeds(np.array([[1, 0], [0, 0]]), (2, 2))
+    Traceback (most recent call last):
+        ...
+    ValueError: ...background...
     """
     if shape is not None:
         shape = image_shape(shape)
@@ -246,6 +258,25 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
     ValueError
         size differs from ``shape``, unknown label values, no foreground or no
         background seed; every message names the file.
+
+    Examples
+    --------
+    Both forms on disk read to the same labels: label values, or red / blue strokes:
+
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> from graphcut import read_seeds, write_seeds
+    >>> labels = np.array([[1, 0, 0], [0, 0, 2]], np.uint8)
+    >>> write_seeds("labels.png", labels)
+    >>> read_seeds("labels.png", (2, 3))
+    array([[1, 0, 0],
+           [0, 0, 2]], dtype=uint8)
+    >>> strokes = np.zeros((2, 3, 3), np.uint8)
+    >>> strokes[0, 0] = (255, 0, 0)      # pure red: object
+    >>> strokes[1, 2] = (0, 0, 255)      # pure blue: background
+    >>> Image.fromarray(strokes).save("strokes.png")
+    >>> bool((read_seeds("strokes.png", (2, 3)) == labels).all())
+    True
     """
     name = f"seeds {os.fspath(path)!r}"
     if shape is not None:

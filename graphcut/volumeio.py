@@ -80,6 +80,26 @@ def read_volume(path) -> np.ndarray:
     VolumeReadError
         missing or unreadable file, a 2-D image, a time series, slices of
         different sizes; the message names the file (and the slice).
+
+    Examples
+    --------
+    A (D, H, W) volume as a ``.npy`` file (a multi-page TIFF reads the same way):
+
+    >>> import numpy as np
+    >>> from graphcut import read_volume, segment, write_volume_mask
+    >>> volume = np.zeros((3, 4, 4), np.uint8)
+    >>> volume[:, 1:3, 1:3] = 200                 # a bright bar through the slices
+    >>> np.save("volume.npy", volume)
+    >>> read_volume("volume.npy").shape
+    (3, 4, 4)
+    >>> seeds = np.zeros((3, 4, 4), np.uint8)
+    >>> seeds[1, 1, 1], seeds[0, 0, 0] = 1, 2
+    >>> mask = segment(read_volume("volume.npy"), seeds, channel_axis=None, device="cpu")
+    >>> int(mask.sum())                            # 3 slices of 2 x 2 voxels
+    12
+    >>> write_volume_mask("mask.tif", mask)
+    >>> int(read_volume("mask.tif").max())
+    255
     """
     path = Path(path)
     name = os.fspath(path)

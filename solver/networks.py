@@ -123,7 +123,8 @@ class GridNetwork:
     A volume takes one n-link array per axis (here 2 x 1 x 1 voxels, one arc along z):
 
     >>> volume = GridNetwork(np.array([[[5]], [[0]]]), np.array([[[0]], [[4]]]),
-    ...                      forward=(np.array([[[7]]]), np.zeros((2, 0, 1)), np.zeros((2, 1, 0))))
+    ...                      forward=(np.array([[[7]]]), np.zeros((2, 0, 1), int),
+    ...                               np.zeros((2, 1, 0), int)))
     >>> volume.ndim, volume.to_csr().num_arcs
     (3, 4)
     """
