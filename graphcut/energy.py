@@ -179,6 +179,15 @@ def estimate_sigma(image, *, channel_axis=-1) -> float:
     scaled as in :func:`image_as_float`), so that a typical neighbour pair gets the weight
     exp(-1/2). This is GrabCut's choice (Rother et al. 2004, beta = 1 / (2 <d^2>)). A constant
     image gives 1.0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import estimate_sigma
+    >>> estimate_sigma(np.full((4, 4), 7, np.uint8))
+    1.0
+    >>> estimate_sigma(np.array([[0, 255], [0, 255]], np.uint8))   # RMS of 0, 0, 1, 1
+    0.7071067811865476
     """
     values = image_as_float(image, channel_axis=channel_axis)
     if array_module(values) is not np:
@@ -258,6 +267,16 @@ def nlink_weights(image, *, sigma=None, channel_axis=-1, spacing=None):
         down)``: ``right[y, x]`` weights the pair (y, x) - (y, x+1), shape (H, W-1);
         ``down[y, x]`` the pair (y, x) - (y+1, x), (H-1, W). For a volume ``(right, down,
         next_slice)``, the last weighing (z, y, x) - (z+1, y, x), shape (D-1, H, W).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import nlink_weights
+    >>> right, down = nlink_weights(np.array([[0, 0, 255]], np.uint8), sigma=0.5)
+    >>> right                    # equal neighbours: 1; black to white: exp(-1 / (2 * 0.5**2))
+    array([[1.        , 0.13533528]])
+    >>> down.shape               # a single row has no vertical pairs
+    (0, 3)
     """
     return _nlink_weights(image_as_float(image, channel_axis=channel_axis), sigma, spacing)
 
@@ -361,6 +380,18 @@ def regional_costs(image, seeds, *, bins=None, channel_axis=-1):
     -------
     tuple of numpy.ndarray
         ``(cost_object, cost_background)``, float64 (H, W) (or (D, H, W)) each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import regional_costs
+    >>> image = np.array([[0, 0, 200, 200]], np.uint8)
+    >>> seeds = np.array([[2, 0, 0, 1]], np.uint8)
+    >>> cost_object, cost_background = regional_costs(image, seeds)
+    >>> bool(cost_object[0, 2] < cost_background[0, 2])     # bright: cheaper as object
+    True
+    >>> bool(cost_object[0, 1] > cost_background[0, 1])     # dark: cheaper as background
+    True
     """
     values = image_as_float(image, channel_axis=spatial_channel_axis(image, seeds, channel_axis))
     seeds = _check_seeds_for(values, seeds)
@@ -430,6 +461,18 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
         ``(source, sink)`` int32, shaped like the costs: s -> p = rint(scale * cost_background),
         p -> t = rint(scale * cost_object); an object seed has s -> p = K_p and p -> t = 0,
         a background seed the reverse, with K_p = 1 + the sum of p's n-link capacities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import terminal_capacities
+    >>> cost_object = np.array([[0.5, 2.0, 0.0]])
+    >>> cost_background = np.array([[2.0, 0.5, 0.0]])
+    >>> nlinks = (np.array([[3, 4]], np.int32), np.zeros((0, 3), np.int32))   # (right, down)
+    >>> seeds = np.array([[0, 0, 1]], np.uint8)                                 # pixel 2: object
+    >>> source, sink = terminal_capacities(cost_object, cost_background, nlinks, seeds, scale=10)
+    >>> source, sink
+    (array([[20,  5,  5]], dtype=int32), array([[ 5, 20,  0]], dtype=int32))
     """
     xp = array_module(cost_object)
     shape = tuple(cost_object.shape)
@@ -667,6 +710,25 @@ def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, chann
     ValueError
         bad image, bad seeds (size, labels, no object or no background seed), bad
         options, or capacities above the int32 limit.
+
+    Examples
+    --------
+    The network :func:`graphcut.segment` cuts, built and cut by hand:
+
+    >>> import numpy as np
+    >>> from graphcut import build_network, min_cut
+    >>> image = np.zeros((4, 5), np.uint8)
+    >>> image[1:3, 1:4] = 200
+    >>> seeds = np.zeros((4, 5), np.uint8)
+    >>> seeds[1, 2], seeds[0, 0] = 1, 2
+    >>> network = build_network(image, seeds, lam=10)
+    >>> network.shape, network.right.shape, network.down.shape
+    ((4, 5), (4, 4), (3, 5))
+    >>> min_cut(network, device="cpu").source_side.astype(int)
+    array([[0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0]])
     """
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0.0):

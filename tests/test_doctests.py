@@ -15,7 +15,7 @@ import pytest
 
 PUBLIC_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.segmentation", "graphcut.stereo",
                    "graphcut.labeling", "graphcut.batch", "graphcut.models")
-MIN_EXAMPLES = 15  # issue #26: at least this many examples of the public API run and pass
+MIN_DOCUMENTED = 15  # issue #26: at least this many public names have examples that run
 GPU = doctest.register_optionflag("GPU")
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
@@ -68,9 +68,10 @@ def test_docstring_examples_run(test, tmp_path, monkeypatch):
 
 
 def test_enough_public_examples():
-    counted = sum(1 for test in TESTS for example in test.examples
-                  if not example.options.get(GPU))
-    assert counted >= MIN_EXAMPLES, f"only {counted} CPU docstring examples in the public API"
+    on_cpu = [test for test in TESTS
+              if any(not example.options.get(GPU) for example in test.examples)]
+    assert len(on_cpu) >= MIN_DOCUMENTED, (
+        f"only {len(on_cpu)} public docstrings have examples that run on the CPU")
     documented = {test.name.rsplit(".", 1)[-1] for test in TESTS}
     for name in ("segment", "Segmenter", "min_cut", "GridNetwork", "CSRNetwork", "read_dimacs",
                  "disparity", "read_volume", "run_batch"):

@@ -268,6 +268,29 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=Non
         reason ("" when ok), width and height (pixels), flow (the maximum flow), seconds (wall
         time for this image: read, solve, write), backend ("cpu" / "cuda"), the paths, lam
         and sigma; and the seconds per stage (:data:`STAGE_FIELDS`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_mask, write_seeds
+    >>> from graphcut.batch import segment_file
+    >>> image = np.zeros((6, 6), bool)
+    >>> image[1:4, 1:4] = True
+    >>> write_mask("cells.png", image)
+    >>> seeds = np.zeros((6, 6), np.uint8)
+    >>> seeds[2, 2], seeds[5, 5] = 1, 2
+    >>> write_seeds("cells_seeds.png", seeds)
+    >>> record = segment_file("cells.png", "cells_seeds.png", "cells_mask.png", device="cpu")
+    >>> record["status"], record["backend"], record["width"], record["height"]
+    ('ok', 'cpu', 6, 6)
+    >>> int((read_image("cells_mask.png") == 255).sum())
+    9
+
+    Bad input gives a failed record, not an exception:
+
+    >>> failed = segment_file("nothing.png", "cells_seeds.png", "out.png", device="cpu")
+    >>> failed["status"], "nothing.png" in failed["reason"]
+    ('failed', True)
     """
     started = time.perf_counter()
     image_path, out_path = Path(image_path), Path(out_path)

@@ -92,6 +92,17 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
     ------
     NotADirectoryError, ValueError
         see :func:`check_folders`.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from graphcut.batch import find_jobs
+    >>> for name in ("images/b.png", "images/a.jpg", "seeds/a.png"):
+    ...     Path(name).parent.mkdir(exist_ok=True)
+    ...     Path(name).touch()
+    >>> [(job.image.name, job.seeds is not None, job.mask.name)
+    ...  for job in find_jobs("images", "seeds", "masks")]
+    [('a.jpg', True, 'a.png'), ('b.png', False, 'b.png')]
     """
     images_dir, seeds_dir, out_dir = Path(images_dir), Path(seeds_dir), Path(out_dir)
     check_folders(images_dir, seeds_dir, out_dir)

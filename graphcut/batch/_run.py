@@ -160,6 +160,37 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=None, sigma=None, device="a
         passed on after the runner was closed (remaining images cancelled,
         images in progress finished or stopped), temporary files were removed and the
         summary rewritten with the finished images.
+
+    Examples
+    --------
+    Two images, one with a seed file: the other is listed as skipped.
+
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> from graphcut import write_mask, write_seeds
+    >>> from graphcut.batch import read_summary, run_batch
+    >>> for folder in ("images", "seeds"):
+    ...     Path(folder).mkdir()
+    >>> image = np.zeros((6, 6), bool)
+    >>> image[1:4, 1:4] = True
+    >>> write_mask("images/a.png", image)
+    >>> write_mask("images/b.png", image)
+    >>> seeds = np.zeros((6, 6), np.uint8)
+    >>> seeds[2, 2], seeds[5, 5] = 1, 2
+    >>> write_seeds("seeds/a.png", seeds)
+    >>> records = run_batch("images", "seeds", "masks", device="cpu", progress=False)
+    >>> [(Path(r["image"]).name, r["status"]) for r in records]
+    [('a.png', 'ok'), ('b.png', 'skipped')]
+    >>> sorted(p.name for p in Path("masks").iterdir())
+    ['a.png', 'summary.csv']
+    >>> summary = read_summary("masks/summary.csv")
+    >>> [row["status"] for row in summary.values()]
+    ['ok', 'skipped']
+
+    Run again, the mask is up to date and not redone:
+
+    >>> [r["status"] for r in run_batch("images", "seeds", "masks", progress=False)]
+    ['skipped', 'skipped']
     """
     jobs_found = find_jobs(images_dir, seeds_dir, out_dir, overlay=overlay)
     if runner is None:

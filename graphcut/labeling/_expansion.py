@@ -469,6 +469,20 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     -------
     ExpansionResult
         :class:`ExpansionResult` (labels on the host). Inputs are not modified.
+
+    Examples
+    --------
+    Three pixels in a row, two labels; a smoothness weight of 5 between neighbours pulls the
+    middle pixel, whose data prefers neither strongly, to its cheaper side:
+
+    >>> import numpy as np
+    >>> from graphcut.labeling import PairWeights, alpha_expansion
+    >>> costs = np.array([[[0, 4, 9]],                        # label 0
+    ...                   [[9, 5, 0]]], np.int32)             # label 1, shape (L, H, W)
+    >>> weights = PairWeights(horizontal=np.array([[5, 5]]), vertical=np.zeros((0, 3), int))
+    >>> result = alpha_expansion(costs, weights, device="cpu")
+    >>> result.labels, result.energy                          # 0 + 4 + 0 data, 5 smoothness
+    (array([[0, 0, 1]]...), 9)
     """
     started = time.perf_counter()
     backend = resolve_device(device)
