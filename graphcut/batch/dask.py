@@ -102,6 +102,9 @@ def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None =
     """A Dask cluster of ``n_workers`` worker processes on this machine (each under a nanny
     that restarts it if it dies), scheduler in this process, listening on 127.0.0.1 only.
 
+    Sets Dask's ``distributed.worker.daemon`` to False in this process (worker processes may
+    then start the CPU tasks' solver processes).
+
     Parameters
     ----------
     n_workers
@@ -119,9 +122,6 @@ def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None =
         seconds without a heartbeat before the scheduler restarts a worker.
     silence_logs
         level below which Dask's own log messages are hidden.
-
-    Sets Dask's ``distributed.worker.daemon`` to False in this process (worker processes may
-    then start the CPU tasks' solver processes).
 
     Returns
     -------

@@ -461,14 +461,16 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
         ``cap`` of the pairwise cost ``w min(|a - b|, cap)``; 1 (the
         default) is the Potts model.
 
-    Moves run for labels 0, 1, ..., L-1 in each cycle. A label whose move failed is skipped
-    until some other move changes the labelling (its problem would be the same). The run
-    converges when no label's move lowers the energy.
-
     Returns
     -------
     ExpansionResult
         :class:`ExpansionResult` (labels on the host). Inputs are not modified.
+
+    Notes
+    -----
+    Moves run for labels 0, 1, ..., L-1 in each cycle. A label whose move failed is skipped
+    until some other move changes the labelling (its problem would be the same). The run
+    converges when no label's move lowers the energy.
 
     Examples
     --------

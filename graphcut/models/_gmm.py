@@ -57,10 +57,14 @@ class GMMModel(ColourModel):
     covariance_floor
         added to every covariance's diagonal, in squared [0, 1] units.
 
-    Attributes (after fitting; NumPy, on the host):
-        weights: (K,) mixing weights pi_k, summing to 1.
-        means: (K, C) means.
-        covariances: (K, C, C) covariances (floor included).
+    Attributes
+    ----------
+    weights
+        (K,) mixing weights pi_k, summing to 1 (after fitting; NumPy, on the host).
+    means
+        (K, C) means (after fitting).
+    covariances
+        (K, C, C) covariances, floor included (after fitting).
     """
 
     name = "gmm"
