@@ -1,7 +1,8 @@
 """graphcut: image segmentation and max-flow/min-cut with a GPU push-relabel core.
 
-    >>> import graphcut
-    >>> mask = graphcut.segment(image, seeds)          # doctest: +SKIP
+The public names of the subpackages most programs need are importable from here: segmentation
+(:func:`segment`, :class:`Segmenter`), image, seed and volume files, the energy's parts, and
+the solver's networks and :func:`min_cut`.
 
 Examples
 --------

@@ -9,6 +9,7 @@ gives the Python handler, so the API reference is read from the sources without 
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -43,3 +44,13 @@ def lay_out(mapping: dict[str, Path], target: Path) -> None:
 def on_config(config):
     lay_out(package_dirs(), LAYOUT)
     return config
+
+
+# Sphinx roles in docstrings (:func:`name`, :class:`name`, ...) become cross-references where
+# the reference documents the name (autorefs, optional: no warning where it does not), else code.
+_ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc|obj):<code>~?([\w.]+)(\(\))?</code>")
+
+
+def on_page_content(html, **_):
+    return _ROLE.sub(lambda m: f'<autoref optional identifier="{m.group(1)}">'
+                               f'<code>{m.group(1)}{m.group(2) or ""}</code></autoref>', html)
