@@ -54,7 +54,7 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 # Default weight of the boundary term against the regional term. Chosen on the bundled samples
 # (5 to 20 give clean masks there, 1 leaves speckle) and on noisy synthetic discs, where the
 # IoU with the truth peaks around 10 and collapses above ~40 at strong noise (the cut shrinks
-# to the seeds). See README "Segmenting images".
+# to the seeds). See docs/segment.md.
 DEFAULT_LAM = 10.0
 # Float capacities are multiplied by this and rounded to integers.
 DEFAULT_SCALE = 1000.0

@@ -27,7 +27,7 @@ log = logging.getLogger("graphcut")
 MODEL_CHOICES = ("histogram", "gmm")
 # lam when none is given, per colour model: the GMM's costs span far more nats than the
 # histogram's, so its boundary term needs more weight (chosen on bench/bench_quality.py's
-# development set; README "Segmenting images").
+# development set; docs/segment.md).
 DEFAULT_LAMS = {"histogram": DEFAULT_LAM, "gmm": 35.0}
 # Re-estimation iterations when none are given: GrabCut's iterations for the GMM; none for
 # the histogram (today's one-cut Boykov-Jolly segmentation).
@@ -47,7 +47,7 @@ LOCALITY_REACH = 0.05
 # seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
 # image's side), so that regions far from every object stroke do not turn object merely for
 # sharing a colour with it (the box does this job when there is one). The histogram keeps
-# today's energy. Chosen on bench/bench_quality.py's development set (README "Quality").
+# today's energy. Chosen on bench/bench_quality.py's development set (docs/appearance.md).
 DEFAULT_FAR_COSTS = {"histogram": 0.0, "gmm": 5.0}
 FAR_REACH = 0.2
 # The colour models also see the local contrast (standard deviation of the grey intensity

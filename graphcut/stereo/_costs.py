@@ -40,7 +40,7 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 
 class CensusParameters(NamedTuple):
     """Settings of :func:`census_costs` (the defaults were chosen on the motorcycle pair and the
-    synthetic scene; see the README's Stereo section).
+    synthetic scene; see docs/stereo.md and docs/design-notes.md).
 
     window: (width, height) of the census window, odd, at most 64 pixels in all.
     census_lambda: ``lambda`` of the census part, in differing bits.
