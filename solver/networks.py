@@ -106,6 +106,27 @@ class GridNetwork:
     array per axis. Missing reverse capacities default to the forward ones (symmetric
     n-links). The arrays are validated (shape, integer dtype, 0 .. 2**31 - 1) and converted to
     int32 once; they are not copied when already int32 and contiguous, and never modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.solver import GridNetwork
+    >>> network = GridNetwork(source=np.array([[9, 0], [0, 0]]),
+    ...                       sink=np.array([[0, 0], [0, 9]]),
+    ...                       right=np.array([[3], [1]]), down=np.array([[2, 2]]))
+    >>> network.shape, network.num_vertices     # 4 pixels, s and t
+    ((2, 2), 6)
+    >>> network.left                            # the reverse arcs default to the forward ones
+    array([[3],
+           [1]], dtype=int32)
+
+    A volume takes one n-link array per axis (here 2 x 1 x 1 voxels, one arc along z):
+
+    >>> volume = GridNetwork(np.array([[[5]], [[0]]]), np.array([[[0]], [[4]]]),
+    ...                      forward=(np.array([[[7]]]), np.zeros((2, 0, 1), int),
+    ...                               np.zeros((2, 1, 0), int)))
+    >>> volume.ndim, volume.to_csr().num_arcs
+    (3, 4)
     """
 
     source: np.ndarray
@@ -315,6 +336,22 @@ class CSRNetwork:
     CuPy to stay on the GPU) the arrays are validated and, when they are not canonical (parallel
     arcs, self-loops, zero capacities, unsorted heads), canonicalised with the same rules as
     :meth:`from_arcs`, on the arrays' own device.
+
+    Examples
+    --------
+    Four vertices, s = 0 and t = 3; the two parallel arcs 1 -> 3 are summed:
+
+    >>> from graphcut.solver import CSRNetwork, min_cut
+    >>> network = CSRNetwork.from_arcs(4, 0, 3, tails=[0, 0, 1, 2, 1, 1],
+    ...                                heads=[1, 2, 3, 3, 2, 3],
+    ...                                capacities=[3, 2, 1, 3, 1, 1])
+    >>> network.num_arcs
+    5
+    >>> network.offsets, network.heads, network.capacities
+    (array([0, 2, 4, 5, 5]...), array([1, 2, 2, 3, 3]...), array([3, 2, 1, 2, 3]...))
+    >>> result = min_cut(network, device="cpu")
+    >>> result.flow, result.source_side
+    (5, array([ True,  True,  True, False]))
     """
 
     num_vertices: int
@@ -364,9 +401,11 @@ class CSRNetwork:
         source or out of the sink are kept (they cannot carry flow in a maximum flow). NumPy or
         CuPy arrays are accepted; the network is stored on the host.
 
-        Raises:
-            HostMemoryError: building it would need more memory than is available
-                (:func:`check_network_size`).
+        Raises
+        ------
+        HostMemoryError
+            building it would need more memory than is available
+            (:func:`check_network_size`).
         """
         for name, value in (("n", n), ("source", source), ("sink", sink)):
             try:
