@@ -17,6 +17,18 @@ by width / 400):
 - a textured panel tilted about a vertical axis (disparity 18 on its left to 32 on its right);
 - a textured disc near the camera at disparity 38, occluding the panel and the box.
 
+That is the "office" kind, the scene the stereo defaults were tuned on. Other kinds
+(``SCENE_KINDS``) render other geometry with the same machinery, so that parameters can be
+chosen on some scenes and scored on others (held-out data):
+
+- "stairs": a far wall with a low-texture poster, and six steps rising toward the camera down
+  the image, each slightly slanted (disparities 8 to 40); the step edges are horizontal
+  depth discontinuities.
+- "pillars": a textured far wall (disparity 6) behind five thin vertical pillars (8 to 20
+  pixels wide, disparities 20 to 42) and a slanted board; many narrow occlusions.
+- "ramp": a strongly slanted textured ramp (disparity 4 at the left edge to 44 at the right),
+  a textureless triangle standing on it and a floating square at disparity 30.
+
 ``python samples/stereo/make_synthetic_scene.py`` writes the pair and its ground truth as
 files.
 """
@@ -28,7 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-__all__ = ["SyntheticScene", "synthetic_scene"]
+__all__ = ["SCENE_KINDS", "SyntheticScene", "synthetic_scene"]
+
+SCENE_KINDS = ("office", "stairs", "pillars", "ramp")
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,7 @@ def _texture(rng, shape, smoothness, contrast, base):
     return np.asarray(base, dtype=np.float64) + contrast * (texture + fine)
 
 
-def _layers(height, width, rng):
+def _office(height, width, rng):
     """(name, disparity plane (a, b, c), outline(x, y) -> bool, texture or flat colour).
 
     Disparities are those of the 400-pixel-wide scene scaled by width / 400, so that smaller
@@ -91,6 +105,84 @@ def _layers(height, width, rng):
     return layers, pad
 
 
+def _plane_from(x0, d0, x1, d1):
+    """Disparity plane (a, 0, c) through (x0, d0) and (x1, d1) (constant down the image)."""
+    a = (d1 - d0) / (x1 - x0)
+    return a, 0.0, d0 - a * x0
+
+
+def _stairs(height, width, rng):
+    """A far wall with a low-texture poster, and six steps rising toward the camera."""
+    pad = 64
+    k = width / 400
+    big = (height + 2 * pad, width + 2 * pad)
+    layers = [
+        ("wall", (0.0, 0.0, k * 8.0), lambda x, y: np.ones_like(x, dtype=bool),
+         _texture(rng, big, 2.0, 35, (140, 130, 150))),
+        ("poster", (0.0, 0.0, k * 9.0),
+         lambda x, y: (x >= width * 0.55) & (x < width * 0.85) & (y >= height * 0.08)
+         & (y < height * 0.3),
+         _texture(rng, big, 6.0, 6, (200, 190, 120))),
+    ]
+    top = height * 0.35
+    step = (height - top) / 6
+    for i in range(6):
+        y0, y1 = top + i * step, top + (i + 1) * step
+        near = k * (12.0 + 5.0 * i)
+        a, _, c = _plane_from(0, near, width - 1, near + k * 3.0)
+        layers.append((f"step{i}", (a, 0.0, c),
+                       lambda x, y, y0=y0, y1=y1: (y >= y0) & (y < y1),
+                       _texture(rng, big, 1.0 + 0.4 * i, 30, (100 + 15 * i, 110, 95))))
+    return layers, pad
+
+
+def _pillars(height, width, rng):
+    """A textured far wall behind thin pillars and a slanted board (many narrow occlusions)."""
+    pad = 64
+    k = width / 400
+    big = (height + 2 * pad, width + 2 * pad)
+    layers = [
+        ("wall", (0.0, 0.0, k * 6.0), lambda x, y: np.ones_like(x, dtype=bool),
+         _texture(rng, big, 1.2, 40, (120, 120, 140))),
+        ("board", _plane_from(width * 0.1, k * 14.0, width * 0.9, k * 24.0),
+         lambda x, y: (x >= width * 0.1) & (x < width * 0.9) & (y >= height * 0.78)
+         & (y < height * 0.9),
+         _texture(rng, big, 1.5, 35, (150, 110, 80))),
+    ]
+    for i, (centre, half_width, d) in enumerate(((0.12, 4, 20.0), (0.3, 7, 34.0),
+                                                  (0.5, 5, 26.0), (0.68, 10, 42.0),
+                                                  (0.86, 6, 30.0))):
+        x0, x1 = width * centre - k * half_width, width * centre + k * half_width
+        layers.append((f"pillar{i}", (0.0, 0.0, k * d),
+                       lambda x, y, x0=x0, x1=x1: (x >= x0) & (x < x1) & (y >= height * 0.05),
+                       _texture(rng, big, 0.8, 45, (90 + 25 * i, 150 - 15 * i, 100))))
+    return layers, pad
+
+
+def _ramp(height, width, rng):
+    """A strongly slanted ramp, a textureless triangle on it and a floating square."""
+    pad = 64
+    k = width / 400
+    big = (height + 2 * pad, width + 2 * pad)
+    triangle_base = height * 0.85
+
+    def triangle(x, y):
+        centre, half = width * 0.3, width * 0.12
+        rise = (triangle_base - y) / (height * 0.5)
+        return (y < triangle_base) & (rise >= 0) & (np.abs(x - centre) <= half * (1 - rise))
+
+    return [
+        ("ramp", _plane_from(0, k * 4.0, width - 1, k * 44.0),
+         lambda x, y: np.ones_like(x, dtype=bool),
+         _texture(rng, big, 1.0, 40, (130, 120, 110))),
+        ("triangle", (0.0, 0.0, k * 20.0), triangle, None),
+        ("square", (0.0, 0.0, k * 30.0),
+         lambda x, y: (x >= width * 0.55) & (x < width * 0.72) & (y >= height * 0.15)
+         & (y < height * 0.45),
+         _texture(rng, big, 3.0, 30, (80, 100, 160))),
+    ], pad
+
+
 def _sample(layer, pad, height, xs, ys):
     """Colour (N, 3) of ``layer`` at continuous left coordinates (xs, ys)."""
     _, _, _, texture = layer
@@ -103,16 +195,45 @@ def _sample(layer, pad, height, xs, ys):
 
 
 def synthetic_scene(*, shape: tuple[int, int] = (300, 400), noise: float = 1.5,
-                    seed: int = 0) -> SyntheticScene:
-    """Render the scene at ``shape`` (H, W) with Gaussian noise of ``noise`` grey levels.
+                    seed: int = 0, kind: str = "office") -> SyntheticScene:
+    """Render a scene of ``kind`` at ``shape`` (H, W) with Gaussian noise.
 
-    Deterministic for a given ``seed`` (textures and noise).
+    Parameters
+    ----------
+    shape : (int, int)
+        (height, width) in pixels, at least 60 x 120. Disparities scale with width / 400.
+    noise : float
+        Standard deviation of the Gaussian noise added to each view, in grey levels (0..255).
+    seed : int
+        Seed of the textures and the noise; the rendering is deterministic for a given seed.
+    kind : str
+        One of ``SCENE_KINDS``: "office" (the default scene), "stairs", "pillars", "ramp"
+        (see the module's description).
+
+    Returns
+    -------
+    SyntheticScene
+        The two uint8 views, the exact float disparities of the left view, the visibility mask
+        and an integer bound on the disparities.
+
+    Raises
+    ------
+    ValueError
+        When ``shape`` is below 60 x 120 or ``kind`` is unknown.
+
+    Examples
+    --------
+    >>> scene = synthetic_scene(shape=(60, 120), kind="pillars")
+    >>> scene.left.shape, scene.left.dtype
+    ((60, 120, 3), dtype('uint8'))
     """
     height, width = shape
     if height < 60 or width < 120:
         raise ValueError(f"the synthetic scene needs at least 60 x 120 pixels, got {shape}")
+    if kind not in SCENE_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(SCENE_KINDS)}, got {kind!r}")
     rng = np.random.default_rng(seed)
-    layers, pad = _layers(height, width, rng)
+    layers, pad = _LAYERS[kind](height, width, rng)
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float64)
 
     # left view: the covering layer with the largest disparity
@@ -150,3 +271,6 @@ def synthetic_scene(*, shape: tuple[int, int] = (300, 400), noise: float = 1.5,
     to_uint8 = lambda image: np.clip(np.rint(image), 0, 255).astype(np.uint8)  # noqa: E731
     return SyntheticScene(to_uint8(left), to_uint8(right), truth, visible,
                           int(np.ceil(truth.max())) + 2)
+
+
+_LAYERS = {"office": _office, "stairs": _stairs, "pillars": _pillars, "ramp": _ramp}
