@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from graphcut.solver import cuda_status
-from graphcut.stereo import bad_pixel_rate, disparity
+from graphcut.stereo import MedianFill, bad_pixel_rate, disparity
 from graphcut.stereo.io import motorcycle_pair
 from graphcut.stereo.synthetic import synthetic_scene
 
@@ -63,8 +63,8 @@ RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 FULL_MAX_DISPARITY = 64
 GOAL_RATIO = 2 / 3       # our bad-pixel rate over the fair SGBM's
 GOAL_SECONDS = 1.5       # end to end on the GPU, full motorcycle pair
-DEVELOPMENT = ("office", "stairs")
-HELD_OUT = ("pillars", "ramp")
+DEVELOPMENT = ("office", "stairs", "office-photo", "stairs-photo")
+HELD_OUT = ("pillars", "ramp", "pillars-photo", "ramp-photo")
 FINAL = ("motorcycle",)
 SCENES = DEVELOPMENT + HELD_OUT + FINAL
 
@@ -94,19 +94,21 @@ def load_scene(name: str, downscale: int):
         left, right, truth = motorcycle_pair(downscale=downscale)
         return left, right, truth, math.ceil(FULL_MAX_DISPARITY / downscale), None
     h, w = 300 // downscale, 400 // downscale
-    scene = synthetic_scene(shape=(h, w), kind=name)
+    kind, _, textures = name.partition("-")
+    scene = synthetic_scene(shape=(h, w), kind=kind, textures=textures or "noise")
     return scene.left, scene.right, scene.truth, scene.max_disparity, scene.visible
 
 
-def run_ours(device: str, scene, repeats: int, max_cycles: int) -> dict:
+def run_ours(device: str, scene, repeats: int, max_cycles: int, options=None) -> dict:
     left, right, truth, max_disparity, visible = scene
+    options = options or {}
     disparity(left[:64, :128], right[:64, :128], max_disparity=min(16, max_disparity),
-              channel_axis=-1, device=device)  # warm-up
+              channel_axis=-1, device=device, **options)  # warm-up
     runs = []
     for _ in range(repeats):
         started = time.perf_counter()
         result = disparity(left, right, max_disparity=max_disparity, channel_axis=-1,
-                           device=device, max_cycles=max_cycles)
+                           device=device, max_cycles=max_cycles, **options)
         runs.append((time.perf_counter() - started, result))
     seconds = statistics.median(s for s, _ in runs)
     result = runs[-1][1]
@@ -228,6 +230,9 @@ def main(argv=None) -> int:
                         help="timed runs of our CPU backend (default 1: it takes a minute)")
     parser.add_argument("--max-cycles", type=int, default=2)
     parser.add_argument("--no-sgbm", action="store_true", help="skip OpenCV")
+    parser.add_argument("--median-fill", action="store_true",
+                        help="ours with median_fill=MedianFill() (the weighted-median "
+                             "occlusion fill, off by default)")
     parser.add_argument("--append-results", action="store_true",
                         help=f"insert the tables at the top of {RESULTS}")
     args = parser.parse_args(argv)
@@ -278,7 +283,8 @@ def main(argv=None) -> int:
         for device in sorted(devices, key=lambda d: d != "cuda"):  # the GPU first
             print(f"{name}: running {device} ...", file=sys.stderr, flush=True)
             repeats = args.repeats if device == "cuda" else args.cpu_repeats
-            rows.append(run_ours(device, scene, repeats, args.max_cycles))
+            options = {"median_fill": MedianFill()} if args.median_fill else {}
+            rows.append(run_ours(device, scene, repeats, args.max_cycles, options))
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)
             rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats)

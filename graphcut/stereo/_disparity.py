@@ -174,7 +174,7 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               smoothness_truncation: int = 3, fill_occlusions: bool = True,
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
               max_cycles: int = 2, callback: MoveCallback | None = None,
-              median_fill: MedianFill | None = MedianFill()) -> StereoResult:
+              median_fill: MedianFill | None = None) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Args:
@@ -190,9 +190,10 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         smoothness_truncation: the pairwise cost is ``w min(|d_p - d_q|, this)``; 1 = Potts.
         fill_occlusions: replace pixels failing the left-right check (tolerance
             ``consistency_tolerance`` pixels) by the nearest consistent background disparity,
-            then (unless ``median_fill`` is None) by the colour-weighted median of the labels
-            around them (:func:`~graphcut.stereo.weighted_median_fill` with these
-            :class:`~graphcut.stereo.MedianFill` settings).
+            then, when ``median_fill`` is given (e.g. ``MedianFill()``), by the colour-weighted
+            median of the labels around them (:func:`~graphcut.stereo.weighted_median_fill`
+            with those settings). Off by default: it helps the synthetic scenes (development
+            and held-out) but not the Middlebury motorcycle (docs/benchmarks.md).
         device: "auto", "cpu" or "cuda" for the cost volume and every move; "auto" falls back
             to the CPU when the GPU has too little free memory.
         max_cycles: passes over the labels (2 by default: a third changes little).

@@ -13,9 +13,9 @@ import numpy as np
 
 class MedianFill(NamedTuple):
     """Settings of :func:`weighted_median_fill` as :func:`~graphcut.stereo.disparity` applies
-    it to the background-filled occlusions. The defaults were chosen on the development pairs
-    of bench/bench_stereo.py (the synthetic "office" and "stairs" scenes) only: see
-    docs/benchmarks.md.
+    it to the background-filled occlusions (``median_fill=MedianFill()``; off by default). The
+    defaults were chosen on the development pairs of bench/bench_stereo.py (the synthetic
+    "office" and "stairs" scenes) only: see docs/benchmarks.md.
 
     radius: half the window's side in pixels; step: every step-th row and column of it;
     colour_sigma: grey levels; space_sigma: pixels.

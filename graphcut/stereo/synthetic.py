@@ -69,11 +69,12 @@ def _texture(rng, shape, smoothness, contrast, base):
     return np.asarray(base, dtype=np.float64) + contrast * (texture + fine)
 
 
-def _office(height, width, rng):
+def _office(height, width, rng, paint=None):
     """(name, disparity plane (a, b, c), outline(x, y) -> bool, texture or flat colour).
 
     Disparities are those of the 400-pixel-wide scene scaled by width / 400, so that smaller
     renderings are reduced versions of the same scene."""
+    paint = paint or _texture
     pad = 64  # textures extend beyond the image so that right-view samples stay inside
     k = width / 400
 
@@ -86,10 +87,10 @@ def _office(height, width, rng):
     layers = [
         ("wall", plane_from(0, k * 10.0, width - 1, k * 6.0),
          lambda x, y: np.ones_like(x, dtype=bool),
-         _texture(rng, (height + 2 * pad, width + 2 * pad), 1.5, 40, (150, 120, 100))),
+         paint(rng, (height + 2 * pad, width + 2 * pad), 1.5, 40, (150, 120, 100))),
         ("floor", (0.0, floor_b, k * 12.0 - floor_b * floor_top),
          lambda x, y: y >= floor_top,
-         _texture(rng, (height + 2 * pad, width + 2 * pad), 0.8, 35, (110, 110, 115))),
+         paint(rng, (height + 2 * pad, width + 2 * pad), 0.8, 35, (110, 110, 115))),
         ("box", (0.0, 0.0, k * 22.0),
          lambda x, y: (x >= width * 0.08) & (x < width * 0.36) & (y >= height * 0.25)
          & (y < height * 0.72),
@@ -97,12 +98,38 @@ def _office(height, width, rng):
         ("panel", plane_from(width * 0.45, k * 18.0, width * 0.8, k * 32.0),
          lambda x, y: (x >= width * 0.45) & (x < width * 0.8) & (y >= height * 0.12)
          & (y < height * 0.62),
-         _texture(rng, (height + 2 * pad, width + 2 * pad), 2.5, 45, (90, 140, 90))),
+         paint(rng, (height + 2 * pad, width + 2 * pad), 2.5, 45, (90, 140, 90))),
         ("disc", (0.0, 0.0, k * 38.0),
          lambda x, y: (x - width * 0.42) ** 2 + (y - height * 0.6) ** 2 < (height * 0.15) ** 2,
-         _texture(rng, (height + 2 * pad, width + 2 * pad), 1.0, 50, (170, 80, 70))),
+         paint(rng, (height + 2 * pad, width + 2 * pad), 1.0, 50, (170, 80, 70))),
     ]
     return layers, pad
+
+
+PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "immunohistochemistry", "retina")
+
+
+def _photo_painter(rng):
+    """A painter like ``_texture`` that covers each layer with one of scikit-image's photographs
+    (``PHOTOS``, in an order drawn from ``rng``), resized to cover the layer and cropped at a
+    random place: natural textures, with colour edges inside surfaces and large low-texture
+    areas, unlike the noise textures."""
+    from skimage import data
+    from skimage.transform import resize
+
+    order = list(rng.permutation(len(PHOTOS)))
+
+    def paint(rng, shape, smoothness, contrast, base):
+        name = PHOTOS[order.pop(0) if order else int(rng.integers(len(PHOTOS)))]
+        photo = getattr(data, name)()[..., :3].astype(np.float64)
+        scale = max(shape[0] / photo.shape[0], shape[1] / photo.shape[1]) * 1.2
+        size = (int(np.ceil(photo.shape[0] * scale)), int(np.ceil(photo.shape[1] * scale)))
+        big = resize(photo, size + (3,), order=1, preserve_range=True, anti_aliasing=True)
+        top = int(rng.integers(size[0] - shape[0] + 1))
+        left = int(rng.integers(size[1] - shape[1] + 1))
+        return big[top:top + shape[0], left:left + shape[1]]
+
+    return paint
 
 
 def _plane_from(x0, d0, x1, d1):
@@ -111,18 +138,19 @@ def _plane_from(x0, d0, x1, d1):
     return a, 0.0, d0 - a * x0
 
 
-def _stairs(height, width, rng):
+def _stairs(height, width, rng, paint=None):
     """A far wall with a low-texture poster, and six steps rising toward the camera."""
+    paint = paint or _texture
     pad = 64
     k = width / 400
     big = (height + 2 * pad, width + 2 * pad)
     layers = [
         ("wall", (0.0, 0.0, k * 8.0), lambda x, y: np.ones_like(x, dtype=bool),
-         _texture(rng, big, 2.0, 35, (140, 130, 150))),
+         paint(rng, big, 2.0, 35, (140, 130, 150))),
         ("poster", (0.0, 0.0, k * 9.0),
          lambda x, y: (x >= width * 0.55) & (x < width * 0.85) & (y >= height * 0.08)
          & (y < height * 0.3),
-         _texture(rng, big, 6.0, 6, (200, 190, 120))),
+         paint(rng, big, 6.0, 6, (200, 190, 120))),
     ]
     top = height * 0.35
     step = (height - top) / 6
@@ -132,22 +160,23 @@ def _stairs(height, width, rng):
         a, _, c = _plane_from(0, near, width - 1, near + k * 3.0)
         layers.append((f"step{i}", (a, 0.0, c),
                        lambda x, y, y0=y0, y1=y1: (y >= y0) & (y < y1),
-                       _texture(rng, big, 1.0 + 0.4 * i, 30, (100 + 15 * i, 110, 95))))
+                       paint(rng, big, 1.0 + 0.4 * i, 30, (100 + 15 * i, 110, 95))))
     return layers, pad
 
 
-def _pillars(height, width, rng):
+def _pillars(height, width, rng, paint=None):
     """A textured far wall behind thin pillars and a slanted board (many narrow occlusions)."""
+    paint = paint or _texture
     pad = 64
     k = width / 400
     big = (height + 2 * pad, width + 2 * pad)
     layers = [
         ("wall", (0.0, 0.0, k * 6.0), lambda x, y: np.ones_like(x, dtype=bool),
-         _texture(rng, big, 1.2, 40, (120, 120, 140))),
+         paint(rng, big, 1.2, 40, (120, 120, 140))),
         ("board", _plane_from(width * 0.1, k * 14.0, width * 0.9, k * 24.0),
          lambda x, y: (x >= width * 0.1) & (x < width * 0.9) & (y >= height * 0.78)
          & (y < height * 0.9),
-         _texture(rng, big, 1.5, 35, (150, 110, 80))),
+         paint(rng, big, 1.5, 35, (150, 110, 80))),
     ]
     for i, (centre, half_width, d) in enumerate(((0.12, 4, 20.0), (0.3, 7, 34.0),
                                                   (0.5, 5, 26.0), (0.68, 10, 42.0),
@@ -155,12 +184,13 @@ def _pillars(height, width, rng):
         x0, x1 = width * centre - k * half_width, width * centre + k * half_width
         layers.append((f"pillar{i}", (0.0, 0.0, k * d),
                        lambda x, y, x0=x0, x1=x1: (x >= x0) & (x < x1) & (y >= height * 0.05),
-                       _texture(rng, big, 0.8, 45, (90 + 25 * i, 150 - 15 * i, 100))))
+                       paint(rng, big, 0.8, 45, (90 + 25 * i, 150 - 15 * i, 100))))
     return layers, pad
 
 
-def _ramp(height, width, rng):
+def _ramp(height, width, rng, paint=None):
     """A strongly slanted ramp, a textureless triangle on it and a floating square."""
+    paint = paint or _texture
     pad = 64
     k = width / 400
     big = (height + 2 * pad, width + 2 * pad)
@@ -174,12 +204,12 @@ def _ramp(height, width, rng):
     return [
         ("ramp", _plane_from(0, k * 4.0, width - 1, k * 44.0),
          lambda x, y: np.ones_like(x, dtype=bool),
-         _texture(rng, big, 1.0, 40, (130, 120, 110))),
+         paint(rng, big, 1.0, 40, (130, 120, 110))),
         ("triangle", (0.0, 0.0, k * 20.0), triangle, None),
         ("square", (0.0, 0.0, k * 30.0),
          lambda x, y: (x >= width * 0.55) & (x < width * 0.72) & (y >= height * 0.15)
          & (y < height * 0.45),
-         _texture(rng, big, 3.0, 30, (80, 100, 160))),
+         paint(rng, big, 3.0, 30, (80, 100, 160))),
     ], pad
 
 
@@ -195,7 +225,8 @@ def _sample(layer, pad, height, xs, ys):
 
 
 def synthetic_scene(*, shape: tuple[int, int] = (300, 400), noise: float = 1.5,
-                    seed: int = 0, kind: str = "office") -> SyntheticScene:
+                    seed: int = 0, kind: str = "office",
+                    textures: str = "noise") -> SyntheticScene:
     """Render a scene of ``kind`` at ``shape`` (H, W) with Gaussian noise.
 
     Parameters
@@ -209,6 +240,10 @@ def synthetic_scene(*, shape: tuple[int, int] = (300, 400), noise: float = 1.5,
     kind : str
         One of ``SCENE_KINDS``: "office" (the default scene), "stairs", "pillars", "ramp"
         (see the module's description).
+    textures : str
+        "noise" (smooth random colour textures, each layer its own colour) or "photo" (each
+        textured layer covered by a crop of one of scikit-image's bundled photographs,
+        ``PHOTOS``: natural textures whose colour edges need not be depth edges).
 
     Returns
     -------
@@ -219,7 +254,7 @@ def synthetic_scene(*, shape: tuple[int, int] = (300, 400), noise: float = 1.5,
     Raises
     ------
     ValueError
-        When ``shape`` is below 60 x 120 or ``kind`` is unknown.
+        When ``shape`` is below 60 x 120, or ``kind`` or ``textures`` is unknown.
 
     Examples
     --------
@@ -232,8 +267,12 @@ def synthetic_scene(*, shape: tuple[int, int] = (300, 400), noise: float = 1.5,
         raise ValueError(f"the synthetic scene needs at least 60 x 120 pixels, got {shape}")
     if kind not in SCENE_KINDS:
         raise ValueError(f"kind must be one of {', '.join(SCENE_KINDS)}, got {kind!r}")
+    if textures not in ("noise", "photo"):
+        raise ValueError(f"textures must be 'noise' or 'photo', got {textures!r}")
     rng = np.random.default_rng(seed)
-    layers, pad = _LAYERS[kind](height, width, rng)
+    paint = (_photo_painter(np.random.default_rng([seed, 1, SCENE_KINDS.index(kind)]))
+             if textures == "photo" else None)
+    layers, pad = _LAYERS[kind](height, width, rng, paint)
     ys, xs = np.mgrid[0:height, 0:width].astype(np.float64)
 
     # left view: the covering layer with the largest disparity
