@@ -103,9 +103,10 @@ def test_disparity_without_median_fill_is_the_background_filling():
                                   plain.disparity[~plain.inconsistent])
 
 
+@pytest.mark.parametrize("textures", ["noise", "photo"])
 @pytest.mark.parametrize("kind", SCENE_KINDS)
-def test_scene_kinds_render_matching_views(kind):
-    scene = synthetic_scene(shape=(90, 160), kind=kind, seed=4)
+def test_scene_kinds_render_matching_views(kind, textures):
+    scene = synthetic_scene(shape=(90, 160), kind=kind, seed=4, textures=textures)
     h, w = scene.truth.shape
     assert scene.left.shape == scene.right.shape == (h, w, 3)
     assert np.isfinite(scene.truth).all() and scene.truth.min() >= 0
@@ -118,7 +119,7 @@ def test_scene_kinds_render_matching_views(kind):
     wrong = scene.right[ys, np.clip(matched + 7, 0, w - 1)].astype(float)
     error = np.abs(left - right).mean()
     assert error < 0.5 * np.abs(left - wrong).mean()
-    again = synthetic_scene(shape=(90, 160), kind=kind, seed=4)
+    again = synthetic_scene(shape=(90, 160), kind=kind, seed=4, textures=textures)
     np.testing.assert_array_equal(again.left, scene.left)
 
 
@@ -129,6 +130,8 @@ def test_scene_kinds_differ_and_unknown_kind_raises():
             assert not np.allclose(truths[i], truths[j])
     with pytest.raises(ValueError, match="kind"):
         synthetic_scene(kind="forest")
+    with pytest.raises(ValueError, match="textures"):
+        synthetic_scene(textures="marble")
 
 
 def test_held_out_kind_is_recovered():
