@@ -195,6 +195,31 @@ def table(name: str, scene, rows, args) -> str:
     return "\n".join(lines)
 
 
+def summary(results, args) -> str:
+    """One line per scene: ours, SGBM (dev-tuned and oracle, raw and filled), the goal ratio."""
+    lines = [f"Summary (`python bench/bench_stereo.py {' '.join(sys.argv[1:])}`; bad pixels "
+             f"> 1 px; fair SGBM = the better of its raw and filled oracles):", "",
+             "| pair | role | graphcut | SGBM raw, dev-tuned | SGBM filled, dev-tuned | SGBM raw, "
+             "oracle | SGBM filled, oracle | graphcut / fair SGBM (goal <= 0.667) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, rows in results:
+        ours = [row for row in rows if row["method"] == "graphcut"]
+        by_label = {row["method"]: row["bad"] for row in rows}
+        cells = [f"{by_label.get(label, float('nan')):.2%}" for label in (
+            "SGBM raw, tuned on dev pairs", "SGBM filled, tuned on dev pairs",
+            "SGBM raw, best on this pair (oracle)", "SGBM filled, best on this pair (oracle)")]
+        oracles = [row["bad"] for row in rows if row.get("oracle")]
+        if ours and oracles:
+            ratio = ours[0]["bad"] / max(min(oracles), 1e-12)
+            verdict = f"{ratio:.3f} ({'met' if ratio <= GOAL_RATIO else 'NOT met'})"
+        else:
+            verdict = "-"
+        ours_cell = f"{ours[0]['bad']:.2%}" if ours else "-"
+        lines.append(f"| {name} | {role(name)} | {ours_cell} | " + " | ".join(cells)
+                     + f" | {verdict} |")
+    return "\n".join(lines)
+
+
 def append_results(text: str, title: str) -> None:
     """Insert a section at the top of RESULTS.md (newest first), below the file's title."""
     section = f"## {title}\n\n{text}\n\n"
@@ -278,6 +303,7 @@ def main(argv=None) -> int:
                      f"{mean:.2%}")
         print(text + "\n", flush=True)
     texts = [text] if sgbm else []
+    results = []
     for name, scene in scenes.items():
         rows = []
         for device in sorted(devices, key=lambda d: d != "cuda"):  # the GPU first
@@ -289,7 +315,10 @@ def main(argv=None) -> int:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)
             rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats)
         texts.append(table(name, scene, rows, args))
+        results.append((name, rows))
         print(texts[-1] + "\n", flush=True)
+    texts.append(summary(results, args))
+    print(texts[-1] + "\n", flush=True)
     if args.append_results:
         names = ", ".join(device_name(d) for d in devices)
         append_results("\n\n".join(texts),
