@@ -164,7 +164,7 @@ def open_no_follow(path, flags: int, mode: int = 0o644) -> int:
 
 
 def read_small_file(path, what: str, *, follow_symlinks: bool = True,
-                    bytes_per_byte: int = 16) -> bytes:
+                    bytes_per_byte: int = 16, max_bytes: int | None = None) -> bytes:
     """The whole content of a regular file that is read into memory at once (settings JSON, a
     previous ``summary.csv``), after checking that it fits.
 
@@ -194,6 +194,8 @@ def read_small_file(path, what: str, *, follow_symlinks: bool = True,
         ``follow_symlinks`` is False and ``path`` is a symbolic link.
     HostMemoryError
         Parsing it would need more memory than is available (``GRAPHCUT_MEMORY_LIMIT``).
+    ValueError
+        It is larger than ``max_bytes``.
     OSError
         It cannot be read (missing, permissions).
     """
@@ -204,6 +206,9 @@ def read_small_file(path, what: str, *, follow_symlinks: bool = True,
         descriptor = open_no_follow(name, os.O_RDONLY)
         handle, size = os.fdopen(descriptor, "rb"), os.fstat(descriptor).st_size
     with handle:
+        if max_bytes is not None and size > max_bytes:
+            raise ValueError(f"{name}: {size} bytes is far larger than a {what} can be (at most "
+                             f"{max_bytes}); refusing to read it")
         require_host_memory(size * bytes_per_byte, f"reading the {what} {name} ({size} bytes)")
         return handle.read(size + 1)[:size]
 
