@@ -34,8 +34,8 @@ from .solver.memory import require_host_memory
 
 __all__ = ["NAME_MAX", "NotARegularFileError", "NpyReadError", "SymlinkRefusedError",
            "TEMPORARY_NAME", "Terminated", "check_regular_file", "file_kind", "npy_header",
-           "open_no_follow", "open_regular_file", "read_npy", "read_small_file", "require_regular_file", "temporary_prefix",
-           "terminate_as_interrupt"]
+           "open_no_follow", "open_regular_file", "read_npy", "read_small_file",
+           "require_regular_file", "temporary_prefix", "terminate_as_interrupt"]
 
 # The longest file name (bytes) of common Linux, macOS and Windows file systems.
 NAME_MAX = 255
