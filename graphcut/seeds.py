@@ -127,7 +127,7 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
 def _check_device_labels(seeds, name: str, require_both: bool) -> None:
     """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
     energy kernels counts the labels (no CuPy kernel is compiled, see graphcut/energy.py)."""
-    from .solver.cuda.energy_kernels import seed_labels
+    from .segmentation.energy_kernels import seed_labels
     _, (object_seeds, background_seeds, bad) = seed_labels(seeds)
     if bad:  # an error: its message lists the values, found on the host
         check_seeds(seeds.get(), name=name, require_both=False)

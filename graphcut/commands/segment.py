@@ -86,7 +86,7 @@ sigma_option = click.option(
 class _DeviceStart:
     """A thread that resolves ``--device`` (a usage error when it cannot be used) and, for the
     GPU, creates the CUDA context and loads the segmentation's kernels
-    (:func:`graphcut.solver.cuda.startup.prepare_process`), while the main thread imports what
+    (:func:`graphcut.solver.prepare_gpu_process`), while the main thread imports what
     it needs and decodes the image and the seeds (Pillow and the CUDA driver release the GIL)."""
 
     def __init__(self, device: str):
@@ -106,7 +106,7 @@ class _DeviceStart:
             self._resolved.set()
         if self._backend == "cuda" and not self._cancelled:
             try:
-                from graphcut.solver.cuda.startup import prepare_process
+                from graphcut.solver import prepare_gpu_process as prepare_process
                 prepare_process()
             except Exception:  # a head start only: the segmentation reports the failure
                 pass

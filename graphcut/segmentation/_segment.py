@@ -183,7 +183,7 @@ def only_binary_labels(seeds) -> bool:
     On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
     if array_module(seeds) is np:
         return int(np.asarray(seeds).max()) <= BACKGROUND
-    from graphcut.solver.cuda.energy_kernels import seed_labels
+    from .energy_kernels import seed_labels
     try:
         _, (_, _, unknown) = seed_labels(seeds)
     except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
