@@ -450,5 +450,5 @@ def _read_slices(folder: Path, max_pixels=None) -> np.ndarray:
 
 
 __all__ = ["MASK_SUFFIXES", "RECORD_KEY", "VOLUME_SUFFIXES", "VolumeReadError", "is_volume",
-           "read_volume", "read_volume_record", "read_volume_seeds", "segment_volume_paths", "segments_as_volume",
-           "write_volume_mask", "write_volume_seeds"]
+           "read_volume", "read_volume_record", "read_volume_seeds", "segment_volume_paths",
+           "segments_as_volume", "write_volume_mask", "write_volume_seeds"]
