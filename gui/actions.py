@@ -64,8 +64,9 @@ and one background seed. On large images segmented on the CPU a coarse preview s
 then the exact result replaces it. The slider next to <i>Result</i> sets the fill's opacity;
 <i>&lambda;</i> (smoothness) trades boundary length against colour fit (its arrows: &times;1.1,
 &times;0.9); the <i>Brush</i> radius is in image pixels. In these boxes Enter takes the typed
-value and Escape restores the old one; both return the keys to the image. The status bar shows how long you waited for the last result (from the end
-of the stroke to the exact result on screen). Save overlay writes what the screen shows.</p>
+value and Escape restores the old one; both return the keys to the image. The status bar
+shows how long you waited for the last result (from the end of the stroke to the exact result
+on screen). Save overlay writes what the screen shows.</p>
 <p>Several objects: add labels in the <i>Labels</i> list (rename by double-clicking, hide with
 the check box, <i>Colour…</i>); the Foreground brush paints the selected one, and each object
 is shown in its colour. Segment &gt; Clean up (on by default) keeps only the object parts

@@ -114,51 +114,67 @@ class MainWindow(QMainWindow):
 
     # ===== scripting surface (each delegates to the object that does it) =====================
     def open_image(self, path) -> bool:
+        """Open an image file (``FileActions.open_image``); returns success."""
         return self.files.open_image(path)
 
     def load_seeds(self, path) -> bool:
+        """Load seeds and their settings (``FileActions.load_seeds``); returns success."""
         return self.files.load_seeds(path)
 
     def save_mask(self, path) -> bool:
+        """Write the 0/255 mask (``FileActions.save_mask``); returns success."""
         return self.files.save_mask(path)
 
     def save_overlay(self, path) -> bool:
+        """Write the overlay as the screen shows it (``FileActions.save_overlay``)."""
         return self.files.save_overlay(path)
 
     def save_labels(self, path) -> bool:
+        """Write the result as a label image (``FileActions.save_labels``)."""
         return self.files.save_labels(path)
 
     def save_seeds(self, path) -> bool:
+        """Write the seeds and their settings JSON as a pair (``FileActions.save_seeds``)."""
         return self.files.save_seeds(path)
 
     def wait_for_result(self, what: str = "result") -> bool:
+        """Wait for the result of the seeds on screen (``FileActions.wait_for_result``)."""
         return self.files.wait_for_result(what)
 
     def max_pixels(self) -> int:
+        """The image size limit in pixels (``FileActions.max_pixels``)."""
         return self.files.max_pixels()
 
     def set_max_pixels(self, pixels: int | None) -> None:
+        """Set the image size limit (None: Pillow's default)."""
         self.files.set_max_pixels(pixels)
 
     def paint_stroke(self, points, label: int, radius: float) -> None:
+        """Paint one undoable stroke through (row, col) ``points`` (see ``SeedActions``)."""
         self.painting.paint_stroke(points, label, radius)
 
     def set_region(self, box=None, lasso=None) -> None:
+        """Set the box or lasso, or clear it (``ToolActions.set_region``)."""
         self.tools.set_region(box=box, lasso=lasso)
 
     def clear_region(self) -> None:
+        """Remove the box or lasso (undoable)."""
         self.tools.clear_region()
 
     def region(self) -> tuple:
+        """The current ``(box, lasso)``; ``(None, None)`` when there is neither."""
         return self.document.region()
 
     def set_cleanup(self, on: bool) -> None:
+        """Turn Segment > Clean up result on or off."""
         self.tools.set_cleanup(on)
 
     def set_model(self, model: str) -> None:
+        """The colour model: "histogram" or "gmm"."""
         self.tools.set_model(model)
 
     def set_tool(self, tool) -> None:
+        """Select the left button's tool: 1, 2, 0, "box" or "lasso"."""
         self.tools.set_tool(tool)
 
     def segment_options(self) -> dict:
@@ -167,12 +183,15 @@ class MainWindow(QMainWindow):
         return self.document.options.segment_kwargs(self.lam())
 
     def result_labels(self) -> np.ndarray | None:
+        """The exact result as a label image (uint8), or None until it has arrived."""
         return self.document.result_label_image()
 
     def wait_until_idle(self, timeout: float = 30.0) -> None:
+        """Process events until no segmentation runs or waits (TimeoutError at ``timeout``)."""
         self.live.wait_until_idle(timeout)
 
     def is_busy(self) -> bool:
+        """Whether a segmentation is running, waiting, or about to be asked for."""
         return self.live.is_busy()
 
     def is_modified(self) -> bool:
@@ -196,6 +215,7 @@ class MainWindow(QMainWindow):
         return self.document.image
 
     def lam(self) -> float:
+        """The smoothness weight λ."""
         return self._lam_box.value()
 
     def set_lam(self, value: float) -> None:
@@ -203,9 +223,11 @@ class MainWindow(QMainWindow):
         self._lam_box.setValue(value)
 
     def brush_radius(self) -> int:
+        """The brush radius in image pixels."""
         return self._brush_box.value()
 
     def set_brush_radius(self, radius: int) -> None:
+        """Set the brush radius in image pixels (1..200)."""
         self._brush_box.setValue(int(radius))
 
     def result_style(self):
