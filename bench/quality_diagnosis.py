@@ -37,18 +37,18 @@ def oracle_segmenter(item, texture, lam=35.0):
     with the GMM's default stroke priors, seeds hard, one cut."""
     from graphcut._arrays import image_as_float
     from graphcut.models import make_model
-    from graphcut.segmentation import binary_problem
-    from graphcut.segmentation._segment import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY,
-                                                _locality_priors, check_options,
-                                                nlink_capacities)
+    from graphcut.segmentation import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY, binary_problem,
+                                       quantize_weights, resolve_options, weights_of_values)
+    from graphcut.segmentation._pipeline import _locality_priors
     from graphcut.models._texture import with_texture
     from graphcut.solver import min_cut
 
     colours = image_as_float(item.image)
     values = with_texture(colours, texture)
     costs = [make_model("gmm").fit(values, m).costs(values) for m in (item.truth, ~item.truth)]
-    options = check_options(model="gmm", lam=lam)
-    nlinks = nlink_capacities(colours, options)
+    options = resolve_options("gmm", lam=lam)
+    nlinks = tuple(quantize_weights(w, options["lam"], scale=options["scale"])
+                   for w in weights_of_values(colours, None))
 
     def run(image, seeds, box):
         priors = _locality_priors(seeds, [1, 2], DEFAULT_LOCALITY["gmm"], np,

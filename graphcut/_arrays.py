@@ -25,7 +25,7 @@ def array_module(*arrays):
 def energy_kernels():
     """The host code of the GPU energy kernels (imported only for CuPy arrays): the one place
     that names their module."""
-    from graphcut.solver.cuda import energy_kernels as kernels
+    import graphcut.segmentation.energy_kernels as kernels
     return kernels
 
 
@@ -43,9 +43,12 @@ def image_as_float(image, *, channel_axis=-1):
     Integers are divided by their dtype's maximum, bool becomes 0 / 1, floats are kept as they
     are (and must be finite). The result is a new array on the image's device.
 
-    Raises:
-        TypeError: unsupported dtype (complex, object, ...).
-        ValueError: wrong number of dimensions or channels, empty image, NaN or infinity.
+    Raises
+    ------
+    TypeError
+        unsupported dtype (complex, object, ...).
+    ValueError
+        wrong number of dimensions or channels, empty image, NaN or infinity.
     """
     xp = array_module(image)
     image = xp.asarray(image)

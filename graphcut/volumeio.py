@@ -8,5 +8,6 @@ warnings.warn("graphcut.volumeio is deprecated: import from graphcut.io",
 
 from graphcut.io import (MASK_SUFFIXES, TIFF_SUFFIXES, VOLUME_SUFFIXES,  # noqa: F401
                          VolumeReadError, is_volume, read_volume, read_volume_seeds,
-                         segments_as_volume, write_volume_mask, write_volume_seeds)
+                         segments_as_volume, write_volume_mask, write_volume_seeds,
+                         RECORD_KEY, read_volume_record)
 from graphcut.segmentation import segment_volume_paths  # noqa: F401

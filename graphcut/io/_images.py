@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from graphcut.solver.files import NotARegularFileError, check_regular_file
+from graphcut._safety import NotARegularFileError, check_regular_file
 from graphcut.solver.memory import HostMemoryError, require_host_memory
 
 log = logging.getLogger("graphcut.imageio")
@@ -59,10 +59,13 @@ def _require_decoding_memory(need: int, what: str) -> None:
 class ImageTooLargeError(ImageReadError):
     """The image has more pixels than the limit (a decompression-bomb guard).
 
-    Attributes:
-        pixels: width × height as the file declares it (None when Pillow refused the file
-            before its size could be read: more than twice its limit).
-        limit: the limit in force.
+    Attributes
+    ----------
+    pixels
+        width × height as the file declares it (None when Pillow refused the file
+        before its size could be read: more than twice its limit).
+    limit
+        the limit in force.
     """
 
     def __init__(self, message: str, *, pixels: int | None, limit: int):
@@ -109,19 +112,26 @@ def open_image(path, *, max_pixels: int | None = None):
     several pages or frames (TIFF stack, animated GIF) yields its first one, and a warning
     saying so is logged (logger ``graphcut.imageio``).
 
-    Args:
-        path: the file.
-        max_pixels: refuse images with more pixels (width × height) than this, before
-            decoding them (a guard against decompression bombs: tiny files that decode to
-            huge images); 0: no limit. ``None``: Pillow's ``Image.MAX_IMAGE_PIXELS`` (about
-            89 million). A larger value also raises Pillow's own guard for this read.
+    Parameters
+    ----------
+    path
+        the file.
+    max_pixels
+        refuse images with more pixels (width × height) than this, before
+        decoding them (a guard against decompression bombs: tiny files that decode to
+        huge images); 0: no limit. ``None``: Pillow's ``Image.MAX_IMAGE_PIXELS`` (about
+        89 million). A larger value also raises Pillow's own guard for this read.
 
-    Raises:
-        ImageTooLargeError: more pixels than the limit (an :class:`ImageReadError`).
-        ImageMemoryError: decoding would need more memory than is available (checked before
-            decoding; both an ImageReadError and a MemoryError; names the file).
-        ImageReadError: missing file, not a regular file (a FIFO, a device), not an image,
-            truncated or corrupt data; the message names the file.
+    Raises
+    ------
+    ImageTooLargeError
+        more pixels than the limit (an :class:`ImageReadError`).
+    ImageMemoryError
+        decoding would need more memory than is available (checked before
+        decoding; both an ImageReadError and a MemoryError; names the file).
+    ImageReadError
+        missing file, not a regular file (a FIFO, a device), not an image,
+        truncated or corrupt data; the message names the file.
     """
     name = os.fspath(path)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)
@@ -220,16 +230,36 @@ def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
     become RGB. Multi-page files (TIFF stacks, animated GIF): the first page only, and a
     warning saying so is logged (logger ``graphcut.imageio``).
 
-    Args:
-        max_pixels: the largest width × height accepted (see :func:`open_image`); None:
-            Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 million).
+    Parameters
+    ----------
+    max_pixels
+        the largest width × height accepted (see :func:`open_image`); None:
+        Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 million).
 
-    Raises:
-        ImageTooLargeError: more pixels than ``max_pixels``.
-        ImageMemoryError: decoding would need more memory than is available (an
-            ImageReadError and a MemoryError).
-        ImageReadError: unreadable, truncated or non-image file, or a float image holding NaN
-            or infinity (see :func:`open_image`); the message names the file.
+    Raises
+    ------
+    ImageTooLargeError
+        more pixels than ``max_pixels``.
+    ImageMemoryError
+        decoding would need more memory than is available (an
+        ImageReadError and a MemoryError).
+    ImageReadError
+        unreadable, truncated or non-image file, or a float image holding NaN
+        or infinity (see :func:`open_image`); the message names the file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> from graphcut import read_image
+    >>> Image.fromarray(np.full((4, 6, 3), 90, np.uint8)).save("photo.png")
+    >>> image = read_image("photo.png")
+    >>> image.shape, image.dtype
+    ((4, 6, 3), dtype('uint8'))
+    >>> read_image("missing.png")
+    Traceback (most recent call last):
+        ...
+    graphcut.io._images.ImageReadError: ...missing.png...
     """
     name = os.fspath(path)
     _require_regular_file(name)
@@ -305,8 +335,10 @@ def image_info(path, *, max_pixels: int | None = None) -> ImageInfo:
     """Height, width, channels and dtype of the array :func:`read_image` would return, read
     from the file's header without decoding the pixels (for memory checks before reading).
 
-    Raises:
-        ImageReadError: as :func:`read_image` (not an image, too many pixels, ...).
+    Raises
+    ------
+    ImageReadError
+        as :func:`read_image` (not an image, too many pixels, ...).
     """
     name = os.fspath(path)
     _require_regular_file(name)

@@ -65,6 +65,18 @@ def write_overlay(path, image, mask, *, channel_axis=-1, inputs=(), **style) -> 
     """Write :func:`overlay` of ``image`` and ``mask`` to ``path`` (PNG), atomically.
 
     ``style``: ``color``, ``opacity``, ``outline`` as in :func:`overlay`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_overlay
+    >>> image = np.full((4, 4), 100, np.uint8)
+    >>> mask = np.zeros((4, 4), bool)
+    >>> mask[1:3, 1:3] = True
+    >>> write_overlay("overlay.png", image, mask)
+    >>> overlay = read_image("overlay.png")
+    >>> overlay.shape, bool((overlay[0, 0] == 100).all()), bool((overlay[1, 1] != 100).any())
+    ((4, 4, 3), True, True)
     """
     atomic_save(Image.fromarray(overlay(image, mask, channel_axis=channel_axis, **style)), path,
                 inputs=inputs)

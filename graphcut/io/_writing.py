@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from graphcut._safety import temporary_prefix
+
 # Suffixes that masks and label images may be written with: lossless formats only, so that
 # 0/255 masks and 0/1/2 labels keep their exact values.
 LOSSLESS_SUFFIXES = (".png", ".tif", ".tiff")
@@ -30,6 +32,11 @@ def _refuse_inputs(path: Path, inputs) -> None:
         if path.exists() and Path(source).exists() and os.path.samefile(path, source):
             raise ValueError(f"refusing to overwrite the input file {os.fspath(source)!r} with "
                              "an output; choose another output path")
+        if Path(source).is_dir() and path.parent.is_dir() \
+                and os.path.samefile(path.parent, source):
+            raise ValueError(f"refusing to write {os.fspath(path)!r} into the input folder "
+                             f"{os.fspath(source)!r} (it would replace or add a slice); "
+                             "choose an output outside it")
 
 
 def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
@@ -37,11 +44,15 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
     same folder, which is then renamed over ``path`` (``os.replace``). On any error the
     temporary file is removed and ``path`` is left as it was.
 
-    Raises:
-        ValueError: ``path`` is one of ``inputs`` (an existing file it must not replace).
-        FileNotFoundError: the destination folder does not exist.
-        OSError: the file cannot be written (read-only folder, disk full, ...); the message
-            names ``path`` and the reason, and ``errno`` is kept.
+    Raises
+    ------
+    ValueError
+        ``path`` is one of ``inputs`` (an existing file it must not replace).
+    FileNotFoundError
+        the destination folder does not exist.
+    OSError
+        the file cannot be written (read-only folder, disk full, ...); the message
+        names ``path`` and the reason, and ``errno`` is kept.
     """
     path = Path(path)
     _refuse_inputs(path, inputs)
@@ -50,7 +61,7 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
         raise FileNotFoundError(f"cannot write {os.fspath(path)!r}: the folder "
                                 f"{os.fspath(folder)!r} does not exist")
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=temporary_prefix(path),
                                                  suffix=".tmp")
     except OSError as error:
         raise _write_error(path, error) from None
@@ -95,9 +106,12 @@ def atomic_save(image: Image.Image, path, *, inputs=(), **save_options) -> None:
     """Save a Pillow image to ``path`` atomically (:func:`atomic_write`); the format follows
     the suffix of ``path``.
 
-    Raises:
-        ValueError: ``path`` is one of ``inputs`` or has an unknown image suffix.
-        FileNotFoundError: the destination folder does not exist.
+    Raises
+    ------
+    ValueError
+        ``path`` is one of ``inputs`` or has an unknown image suffix.
+    FileNotFoundError
+        the destination folder does not exist.
     """
     file_format = check_writable_image_suffix(path)
     atomic_write(path, lambda handle: image.save(handle, format=file_format, **save_options),
@@ -107,8 +121,10 @@ def atomic_save(image: Image.Image, path, *, inputs=(), **save_options) -> None:
 def as_mask(mask, name: str = "mask") -> np.ndarray:
     """``mask`` as a bool NumPy (H, W) array (CuPy arrays are copied to the host).
 
-    Raises:
-        ValueError: ``mask`` is not 2-D; the message names ``name``.
+    Raises
+    ------
+    ValueError
+        ``mask`` is not 2-D; the message names ``name``.
     """
     mask = mask.get() if hasattr(mask, "get") else np.asarray(mask)
     if mask.ndim != 2:
@@ -122,8 +138,10 @@ def check_lossless_suffix(path, what: str = "mask") -> None:
     Masks and label images must keep their exact values: JPEG or WebP would blur 0/255 into
     every value between.
 
-    Raises:
-        ValueError: the suffix is missing or names another format; the message says which.
+    Raises
+    ------
+    ValueError
+        the suffix is missing or names another format; the message says which.
     """
     suffix = Path(path).suffix
     if suffix.lower() in LOSSLESS_SUFFIXES:
@@ -147,9 +165,25 @@ def write_mask(path, mask, *, inputs=()) -> None:
 
     ``inputs``: paths that must not be overwritten (the image and seed files).
 
-    Raises:
-        ValueError: a lossy or unknown suffix (:func:`check_lossless_suffix`), or ``path`` is
-            one of ``inputs``.
+    Raises
+    ------
+    ValueError
+        a lossy or unknown suffix (:func:`check_lossless_suffix`), or ``path`` is
+        one of ``inputs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_mask
+    >>> mask = np.array([[False, True], [True, True]])
+    >>> write_mask("mask.png", mask)
+    >>> read_image("mask.png")
+    array([[  0, 255],
+           [255, 255]], dtype=uint8)
+    >>> write_mask("mask.jpg", mask)
+    Traceback (most recent call last):
+        ...
+    ValueError: ...
     """
     check_lossless_suffix(path, "mask")
     mask = as_mask(mask)

@@ -134,7 +134,9 @@ def expansion_network(costs, weights, labels, alpha: int, *,
     docstring for the construction). NumPy or CuPy arrays in; the network lives on the same
     side.
 
-    Returns:
+    Returns
+    -------
+    tuple[GridNetwork, int]
         ``(network, constant)`` with ``labeling_energy(after cut y) == constant + capacity of
         y`` for every cut ``y``; in particular the optimal move's energy is
         ``constant + max flow``.

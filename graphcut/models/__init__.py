@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 
-from ._base import AppearanceModel, ColourModel, ModelPair, PerLabelModel
+from ._base import AppearanceModel, ColourModel, ModelPair, PerLabelModel, is_whole
 from ._gmm import COVARIANCE_FLOOR, DEFAULT_COMPONENTS, GMM, GMMModel
 from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSES, UNIFORM_WEIGHT,
                          Histogram, HistogramModel, bin_indices, check_bins, cost_table,
@@ -108,7 +108,21 @@ def model_from_settings(settings: dict) -> AppearanceModel:
 def make_model(name: str, **options) -> ColourModel:
     """A new, unfitted per-label colour model: ``"histogram"`` (options: ``bins``) or ``"gmm"``
     (options: ``components``, ``em_steps``, ``covariance_floor``). Options that are None
-    are left at their defaults."""
+    are left at their defaults.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.models import make_model
+    >>> make_model("histogram", bins=8)
+    HistogramModel(bins=8)
+    >>> make_model("gmm", components=3).name
+    'gmm'
+    >>> make_model("forest")
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown colour model 'forest'; expected one of histogram, gmm
+    """
     try:
         cls = MODELS[name]
     except KeyError:
@@ -121,5 +135,5 @@ __all__ = ["APPEARANCE_MODELS", "AppearanceModel", "COVARIANCE_FLOOR", "ColourMo
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",
            "Histogram", "HistogramModel", "MODELS", "ModelPair", "PerLabelModel",
            "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model", "bin_indices", "check_bins",
-           "cost_table", "histogram_costs", "local_contrast", "make_model",
+           "cost_table", "histogram_costs", "is_whole", "local_contrast", "make_model",
            "model_from_settings", "register_model", "with_texture"]

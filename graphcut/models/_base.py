@@ -25,8 +25,10 @@ class ColourModel(ABC):
     def fit(self, values, mask) -> "ColourModel":
         """Fit the model to the pixels ``values[mask]`` from scratch; returns ``self``.
 
-        Raises:
-            ValueError: ``mask`` selects no pixel, or shapes do not match.
+        Raises
+        ------
+        ValueError
+            ``mask`` selects no pixel, or shapes do not match.
         """
 
     @abstractmethod
@@ -222,13 +224,23 @@ class ModelPair(AppearanceModel):
 _INTEGER_KNOBS = ("iterations", "texture")
 
 
+def is_whole(value) -> bool:
+    """Whether ``value`` is a whole number >= 0 (not a bool, NaN, infinity or a string)."""
+    import math
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and int(value) == value and value >= 0
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def _checked_knob(key: str, value):
     """A knob's value checked: integers >= 0 for counts, finite numbers >= 0 otherwise
     (``seed_share`` at most 1)."""
     import math
     if key in _INTEGER_KNOBS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value \
-                or value < 0:
+        if not is_whole(value):
             what = "a window radius in pixels" if key == "texture" else "a count"
             raise ValueError(f"{key} must be an integer >= 0 ({what}), got {value!r}")
         return int(value)

@@ -39,6 +39,10 @@ def _sigma_from_differences(*differences) -> float:
 def _sigma_from_sums(sums, count: int) -> float:
     """sigma from the sums of the squared-difference arrays and their total size."""
     mean = sum(sums) / count if count else 0.0
+    if not math.isfinite(mean):  # finite values near 1e300: their squared differences overflow
+        raise ValueError("the image's values are too large to estimate sigma from: the squared "
+                         "differences between neighbours overflow float64 (values of magnitude "
+                         "up to about 1e150 work); scale the image, e.g. to 0..1")
     return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 
@@ -50,6 +54,15 @@ def estimate_sigma(image, *, channel_axis=-1) -> float:
     scaled as in :func:`image_as_float`), so that a typical neighbour pair gets the weight
     exp(-1/2). This is GrabCut's choice (Rother et al. 2004, beta = 1 / (2 <d^2>)). A constant
     image gives 1.0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.segmentation import estimate_sigma
+    >>> estimate_sigma(np.full((4, 4), 7, np.uint8))
+    1.0
+    >>> estimate_sigma(np.array([[0, 255], [0, 255]], np.uint8))   # RMS of 0, 0, 1, 1
+    0.7071067811865476
     """
     values = image_as_float(image, channel_axis=channel_axis)
     if array_module(values) is not np:
@@ -111,19 +124,36 @@ def nlink_weights(image, *, sigma=None, channel_axis=-1, spacing=None):
     """Boundary weights of the 4-neighbour pairs (6-neighbour in a volume):
     ``exp(-||I_p - I_q||^2 / (2 sigma^2))``, times ``min(spacing) / spacing[axis]``.
 
-    Args:
-        image: see the module docstring; intensities scaled to [0, 1] for integer images.
-        sigma: the colour difference (in those units) at which the weight is exp(-1/2);
-            ``None``: :func:`estimate_sigma`.
-        channel_axis: the channel axis of a 3-D image (``None``: a grey volume).
-        spacing: pixel (voxel) size along each axis, ``(dy, dx)`` or ``(dz, dy, dx)``;
-            ``None``: isotropic.
+    Parameters
+    ----------
+    image
+        see the module docstring; intensities scaled to [0, 1] for integer images.
+    sigma
+        the colour difference (in those units) at which the weight is exp(-1/2);
+        ``None``: :func:`estimate_sigma`.
+    channel_axis
+        the channel axis of a 3-D image (``None``: a grey volume).
+    spacing
+        pixel (voxel) size along each axis, ``(dy, dx)`` or ``(dz, dy, dx)``;
+        ``None``: isotropic.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         One float64 array per axis, last axis first, in (0, 1]: for an image ``(right,
         down)``: ``right[y, x]`` weights the pair (y, x) - (y, x+1), shape (H, W-1);
         ``down[y, x]`` the pair (y, x) - (y+1, x), (H-1, W). For a volume ``(right, down,
         next_slice)``, the last weighing (z, y, x) - (z+1, y, x), shape (D-1, H, W).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.segmentation import nlink_weights
+    >>> right, down = nlink_weights(np.array([[0, 0, 255]], np.uint8), sigma=0.5)
+    >>> right                    # equal neighbours: 1; black to white: exp(-1 / (2 * 0.5**2))
+    array([[1.        , 0.13533528]])
+    >>> down.shape               # a single row has no vertical pairs
+    (0, 3)
     """
     return weights_of_values(image_as_float(image, channel_axis=channel_axis), sigma, spacing)
 

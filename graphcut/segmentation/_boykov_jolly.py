@@ -23,8 +23,8 @@ maximum flow divided by ``scale`` is then the minimum energy. Capacities above t
 raise a ValueError that says which term overflowed.
 
 Every function here takes NumPy or CuPy arrays and answers on the image's device. On the GPU
-each step is a kernel of the package's energy kernels (shipped precompiled, loaded by the
-package's one CUDA loader; host code in ``graphcut.solver.cuda.energy_kernels``) with the same
+each step is a kernel of ``segmentation/energy_kernels.cu`` (shipped precompiled, loaded by the
+package's one CUDA loader; host code in ``graphcut.segmentation.energy_kernels``) with the same
 float64 formulas, so a machine's first segmentation does not wait for NVRTC to compile CuPy's
 element-wise kernels and does not import CuPy's SciPy extras; the small per-cell colour tables
 are computed on the host with NumPy, exactly as on the CPU.
@@ -58,7 +58,7 @@ from ._seed_histograms import SeedHistograms, capacities_from_tables
 # Default weight of the boundary term against the regional term. Chosen on the bundled samples
 # (5 to 20 give clean masks there, 1 leaves speckle) and on noisy synthetic discs, where the
 # IoU with the truth peaks around 10 and collapses above ~40 at strong noise (the cut shrinks
-# to the seeds). See README "Segmenting images".
+# to the seeds). See docs/segment.md.
 DEFAULT_LAM = 10.0
 
 
@@ -70,16 +70,35 @@ def regional_costs(image, seeds, *, bins=None, channel_axis=-1):
     the cost of a label is ``-log P(bin of I_p | model)`` in nats (at most about
     ``log(bins ** channels / 0.01)``).
 
-    Args:
-        image: see the module docstring.
-        seeds: (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels must
-            be present.
-        bins: histogram bins per channel, over the image's own range of each channel
-            (``None``: 64 for grey, 16 for colour images).
-        channel_axis: the channel axis of a 3-D image.
+    Parameters
+    ----------
+    image
+        see the module docstring.
+    seeds
+        (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels must
+        be present.
+    bins
+        histogram bins per channel, over the image's own range of each channel
+        (``None``: 64 for grey, 16 for colour images).
+    channel_axis
+        the channel axis of a 3-D image.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         ``(cost_object, cost_background)``, float64 (H, W) (or (D, H, W)) each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import regional_costs
+    >>> image = np.array([[0, 0, 200, 200]], np.uint8)
+    >>> seeds = np.array([[2, 0, 0, 1]], np.uint8)
+    >>> cost_object, cost_background = regional_costs(image, seeds)
+    >>> bool(cost_object[0, 2] < cost_background[0, 2])     # bright: cheaper as object
+    True
+    >>> bool(cost_object[0, 1] > cost_background[0, 1])     # dark: cheaper as background
+    True
     """
     values = image_as_float(image, channel_axis=spatial_channel_axis(image, seeds, channel_axis))
     seeds = check_seeds_for(values, seeds)
@@ -90,29 +109,61 @@ def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, chann
                   scale=DEFAULT_SCALE, spacing=None) -> GridNetwork:
     """The Boykov-Jolly segmentation network of ``image`` with ``seeds`` (module docstring).
 
-    Args:
-        image: grey or colour image, or volume (NumPy or CuPy; the network is built on the
-            same device).
-        seeds: (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels
-            must be present.
-        lam: weight of the boundary term against the regional term (>= 0); larger values give
-            smoother boundaries that follow image edges more than colour statistics.
-        sigma: colour-difference scale of the n-link weights (:func:`nlink_weights`).
-        bins: histogram bins per channel (:func:`regional_costs`).
-        channel_axis: the channel axis of a 3-D image; ignored when the image has as many
-            dimensions as the seeds (no channel axis: a grey image or volume).
-        scale: float capacities are multiplied by this and rounded (precision 0.5 / scale).
-        spacing: ``(dy, dx)`` or ``(dz, dy, dx)`` pixel (voxel) size; the n-links along an
-            axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
+    Parameters
+    ----------
+    image
+        grey or colour image, or volume (NumPy or CuPy; the network is built on the
+        same device).
+    seeds
+        (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels
+        must be present.
+    lam
+        weight of the boundary term against the regional term (>= 0); larger values give
+        smoother boundaries that follow image edges more than colour statistics.
+    sigma
+        colour-difference scale of the n-link weights (:func:`nlink_weights`).
+    bins
+        histogram bins per channel (:func:`regional_costs`).
+    channel_axis
+        the channel axis of a 3-D image; ignored when the image has as many
+        dimensions as the seeds (no channel axis: a grey image or volume).
+    scale
+        float capacities are multiplied by this and rounded (precision 0.5 / scale).
+    spacing
+        ``(dy, dx)`` or ``(dz, dy, dx)`` pixel (voxel) size; the n-links along an
+        axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
 
-    Returns:
+    Returns
+    -------
+    GridNetwork
         A :class:`GridNetwork` (4-connected, or 6-connected for a volume) with symmetric
         n-links whose minimum cut's source side is the object; its maximum flow / scale is the
         minimum energy.
 
-    Raises:
-        ValueError: bad image, bad seeds (size, labels, no object or no background seed), bad
-            options, or capacities above the int32 limit.
+    Raises
+    ------
+    ValueError
+        bad image, bad seeds (size, labels, no object or no background seed), bad
+        options, or capacities above the int32 limit.
+
+    Examples
+    --------
+    The network :func:`graphcut.segment` cuts, built and cut by hand:
+
+    >>> import numpy as np
+    >>> from graphcut import build_network, min_cut
+    >>> image = np.zeros((4, 5), np.uint8)
+    >>> image[1:3, 1:4] = 200
+    >>> seeds = np.zeros((4, 5), np.uint8)
+    >>> seeds[1, 2], seeds[0, 0] = 1, 2
+    >>> network = build_network(image, seeds, lam=10)
+    >>> network.shape, network.right.shape, network.down.shape
+    ((4, 5), (4, 4), (3, 5))
+    >>> min_cut(network, device="cpu").source_side.astype(int)
+    array([[0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0]])
     """
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0.0):

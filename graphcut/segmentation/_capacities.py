@@ -69,19 +69,38 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
     This is the cheap part of :func:`build_network` that depends on the seeds; a caller whose
     seeds change can keep the n-link capacities and the image and rebuild only this.
 
-    Args:
-        cost_object, cost_background: float (H, W) (or (D, H, W)) costs
-            (:func:`regional_costs`), in nats.
-        nlink_caps: ``(right, down)`` integer n-link capacities, (H, W-1) and (H-1, W),
-            already quantised (symmetric: each also holds the reverse arc's capacity); for a
-            volume one array per axis, last axis first, as :func:`nlink_weights` returns them.
-        seeds: labels shaped like the costs, 0 none, 1 object, 2 background.
-        scale: the factor applied to the costs before rounding.
+    Parameters
+    ----------
+    cost_object, cost_background
+        float (H, W) (or (D, H, W)) costs
+        (:func:`regional_costs`), in nats.
+    nlink_caps
+        ``(right, down)`` integer n-link capacities, (H, W-1) and (H-1, W),
+        already quantised (symmetric: each also holds the reverse arc's capacity); for a
+        volume one array per axis, last axis first, as :func:`nlink_weights` returns them.
+    seeds
+        labels shaped like the costs, 0 none, 1 object, 2 background.
+    scale
+        the factor applied to the costs before rounding.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         ``(source, sink)`` int32, shaped like the costs: s -> p = rint(scale * cost_background),
         p -> t = rint(scale * cost_object); an object seed has s -> p = K_p and p -> t = 0,
         a background seed the reverse, with K_p = 1 + the sum of p's n-link capacities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import terminal_capacities
+    >>> cost_object = np.array([[0.5, 2.0, 0.0]])
+    >>> cost_background = np.array([[2.0, 0.5, 0.0]])
+    >>> nlinks = (np.array([[3, 4]], np.int32), np.zeros((0, 3), np.int32))   # (right, down)
+    >>> seeds = np.array([[0, 0, 1]], np.uint8)                                 # pixel 2: object
+    >>> source, sink = terminal_capacities(cost_object, cost_background, nlinks, seeds, scale=10)
+    >>> source, sink
+    (array([[20,  5,  5]], dtype=int32), array([[ 5, 20,  0]], dtype=int32))
     """
     xp = array_module(cost_object)
     shape = tuple(cost_object.shape)
@@ -113,13 +132,17 @@ def seed_pins(nlink_caps):
     """The hard-constraint capacity K_p = 1 + the sum of p's n-link capacities, int32, shaped
     like the grid.
 
-    Args:
-        nlink_caps: integer n-link capacities, one array per axis, last axis first, as
-            :func:`nlink_weights` orders them: ``(right, down)``, (H, W-1) and (H-1, W), for
-            an image; ``(right, down, next_slice)`` for a volume.
+    Parameters
+    ----------
+    nlink_caps
+        integer n-link capacities, one array per axis, last axis first, as
+        :func:`nlink_weights` orders them: ``(right, down)``, (H, W-1) and (H-1, W), for
+        an image; ``(right, down, next_slice)`` for a volume.
 
-    Raises:
-        ValueError: a K_p above the int32 limit (lower lam or scale).
+    Raises
+    ------
+    ValueError
+        a K_p above the int32 limit (lower lam or scale).
     """
     links = tuple(nlink_caps)
     xp = array_module(*links)

@@ -10,7 +10,7 @@ Figures are bytes per pixel, measured as the peak resident memory of each step o
 2000 x 2000 images (``tests/test_hostile_input.py`` checks that they bound the real peak) and
 rounded up:
 
-- building the energy (:func:`graphcut.energy.build_network`): about 85 (grey) and 100 (colour)
+- building the energy (:func:`graphcut.segmentation.build_network`): about 85 (grey) and 100 (colour)
   bytes per pixel on the CPU, the same on the GPU (the network is built there);
 - the network itself: 16 (four int32 capacity arrays);
 - the CPU solve: PyMaxflow's graph, 176 bytes per pixel (48 per node, 32 per arc, four arcs a
@@ -84,9 +84,10 @@ def _describe(name: str, height: int, width: int, channels: int) -> str:
 def _fits_on_gpu(need: int, what: str, device: str) -> bool:
     """Whether ``need`` bytes fit in the GPU; with device="auto" a no is logged, otherwise
     raised (GPUMemoryError)."""
-    from graphcut.solver import GPUMemoryError, require_gpu_memory
+    from graphcut.solver import GPUMemoryError
+    from graphcut.solver import require_gpu_memory as require_free_memory
     try:
-        require_gpu_memory(need, what)
+        require_free_memory(need, what)
     except GPUMemoryError as error:
         if device != "auto":
             raise
@@ -103,10 +104,14 @@ def segmentation_backend(height: int, width: int, channels: int, device: str, *,
     free memory goes to the CPU (a logged warning). ``held_bytes``: host memory the caller
     will allocate first (decoding the files), counted with the CPU's need.
 
-    Raises:
-        HostMemoryError: it would not fit in the host memory available (a MemoryError).
-        GPUMemoryError: ``device="cuda"`` and it would not fit in the GPU's free memory.
-        BackendUnavailableError: ``device="cuda"`` without a usable GPU.
+    Raises
+    ------
+    HostMemoryError
+        it would not fit in the host memory available (a MemoryError).
+    GPUMemoryError
+        ``device="cuda"`` and it would not fit in the GPU's free memory.
+    BackendUnavailableError
+        ``device="cuda"`` without a usable GPU.
     """
     backend = resolve_device(device)
     what = f"segmenting {_describe(name, height, width, channels)}"
@@ -159,11 +164,14 @@ def check_image_file(path, device: str, *, max_pixels: int | None = None) -> str
     """Check, from the image file's header alone (nothing is decoded), that segmenting it fits
     in memory on ``device``; returns the backend it will run on.
 
-    Raises:
-        ImageReadError: the file is not an image that can be read (see
-            :func:`graphcut.imageio.image_info`).
-        HostMemoryError / GPUMemoryError: as :func:`segmentation_backend`; the message names
-            the file.
+    Raises
+    ------
+    ImageReadError
+        the file is not an image that can be read (see
+        :func:`graphcut.io.image_info`).
+    HostMemoryError or GPUMemoryError
+        as :func:`segmentation_backend`; the message names
+        the file.
     """
     info = image_info(path, max_pixels=max_pixels)
     return segmentation_backend(info.height, info.width, info.channels, device,

@@ -8,7 +8,7 @@ import copy
 import math
 
 from graphcut.io import KEEP_CHOICES
-from graphcut.models import APPEARANCE_MODELS, GMM, AppearanceModel, Histogram, as_model
+from graphcut.models import APPEARANCE_MODELS, GMM, AppearanceModel, Histogram, as_model, is_whole
 
 from ._capacities import DEFAULT_SCALE
 from ._grabcut import DEFAULT_TOL
@@ -72,7 +72,7 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(map(repr, KEEP_CHOICES))}, got "
                          f"{keep!r}")
-    if isinstance(fill_holes, bool) or int(fill_holes) != fill_holes or fill_holes < 0:
+    if not is_whole(fill_holes):
         raise ValueError(f"fill_holes must be an integer >= 0 (an area in pixels), got "
                          f"{fill_holes!r}")
     tol = float(options.get("tol", DEFAULT_TOL))

@@ -27,14 +27,20 @@ class SeedHistograms:
     :func:`terminal_capacities` on :func:`regional_costs` (the same float costs, rounded the
     same way).
 
-    Args:
-        values: the image as :func:`image_as_float` returns it, NumPy or CuPy.
-        bins: histogram bins per channel, as for :func:`regional_costs`.
+    Parameters
+    ----------
+    values
+        the image as :func:`image_as_float` returns it, NumPy or CuPy.
+    bins
+        histogram bins per channel, as for :func:`regional_costs`.
 
-    Attributes:
-        index: the histogram cell of every pixel, int32 (H, W), on the image's device.
-        counts: int64 (2, cells) NumPy array: seed pixels per cell, row 0 object, row 1
-            background.
+    Attributes
+    ----------
+    index
+        the histogram cell of every pixel, int32 (H, W), on the image's device.
+    counts
+        int64 (2, cells) NumPy array: seed pixels per cell, row 0 object, row 1
+        background.
     """
 
     def __init__(self, values, *, bins=None, host_index=True):
@@ -98,15 +104,23 @@ def capacities_from_tables(index, seeds, pins, source_table, sink_table, *, out=
     object seeds (label 1: ``source = pins[p]``, ``sink = 0``) and background seeds (label 2:
     the reverse). On the GPU this is one fused kernel; on the host a few NumPy passes.
 
-    Args:
-        index: int32 (H, W) cell of every pixel (:attr:`SeedHistograms.index`).
-        seeds: uint8 (H, W) labels (0 none, 1 object, 2 background), on the same device.
-        pins: int32 (H, W) hard-constraint capacities (:func:`seed_pins`).
-        source_table, sink_table: int32 per-cell capacities
-            (:meth:`SeedHistograms.capacity_tables`), on the same device.
-        out: optional ``(source, sink)`` int32 (H, W) arrays to write into.
+    Parameters
+    ----------
+    index
+        int32 (H, W) cell of every pixel (:attr:`SeedHistograms.index`).
+    seeds
+        uint8 (H, W) labels (0 none, 1 object, 2 background), on the same device.
+    pins
+        int32 (H, W) hard-constraint capacities (:func:`seed_pins`).
+    source_table, sink_table
+        int32 per-cell capacities
+        (:meth:`SeedHistograms.capacity_tables`), on the same device.
+    out
+        optional ``(source, sink)`` int32 (H, W) arrays to write into.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         ``(source, sink)``, int32 (H, W).
     """
     xp = array_module(index)

@@ -26,69 +26,119 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     One update of a :class:`~graphcut.Segmenter` made for this image: the same pipeline, with
     the same result as the app's incremental re-solves.
 
-    Args:
-        image: grey (H, W) or colour (H, W, C) image, uint8 / uint16 / bool / float, RGB or
-            RGBA (alpha ignored); or a volume, grey (D, H, W) or colour (D, H, W, C),
-            segmented on the 6-connected voxel grid with the histogram model (one cut, no box,
-            lasso or clean-up). NumPy or CuPy. Not modified.
-        seeds: (H, W) (or (D, H, W)) integer labels: 0 no seed, 1 object, 2 background;
-            several objects are labelled 1, 3, 4, ... (2 is always the background). ``None``:
-            no seeds (a box or lasso is then needed). Not modified.
-        box: ``(row0, col0, row1, col1)``, half-open: everything outside is background
-            (hard). Without object seeds the object's appearance is first learnt from the
-            inside, as in GrabCut.
-        lasso: a closed polygon of ``(row, col)`` vertices; outside is background (hard).
-        model: the appearance model, with its knobs: a model object such as
-            ``graphcut.models.GMM(components=5, texture=4)`` or
-            ``graphcut.models.Histogram(bins=32)``; a name, ``"histogram"`` (the default, the
-            Boykov-Jolly smoothed colour histograms) or ``"gmm"`` (GrabCut's Gaussian
-            mixtures, its iterations, local seeds and texture); or a settings dict
-            (:func:`graphcut.models.model_from_settings`). Never modified.
-        lam: weight of the boundary term against the appearance term; ``None``: the model's
-            (10 for the histogram, 35 for the GMM).
-        keep: "all", or "connected": keep only the object parts that touch a seed of their
-            object or the central part of the box or lasso (the largest part when none does).
-        fill_holes: fill holes of fewer than this many pixels inside an object (0: none).
-            Holes with a background seed are never filled.
-        channel_axis: the channel axis of a 3-D image (scikit-image convention).
-        device: "auto", "cpu" or "cuda" (see :func:`graphcut.solver.min_cut`). With "cuda"
-            (or "auto" choosing it) a NumPy image is copied to the GPU and the models, the
-            networks and the cuts all run there.
-        return_result: also return a :class:`CutResult`.
-        **options: the energy's options: ``sigma`` (colour-difference scale of the boundary
-            weights; ``None`` estimates it, :func:`graphcut.segmentation.estimate_sigma`),
-            ``spacing`` (``(dy, dx)`` or ``(dz, dy, dx)`` pixel size; n-links along an axis
-            are weighed by ``min(spacing) / spacing[axis]``), ``scale`` (float capacities are
-            multiplied by this and rounded; 1000), ``tol`` (an iteration lowering the energy
-            by less than this many nats per pixel ends the iterations). The model's knobs as
-            keyword arguments still work and are folded into the model object: ``bins``
-            (histogram), ``components`` and ``texture`` (GMM), ``iterations``,
-            ``seed_share``, ``locality``, ``far_cost`` (see
-            :class:`graphcut.models.AppearanceModel`).
+    Parameters
+    ----------
+    image
+        grey (H, W) or colour (H, W, C) image, uint8 / uint16 / bool / float, RGB or RGBA
+        (alpha ignored); or a volume, grey (D, H, W) or colour (D, H, W, C), segmented on the
+        6-connected voxel grid with the histogram model (one cut, no box, lasso or clean-up).
+        NumPy or CuPy. Not modified.
+    seeds
+        (H, W) (or (D, H, W)) integer labels: 0 no seed, 1 object, 2 background; several
+        objects are labelled 1, 3, 4, ... (2 is always the background). ``None``: no seeds
+        (a box or lasso is then needed). Not modified.
+    box
+        ``(row0, col0, row1, col1)``, half-open: everything outside is background (hard).
+        Without object seeds the object's appearance is first learnt from the inside, as in
+        GrabCut.
+    lasso
+        a closed polygon of ``(row, col)`` vertices; outside is background (hard).
+    model
+        the appearance model with its knobs: a model object such as
+        ``graphcut.models.GMM(components=5, texture=4)`` or
+        ``graphcut.models.Histogram(bins=32)``; a name, ``"histogram"`` (the default: the
+        Boykov-Jolly smoothed colour histograms) or ``"gmm"`` (GrabCut's Gaussian mixtures with
+        its iterations, local seeds and texture); or a settings dict
+        (:func:`graphcut.models.model_from_settings`). Never modified.
+    lam
+        weight of the boundary term against the appearance term; ``None``: the model's (10
+        for the histogram, 35 for the GMM).
+    keep
+        "all", or "connected": keep only the object parts that touch a seed of their object
+        or the central part of the box or lasso (the largest part when none does).
+    fill_holes
+        fill holes of fewer than this many pixels inside an object (0: none). Holes with a
+        background seed are never filled.
+    channel_axis
+        the channel axis of a 3-D image (scikit-image convention).
+    device
+        "auto", "cpu" or "cuda" (see :func:`graphcut.solver.min_cut`). With "cuda" (or
+        "auto" choosing it) a NumPy image is copied to the GPU and the models, the networks
+        and the cuts all run there.
+    return_result
+        also return a :class:`~graphcut.solver.CutResult`.
+    **options
+        the energy's options: ``sigma`` (colour-difference scale of the boundary weights;
+        ``None`` estimates it, :func:`graphcut.segmentation.estimate_sigma`), ``spacing``
+        (``(dy, dx)`` or ``(dz, dy, dx)`` pixel size; the n-links along an axis are weighed
+        by ``min(spacing) / spacing[axis]``), ``scale`` (float capacities are multiplied by
+        this and rounded; 1000), ``tol`` (an iteration lowering the energy by less than this
+        many nats per pixel ends the iterations). The model's knobs as keyword arguments
+        still work and are folded into the model object: ``bins`` (histogram),
+        ``components`` and ``texture`` (GMM), ``iterations``, ``seed_share``, ``locality``,
+        ``far_cost`` (see :class:`graphcut.models.AppearanceModel`).
 
-    Returns:
-        One object labelled 1 (or none, with a box or lasso): a bool NumPy (H, W) mask,
-        True = object. Otherwise a uint8 (H, W) label image: 0 background, each object its
-        seed label. With ``return_result``, ``(output, result)``: ``result.flow`` is the last
+    Returns
+    -------
+    numpy.ndarray or tuple
+        One object labelled 1 (or none, with a box or lasso): a bool NumPy (H, W) mask, True
+        = object. Otherwise a uint8 (H, W) label image: 0 background, each object its seed
+        label. With ``return_result``, ``(output, result)``: ``result.flow`` is the last
         minimisation's integer energy (the max flow for one object), ``result.source_side``
         the object pixels, ``result.stats`` the solver's numbers plus "iterations", "model",
-        "lam" (and, through the general pipeline, "energies": the energy after each
+        "lam" (through the general pipeline also "energies": the energy after each
         minimisation, nats, never increasing), and ``stats["seconds"]["total"]``.
 
-    Raises:
-        ValueError / TypeError: bad image, seeds or options (the message says which).
-        graphcut.solver.BackendUnavailableError: ``device="cuda"`` without a usable GPU.
-        MemoryError: ``device="cuda"`` and the GPU ran out of memory (with ``device="auto"``
-            the image is segmented on the CPU instead, with a logged warning);
-            ``HostMemoryError`` when the segmentation would not fit in the memory available,
-            raised before it starts (:mod:`graphcut.segmentation._memory`).
+    Raises
+    ------
+    ValueError or TypeError
+        bad image, seeds or options (the message says which).
+    graphcut.solver.BackendUnavailableError
+        ``device="cuda"`` without a usable GPU.
+    MemoryError
+        ``device="cuda"`` and the GPU ran out of memory (with ``device="auto"`` the image is
+        segmented on the CPU instead, with a logged warning); ``HostMemoryError`` when the
+        segmentation would not fit in the memory available, raised before it starts
+        (:func:`graphcut.segmentation.segmentation_backend`).
 
-    Examples:
-        >>> import numpy as np, graphcut
-        >>> image = np.zeros((20, 20)); image[5:15, 5:15] = 1.0
-        >>> seeds = np.zeros((20, 20), np.uint8); seeds[10, 10] = 1; seeds[0, 0] = 2
-        >>> int(graphcut.segment(image, seeds, device="cpu").sum())
-        100
+    Examples
+    --------
+    One object from two seed pixels (1 = object, 2 = background):
+
+    >>> import numpy as np
+    >>> from graphcut import segment
+    >>> image = np.zeros((6, 8), np.uint8)
+    >>> image[1:5, 2:6] = 200
+    >>> seeds = np.zeros((6, 8), np.uint8)
+    >>> seeds[2, 3], seeds[0, 0] = 1, 2
+    >>> mask = segment(image, seeds, device="cpu")
+    >>> mask.dtype, mask.shape, int(mask.sum())
+    (dtype('bool'), (6, 8), 16)
+
+    GrabCut from a box alone (``(row0, col0, row1, col1)``, half-open), with the Gaussian
+    mixture model:
+
+    >>> from graphcut.models import GMM
+    >>> segment(image, box=(1, 1, 5, 7), model=GMM(), device="cpu").astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0]])
+
+    Several objects are labelled 1, 3, 4, ...; the answer is then a label image:
+
+    >>> seeds[2, 5] = 3
+    >>> segment(image, seeds, device="cpu").dtype
+    dtype('uint8')
+
+    The solver's answer too: ``flow`` is the minimum energy, in capacity units:
+
+    >>> seeds[2, 5] = 0
+    >>> mask, result = segment(image, seeds, device="cpu", return_result=True)
+    >>> result.backend, result.flow > 0, bool((result.source_side == mask).all())
+    ('cpu', True, True)
     """
     settings = dict(model=model, lam=lam, keep=keep, fill_holes=fill_holes, **options)
     o = resolve_options(channel_axis=channel_axis, box=box, lasso=lasso, **settings)

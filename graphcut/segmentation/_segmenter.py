@@ -49,26 +49,79 @@ CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
 class Segmenter:
     """Segment one image (or volume) again and again as its seeds change.
 
-    Args:
-        image: grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
-            A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
-            as an (H, W, C) colour image).
-        lam: smoothness weight; change it later with :meth:`set_lam` (the image's weights are
-            kept; on the GPU the solver's flow too, on the CPU its graph restarts).
-        model: the appearance model, as for :func:`graphcut.segment` (a model object such as
-            ``graphcut.models.GMM()``, a name, a settings dict), or a pair ``(object_model,
-            background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``;
-            refitted on every update. ``lam`` None: the model's default.
-        keep, fill_holes, channel_axis: as for :func:`graphcut.segment`.
-        device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
-        **options: as for :func:`graphcut.segment` (``sigma``, ``spacing``, ``scale``,
-            ``tol``, and the model's knobs as keyword arguments); fixed for the session.
+    Parameters
+    ----------
+    image
+        grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
+        A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
+        as an (H, W, C) colour image).
+    model
+        the appearance model, as for :func:`graphcut.segment`: a model object such as
+        ``graphcut.models.GMM(components=5)``, a name (``"histogram"``, the default, or
+        ``"gmm"``), a settings dict, or a pair ``(object_model, background_model)`` of
+        objects with ``fit(values, mask)`` and ``costs(values)``; refitted on every update
+        (the caller's object is copied, never changed).
+    lam
+        smoothness weight; ``None``: the model's. Change it later with :meth:`set_lam` (the
+        image's weights are kept; on the GPU the solver's flow too, on the CPU its graph
+        restarts).
+    keep, fill_holes, channel_axis
+        as for :func:`graphcut.segment`.
+    device
+        "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
+    **options
+        as for :func:`graphcut.segment`: the energy's ``sigma``, ``spacing``, ``scale``,
+        ``tol``, and the model's knobs as keyword arguments (``bins``, ``components``,
+        ``iterations``, ...); fixed for the session.
 
-    Example:
-        >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
-        >>> mask = session.update(seeds)                       # doctest: +SKIP
-        >>> seeds[10:20, 30:40] = 2                            # doctest: +SKIP
-        >>> mask = session.update(seeds, region=np.s_[10:20, 30:40])  # doctest: +SKIP
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import Segmenter
+    >>> image = np.zeros((6, 10), np.uint8)
+    >>> image[1:5, 1:4] = 200                 # a bright square
+    >>> image[1:5, 6:9] = 100                 # a grey one
+    >>> seeds = np.zeros_like(image)
+    >>> seeds[2, 2], seeds[0, 0] = 1, 2
+    >>> session = Segmenter(image, device="cpu")
+    >>> session.update(seeds).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    One more object seed on the grey square; ``region`` says where the seeds changed, and the
+    re-solve starts from the previous flow:
+
+    >>> seeds[2, 7] = 1
+    >>> session.update(seeds, region=np.s_[2:3, 7:8]).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    The answer equals a fresh :func:`graphcut.segment`'s:
+
+    >>> from graphcut import segment
+    >>> _, fresh = segment(image, seeds, device="cpu", return_result=True)
+    >>> session.last_result.flow == fresh.flow
+    True
+
+    Any model re-solves incrementally, e.g. GrabCut's mixtures:
+
+    >>> from graphcut.models import GMM
+    >>> gmm = Segmenter(image, model=GMM(components=2), device="cpu")
+    >>> int(gmm.update(seeds).sum())
+    24
+
+    On a GPU the solver's state stays in GPU memory between updates:
+
+    >>> int(Segmenter(image, device="cuda").update(seeds).sum())  # doctest: +GPU
+    24
     """
 
     def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
@@ -113,7 +166,7 @@ class Segmenter:
     @property
     def device_name(self) -> str:
         if self.backend == "cuda":
-            from graphcut.solver.api import cuda_device_name
+            from graphcut.solver import cuda_device_name
             return cuda_device_name()
         return CPU_DEVICE_NAME
 
@@ -166,22 +219,30 @@ class Segmenter:
         """Segment with these seeds; returns the bool mask, True = object (or, for seeds of
         several objects, the label image).
 
-        Args:
-            seeds: (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
-                of each. NumPy or CuPy; not modified.
-            region: optional tuple of slices, one per axis (``(rows, cols)`` for an image),
-                that contains every pixel whose label changed since the last update (e.g. a
-                stroke's bounding box); only that part is read and checked. ``None`` compares
-                the whole array.
-            cancel: optional callable polled during a GPU solve (between launch batches);
-                when it returns True the solve stops with
-                :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
-                update continues from where the solve stopped. (PyMaxflow cannot be
-                interrupted: on the CPU this is ignored.)
-            device_mask: return the mask on the solver's device (a CuPy array on the GPU).
-            box, lasso: as for :func:`graphcut.segment` (seeds may then be None).
+        Parameters
+        ----------
+        seeds
+            (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
+            of each. NumPy or CuPy; not modified.
+        region
+            optional tuple of slices, one per axis (``(rows, cols)`` for an image),
+            that contains every pixel whose label changed since the last update (e.g. a
+            stroke's bounding box); only that part is read and checked. ``None`` compares
+            the whole array.
+        cancel
+            optional callable polled during a GPU solve (between launch batches);
+            when it returns True the solve stops with
+            :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
+            update continues from where the solve stopped. (PyMaxflow cannot be
+            interrupted: on the CPU this is ignored.)
+        device_mask
+            return the mask on the solver's device (a CuPy array on the GPU).
+        box, lasso
+            as for :func:`graphcut.segment` (seeds may then be None).
 
-        Returns:
+        Returns
+        -------
+        numpy.ndarray
             The bool (H, W) mask, a NumPy array unless ``device_mask``.
         """
         started = time.perf_counter()

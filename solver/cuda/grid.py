@@ -23,6 +23,7 @@ import numpy as np
 
 from ..networks import GridNetwork
 from ..dynamic import TerminalUpdate
+from .launch import constant, launch_grid
 from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, device_name, grid3d, require_free_memory
 from .module import kernel
@@ -33,10 +34,11 @@ from .transfer import (change_nlinks, checked_links, cut_side, fill_int32, fold_
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
+INT32_MAX = 2**31 - 1
 NETWORK_BYTES_PER_PIXEL = 8  # int32 source and sink staged on the GPU during an upload
 RIGHT, LEFT, DOWN, UP = range(4)
-PR_TILE = (32, 8)     # (width, height) of a push-relabel block's tile; matches the .cu file
-BFS_TILE = 32
+PR_TILE = (constant("PR_TILE_2D_X"), constant("PR_TILE_2D_Y"))  # (width, height)
+BFS_TILE = constant("BFS_TILE_2D_X")  # == BFS_TILE_2D_Y, compiled in
 
 
 def check_fits(num_pixels: int, extra_bytes_per_pixel: int = 0) -> None:
@@ -249,7 +251,7 @@ class GridState:
         Also flags the push-relabel tiles that hold an active pixel. Runs on the current stream.
         """
         n = int(np.prod(self.shape))
-        self._kernel("bfs_init")(((n + 255) // 256,), (256,),
+        self._kernel("bfs_init")(*launch_grid(n, max_blocks=INT32_MAX),
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
         self._bfs_parity = 0

@@ -19,13 +19,15 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from .launch import constant
 from ..networks import axis_slice
 from . import GPUMemoryError, require_free_memory
 
 STATE_BYTES_PER_VOXEL = 57
 NETWORK_BYTES_PER_VOXEL = 32
-PR_TILE_3D = (32, 4, 2)    # (x, y, z) voxels of a push-relabel block; matches the .cu file
-BFS_TILE_3D = (32, 8, 4)   # (x, y, z) voxels of a BFS block
+# (x, y, z) voxels of a push-relabel block and of a BFS block, compiled into the kernels
+PR_TILE_3D = tuple(constant(f"PR_TILE_3D_{a}") for a in "XYZ")
+BFS_TILE_3D = tuple(constant(f"BFS_TILE_3D_{a}") for a in "XYZ")
 NEXT_SLICE, PREV_SLICE = 4, 5
 # Voxel indices and heights are int32 in the kernels; INF = voxels + 2 must fit.
 MAX_VOXELS = int(np.iinfo(np.int32).max) - 2

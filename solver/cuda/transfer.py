@@ -31,9 +31,10 @@ import numpy as np
 from cupy.cuda import runtime
 
 from ._loader import kernel
+from .launch import THREADS, launch_grid
 
 STATE_SOURCE = "grid_state.cu"
-FOLD_THREADS = 256               # matches FOLD_THREADS in grid_state.cu
+FOLD_THREADS = THREADS           # GRAPHCUT_THREADS, compiled into grid_state.cu
 SLOT_BYTES = 4 << 20             # one staging buffer (page-locked, allocated once per process)
 BLOCK_BYTES = SLOT_BYTES         # the most one staged copy carries (<= SLOT_BYTES)
 SLOTS_PER_WORKER = 2             # a worker fills one while the other is being sent
@@ -211,7 +212,7 @@ def fold_terminals(state, source: cupy.ndarray, sink: cupy.ndarray,
 
 
 def _blocks(n: int) -> int:
-    return max(1, min(-(-n // FOLD_THREADS), 8192))
+    return launch_grid(n, FOLD_THREADS)[0][0]
 
 
 def sum_nonnegative(values: cupy.ndarray) -> int:
