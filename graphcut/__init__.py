@@ -28,6 +28,7 @@ array([[0, 0, 0, 0, 0, 0],
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 # public name -> the package that defines it
 _HOMES = {
@@ -49,6 +50,17 @@ _SUBPACKAGES = ("batch", "commands", "io", "labeling", "models", "segmentation",
 _HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
 
 __all__ = sorted(_HOME_OF)
+
+if TYPE_CHECKING:  # the static view (type checkers, the API reference); no run-time import
+    from .io import (BACKGROUND, FOREGROUND, NONE, ImageReadError,  # noqa: F401
+                     ImageTooLargeError, VolumeReadError, check_seeds, read_image,
+                     read_seeds, read_volume, read_volume_seeds, write_mask, write_overlay,
+                     write_seeds, write_volume_mask, write_volume_seeds)
+    from .models import GMM, Histogram  # noqa: F401
+    from .segmentation import (DEFAULT_LAM, DEFAULT_SCALE, Segmenter,  # noqa: F401
+                               build_network, estimate_sigma, nlink_weights, regional_costs,
+                               segment, terminal_capacities)
+    from .solver import CSRNetwork, CutResult, GridNetwork, min_cut  # noqa: F401
 
 
 def __getattr__(name: str):

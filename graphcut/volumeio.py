@@ -1,5 +1,5 @@
-"""Deprecated: moved to graphcut.io (volumes) and graphcut.segmentation (segment_volume_paths). This module only re-exports those names, with a
-DeprecationWarning, and will be removed."""
+"""Deprecated: moved to graphcut.io (volumes) and graphcut.segmentation (segment_volume_paths).
+This module only re-exports those names, with a DeprecationWarning, and will be removed."""
 
 import warnings
 

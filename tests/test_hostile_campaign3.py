@@ -27,12 +27,11 @@ from graphcut._safety import (NAME_MAX, TEMPORARY_NAME, NotARegularFileError, Np
                               SymlinkRefusedError, open_no_follow, read_npy, read_small_file,
                               temporary_prefix)
 from graphcut.cli import main
-from graphcut.io import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
-from graphcut.io import read_seeds
+from graphcut.io import (ImageMemoryError, ImageReadError, ImageTooLargeError, VolumeReadError,
+                         atomic_write, is_volume, read_seeds, read_volume, read_volume_seeds)
+from graphcut.segmentation import segment_volume_paths
 from graphcut.solver.memory import LIMIT_VARIABLE
 from graphcut.solver.networks import CSRNetwork
-from graphcut.io import (VolumeReadError, is_volume, read_volume, read_volume_seeds,
-                               segment_volume_paths)
 from test_segment import disc_image, disc_seeds
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")

@@ -147,7 +147,8 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
 
 def _check_device_labels(seeds, name: str, require_both: bool) -> None:
     """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
-    energy kernels counts the labels (no CuPy kernel is compiled, see graphcut/segmentation/_boykov_jolly.py)."""
+    energy kernels counts the labels (no CuPy kernel is compiled, see
+    graphcut/segmentation/_boykov_jolly.py)."""
     _, (object_seeds, background_seeds, bad) = energy_kernels().seed_labels(seeds)
     if bad:  # an error: its message lists the values, found on the host
         check_seeds(seeds.get(), name=name, require_both=False)
@@ -339,5 +340,7 @@ def write_seeds(path, labels, *, inputs=()) -> None:
     atomic_save(Image.fromarray(labels.astype(np.uint8)), path, inputs=inputs)
 
 
-__all__ = ["NONE", "FOREGROUND", "BACKGROUND", "LABEL_MODES", "MAX_LABEL", "check_seeds", "image_shape",
-           "object_labels", "read_seeds", "strokes_to_labels", "write_seeds"]
+__all__ = [
+    "NONE", "FOREGROUND", "BACKGROUND", "LABEL_MODES", "MAX_LABEL", "check_seeds",
+    "image_shape", "object_labels", "read_seeds", "strokes_to_labels", "write_seeds",
+]

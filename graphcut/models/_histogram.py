@@ -1,8 +1,8 @@
 """``HistogramModel``: the smoothed colour histogram of the Boykov-Jolly energy (today's model).
 
 The binning, smoothing and cost tables live here (``graphcut.segmentation.regional_costs`` and
-``SeedHistograms`` use them too); :class:`HistogramModel` puts them behind the :class:`~graphcut.models.ColourModel` interface with identical
-costs: ``HistogramModel().fit(values, seeds == 1).costs(values)`` equals
+``SeedHistograms`` use them too); :class:`HistogramModel` puts them behind the
+:class:`~graphcut.models.ColourModel` interface with identical costs: ``HistogramModel().fit(values, seeds == 1).costs(values)`` equals
 ``regional_costs(image, seeds)[0]`` bit for bit.
 """
 
@@ -88,7 +88,8 @@ def check_bins(bins, channels: int) -> int:
 
 def histogram_costs(values, seeds, bins):
     """``(cost_object, cost_background)`` of the histogram models of the object (label 1) and
-    background (label 2) seeds, for the float ``values`` (:func:`graphcut._arrays.image_as_float`)."""
+    background (label 2) seeds, for the float ``values``
+    (:func:`graphcut._arrays.image_as_float`)."""
     channels = values.shape[-1]
     bins = check_bins(bins, channels)
     index = bin_indices(values, bins)

@@ -10,8 +10,8 @@ Figures are bytes per pixel, measured as the peak resident memory of each step o
 2000 x 2000 images (``tests/test_hostile_input.py`` checks that they bound the real peak) and
 rounded up:
 
-- building the energy (:func:`graphcut.segmentation.build_network`): about 85 (grey) and 100 (colour)
-  bytes per pixel on the CPU, the same on the GPU (the network is built there);
+- building the energy (:func:`graphcut.segmentation.build_network`): about 85 (grey) and 100
+  (colour) bytes per pixel on the CPU, the same on the GPU (the network is built there);
 - the network itself: 16 (four int32 capacity arrays);
 - the CPU solve: PyMaxflow's graph, 176 bytes per pixel (48 per node, 32 per arc, four arcs a
   pixel), plus about 1 per pixel (the mask) and a bounded block of index arrays

@@ -180,8 +180,8 @@ def _run_on_device(run, image, seeds, device):
         except MemoryError as error:  # GPUMemoryError, or CuPy's OutOfMemoryError while building
             if device != "auto":
                 raise
-            log.warning("the GPU ran out of memory (%s); falling back to the CPU: segmenting on the "
-                        "CPU instead", error)
+            log.warning("the GPU ran out of memory (%s); falling back to the CPU: segmenting "
+                        "on the CPU instead", error)
             image, seeds = to_host(image), _seeds_to_host(seeds)
             device = "cpu"
     return run(image, seeds, device)

@@ -144,7 +144,8 @@ class Segmenter:
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
         self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
-        self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])  # last axis first
+        # the float n-link weights, last axis first
+        self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])
         self._histograms = None
         if self._tabled:
             self._histograms = SeedHistograms(self._values, bins=self.bins)

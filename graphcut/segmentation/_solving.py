@@ -31,7 +31,9 @@ class GridCuts:
     Examples
     --------
     >>> import numpy as np
-    >>> cuts = GridCuts((1, 2), (np.array([[3]], np.int32), np.zeros((0, 2), np.int32)), "cpu")
+    >>> from graphcut.segmentation import GridCuts
+    >>> right, down = np.array([[3]], np.int32), np.zeros((0, 2), np.int32)
+    >>> cuts = GridCuts((1, 2), (right, down), "cpu")
     >>> cuts.solve(np.array([[5, 0]], np.int32), np.array([[0, 5]], np.int32)).flow
     3
     """
