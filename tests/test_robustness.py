@@ -366,8 +366,8 @@ def test_device_cuda_without_a_gpu_is_a_usage_error(tmp_path, good, monkeypatch)
 
 # ---- GPU faults (a fake CUDA backend that runs out of memory) -------------------------------
 
-class FakeGPUMemoryError(MemoryError):
-    pass
+class FakeGPUMemoryError(solver.GPUMemoryError):
+    """What the fake backend raises: a GPUMemoryError, as the real one's."""
 
 
 @pytest.fixture
