@@ -110,15 +110,22 @@ def reparameterize_nlinks(residual, excess, to_sink, source_capacity, sink_capac
     :func:`reparameterize_terminals` does: every s-t cut costs ``delta`` more, so the minimum
     cuts are unchanged and the true flow value is the reparameterised one minus the sum.
 
-    Args:
-        residual: (2 * ndim, *shape) residuals of the n-links (any integer dtype; see the
-            module docstring for the direction order), consistent with ``old_links``.
-        excess, to_sink, source_capacity, sink_capacity: the per-pixel state (module docstring).
-        reparameterization: the sum of the deltas already added to both terminal arcs.
-        old_links, new_links: ``(forward, backward)`` n-link capacities, one array per axis,
-            the old ones those in force for ``residual``.
+    Parameters
+    ----------
+    residual
+        (2 * ndim, *shape) residuals of the n-links (any integer dtype; see the
+        module docstring for the direction order), consistent with ``old_links``.
+    excess, to_sink, source_capacity, sink_capacity
+        the per-pixel state (module docstring).
+    reparameterization
+        the sum of the deltas already added to both terminal arcs.
+    old_links, new_links
+        ``(forward, backward)`` n-link capacities, one array per axis,
+        the old ones those in force for ``residual``.
 
-    Returns:
+    Returns
+    -------
+    NlinkUpdate | None
         The new state (arrays of the input's module; ``reparameterization`` the new total), or
         None when a residual to the sink would leave int32 (a pixel losing more than about
         ``2**31`` of net n-link inflow). The caller must then start over from zero n-link flow,
