@@ -70,6 +70,18 @@ def test_a_planted_lock_symlink_is_refused_and_its_target_untouched(tmp_path):
     assert not (out / "a.png").exists()
 
 
+def test_a_planted_overlays_symlink_is_refused(tmp_path):
+    images, seeds, out = folders(tmp_path)
+    out.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (out / "overlays").symlink_to(outside)
+    with pytest.raises(OSError, match="symbolic link"):
+        run_batch(images, seeds, out, device="cpu", progress=False, overlay=True,
+                  runner=serial_runner)
+    assert list(outside.iterdir()) == []
+
+
 def test_a_lock_fifo_is_refused_without_waiting(tmp_path):
     images, seeds, out = folders(tmp_path)
     out.mkdir()
