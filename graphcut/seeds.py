@@ -39,8 +39,10 @@ def image_shape(shape) -> tuple[int, ...]:
     """``shape`` as a tuple of ints, checked to be an image's (H, W) or (H, W, C), or a
     volume's (D, H, W) or (D, H, W, C).
 
-    Raises:
-        ValueError: not a sequence of 2 to 4 non-negative integers; the message shows it.
+    Raises
+    ------
+    ValueError
+        not a sequence of 2 to 4 non-negative integers; the message shows it.
     """
     try:
         values = tuple(shape)
@@ -64,20 +66,41 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
                 multi: bool = False):
     """Validate a seed label array and return it unchanged.
 
-    Args:
-        seeds: (H, W) (or (D, H, W) for a volume) integer array (NumPy or CuPy) of 0 / 1 / 2
-            labels.
-        shape: the image's (H, W) (or the volume's (D, H, W)); longer shapes are compared on
-            their first ``seeds.ndim`` entries; ``None`` skips the size check.
-        name: how error messages call the seeds (e.g. the file they came from).
-        require_both: also require at least one foreground and one background seed.
-        multi: accept several objects (labels 1 and 3 .. 254; with ``require_both``, any
-            object label counts as an object seed).
+    Parameters
+    ----------
+    seeds
+        (H, W) (or (D, H, W) for a volume) integer array (NumPy or CuPy) of 0 / 1 / 2
+        labels.
+    shape
+        the image's (H, W) (or the volume's (D, H, W)); longer shapes are compared on
+        their first ``seeds.ndim`` entries; ``None`` skips the size check.
+    name
+        how error messages call the seeds (e.g. the file they came from).
+    require_both
+        also require at least one foreground and one background seed.
+    multi
+        accept several objects (labels 1 and 3 .. 254; with ``require_both``, any
+        object label counts as an object seed).
 
-    Raises:
-        TypeError: ``seeds`` is not an integer array.
-        ValueError: wrong number of dimensions, size different from ``shape``, unknown label
-            values, or (``require_both``) no object or no background seed.
+    Raises
+    ------
+    TypeError
+        ``seeds`` is not an integer array.
+    ValueError
+        wrong number of dimensions, size different from ``shape``, unknown label
+        values, or (``require_both``) no object or no background seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import check_seeds
+    >>> seeds = np.array([[1, 0], [0, 2]], np.uint8)
+    >>> check_seeds(seeds, (2, 2)) is seeds
+    True
+    >>> check_seeds(np.array([[1, 0], [0, 0]]), (2, 2))
+    Traceback (most recent call last):
+        ...
+    ValueError: ...background...
     """
     if shape is not None:
         shape = image_shape(shape)
@@ -206,25 +229,55 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
                max_pixels: int | None = None, multi: bool = False) -> np.ndarray:
     """Read a seed file in label or stroke form (see the module docstring).
 
-    Args:
-        path: the seed PNG (any format Pillow reads works).
-        shape: the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
-        require_both: require at least one foreground and one background seed (False reads
-            partial seeds, e.g. work saved from the desktop app before it was finished).
-        max_pixels: the largest width × height accepted (a decompression-bomb guard, as in
-            :func:`graphcut.read_image`). None: Pillow's limit, or the image's size from
-            ``shape`` when that is larger (the seeds must have the image's size anyway).
-        multi: accept several objects (label form: 1 and 3 .. 254 are objects).
+    Parameters
+    ----------
+    path
+        the seed PNG (any format Pillow reads works).
+    shape
+        the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
+    require_both
+        require at least one foreground and one background seed (False reads
+        partial seeds, e.g. work saved from the desktop app before it was finished).
+    max_pixels
+        the largest width × height accepted (a decompression-bomb guard, as in
+        :func:`graphcut.read_image`). None: Pillow's limit, or the image's size from
+        ``shape`` when that is larger (the seeds must have the image's size anyway).
+    multi
+        accept several objects (label form: 1 and 3 .. 254 are objects).
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray
         uint8 (H, W) labels: 0 none, 1 foreground, 2 background (``multi``: 3 .. 254 further
         objects).
 
-    Raises:
-        ImageReadError: the file cannot be read as an image.
-        ValueError: size differs from ``shape``, unknown label values, no foreground or no
-            background seed, label-form seeds in a lossy format (JPEG), floating-point values;
-            every message names the file.
+    Raises
+    ------
+    ImageReadError
+        the file cannot be read as an image.
+    ValueError
+        size differs from ``shape``, unknown label values, no foreground or no
+        background seed, label-form seeds in a lossy format (JPEG), floating-point values;
+        every message names the file.
+
+    Examples
+    --------
+    Both forms on disk read to the same labels: label values, or red / blue strokes:
+
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> from graphcut import read_seeds, write_seeds
+    >>> labels = np.array([[1, 0, 0], [0, 0, 2]], np.uint8)
+    >>> write_seeds("labels.png", labels)
+    >>> read_seeds("labels.png", (2, 3))
+    array([[1, 0, 0],
+           [0, 0, 2]], dtype=uint8)
+    >>> strokes = np.zeros((2, 3, 3), np.uint8)
+    >>> strokes[0, 0] = (255, 0, 0)      # pure red: object
+    >>> strokes[1, 2] = (0, 0, 255)      # pure blue: background
+    >>> Image.fromarray(strokes).save("strokes.png")
+    >>> bool((read_seeds("strokes.png", (2, 3)) == labels).all())
+    True
     """
     name = f"seeds {os.fspath(path)!r}"
     if shape is not None:

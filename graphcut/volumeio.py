@@ -89,11 +89,34 @@ def read_volume(path, *, max_pixels: int | None = None) -> np.ndarray:
     (``GRAPHCUT_MEMORY_LIMIT``), for compressed TIFF pages and sparse ``.npy`` files too.
     FIFOs, devices and sockets are refused by name, never opened.
 
-    Raises:
-        VolumeReadError: missing or unreadable file, not a regular file, a 2-D image, a time
-            series, slices of different sizes, a truncated ``.npy``, a slice above the pixel
-            limit; the message names the file (and the slice).
-        ImageMemoryError: decoding would need more memory than is available (a MemoryError).
+    Raises
+    ------
+    VolumeReadError
+        missing or unreadable file, not a regular file, a 2-D image, a time series, slices
+        of different sizes, a truncated ``.npy``, a slice above the pixel limit; the message
+        names the file (and the slice).
+    ImageMemoryError
+        decoding would need more memory than is available (a MemoryError).
+
+    Examples
+    --------
+    A (D, H, W) volume as a ``.npy`` file (a multi-page TIFF reads the same way):
+
+    >>> import numpy as np
+    >>> from graphcut import read_volume, segment, write_volume_mask
+    >>> volume = np.zeros((3, 4, 4), np.uint8)
+    >>> volume[:, 1:3, 1:3] = 200                 # a bright bar through the slices
+    >>> np.save("volume.npy", volume)
+    >>> read_volume("volume.npy").shape
+    (3, 4, 4)
+    >>> seeds = np.zeros((3, 4, 4), np.uint8)
+    >>> seeds[1, 1, 1], seeds[0, 0, 0] = 1, 2
+    >>> mask = segment(read_volume("volume.npy"), seeds, channel_axis=None, device="cpu")
+    >>> int(mask.sum())                            # 3 slices of 2 x 2 voxels
+    12
+    >>> write_volume_mask("mask.tif", mask)
+    >>> int(read_volume("mask.tif").max())
+    255
     """
     path = Path(path)
     name = os.fspath(path)
@@ -129,11 +152,15 @@ def read_volume_seeds(path, shape=None, *, require_both: bool = True,
     stroke form, one per slice, natural name order). ``shape``: the volume's (D, H, W) (or
     (D, H, W, C)); the seeds must match it. ``max_pixels``: as :func:`read_volume`.
 
-    Raises:
-        VolumeReadError: unreadable file or folder, not a regular file.
-        ImageMemoryError: decoding would need more memory than is available.
-        ValueError: not integer labels, wrong size, labels other than 0 / 1 / 2, or (with
-            ``require_both``) no object or no background seed; the message names the file.
+    Raises
+    ------
+    VolumeReadError
+        unreadable file or folder, not a regular file.
+    ImageMemoryError
+        decoding would need more memory than is available.
+    ValueError
+        not integer labels, wrong size, labels other than 0 / 1 / 2, or (with
+        ``require_both``) no object or no background seed; the message names the file.
     """
     path = Path(path)
     name = f"seeds {os.fspath(path)!r}"

@@ -38,10 +38,13 @@ def open_regular_file(path):
     The file is opened without blocking and checked before anything is read, so a FIFO
     (which would wait for a writer), ``/dev/zero`` (endless) or a folder is refused at once.
 
-    Raises:
-        NotARegularFileError: ``path`` is not a regular file; the message names it and says
-            what it is.
-        OSError: it cannot be opened (missing, no permission, ...).
+    Raises
+    ------
+    NotARegularFileError
+        ``path`` is not a regular file; the message names it and says
+        what it is.
+    OSError
+        it cannot be opened (missing, no permission, ...).
     """
     name = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -62,9 +65,12 @@ def open_regular_file(path):
 def check_regular_file(path) -> None:
     """Raise unless ``path`` (symbolic links followed) is a regular file; opens nothing.
 
-    Raises:
-        NotARegularFileError: a folder, FIFO, device or socket.
-        OSError: it does not exist (FileNotFoundError) or cannot be examined.
+    Raises
+    ------
+    NotARegularFileError
+        a folder, FIFO, device or socket.
+    OSError
+        it does not exist (FileNotFoundError) or cannot be examined.
     """
     name = os.fspath(path)
     mode = os.stat(name).st_mode

@@ -198,22 +198,31 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     :func:`graphcut.segment`, which with ``device="auto"`` sends an image too large for the
     GPU to the CPU).
 
-    Args:
-        lam: None: the settings file's, else the colour model's default.
-        max_pixels: the largest image accepted (see :func:`graphcut.read_image`).
-        timings: a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
-        segment_options: further :func:`graphcut.segment` options (``model``,
-            ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
-            ``sigma`` win over the settings file next to the seeds.
+    Parameters
+    ----------
+    lam
+        None: the settings file's, else the colour model's default.
+    max_pixels
+        the largest image accepted (see :func:`graphcut.read_image`).
+    timings
+        a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
+    segment_options
+        further :func:`graphcut.segment` options (``model``,
+        ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
+        ``sigma`` win over the settings file next to the seeds.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(mask, result)``: the bool mask (or the label image of several objects) and the
         solver's :class:`graphcut.CutResult`.
 
-    Raises:
+    Raises
+    ------
+    OSError or ValueError or MemoryError
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
-        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError when
-        the image cannot fit) and the writers raise.
+        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError
+        when the image cannot fit) and the writers raise.
     """
     stages = {} if timings is None else timings
     started = time.perf_counter()
@@ -284,11 +293,36 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=Non
     program's): status "skipped"; a mask made otherwise is redone. The mask is written last,
     atomically, so its presence means the image is done.
 
-    Returns:
+    Returns
+    -------
+    dict
         A dict with the keys :data:`SUMMARY_FIELDS`: status "ok" / "failed" / "skipped",
         reason ("" when ok), width and height (pixels), flow (the maximum flow), seconds (wall
         time for this image: read, solve, write), backend ("cpu" / "cuda"), the paths, lam
         and sigma; and the seconds per stage (:data:`STAGE_FIELDS`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_mask, write_seeds
+    >>> from graphcut.batch import segment_file
+    >>> image = np.zeros((6, 6), bool)
+    >>> image[1:4, 1:4] = True
+    >>> write_mask("cells.png", image)
+    >>> seeds = np.zeros((6, 6), np.uint8)
+    >>> seeds[2, 2], seeds[5, 5] = 1, 2
+    >>> write_seeds("cells_seeds.png", seeds)
+    >>> record = segment_file("cells.png", "cells_seeds.png", "cells_mask.png", device="cpu")
+    >>> record["status"], record["backend"], record["width"], record["height"]
+    ('ok', 'cpu', 6, 6)
+    >>> int((read_image("cells_mask.png") == 255).sum())
+    9
+
+    Bad input gives a failed record, not an exception:
+
+    >>> failed = segment_file("nothing.png", "cells_seeds.png", "out.png", device="cpu")
+    >>> failed["status"], "nothing.png" in failed["reason"]
+    ('failed', True)
     """
     started = time.perf_counter()
     image_path, out_path = Path(image_path), Path(out_path)

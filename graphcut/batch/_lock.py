@@ -34,10 +34,13 @@ class OutputFolderBusyError(RuntimeError):
 def output_folder_lock(out_dir):
     """Hold the batch lock of ``out_dir`` (which must exist) for the ``with`` block.
 
-    Raises:
-        OutputFolderBusyError: another process holds it; the message names its process id.
-        OSError: the lock file cannot be created, or is a symbolic link, a FIFO or a device
-            (the message names it).
+    Raises
+    ------
+    OutputFolderBusyError
+        another process holds it; the message names its process id.
+    OSError
+        the lock file cannot be created, or is a symbolic link, a FIFO or a device
+        (the message names it).
     """
     import fcntl
 

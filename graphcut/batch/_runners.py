@@ -130,15 +130,20 @@ class ProcessRunner:
     """A :data:`Runner` of ``jobs`` worker processes (a ``pebble.ProcessPool``), one image
     each at a time, for the CPU backend.
 
-    Args:
-        jobs: worker processes (>= 1).
-        memory_budget: bytes the images in flight may need together; None: a share
-            (:data:`MEMORY_SHARE`) of the memory available when the run starts, less the
-            workers' own; no limit where that cannot be read.
-        timeout: seconds after which an image's worker is stopped and the image failed
-            (None: no limit).
-        task: the per-image function (default :func:`graphcut.batch.segment_file`), importable
-            by the workers.
+    Parameters
+    ----------
+    jobs
+        worker processes (>= 1).
+    memory_budget
+        bytes the images in flight may need together; None: a share
+        (:data:`MEMORY_SHARE`) of the memory available when the run starts, less the
+        workers' own; no limit where that cannot be read.
+    timeout
+        seconds after which an image's worker is stopped and the image failed
+        (None: no limit).
+    task
+        the per-image function (default :func:`graphcut.batch.segment_file`), importable
+        by the workers.
     """
 
     def __init__(self, jobs: int, *, memory_budget: int | None = None,

@@ -90,8 +90,10 @@ class SummaryLog:
     then one row appended and flushed to disk per finished image (:meth:`add`); :meth:`close`
     rewrites it in ``order`` with one row per image.
 
-    Raises:
-        OSError: the file cannot be written (the message names it).
+    Raises
+    ------
+    OSError
+        the file cannot be written (the message names it).
     """
 
     def __init__(self, path, records):

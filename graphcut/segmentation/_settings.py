@@ -117,12 +117,14 @@ def read_settings(path) -> dict:
     The file must be a regular file (a FIFO or a device is refused by name, before it is
     opened) small enough for the memory available.
 
-    Raises:
-        OSError: the file cannot be read, or is not a regular file
-            (``NotARegularFileError``).
-        ValueError: not JSON, nested too deeply, larger than :data:`SETTINGS_MAX_BYTES` or
-            than the memory available allows, or a bad value; the message names the file
-            (and the line for JSON syntax errors).
+    Raises
+    ------
+    OSError
+        the file cannot be read, or is not a regular file (``NotARegularFileError``).
+    ValueError
+        not JSON, nested too deeply, larger than :data:`SETTINGS_MAX_BYTES` or than the
+        memory available allows, or a bad value; the message names the file (and the line
+        for JSON syntax errors).
     """
     from graphcut._safety import read_small_file
 
