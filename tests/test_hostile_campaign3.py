@@ -275,6 +275,20 @@ def test_stereo_checks_memory_before_decoding(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "differ in size" in result.output
 
 
+def test_stereo_refuses_fifos_as_images_and_ground_truth(tmp_path):
+    for name in ("left.png", "right.png"):
+        Image.fromarray(np.zeros((20, 30), np.uint8)).save(tmp_path / name)
+    for name in ("gt.npy", "gt.pfm", "gt.png", "fifo.png"):
+        os.mkfifo(tmp_path / name)
+    for left, truth in (("left.png", "gt.npy"), ("left.png", "gt.pfm"), ("left.png", "gt.png"),
+                        ("fifo.png", None)):
+        extra = ["--ground-truth", tmp_path / truth] if truth else []
+        done = run_cli("stereo", tmp_path / left, tmp_path / "right.png", "-d", "4", "-o",
+                       tmp_path / "d.npy", "--device", "cpu", "--overwrite", *extra)
+        assert done.returncode == 1, done.stderr
+        assert "named pipe (FIFO)" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_stereo_dump_folder_is_not_replaced_without_overwrite(tmp_path):
     dump = tmp_path / "dump"
     dump.mkdir()

@@ -91,6 +91,15 @@ def test_a_lock_fifo_is_refused_without_waiting(tmp_path):
     assert done.returncode == 1 and "FIFO" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("name", [LOCK_NAME, SUMMARY_NAME])
+def test_a_folder_in_place_of_the_lock_or_summary_is_refused(tmp_path, name):
+    images, seeds, out = folders(tmp_path)
+    (out / name).mkdir(parents=True)
+    with pytest.raises(OSError, match=f"{name}: is a folder, not a regular file"):
+        batch(images, seeds, out)
+    assert not (out / "a.png").exists()
+
+
 def test_a_summary_fifo_is_refused_without_hanging(tmp_path):
     images, seeds, out = folders(tmp_path)
     out.mkdir()
