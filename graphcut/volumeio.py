@@ -352,11 +352,45 @@ def _read_npy(path: Path, max_pixels=None) -> np.ndarray:
     return volume
 
 
-def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
+# Above this many pages, a TIFF whose first page does not describe one shaped series for all
+# of them is read without tifffile's shaped-series detection, which is quadratic in the number
+# of series (a 5 MB file of 20000 one-pixel pages took minutes).
+_SERIES_PAGE_LIMIT = 256
+
+
+def _open_tiff(source, name: str):
+    """``tifffile.TiffFile`` of ``source`` (a path or an open binary file), protected against
+    files of very many shaped series (:data:`_SERIES_PAGE_LIMIT`): their pages are then read as
+    one generic series."""
+    import json
+
     import tifffile
+    tif = tifffile.TiffFile(source, name=os.path.basename(name))
+    try:
+        if tif.is_shaped and len(tif.pages) > _SERIES_PAGE_LIMIT:
+            first = tif.pages.first
+            try:
+                declared = json.loads(first.description)["shape"]
+                one_series = int(np.prod(declared, dtype=object)) >= \
+                    len(tif.pages) * int(np.prod(first.shape, dtype=object))
+            except (ValueError, KeyError, TypeError):
+                one_series = False
+            if not one_series:
+                if hasattr(source, "seek"):
+                    source.seek(0)
+                else:
+                    tif.close()
+                tif = tifffile.TiffFile(source, name=os.path.basename(name), is_shaped=False)
+    except BaseException:
+        tif.close()
+        raise
+    return tif
+
+
+def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
     try:
         check_regular_file(path)
-        with tifffile.TiffFile(os.fspath(path)) as tif:
+        with _open_tiff(os.fspath(path), os.fspath(path)) as tif:
             series = tif.series[0]
             return series.axes, tuple(series.shape)
     except Exception as error:  # tifffile raises many types for bad files
@@ -364,7 +398,6 @@ def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
 
 
 def _read_tiff(path: Path, max_pixels=None) -> np.ndarray:
-    import tifffile
     name = os.fspath(path)
     try:
         handle, _ = open_regular_file(path)
@@ -372,7 +405,7 @@ def _read_tiff(path: Path, max_pixels=None) -> np.ndarray:
         raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
     with handle:
         try:
-            tif = tifffile.TiffFile(handle, name=os.path.basename(name))
+            tif = _open_tiff(handle, name)
         except Exception as error:  # tifffile raises many types for bad files
             raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
         with tif:

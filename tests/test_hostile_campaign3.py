@@ -215,6 +215,20 @@ def test_compressed_multi_page_tiff_bomb_is_refused_before_decoding(tmp_path, mo
         read_volume(path, max_pixels=1000)
 
 
+def test_a_tiff_of_many_shaped_series_is_read_as_one_stack(tmp_path):
+    """300 one-pixel pages each written as its own shaped series: tifffile's series detection
+    is quadratic in their number (20000 took minutes, for the first page alone); past 256
+    pages they are read as one stack, every page."""
+    path = tmp_path / "pages.tif"
+    with tifffile.TiffWriter(path) as tif:
+        for z in range(300):
+            tif.write(np.full((1, 1), z % 256, np.uint8), contiguous=False)
+    assert is_volume(path)
+    volume = read_volume(path)
+    assert volume.shape == (300, 1, 1)
+    assert np.array_equal(volume[:, 0, 0], np.arange(300) % 256)
+
+
 def sparse_npy(path: Path, shape, dtype=np.uint8) -> Path:
     """A .npy whose header declares ``shape`` and whose data is a hole (sparse on disk)."""
     with open(path, "wb") as handle:
