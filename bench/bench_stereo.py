@@ -205,7 +205,7 @@ def summary(results, args) -> str:
     for name, rows in results:
         ours = [row for row in rows if row["method"] == "graphcut"]
         by_label = {row["method"]: row["bad"] for row in rows}
-        cells = [f"{by_label.get(label, float('nan')):.2%}" for label in (
+        cells = [f"{by_label[label]:.2%}" if label in by_label else "-" for label in (
             "SGBM raw, tuned on dev pairs", "SGBM filled, tuned on dev pairs",
             "SGBM raw, best on this pair (oracle)", "SGBM filled, best on this pair (oracle)")]
         oracles = [row["bad"] for row in rows if row.get("oracle")]
