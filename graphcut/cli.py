@@ -44,9 +44,13 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
 @click.version_option(package_name="graphcut")
-def main(verbose: int) -> None:
+@click.pass_context
+def main(ctx: click.Context, verbose: int) -> None:
     """Graph-cut segmentation and max-flow on the GPU (CuPy) or the CPU (PyMaxflow)."""
+    from ._safety import terminate_as_interrupt
     setup_logging(verbose)
+    # SIGTERM unwinds like Ctrl-C for the whole sub-command: temporary files are removed
+    ctx.with_resource(terminate_as_interrupt())
 
 
 if __name__ == "__main__":

@@ -23,8 +23,8 @@ maximum flow divided by ``scale`` is then the minimum energy. Capacities above t
 raise a ValueError that says which term overflowed.
 
 Every function here takes NumPy or CuPy arrays and answers on the image's device. On the GPU
-each step is a kernel of ``solver/cuda/energy_kernels.cu`` (shipped precompiled, loaded by the
-package's one CUDA loader; host code in ``graphcut.solver.cuda.energy_kernels``) with the same
+each step is a kernel of ``segmentation/energy_kernels.cu`` (shipped precompiled, loaded by the
+package's one CUDA loader; host code in ``graphcut.segmentation.energy_kernels``) with the same
 float64 formulas, so a machine's first segmentation does not wait for NVRTC to compile CuPy's
 element-wise kernels and does not import CuPy's SciPy extras; the small per-cell colour tables
 are computed on the host with NumPy, exactly as on the CPU.
@@ -82,7 +82,7 @@ def array_module(*arrays):
 
 def _gpu():
     """The GPU energy kernels' host code (imported only for CuPy arrays)."""
-    from .solver.cuda import energy_kernels
+    import graphcut.segmentation.energy_kernels as energy_kernels
     return energy_kernels
 
 
@@ -168,6 +168,10 @@ def _sigma_from_differences(*differences) -> float:
 def _sigma_from_sums(sums, count: int) -> float:
     """sigma from the sums of the squared-difference arrays and their total size."""
     mean = sum(sums) / count if count else 0.0
+    if not math.isfinite(mean):  # finite values near 1e300: their squared differences overflow
+        raise ValueError("the image's values are too large to estimate sigma from: the squared "
+                         "differences between neighbours overflow float64 (values of magnitude "
+                         "up to about 1e150 work); scale the image, e.g. to 0..1")
     return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from .solver.files import NotARegularFileError, check_regular_file
+from ._safety import NotARegularFileError, check_regular_file, temporary_prefix
 from .solver.memory import HostMemoryError, require_host_memory
 
 log = logging.getLogger("graphcut.imageio")
@@ -464,6 +464,11 @@ def _refuse_inputs(path: Path, inputs) -> None:
         if path.exists() and Path(source).exists() and os.path.samefile(path, source):
             raise ValueError(f"refusing to overwrite the input file {os.fspath(source)!r} with "
                              "an output; choose another output path")
+        if Path(source).is_dir() and path.parent.is_dir() \
+                and os.path.samefile(path.parent, source):
+            raise ValueError(f"refusing to write {os.fspath(path)!r} into the input folder "
+                             f"{os.fspath(source)!r} (it would replace or add a slice); "
+                             "choose an output outside it")
 
 
 def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
@@ -488,7 +493,7 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
         raise FileNotFoundError(f"cannot write {os.fspath(path)!r}: the folder "
                                 f"{os.fspath(folder)!r} does not exist")
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=temporary_prefix(path),
                                                  suffix=".tmp")
     except OSError as error:
         raise _write_error(path, error) from None

@@ -84,7 +84,8 @@ def _describe(name: str, height: int, width: int, channels: int) -> str:
 def _fits_on_gpu(need: int, what: str, device: str) -> bool:
     """Whether ``need`` bytes fit in the GPU; with device="auto" a no is logged, otherwise
     raised (GPUMemoryError)."""
-    from .solver.cuda import GPUMemoryError, require_free_memory
+    from .solver import GPUMemoryError
+    from .solver import require_gpu_memory as require_free_memory
     try:
         require_free_memory(need, what)
     except GPUMemoryError as error:

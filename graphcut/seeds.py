@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image
 
 from ._arrays import to_host
-from .imageio import (ImageReadError, atomic_save, check_lossless_suffix,
+from .imageio import (_LOSSY_FORMATS, ImageReadError, atomic_save, check_lossless_suffix,
                       default_max_pixels, open_image)
 
 NONE, FOREGROUND, BACKGROUND = 0, 1, 2
@@ -150,7 +150,7 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
 def _check_device_labels(seeds, name: str, require_both: bool) -> None:
     """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
     energy kernels counts the labels (no CuPy kernel is compiled, see graphcut/energy.py)."""
-    from .solver.cuda.energy_kernels import seed_labels
+    from .segmentation.energy_kernels import seed_labels
     _, (object_seeds, background_seeds, bad) = seed_labels(seeds)
     if bad:  # an error: its message lists the values, found on the host
         check_seeds(seeds.get(), name=name, require_both=False)
@@ -257,7 +257,8 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
         the file cannot be read as an image.
     ValueError
         size differs from ``shape``, unknown label values, no foreground or no
-        background seed; every message names the file.
+        background seed, label-form seeds in a lossy format (JPEG), floating-point values;
+        every message names the file.
 
     Examples
     --------
@@ -284,6 +285,7 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
     if max_pixels is None and shape is not None:
         max_pixels = max(default_max_pixels(), int(shape[0]) * int(shape[1]))
     with open_image(path, max_pixels=max_pixels) as im:
+        _refuse_inexact(im, name)
         if im.mode in _LABEL_MODES:
             labels = np.asarray(im)
             if labels.dtype == bool:
@@ -298,6 +300,23 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
             _check_stroke_colours(rgba, labels, name)
     check_seeds(labels, shape, name=name, require_both=require_both, multi=multi)
     return labels.astype(np.uint8, copy=False)
+
+
+def _refuse_inexact(image, name: str) -> None:
+    """ValueError for a seed file whose labels cannot be exact: grey (label-form) values in a
+    lossy format (JPEG ringing turns 1 and 2 into 3, 4, ...: phantom objects), or floating-point
+    values (not labels, and not stroke colours either)."""
+    lossy = image.format in _LOSSY_FORMATS
+    if image.mode in ("F", "I;16F", "F;32BF") or image.mode.startswith("F"):
+        raise ValueError(f"{name} hold floating-point values (a float image); seeds are "
+                         "integer labels (grey 0 none / 1 object / 2 background, further "
+                         "objects 3 ..) or pure red / blue strokes on RGB; save them as an "
+                         "8-bit PNG")
+    if lossy and (image.mode in _LABEL_MODES or image.mode in ("LA", "La")):
+        raise ValueError(f"{name} are label-form (grey) seeds in a lossy {image.format} file: "
+                         "its compression changes the label values (ringing around strokes "
+                         "becomes labels 3, 4, ..., phantom objects), so they cannot be used; "
+                         "save label seeds as PNG or TIFF")
 
 
 def object_labels(seeds) -> list[int]:

@@ -166,7 +166,7 @@ class Segmenter:
     @property
     def device_name(self) -> str:
         if self.backend == "cuda":
-            from .solver.cuda.grid import device_name
+            from .solver import cuda_device_name as device_name
             return device_name()
         return CPU_DEVICE_NAME
 
@@ -340,7 +340,7 @@ class Segmenter:
         self._seeds[region] = after
         if self.backend == "cuda":
             import cupy
-            from .solver.cuda.energy_kernels import upload_region
+            from .segmentation.energy_kernels import upload_region
             if self._seeds_device is None:
                 self._seeds_device = cupy.asarray(self._seeds)
             else:  # copies only: no CuPy kernel to compile

@@ -407,10 +407,26 @@ class CSRNetwork:
             building it would need more memory than is available
             (:func:`check_network_size`).
         """
+        for name, value in (("n", n), ("source", source), ("sink", sink)):
+            try:
+                whole = not isinstance(value, bool) and int(value) == value
+            except (TypeError, ValueError, OverflowError):
+                whole = False
+            if not whole:
+                raise ValueError(f"{name} must be an integer, got {value!r}")
         check_network_size(int(n), int(np.size(tails)))
         n, source, sink = _check_terminals(n, source, sink)
         tails, heads, capacities = (
             a.get() if _is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
+        int64_max = np.iinfo(np.int64).max
+        for name, array in (("tail", tails), ("head", heads), ("capacity", capacities)):
+            # uint64 values above the int64 range would wrap around to negative numbers
+            if array.dtype == np.uint64 and array.size and int(array.max()) > int64_max:
+                bad = int(np.argmax(array > int64_max))
+                value = int(array[bad])
+                raise ValueError(f"arc {bad} has a capacity of {value}, above the int32 limit "
+                                 f"{INT32_MAX}" if name == "capacity" else
+                                 f"arc {bad}: {name} vertex {value} is out of range 0..{n - 1}")
         if not (tails.shape == heads.shape == capacities.shape) or tails.ndim != 1:
             raise ValueError("tails, heads and capacities must be 1-D arrays of equal length, got "
                              f"shapes {tails.shape}, {heads.shape}, {capacities.shape}")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -46,7 +47,7 @@ from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
 from ..memory import check_image_file
 from ..segmentation import (label_overlay, read_request, segment, settings_path)
 from ..solver import resolve_device
-from ..volumeio import segment_volume_paths, segments_as_volume
+from ..volumeio import read_volume_record, segment_volume_paths, segments_as_volume
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -81,23 +82,49 @@ def _settings_signature(seeds_path) -> list[int] | None:
     if seeds_path is None:
         return None
     path = settings_path(seeds_path)
-    return input_signature(path) if path.is_file() else None
+    try:
+        return input_signature(path) if not path.is_dir() else None
+    except OSError as error:
+        # absent, or a name too long to exist (the seeds' name is at the limit)
+        if error.errno in (errno.ENOENT, errno.ENAMETOOLONG, errno.ENOTDIR):
+            return None
+        raise
+
+
+def input_signatures(image_path, seeds_path) -> dict:
+    """The :func:`input_signature` of the image, the seed file and the settings file next to
+    it, taken *before* they are read: a file changed while the image is being segmented then
+    differs from its record, and the next run redoes the image. A file that cannot be
+    examined gets None (the reader reports it)."""
+    def signature(get, path):
+        try:
+            return get(path)
+        except OSError:
+            return None
+    return {"image": signature(input_signature, image_path),
+            "seeds": None if seeds_path is None else signature(input_signature, seeds_path),
+            "settings": signature(_settings_signature, seeds_path)}
 
 
 def mask_metadata(*, lam, sigma, image_path, seeds_path, flow, width, height,
-                  options=None) -> dict:
-    """What a mask records about how it was made (see the module notes)."""
+                  options=None, signatures: dict | None = None) -> dict:
+    """What a mask records about how it was made (see the module notes). ``signatures``: the
+    inputs' :func:`input_signatures` taken when they were read (default: now)."""
+    if signatures is None:
+        signatures = input_signatures(image_path, seeds_path)
     return {"version": METADATA_VERSION, "lam": _float_or_none(lam),
-            "sigma": _float_or_none(sigma), "options": dict(options or {}),
-            "image": input_signature(image_path),
-            "seeds": None if seeds_path is None else input_signature(seeds_path),
-            "settings": _settings_signature(seeds_path),
+            "sigma": _float_or_none(sigma), "options": dict(options or {}), **signatures,
             "flow": int(flow), "width": int(width), "height": int(height)}
 
 
 def read_mask_metadata(mask_path) -> dict | None:
     """The record a mask written by graphcut carries, or None (absent, unreadable, another
-    program's PNG). Reads only the PNG's header chunks, not its pixels."""
+    program's PNG). Reads only the header (a PNG's text chunks, a volume TIFF's metadata),
+    not the pixels."""
+    if Path(mask_path).suffix.lower() in (".tif", ".tiff"):
+        metadata = read_volume_record(mask_path)
+        if metadata is not None and metadata.get("version") == METADATA_VERSION:
+            return metadata
     with contextlib.suppress(Exception):  # any unreadable file simply has no record
         with Image.open(mask_path) as image:
             metadata = json.loads(image.info[METADATA_KEY])
@@ -199,14 +226,19 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     """
     stages = {} if timings is None else timings
     started = time.perf_counter()
+    # what the inputs are as they are read (a file changed during the solve is redone later)
+    signatures = input_signatures(image_path, seeds_path)
     if segments_as_volume(image_path, seeds_path):  # a volume: multi-page mask (and overlay)
         if segment_options:
             raise ValueError(f"{', '.join(segment_options)}: not for volumes (today's energy "
                              "only)")
+        record = {"version": METADATA_VERSION, "lam": _float_or_none(lam),
+                  "sigma": _float_or_none(sigma), "options": {}, **signatures}
         mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
                                             overlay_path=overlay_path,
                                             lam=DEFAULT_LAM if lam is None else lam,
-                                            sigma=sigma, device=device)
+                                            sigma=sigma, device=device, max_pixels=max_pixels,
+                                            record=record)
         stages["solve_seconds"] = time.perf_counter() - started
         return mask, result
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
@@ -233,7 +265,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
         options["pnginfo"].add_text(METADATA_KEY, json.dumps(mask_metadata(
             lam=lam, sigma=sigma, image_path=image_path, seeds_path=seeds_path,
             flow=result.flow, width=mask.shape[1], height=mask.shape[0],
-            options=segment_options), sort_keys=True))
+            options=segment_options, signatures=signatures), sort_keys=True))
     atomic_save(mask_png(mask), mask_path, inputs=inputs, **options)
     stages["write_seconds"] = time.perf_counter() - started
     return mask, result

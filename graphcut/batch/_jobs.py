@@ -117,9 +117,13 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
         if problem is None and is_volume(path):
             # a volume: seeds <stem>.tif / .tiff / .npy, mask <stem>.tif (a TIFF stack whose
             # seeds are a 2-D <stem>.png is an image: its first page)
+            # (lexists: a FIFO or a broken link of that name is a failed job, not "no seeds")
             volume_seeds = next((seeds_dir / f"{path.stem}{s}" for s in VOLUME_SUFFIXES
-                                 if (seeds_dir / f"{path.stem}{s}").is_file()), None)
-            if segments_as_volume(path, volume_seeds):
+                                 if os.path.lexists(seeds_dir / f"{path.stem}{s}")), None)
+            seeds_problem = None if volume_seeds is None else entry_problem(volume_seeds)
+            if seeds_problem is not None:
+                seeds, suffix = volume_seeds, ".tif"
+            elif segments_as_volume(path, volume_seeds):
                 seeds, suffix = volume_seeds or seeds_dir / f"{path.stem}.tif", ".tif"
         if path.suffix.lower() == ".npy" and suffix != ".tif":
             continue

@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 
+from .._safety import TEMPORARY_NAME
 from ..imageio import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
@@ -283,8 +283,9 @@ def _log_failure(job: Job, record: dict) -> None:
         log.warning("%s: failed: %s", display(job.image.name), record["reason"])
 
 
-# Temporary files of graphcut.imageio.atomic_write: ".<name>.<8 random characters>.tmp".
-_TEMPORARY = re.compile(r"\.(?P<name>.+\.png|summary\.csv)\.[A-Za-z0-9_]{8}\.tmp\Z", re.S)
+# Temporary files of graphcut.imageio.atomic_write (masks, overlays, volumes, the summary):
+# ".<name or its start>.<8 random characters>.tmp".
+_TEMPORARY = TEMPORARY_NAME
 
 
 def remove_temporary_files(out_dir) -> list[Path]:

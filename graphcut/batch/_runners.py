@@ -94,8 +94,11 @@ class ThreadRunner:
 
 
 def _ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the driver, which stops them."""
+    """Worker processes leave Ctrl-C to the driver, which stops them; SIGTERM ends a worker
+    at once (not the driver's handler, inherited through fork: the driver removes what a
+    worker stopped mid-write leaves)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def cpu_image_bytes(path, *, max_pixels=None) -> int:

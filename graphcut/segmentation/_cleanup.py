@@ -4,7 +4,7 @@ Connectivity is the graph's: 4-neighbours. Both steps work on host NumPy arrays 
 :func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
 its label is always kept, and a hole holding a background seed (or a pixel outside the box or
 lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
-when the mask is a CuPy array (flood fills and part sizes, ``graphcut.solver.cuda.flood``).
+when the mask is a CuPy array (flood fills and part sizes, ``graphcut.segmentation.flood``).
 """
 
 from __future__ import annotations
@@ -105,8 +105,8 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
                               to_host(seeds), keep=keep, fill_holes_area=fill_holes_area)
         cleaned = labels == FOREGROUND
         return _like(mask, cleaned) if on_gpu else cleaned
-    from graphcut.solver.cuda import flood
-    from graphcut.solver.cuda.masks import count_true
+    from . import flood
+    from .masks import count_true
     if keep == "connected":
         kept, count = flood.parts_touching_seeds(mask, seeds, FOREGROUND)
         if count == 0 and count_true(mask):  # no seed in the object: its largest part (host)

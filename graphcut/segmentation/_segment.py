@@ -56,6 +56,16 @@ FAR_REACH = 0.2
 DEFAULT_TEXTURE = {"histogram": 0, "gmm": 4}
 
 
+def _is_whole(value) -> bool:
+    """Whether ``value`` is a whole number >= 0 (not a bool, NaN, infinity or a string)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and int(value) == value and value >= 0
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=None,
             sigma=None, bins=None, components=None, iterations=None, keep="all",
             fill_holes=0, seed_share=None, locality=None, far_cost=None, texture=None,
@@ -240,7 +250,7 @@ def only_binary_labels(seeds) -> bool:
     On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
     if array_module(seeds) is np:
         return int(np.asarray(seeds).max()) <= BACKGROUND
-    from graphcut.solver.cuda.energy_kernels import seed_labels
+    from .energy_kernels import seed_labels
     try:
         _, (_, _, unknown) = seed_labels(seeds)
     except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
@@ -339,12 +349,12 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     if not (math.isfinite(lam) and lam >= 0.0):
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
     iterations = DEFAULT_ITERATIONS[model] if iterations is None else iterations
-    if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 0:
+    if not _is_whole(iterations):
         raise ValueError(f"iterations must be an integer >= 0, got {iterations!r}")
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(map(repr, KEEP_CHOICES))}, got "
                          f"{keep!r}")
-    if isinstance(fill_holes, bool) or int(fill_holes) != fill_holes or fill_holes < 0:
+    if not _is_whole(fill_holes):
         raise ValueError(f"fill_holes must be an integer >= 0 (an area in pixels), got "
                          f"{fill_holes!r}")
     seed_share = DEFAULT_SEED_SHARES[model] if seed_share is None else float(seed_share)

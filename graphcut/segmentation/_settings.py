@@ -109,22 +109,32 @@ def check_settings(settings: dict, where: str = "settings") -> dict:
 def read_settings(path) -> dict:
     """The checked settings stored in the JSON file ``path`` (see the module docstring).
 
+    The file must be a regular file (a FIFO or a device is refused by name, before it is
+    opened) small enough for the memory available.
+
     Raises
     ------
     OSError
-        the file cannot be read.
+        the file cannot be read, or is not a regular file (``NotARegularFileError``).
+    MemoryError
+        it is too large for the memory available (``HostMemoryError``).
     ValueError
-        not JSON, or a bad value; the message names the file (and the line for
-        JSON syntax errors).
+        not JSON, nested too deeply, or a bad value; the message names the file
+        (and the line for JSON syntax errors).
     """
+    from graphcut._safety import read_small_file
+
     where = f"settings {os.fspath(path)!r}"
+    data = read_small_file(path, "settings file")
     try:
-        with open(path, encoding="utf-8") as handle:
-            settings = json.load(handle)
+        settings = json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}, line {error.lineno}: not valid JSON ({error.msg})") from None
     except UnicodeDecodeError:
         raise ValueError(f"{where}: not a UTF-8 text file") from None
+    except RecursionError:
+        raise ValueError(f"{where}: its JSON is nested too deeply to be settings (a settings "
+                         "file is one object of numbers, strings and short lists)") from None
     return check_settings(settings, where)
 
 
@@ -147,4 +157,5 @@ def write_settings(path, settings: dict, *, inputs=()) -> None:
 def load_for_seeds(seeds_path) -> dict:
     """The settings next to ``seeds_path`` ({} when there is no such file)."""
     path = settings_path(seeds_path)
-    return read_settings(path) if path.is_file() else {}
+    # lexists: a FIFO or a device of that name is refused by read_settings, not ignored
+    return read_settings(path) if os.path.lexists(path) and not path.is_dir() else {}

@@ -143,7 +143,8 @@ def _check_memory(shape, max_disparity, backend, device, data_cost) -> str:
     what = (f"a {max_disparity + 1}-label cost volume for a {w}x{h} pair and its expansion "
             f"moves")
     if backend == "cuda":
-        from graphcut.solver.cuda import GPUMemoryError, require_free_memory
+        from graphcut.solver import GPUMemoryError
+        from graphcut.solver import require_gpu_memory as require_free_memory
         try:
             require_free_memory(memory_needed(shape, max_disparity, "cuda", data_cost), what)
         except GPUMemoryError as error:
