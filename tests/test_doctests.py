@@ -13,8 +13,9 @@ import importlib
 
 import pytest
 
-PUBLIC_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.segmentation", "graphcut.stereo",
-                   "graphcut.labeling", "graphcut.batch", "graphcut.models")
+PUBLIC_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.solver.generators",
+                   "graphcut.segmentation", "graphcut.stereo", "graphcut.labeling",
+                   "graphcut.batch", "graphcut.models")
 MIN_DOCUMENTED = 15  # issue #26: at least this many public names have examples that run
 GPU = doctest.register_optionflag("GPU")
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
