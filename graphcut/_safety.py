@@ -24,25 +24,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import signal
 import stat
 import threading
 
-from .solver.files import NotARegularFileError, check_regular_file, open_regular_file
+from .solver.files import (NAME_MAX, TEMPORARY_NAME, NotARegularFileError, check_regular_file,
+                           open_regular_file, temporary_prefix)
 from .solver.memory import require_host_memory
 
 __all__ = ["NAME_MAX", "NotARegularFileError", "NpyReadError", "SymlinkRefusedError",
            "TEMPORARY_NAME", "Terminated", "check_regular_file", "file_kind", "npy_header",
-           "open_no_follow", "open_regular_file", "read_npy", "read_small_file", "require_regular_file", "temporary_prefix",
-           "terminate_as_interrupt"]
+           "open_no_follow", "open_regular_file", "read_npy", "read_small_file",
+           "require_regular_file", "temporary_prefix", "terminate_as_interrupt"]
 
-# The longest file name (bytes) of common Linux, macOS and Windows file systems.
-NAME_MAX = 255
-# The random part mkstemp adds (8 characters) and the suffix of temporary files.
-_RANDOM, _SUFFIX = 8, ".tmp"
-# Temporary files of atomic writes: ".<name or part of it>.<8 random characters>.tmp".
-TEMPORARY_NAME = re.compile(r"\..+\.[A-Za-z0-9_]{8}\.tmp\Z", re.S)
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -164,7 +158,7 @@ def open_no_follow(path, flags: int, mode: int = 0o644) -> int:
 
 
 def read_small_file(path, what: str, *, follow_symlinks: bool = True,
-                    bytes_per_byte: int = 16) -> bytes:
+                    bytes_per_byte: int = 16, max_bytes: int | None = None) -> bytes:
     """The whole content of a regular file that is read into memory at once (settings JSON, a
     previous ``summary.csv``), after checking that it fits.
 
@@ -194,6 +188,8 @@ def read_small_file(path, what: str, *, follow_symlinks: bool = True,
         ``follow_symlinks`` is False and ``path`` is a symbolic link.
     HostMemoryError
         Parsing it would need more memory than is available (``GRAPHCUT_MEMORY_LIMIT``).
+    ValueError
+        It is larger than ``max_bytes``.
     OSError
         It cannot be read (missing, permissions).
     """
@@ -204,41 +200,11 @@ def read_small_file(path, what: str, *, follow_symlinks: bool = True,
         descriptor = open_no_follow(name, os.O_RDONLY)
         handle, size = os.fdopen(descriptor, "rb"), os.fstat(descriptor).st_size
     with handle:
+        if max_bytes is not None and size > max_bytes:
+            raise ValueError(f"{name}: {size} bytes is far larger than a {what} can be (at most "
+                             f"{max_bytes}); refusing to read it")
         require_host_memory(size * bytes_per_byte, f"reading the {what} {name} ({size} bytes)")
         return handle.read(size + 1)[:size]
-
-
-def temporary_prefix(path) -> str:
-    """The prefix of a temporary file (``tempfile.mkstemp(prefix=..., suffix=".tmp")``) next to
-    ``path`` such that the temporary name fits in :data:`NAME_MAX` bytes: ``"." + name + "."``,
-    the name shortened (at a character boundary) when it is too long.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The output file.
-
-    Returns
-    -------
-    str
-        The prefix, starting with "." (a hidden file) and ending with ".".
-
-    Examples
-    --------
-    >>> temporary_prefix("out/mask.png")
-    '.mask.png.'
-    >>> len(os.fsencode(temporary_prefix("x" * 255))) + 8 + 4 <= NAME_MAX
-    True
-    """
-    name = os.fsencode(os.path.basename(os.fspath(path)))
-    room = NAME_MAX - 2 - _RANDOM - len(_SUFFIX)
-    if len(name) > room:
-        name = name[:room]
-        while name and (name[-1] & 0xC0) == 0x80:  # not in the middle of a UTF-8 character
-            name = name[:-1]
-        if name and name[-1] >= 0xC0:
-            name = name[:-1]
-    return "." + os.fsdecode(name) + "."
 
 
 @contextlib.contextmanager

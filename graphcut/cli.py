@@ -36,6 +36,16 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"graphcut.commands.{COMMANDS[name]}")
         return getattr(module, name)
 
+    def invoke(self, ctx):
+        """Run the sub-command; SIGTERM (see :func:`graphcut._safety.terminate_as_interrupt`),
+        once its clean-up ran, ends the process with status 143 (128 + 15)."""
+        from ._safety import Terminated
+        try:
+            return super().invoke(ctx)
+        except Terminated:
+            click.echo("terminated (SIGTERM): stopped; no partial output was left", err=True)
+            raise SystemExit(128 + int(Terminated.signal)) from None
+
     @staticmethod
     def _module_exists(name):
         return importlib.util.find_spec(f"graphcut.commands.{COMMANDS[name]}") is not None

@@ -92,9 +92,9 @@ def read_volume(path, *, max_pixels: int | None = None) -> np.ndarray:
     Raises
     ------
     VolumeReadError
-        missing or unreadable file, not a regular file, a 2-D image, a time
-        series, slices of different sizes, a truncated ``.npy``, a slice above the pixel
-        limit; the message names the file (and the slice).
+        missing or unreadable file, not a regular file, a 2-D image, a time series, slices
+        of different sizes, a truncated ``.npy``, a slice above the pixel limit; the message
+        names the file (and the slice).
     ImageMemoryError
         decoding would need more memory than is available (a MemoryError).
 
@@ -450,5 +450,5 @@ def _read_slices(folder: Path, max_pixels=None) -> np.ndarray:
 
 
 __all__ = ["MASK_SUFFIXES", "RECORD_KEY", "VOLUME_SUFFIXES", "VolumeReadError", "is_volume",
-           "read_volume", "read_volume_record", "read_volume_seeds", "segment_volume_paths", "segments_as_volume",
-           "write_volume_mask", "write_volume_seeds"]
+           "read_volume", "read_volume_record", "read_volume_seeds", "segment_volume_paths",
+           "segments_as_volume", "write_volume_mask", "write_volume_seeds"]

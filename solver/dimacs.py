@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import open_regular_file
+from .files import open_regular_file, temporary_prefix
 from .memory import HostMemoryError, format_bytes, require_host_memory
 from .networks import INT32_MAX, CSRNetwork, GridNetwork, csr_build_bytes
 
@@ -607,12 +607,6 @@ def _first_overflowing_parallel_arc(tails, heads, caps, n) -> int | None:
     return int(over.min()) if over.size else None
 
 
-def _temporary_prefix(path: Path) -> str:
-    """The temporary name's prefix next to ``path``, kept within the file-name limit."""
-    from graphcut._safety import temporary_prefix
-    return temporary_prefix(path)
-
-
 def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None = None) -> None:
     """Write ``network`` as a DIMACS max-flow file (plain, .gz or .bz2 by extension).
 
@@ -649,7 +643,7 @@ def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None
     header += [f"p max {network.num_vertices} {network.num_arcs}",
                f"n {network.source + 1} s", f"n {network.sink + 1} t"]
     tails, heads, caps = network.arcs()
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=_temporary_prefix(path),
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path),
                                      suffix=".tmp")
     os.close(fd)
     temp = Path(temp_name)

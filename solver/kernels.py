@@ -22,7 +22,7 @@ from .cuda.launch import MAX_BLOCKS, THREADS, constant, launch_grid
 
 GRID_BFS_TILE = constant("BFS_TILE_2D_X")   # x and y pixels of grid_kernels.cu's 2-D BFS tile
 
-__all__ = ["CONSTANTS", "GRID_BFS_TILE", "MAX_BLOCKS", "THREADS", "array_module", "constant", "fill_int32",
+__all__ = ["CONSTANTS", "GRID_BFS_TILE", "MAX_BLOCKS", "THREADS", "constant", "fill_int32",
            "kernel", "launch_grid", "load_module"]
 
 
@@ -58,23 +58,6 @@ def load_module(source: str, defines=None, *, cooperative: bool = False):
     """The ``cupy.RawModule`` of a CUDA source (see :func:`kernel`), loaded once per process."""
     from .cuda._loader import load_module as load
     return load(source, defines, cooperative=cooperative)
-
-
-def array_module(*arrays):
-    """``cupy`` when any of ``arrays`` is a CuPy array, else ``numpy`` (CuPy is not imported
-    otherwise).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> array_module(np.zeros(2)).__name__
-    'numpy'
-    """
-    if any(type(array).__module__.startswith("cupy") for array in arrays):
-        import cupy
-        return cupy
-    import numpy
-    return numpy
 
 
 def fill_int32(array, value: int) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import array_module, is_cupy
 from .memory import require_host_memory
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -34,10 +35,6 @@ def check_network_size(num_vertices: int, num_arcs: int) -> None:
                         f"building a network of {num_vertices} vertices and {num_arcs} arcs")
 
 
-def _is_cupy(array) -> bool:
-    return type(array).__module__.startswith("cupy")
-
-
 def _check_terminals(n, source, sink) -> tuple[int, int, int]:
     n, source, sink = int(n), int(source), int(sink)
     if n < 2:
@@ -52,7 +49,7 @@ def _check_terminals(n, source, sink) -> tuple[int, int, int]:
 
 def _as_capacity_array(name: str, array, shape: tuple[int, ...]):
     """Validate one capacity array and return it as int32 (NumPy or CuPy, as given)."""
-    if _is_cupy(array):
+    if is_cupy(array):
         xp = __import__("cupy")
     else:
         xp = np
@@ -164,7 +161,7 @@ class GridNetwork:
             fields[names[axis][0]] = (forward[axis], link_shape)
             reverse = forward[axis] if backward[axis] is None else backward[axis]
             fields[names[axis][1]] = (reverse, link_shape)
-        kinds = {_is_cupy(array) for array, _ in fields.values()}
+        kinds = {is_cupy(array) for array, _ in fields.values()}
         if len(kinds) > 1:
             raise TypeError("GridNetwork arrays must be all NumPy or all CuPy, not a mix")
         checked = {name: _as_capacity_array(name, array, expected)
@@ -222,7 +219,7 @@ class GridNetwork:
 
     @property
     def on_gpu(self) -> bool:
-        return _is_cupy(self.source)
+        return is_cupy(self.source)
 
     def to_numpy(self) -> "GridNetwork":
         if not self.on_gpu:
@@ -268,10 +265,10 @@ def axis_slice(ndim: int, axis: int, start, stop) -> tuple:
 
 def _array_module(*arrays):
     """cupy if any array is a CuPy array (then all must be), else numpy."""
-    kinds = {_is_cupy(a) for a in arrays}
+    kinds = {is_cupy(a) for a in arrays}
     if len(kinds) > 1:
         raise TypeError("CSRNetwork arrays must be all NumPy or all CuPy, not a mix")
-    return __import__("cupy") if kinds == {True} else np
+    return array_module(*arrays)
 
 
 def _check_integers(name: str, array, xp):
@@ -417,7 +414,7 @@ class CSRNetwork:
         check_network_size(int(n), int(np.size(tails)))
         n, source, sink = _check_terminals(n, source, sink)
         tails, heads, capacities = (
-            a.get() if _is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
+            a.get() if is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
         int64_max = np.iinfo(np.int64).max
         for name, array in (("tail", tails), ("head", heads), ("capacity", capacities)):
             # uint64 values above the int64 range would wrap around to negative numbers

@@ -5,9 +5,9 @@ files), so a second run into the same folder is refused at once instead of delet
 run's temporary files or overwriting its summary. The kernel releases it when the process ends,
 even on ``kill -9``; the file is removed at the end of a run. The lock file is never opened
 through a symbolic link, nor when it is a FIFO or a device (planted in the output folder, either
-would make the run write, or wait, outside the outputs): the run is refused, naming it. ``flock`` works between processes
-of one machine and, on Linux, on NFS (as a whole-file ``fcntl`` lock); on a filesystem without
-locks the run goes on unlocked with a warning.
+would make the run write, or wait, outside the outputs): the run is refused, naming it.
+``flock`` works between processes of one machine and, on Linux, on NFS (as a whole-file
+``fcntl`` lock); on a filesystem without locks the run goes on unlocked with a warning.
 """
 
 from __future__ import annotations

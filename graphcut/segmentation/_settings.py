@@ -34,6 +34,11 @@ SETTING_KEYS = ("model", "lam", "sigma", "iterations", "box", "lasso", "keep", "
                 "labels")
 
 
+# The largest settings file read (a real one is a few kilobytes; a lasso of 100000 vertices
+# is about 2 MB).
+SETTINGS_MAX_BYTES = 16 * 2**20
+
+
 def settings_path(seeds_path) -> Path:
     """Where the settings of ``seeds_path`` live: the same path with the suffix ``.json``."""
     return Path(seeds_path).with_suffix(".json")
@@ -116,16 +121,18 @@ def read_settings(path) -> dict:
     ------
     OSError
         the file cannot be read, or is not a regular file (``NotARegularFileError``).
-    MemoryError
-        it is too large for the memory available (``HostMemoryError``).
     ValueError
-        not JSON, nested too deeply, or a bad value; the message names the file
-        (and the line for JSON syntax errors).
+        not JSON, nested too deeply, larger than :data:`SETTINGS_MAX_BYTES` or than the
+        memory available allows, or a bad value; the message names the file (and the line
+        for JSON syntax errors).
     """
     from graphcut._safety import read_small_file
 
     where = f"settings {os.fspath(path)!r}"
-    data = read_small_file(path, "settings file")
+    try:
+        data = read_small_file(path, "settings file", max_bytes=SETTINGS_MAX_BYTES)
+    except MemoryError as error:  # a ValueError like every other bad settings file
+        raise ValueError(f"{where}: {error}") from None
     try:
         settings = json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as error:

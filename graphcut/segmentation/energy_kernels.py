@@ -4,8 +4,8 @@ graphcut/energy.py, graphcut/seeds.py and graphcut/session.py call these for CuP
 instead of CuPy's element-wise and reduction kernels: those are compiled by NVRTC on a
 machine's first run (seconds for the few dozen the energy needs) and CuPy's ufuncs import its
 SciPy and linear-algebra extras on first use, where these kernels come from the fatbin shipped
-in the wheel (the solver's one loader, :mod:`graphcut.solver.kernels`). Only memsets and copies run besides
-them. Each function computes what its NumPy counterpart in graphcut/energy.py does, with the
+in the wheel (the solver's one loader, :mod:`graphcut.solver.kernels`). Only memsets and
+copies run besides them. Each function computes what its NumPy counterpart in graphcut/energy.py does, with the
 same float64 formulas (see the .cu file).
 
 Arrays are CuPy arrays; results that decide an error or a Python value (sums, extremes,

@@ -31,7 +31,8 @@ from graphcut.solver.memory import grid_graph_bytes, require_host_memory
 from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_from_levels,
                      check_census_parameters, check_pair, data_costs_from_levels,
                      right_view_labels, smoothness_from_levels)
-from ._occlusion import fill_from_background, inconsistent_pixels
+from ._occlusion import (MedianFill, check_median_fill, fill_from_background,
+                         inconsistent_pixels, weighted_median_fill)
 
 __all__ = ["DATA_COSTS", "StereoResult", "bad_pixel_rate", "check_energy_range", "disparity",
            "host_memory_needed", "memory_needed"]
@@ -179,7 +180,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               smoothness: int = 8, flat_factor: int = 4, edge_threshold: float = 8.0,
               smoothness_truncation: int = 3, fill_occlusions: bool = True,
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
-              max_cycles: int = 2, callback: MoveCallback | None = None) -> StereoResult:
+              max_cycles: int = 2, callback: MoveCallback | None = None,
+              median_fill: MedianFill | None = None) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -201,7 +203,11 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         the pairwise cost is ``w min(|d_p - d_q|, this)``; 1 = Potts.
     fill_occlusions
         replace pixels failing the left-right check (tolerance
-        ``consistency_tolerance`` pixels) by the nearest consistent background disparity.
+        ``consistency_tolerance`` pixels) by the nearest consistent background disparity,
+        then, when ``median_fill`` is given (e.g. ``MedianFill()``), by the colour-weighted
+        median of the labels around them (:func:`~graphcut.stereo.weighted_median_fill`
+        with those settings). Off by default: it helps the synthetic scenes (development
+        and held-out) but not the Middlebury motorcycle (see the benchmarks page).
     device
         "auto", "cpu" or "cuda" for the cost volume and every move; "auto" falls back
         to the CPU when the GPU has too little free memory.
@@ -252,6 +258,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
             or not (0 <= edge_threshold <= 255 and math.isfinite(edge_threshold)):
         raise ValueError(f"edge_threshold must be a number in 0..255 (grey levels), got "
                          f"{edge_threshold!r}")
+    if median_fill is not None:
+        median_fill = check_median_fill(median_fill)
     check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                        truncation=truncation, smoothness=smoothness, flat_factor=flat_factor,
                        smoothness_truncation=smoothness_truncation)
@@ -286,6 +294,12 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         inconsistent = inconsistent_pixels(result, right_labels,
                                            tolerance=consistency_tolerance)
         result = fill_from_background(result, inconsistent)
+        if median_fill is not None:
+            result = weighted_median_fill(result, inconsistent, left_levels,
+                                          radius=median_fill.radius, step=median_fill.step,
+                                          colour_sigma=median_fill.colour_sigma,
+                                          space_sigma=median_fill.space_sigma,
+                                          max_label=int(max_disparity))
     done = time.perf_counter()
     return StereoResult(result, expansion, inconsistent, backend,
                         {"costs": costs_done - started, "expansion": expansion_done - costs_done,

@@ -119,6 +119,8 @@ def _read_pfm(path: Path) -> np.ndarray:
                              f"{header[2][:32]!r})") from None
         if width < 1 or height < 1 or scale == 0 or width * height > 1 << 30:
             raise ValueError(f"{path}: bad PFM size {width}x{height} or scale {scale}")
+        from graphcut.solver.memory import require_host_memory
+        require_host_memory(20 * width * height, f"reading the {width}x{height} PFM {path}")
         dtype = np.dtype("<f4" if scale < 0 else ">f4")
         data = np.fromfile(handle, dtype=dtype, count=width * height)
     if data.size != width * height:

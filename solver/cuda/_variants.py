@@ -6,7 +6,8 @@ by their folder in the ``graphcut`` package (``"segmentation/energy_kernels.cu"`
 are :data:`KERNEL_FOLDERS`). Every build can include the shared headers (``*.cuh``) of this
 folder (``-I`` it, :data:`INCLUDE_DIR`). Every source is built at least once: the entries of
 :data:`EXPLICIT` name the preprocessor constants (``-D``) and launch kind of a build, and every
-file that no entry names gets one plain build. :data:`VARIANTS` is the resulting table; the wheel build
+file that no entry names gets one plain build. Every build also gets the kernels' constants
+(:data:`CONSTANTS`, ``-D``). :data:`VARIANTS` is the resulting table; the wheel build
 (``setup.py``) compiles each variant with nvcc into one fatbin, the loader (``_loader.py``) picks
 the fatbin of the variant it is asked for, and ``tests/test_cuda_compile.py`` compiles them all.
 
