@@ -96,6 +96,7 @@ def _stand_in(kernel_library, monkeypatch):
         for name in ("cupy", *fake_cupy.LOADERS):
             sys.modules.pop(name, None)
         sys.modules.update(saved)
+        fake_cupy.rebind_parents(fake_cupy.LOADERS)
 
 
 def on_host(array):

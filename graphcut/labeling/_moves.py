@@ -155,6 +155,17 @@ def labeling_energy(costs, weights, labels, *, linear_truncation: int = 1) -> in
     ``weights`` with ``V = w min(|a - b|, linear_truncation)``.
 
     NumPy or CuPy arrays (all of one kind). Returns a Python int.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.labeling import PairWeights, labeling_energy
+    >>> costs = np.array([[[0, 4, 9]], [[9, 5, 0]]])             # (L, H, W)
+    >>> weights = PairWeights(horizontal=np.array([[5, 5]]), vertical=np.zeros((0, 3), int))
+    >>> labeling_energy(costs, weights, np.array([[0, 0, 1]]))   # 0 + 4 + 0, one jump of 5
+    9
+    >>> labeling_energy(costs, weights, np.array([[0, 1, 1]]))   # 0 + 5 + 0, one jump of 5
+    10
     """
     xp = _array_module(costs)
     cap = _check_cap(linear_truncation)

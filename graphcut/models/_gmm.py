@@ -64,6 +64,20 @@ class GMMModel(ColourModel):
         (K, C) means (after fitting).
     covariances
         (K, C, C) covariances, floor included (after fitting).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.models import GMMModel
+    >>> rng = np.random.default_rng(0)
+    >>> dark, bright = rng.normal(0.2, 0.02, (4, 4, 1)), rng.normal(0.8, 0.02, (4, 4, 1))
+    >>> values = np.concatenate([dark, bright], axis=1)          # (H, W, C) in [0, 1]
+    >>> model = GMMModel(components=1).fit(values, values[..., 0] < 0.5)
+    >>> model.means.round(2)
+    array([[0.19]])
+    >>> costs = model.costs(values)                              # nats, (H, W)
+    >>> bool(costs[0, 0] < costs[0, 7])                          # dark pixels cost less
+    True
     """
 
     name = "gmm"

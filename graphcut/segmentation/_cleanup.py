@@ -95,6 +95,22 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     fill_holes_area
         holes of fewer pixels than this, free of background seeds and not
         open to the border, join the object (0: none).
+
+    Examples
+    --------
+    The part not connected to the object seed goes, the 1-pixel hole is filled:
+
+    >>> import numpy as np
+    >>> from graphcut.segmentation import clean_mask
+    >>> mask = np.array([[1, 1, 1, 0, 1],
+    ...                  [1, 0, 1, 0, 0],
+    ...                  [1, 1, 1, 0, 0]], bool)
+    >>> seeds = np.zeros((3, 5), np.uint8)
+    >>> seeds[0, 0], seeds[2, 4] = 1, 2
+    >>> clean_mask(mask, seeds, keep="connected", fill_holes_area=2).astype(int)
+    array([[1, 1, 1, 0, 0],
+           [1, 1, 1, 0, 0],
+           [1, 1, 1, 0, 0]])
     """
 
     if keep not in KEEP_CHOICES:
