@@ -132,8 +132,7 @@ def make_model(name: str, **options) -> ColourModel:
 
 
 __all__ = ["APPEARANCE_MODELS", "AppearanceModel", "COVARIANCE_FLOOR", "ColourModel",
-           "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",
-           "Histogram", "HistogramModel", "MODELS", "ModelPair", "PerLabelModel",
-           "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model", "bin_indices", "check_bins",
-           "cost_table", "histogram_costs", "is_whole", "local_contrast", "make_model",
-           "model_from_settings", "register_model", "with_texture"]
+           "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM",
+           "GMMModel", "Histogram", "HistogramModel", "MODELS", "ModelPair",
+           "PerLabelModel", "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model",
+           "make_model", "model_from_settings", "register_model"]
