@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 
+# Names imported here but not in __all__ are helpers other packages import by name.
 from ._base import AppearanceModel, ColourModel, ModelPair, PerLabelModel, is_whole
 from ._gmm import COVARIANCE_FLOOR, DEFAULT_COMPONENTS, GMM, GMMModel
 from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSES, UNIFORM_WEIGHT,

@@ -3,6 +3,7 @@ GrabCut iterations, several objects, clean-up, memory planning, and the two fron
 pipeline: :func:`segment` (one shot) and :class:`Segmenter` (incremental re-solves).
 The parts are importable for finer control."""
 
+# Names imported here but not in __all__ are helpers other packages import by name.
 from graphcut._arrays import array_module, image_as_float
 
 from ._boundary import (SIGMA_MIN, check_positive, check_sigma, estimate_sigma, nlink_weights,
