@@ -1,11 +1,8 @@
-"""Puts tests/ on sys.path so that test modules can ``from oracle import ...``."""
+"""Shared fixtures and the GPU skip for every test group. The helpers (stand-ins, oracles,
+synthetic images) are in ``tests/support/``, which pyproject's pytest ``pythonpath`` puts on
+sys.path."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import pytest  # noqa: E402
+import pytest
 
 
 def pytest_collection_modifyitems(config, items):
@@ -23,8 +20,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="module")
 def kernel_library(tmp_path_factory):
-    """The package's .cu files compiled as host C++ (tests/fake_cupy.py), for running the GPU
-    path's host code without a GPU; the nvcc builds are checked by tests/test_cuda_compile.py."""
+    """The package's .cu files compiled as host C++ (tests/support/fake_cupy.py), for running the GPU
+    path's host code without a GPU; the nvcc builds are checked by tests/solver/test_cuda_compile.py."""
     import fake_cupy
     if fake_cupy.compiler() is None:
         pytest.skip("no C++ compiler")

@@ -1,0 +1,68 @@
+"""Synthetic test images shared by the test groups: a noisy disc with its seeds and truth,
+two coloured objects, and the IoU."""
+
+from __future__ import annotations
+
+import numpy as np
+
+H, W = 60, 80
+
+
+def disc_truth(h=H, w=W):
+    yy, xx = np.mgrid[:h, :w]
+    return (yy - h / 2) ** 2 + (xx - w / 2) ** 2 < (0.3 * min(h, w)) ** 2
+
+
+def disc_seeds(h=H, w=W):
+    """A small object square at the centre and a background frame at the border."""
+    seeds = np.zeros((h, w), dtype=np.uint8)
+    seeds[h // 2 - 3:h // 2 + 3, w // 2 - 3:w // 2 + 3] = 1
+    seeds[:3, :] = seeds[-3:, :] = seeds[:, :3] = seeds[:, -3:] = 2
+    return seeds
+
+
+def disc_image(kind="grey", dtype=np.uint8, *, noise=0.08, seed=0, h=H, w=W):
+    """A disc on a background, plus Gaussian noise, as ``dtype`` (values in [0, 1] for float).
+
+    kind: "grey" (bright disc on dark), "colour" (the disc differs only in hue: same grey
+    level as the background), "rgba" (colour plus an alpha channel of noise).
+    """
+    rng = np.random.default_rng(seed)
+    truth = disc_truth(h, w)
+    if kind == "grey":
+        values = np.where(truth, 0.7, 0.3) + rng.normal(0, noise, (h, w))
+    else:
+        object_rgb, background_rgb = np.array([0.7, 0.3, 0.5]), np.array([0.3, 0.7, 0.5])
+        values = np.where(truth[..., None], object_rgb, background_rgb)
+        values = values + rng.normal(0, noise, values.shape)
+        if kind == "rgba":
+            values = np.concatenate([values, rng.uniform(0, 1, (h, w, 1))], axis=-1)
+    values = np.clip(values, 0.0, 1.0)
+    if dtype == bool:
+        return values > 0.5
+    if np.dtype(dtype).kind == "f":
+        return values.astype(dtype)
+    return np.rint(values * np.iinfo(dtype).max).astype(dtype)
+
+
+def iou(a, b) -> float:
+    return float((a & b).sum() / (a | b).sum())
+
+
+def two_objects(h=60, w=90, seed=0, noise=0.05):
+    """A red disc (truth label 1) and a blue square (label 3) on a green background."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:h, :w]
+    truth = np.zeros((h, w), np.uint8)
+    truth[(yy - 30) ** 2 + (xx - 22) ** 2 < 14 ** 2] = 1
+    truth[15:45, 55:80] = 3
+    colours = {0: [0.3, 0.7, 0.3], 1: [0.8, 0.2, 0.2], 3: [0.2, 0.3, 0.8]}
+    image = np.zeros((h, w, 3))
+    for label, colour in colours.items():
+        image[truth == label] = colour
+    image += rng.normal(0, noise, image.shape)
+    seeds = np.zeros((h, w), np.uint8)
+    seeds[28:32, 20:24] = 1
+    seeds[28:32, 65:69] = 3
+    seeds[:2] = 2
+    return (np.clip(image, 0, 1) * 255).astype(np.uint8), truth, seeds
