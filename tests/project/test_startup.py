@@ -99,7 +99,7 @@ def test_cli_on_a_machine_without_gpu_never_imports_cupy(tmp_path):
 
 def test_import_graphcut_imports_no_gpu_code():
     done = subprocess.run([sys.executable, "-c", (
-        "import sys, graphcut, graphcut.solver, graphcut.batch, graphcut.warmup, "
+        "import sys, graphcut, graphcut.solver, graphcut.batch, graphcut.segmentation, "
         "graphcut.solver.cuda, graphcut.solver.cuda._variants; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cupy', 'cupyx') "
         "or m.startswith('graphcut.solver.cuda.') and not m.endswith('_variants')))")],
