@@ -38,6 +38,7 @@ Memory is bounded by what the file really holds, not by what it declares:
 - only regular files are read: a FIFO, ``/dev/zero`` or another device is refused at once.
 """
 
+
 from __future__ import annotations
 
 import contextlib
@@ -48,249 +49,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .dimacs_text import (_WHITESPACE, CHUNK_BYTES, COMPRESSED_BYTES_PER_ARC, COMPRESSED_SLACK_BYTES,
-                          DimacsError, _Chunks, _compressor, _integer, _open, _parse_arc_line,
-                          _scan, _show)
+from ._dimacs_reader import _Chunks, _Reader
+from ._dimacs_scan import (COMPRESSED_BYTES_PER_ARC, COMPRESSED_SLACK_BYTES,
+                           ISOLATED_VERTEX_ALLOWANCE, DimacsError, _compressor, _open)
 from .files import temporary_prefix
-from .memory import HostMemoryError, require_host_memory
-from .networks import INT32_MAX, CSRNetwork, GridNetwork, csr_build_bytes
+from .networks import CSRNetwork, GridNetwork
 
 __all__ = ["COMPRESSED_BYTES_PER_ARC", "COMPRESSED_SLACK_BYTES", "DimacsError",
            "ISOLATED_VERTEX_ALLOWANCE", "read_dimacs", "write_dimacs"]
-
-# Vertices allowed beyond the 2 M + 2 that M arcs (and s, t) can touch.
-ISOLATED_VERTEX_ALLOWANCE = 1 << 20
-# Bytes per arc of the store that collects the arcs while the file is read (3 x int32).
-_STORE_BYTES_PER_ARC = 12
-
-
-class _Header:
-    """State of the non-arc lines: the problem line, source and sink, in file order."""
-
-    def __init__(self, path):
-        self.path = path
-        self.n = self.m = self.p_line = None
-        self.source = self.sink = None
-        self.source_line = self.sink_line = None
-
-    def feed(self, lineno: int, line: bytes) -> None:
-        fields = line.split()
-        if not fields:
-            return
-        kind = line[:1]
-        if kind == b"c":
-            return
-        if kind in _WHITESPACE:
-            raise DimacsError(self.path, lineno, "line starts with whitespace; expected 'c', "
-                                                 "'p', 'n' or 'a' in column 1")
-        if kind == b"p":
-            self._problem(lineno, line, fields)
-        elif kind == b"n":
-            self._node(lineno, line, fields)
-        else:
-            raise DimacsError(self.path, lineno, f"unknown line type; expected a line starting "
-                                                 f"with 'c', 'p', 'n' or 'a', got {_show(line)}")
-
-    def _problem(self, lineno, line, fields):
-        if self.p_line is not None:
-            raise DimacsError(self.path, lineno, f"second problem line; the problem was already "
-                                                 f"given on line {self.p_line}")
-        if fields[0] != b"p" or len(fields) != 4 or fields[1] != b"max":
-            raise DimacsError(self.path, lineno, f"expected the problem line 'p max N M', got "
-                                                 f"{_show(line)}")
-        n = _integer(self.path, lineno, fields[2], "the vertex count N", line)
-        m = _integer(self.path, lineno, fields[3], "the arc count M", line)
-        if n < 2:
-            raise DimacsError(self.path, lineno, f"vertex count N = {n}; a flow network needs "
-                                                 "at least 2 vertices")
-        if n > INT32_MAX:
-            raise DimacsError(self.path, lineno, f"vertex count N = {n} is above the int32 "
-                                                 f"limit {INT32_MAX}")
-        if m < 0:
-            raise DimacsError(self.path, lineno, f"arc count M = {m}; expected M >= 0")
-        if n > 2 * m + 2 + ISOLATED_VERTEX_ALLOWANCE:
-            raise DimacsError(self.path, lineno, f"vertex count N = {n}, but M = {m} arcs touch "
-                                                 f"at most {2 * m + 2} vertices (with s and "
-                                                 f"t); more than {ISOLATED_VERTEX_ALLOWANCE} "
-                                                 "vertices that no arc touches are refused "
-                                                 "(each costs memory, none can carry flow)")
-        _require(csr_build_bytes(n, 0), f"reading {os.fspath(self.path)} (line {lineno} "
-                                        f"declares {n} vertices)", lineno)
-        self.n, self.m, self.p_line = n, m, lineno
-
-    def _node(self, lineno, line, fields):
-        if self.p_line is None:
-            raise DimacsError(self.path, lineno, "node line before the problem line; expected "
-                                                 "'p max N M' first")
-        if fields[0] != b"n" or len(fields) != 3 or fields[2] not in (b"s", b"t"):
-            raise DimacsError(self.path, lineno, f"expected a node line 'n ID s' or 'n ID t', "
-                                                 f"got {_show(line)}")
-        vertex = _integer(self.path, lineno, fields[1], "the vertex ID", line)
-        if not 1 <= vertex <= self.n:
-            raise DimacsError(self.path, lineno, f"vertex id {vertex} is out of range: expected "
-                                                 f"1..{self.n}")
-        role, other = ("source", "sink") if fields[2] == b"s" else ("sink", "source")
-        if getattr(self, role) is not None:
-            raise DimacsError(self.path, lineno, f"second {role}; the {role} was already given "
-                                                 f"on line {getattr(self, role + '_line')}")
-        if getattr(self, other) == vertex:
-            raise DimacsError(self.path, lineno, f"vertex {vertex} is both source and sink "
-                                                 "(s == t); they must differ")
-        setattr(self, role, vertex)
-        setattr(self, role + "_line", lineno)
-
-
-class _ArcStore:
-    """The arcs read so far, 0-based (tail, head, capacity) rows of int32, grown as they
-    arrive (never beyond the declared M), with a memory check before each growth."""
-
-    def __init__(self, path):
-        self.path = path
-        self.rows = np.empty((0, 3), dtype=np.int32)
-        self.count = 0
-
-    def append(self, values: np.ndarray, n: int, m: int, line: int) -> None:
-        """Add validated 1-based (u, v, cap) rows (int64); ``line`` is the last one's line."""
-        need = self.count + len(values)
-        if need > len(self.rows):
-            size = min(max(need, 2 * len(self.rows), 1 << 16), m)
-            _require(_STORE_BYTES_PER_ARC * size + csr_build_bytes(n, size),
-                     f"reading {os.fspath(self.path)} (line {line}: {need} arcs so far of "
-                     f"the {m} declared)", line)
-            grown = np.empty((size, 3), dtype=np.int32)
-            grown[:self.count] = self.rows[:self.count]
-            self.rows = grown
-        block = self.rows[self.count:need]
-        block[:] = values
-        block[:, :2] -= 1
-        self.count = need
-
-
-def _require(need: int, what: str, line: int) -> None:
-    try:
-        require_host_memory(need, what)
-    except HostMemoryError as error:
-        error.line = line
-        raise
-
-
-class _Reader:
-    """Parses the chunks of one file in order, keeping the header state and the arcs."""
-
-    def __init__(self, path):
-        self.path = path
-        self.header = _Header(path)
-        self.arcs = _ArcStore(path)
-
-    def byte_limit(self) -> int | None:
-        """Decompressed bytes allowed so far (see COMPRESSED_SLACK_BYTES)."""
-        m = self.header.m
-        return COMPRESSED_SLACK_BYTES + COMPRESSED_BYTES_PER_ARC * (0 if m is None else m + 3)
-
-    def feed(self, data: bytes, first: int) -> None:
-        """Parse the lines of ``data`` (whole lines; the first is line number ``first``).
-        Errors are raised in file order: the first bad line wins."""
-        buf = np.frombuffer(data, dtype=np.uint8)
-        starts, ends, arc_lines, values, ok, other_lines = _scan(buf)
-        total_lines = starts.size
-
-        def line_text(index: int) -> bytes:
-            return data[starts[index]:ends[index]]
-
-        header = self.header
-        seen_problem = header.p_line is not None
-        header_error = None
-        for index in other_lines.tolist():
-            try:
-                header.feed(first + index, line_text(index))
-            except (DimacsError, HostMemoryError) as error:
-                header_error = error
-                break
-        limit = header_error.line - first if header_error is not None else total_lines
-        n, m = header.n, header.m
-        if seen_problem:
-            p_index = -1
-        elif header.p_line is not None:
-            p_index = header.p_line - first
-        else:
-            p_index = total_lines
-        considered = arc_lines < limit
-        if values is None:  # NumPy's parser disagreed with the scan: parse the arcs in Python
-            values, ok = _slow_arcs(self.path, first, arc_lines[considered], line_text, n,
-                                    p_index)
-            if header_error is not None:
-                raise header_error
-        number = self.arcs.count + np.arange(arc_lines.size)  # 0-based arc numbers in the file
-        bad = ~ok | (arc_lines < p_index)
-        if n is not None:
-            bad |= ((values[:, :2] < 1) | (values[:, :2] > n)).any(axis=1)
-            bad |= values[:, 2] > INT32_MAX
-            bad |= number >= m
-        bad &= considered
-        if bad.any():
-            index = int(np.argmax(bad))
-            line = int(arc_lines[index])
-            if line > p_index and number[index] >= m and ok[index]:
-                raise DimacsError(self.path, first + line,
-                                  f"arc line number {m + 1}, but the problem line (line "
-                                  f"{header.p_line}) declares M = {m}")
-            _parse_arc_line(self.path, first + line, line_text(line),
-                            n if line > p_index else None)
-            # The vectorised scan was stricter than the line parser: parse the arcs in Python.
-            values, _ = _slow_arcs(self.path, first, arc_lines[considered], line_text, n,
-                                   p_index)
-        if header_error is not None:
-            raise header_error
-        if arc_lines.size:
-            self.arcs.append(values, n, m, first + int(arc_lines[-1]))
-
-    def finish(self, total_lines: int) -> CSRNetwork:
-        """The network, after the end-of-file checks (problem line, arc count, s and t)."""
-        header, path = self.header, self.path
-        last = max(total_lines, 1)
-        if header.p_line is None:
-            what = "the file is empty" if not total_lines else "no problem line in the file"
-            raise DimacsError(path, last, f"{what}; expected 'p max N M'")
-        count = self.arcs.count
-        if count < header.m:
-            raise DimacsError(path, header.p_line, f"the problem line declares M = {header.m} "
-                                                   f"arcs but the file has {count} arc lines")
-        for role, letter in (("source", "s"), ("sink", "t")):
-            if getattr(header, role) is None:
-                raise DimacsError(path, last, f"no {role} in the file (end of file reached); "
-                                              f"expected a line 'n ID {letter}'")
-        rows = self.arcs.rows[:count]
-        self.arcs.rows = None
-        _require(csr_build_bytes(header.n, count),
-                 f"building the network of {os.fspath(path)} ({header.n} vertices, {count} "
-                 "arcs)", header.p_line)
-        tails, heads, caps = rows[:, 0], rows[:, 1], rows[:, 2]
-        try:
-            return CSRNetwork.from_arcs(header.n, header.source - 1, header.sink - 1, tails,
-                                        heads, caps)
-        except ValueError:  # parallel arcs summing past int32: say where
-            index = _first_overflowing_parallel_arc(tails.astype(np.int64),
-                                                    heads.astype(np.int64),
-                                                    caps.astype(np.int64), header.n)
-            if index is None:
-                raise
-            u, v = int(tails[index]) + 1, int(heads[index]) + 1
-            raise DimacsError(path, _line_of_arc(path, index),
-                              f"parallel arcs {u} -> {v} sum past the int32 capacity limit "
-                              f"{INT32_MAX} here") from None
-
-
-def _line_of_arc(path: Path, index: int) -> int:
-    """The line number of the ``index``-th (0-based) arc line of a file read once already."""
-    handle, raw = _open(path)
-    with (raw if raw is not None else contextlib.nullcontext()), handle:
-        seen = 0
-        for data, first in _Chunks(path, handle, lambda: None, CHUNK_BYTES):
-            arc_lines = _scan(np.frombuffer(data, dtype=np.uint8))[2]
-            if seen + arc_lines.size > index:
-                return first + int(arc_lines[index - seen])
-            seen += arc_lines.size
-    raise AssertionError(f"{path} has no arc line number {index + 1}")
 
 
 def read_dimacs(path) -> CSRNetwork:
@@ -331,7 +97,7 @@ def read_dimacs(path) -> CSRNetwork:
     >>> read_dimacs("bad.max")
     Traceback (most recent call last):
         ...
-    graphcut.solver.errors.DimacsError: bad.max, line 4: ...
+    graphcut.solver.dimacs.DimacsError: bad.max, line 4: ...
     """
     path = Path(path)
     handle, raw = _open(path)
@@ -340,8 +106,7 @@ def read_dimacs(path) -> CSRNetwork:
             stack.enter_context(raw)
         stack.enter_context(handle)
         reader = _Reader(path)
-        chunks = _Chunks(path, handle, reader.byte_limit if raw is not None else lambda: None,
-                         CHUNK_BYTES)
+        chunks = _Chunks(path, handle, reader.byte_limit if raw is not None else lambda: None)
         try:
             for data, first in chunks:
                 reader.feed(data, first)
@@ -352,29 +117,6 @@ def read_dimacs(path) -> CSRNetwork:
                                           f"({error})") from None
         return reader.finish(chunks.lines)
 
-
-def _slow_arcs(path, first, arc_lines, line_text, n, p_index):
-    """Parse the given arc lines (indices in a chunk whose first line is ``first``) one by one
-    in Python, raising at the first bad one. Used only where the vectorised scan could not
-    decide."""
-    values = np.array([_parse_arc_line(path, first + i, line_text(i), n if i > p_index else None)
-                       for i in arc_lines.tolist()], dtype=np.int64).reshape(-1, 3)
-    return values, np.ones(len(values), dtype=bool)
-
-
-def _first_overflowing_parallel_arc(tails, heads, caps, n) -> int | None:
-    """Index of the arc at which a group of parallel arcs first sums past int32 (self-loops
-    and zero capacities ignored, as in :meth:`CSRNetwork.from_arcs`), or None."""
-    caps = np.where(tails != heads, caps, 0)
-    key = tails * n + heads
-    order = np.argsort(key, kind="stable")
-    sorted_key, sorted_caps = key[order], caps[order]
-    group_start = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
-    running = np.cumsum(sorted_caps)
-    offset = np.repeat(running[group_start] - sorted_caps[group_start],
-                       np.diff(np.concatenate((group_start, [key.size]))))
-    over = order[(running - offset) > INT32_MAX]
-    return int(over.min()) if over.size else None
 
 
 def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None = None) -> None:
@@ -434,4 +176,3 @@ def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-

@@ -1,6 +1,6 @@
-"""Reading DIMACS text: opening a (possibly compressed) file, cutting its decompressed text
-into pieces of whole lines with a bound on every line and on the decompressed size, and
-parsing the tokens of those lines. :mod:`.dimacs` builds the network from them."""
+"""Low-level pieces of the DIMACS reader: opening (plain, gzip, bzip2), the chunked NumPy
+tokeniser of arc lines and the error type. The format and its rules are described in
+:mod:`graphcut.solver.dimacs`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DimacsError
 from .files import open_regular_file
-from .memory import format_bytes
 from .networks import INT32_MAX
 
 # Bytes of text parsed at a time, and the longest line other than a comment.
@@ -26,10 +24,25 @@ MAX_LINE_BYTES = 1 << 20
 # and the header).
 COMPRESSED_SLACK_BYTES = 16 << 20
 COMPRESSED_BYTES_PER_ARC = 128
+# Vertices allowed beyond the 2 M + 2 that M arcs (and s, t) can touch.
+ISOLATED_VERTEX_ALLOWANCE = 1 << 20
+# Bytes per arc of the store that collects the arcs while the file is read (3 x int32).
+_STORE_BYTES_PER_ARC = 12
 
 _WHITESPACE = b" \t\r\x0b\x0c"
 _INTEGER = re.compile(rb"-?[0-9]+\Z")
 _MAX_DIGITS = 18  # tokens longer than this may not fit int64; the Python path words the error
+
+
+class DimacsError(ValueError):
+    """A malformed DIMACS file. ``path`` and ``line`` (1-based, or None) say where."""
+
+    def __init__(self, path, line: int | None, reason: str):
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        where = f"{self.path}, line {line}" if line is not None else self.path
+        super().__init__(f"{where}: {reason}")
 
 
 def _open(path: Path):
@@ -173,69 +186,3 @@ def _scan(buf: np.ndarray):
             return starts, ends, arc_lines, None, ok, other_lines
         values[ok] = parsed.reshape(-1, 3)
     return starts, ends, arc_lines, values, ok, other_lines
-
-
-class _Chunks:
-    """The decompressed text of a file in pieces of about ``chunk_bytes`` (default
-    CHUNK_BYTES) that end at a line end
-    (the last piece at the end of the file). ``lines`` counts the lines yielded or skipped;
-    ``total`` the bytes read. Comment lines longer than MAX_LINE_BYTES are skipped without
-    being kept in memory; any other such line is an error."""
-
-    def __init__(self, path, handle, byte_limit, chunk_bytes: int = CHUNK_BYTES):
-        self.path, self.handle, self.byte_limit = path, handle, byte_limit
-        self.chunk_bytes = chunk_bytes
-        self.lines = 0
-        self.total = 0
-
-    def _read(self) -> bytes:
-        block = self.handle.read(self.chunk_bytes)
-        self.total += len(block)
-        limit = self.byte_limit()
-        if limit is not None and self.total > limit:
-            raise DimacsError(self.path, self.lines + 1, _limit_reason(limit))
-        return block
-
-    def __iter__(self):
-        carry = b""
-        while True:
-            block = self._read()
-            if not block:
-                if carry:
-                    self.lines += 1
-                    yield carry, self.lines
-                return
-            data = carry + block if carry else block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                if len(data) <= MAX_LINE_BYTES:
-                    carry = data
-                    continue
-                if data[:1] != b"c":
-                    raise DimacsError(self.path, self.lines + 1,
-                                      f"line longer than {MAX_LINE_BYTES} bytes; only comment "
-                                      "lines may be that long (is this a DIMACS file?)")
-                carry = self._skip_comment()
-                self.lines += 1
-                continue
-            first = self.lines + 1
-            self.lines += data.count(b"\n", 0, cut)
-            yield data[:cut], first
-            carry = data[cut:]
-
-    def _skip_comment(self) -> bytes:
-        """Read past the end of a long comment line; return what follows its line end."""
-        while True:
-            block = self._read()
-            end = block.find(b"\n")
-            if not block or end >= 0:
-                return block[end + 1:] if block else b""
-
-
-def _limit_reason(limit: int) -> str:
-    """Why a compressed file that decompresses past ``limit`` bytes is refused."""
-    slack = format_bytes(COMPRESSED_SLACK_BYTES)
-    return (f"the data decompresses to more than {limit} bytes ({format_bytes(limit)}), more "
-            f"than a DIMACS file with the declared number of arcs needs "
-            f"({COMPRESSED_BYTES_PER_ARC} bytes per arc line plus {slack}); refusing it as a "
-            "possible decompression bomb")
