@@ -3,6 +3,8 @@
 - :class:`HistogramModel`: the smoothed joint colour histogram of the Boykov-Jolly energy.
 - :class:`GMMModel`: GrabCut's Gaussian mixture (5 full-covariance components in RGB, 1-D
   for grey images), fitted by EM with NumPy, or with CuPy when the image is on the GPU.
+- :class:`LearnedModel`: a classifier trained on all labels' samples in a per-pixel feature
+  space; the labels' models are linked views of it (:func:`learned_models`).
 
 ``make_model(name, **options)`` builds one by name (``"histogram"`` or ``"gmm"``).
 """
@@ -10,8 +12,9 @@
 from ._base import ColourModel
 from ._gmm import COVARIANCE_FLOOR, DEFAULT_COMPONENTS, GMMModel
 from ._histogram import HistogramModel
+from ._learned import CLASSIFIERS, LearnedModel, learned_models
 
-MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
+MODELS = {"histogram": HistogramModel, "gmm": GMMModel, "learned": LearnedModel}
 
 
 def make_model(name: str, **options) -> ColourModel:
@@ -26,5 +29,15 @@ def make_model(name: str, **options) -> ColourModel:
     return cls(**{key: value for key, value in options.items() if value is not None})
 
 
-__all__ = ["COVARIANCE_FLOOR", "ColourModel", "DEFAULT_COMPONENTS", "GMMModel",
-           "HistogramModel", "MODELS", "make_model"]
+def make_models(name: str, count: int, **options) -> list:
+    """``count`` new, unfitted models of ``name``, one per label: independent ones for the
+    histogram and the GMM, linked views of one classifier for ``"learned"``
+    (:func:`learned_models`)."""
+    if name == "learned":
+        return learned_models(count, **{k: v for k, v in options.items() if v is not None})
+    return [make_model(name, **options) for _ in range(count)]
+
+
+__all__ = ["CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel", "DEFAULT_COMPONENTS", "GMMModel",
+           "HistogramModel", "LearnedModel", "MODELS", "learned_models", "make_model",
+           "make_models"]

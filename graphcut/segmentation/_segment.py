@@ -13,7 +13,7 @@ from graphcut.energy import (DEFAULT_LAM, DEFAULT_SCALE, _nlink_weights, array_m
                              build_network,
                              image_as_float, quantize)
 from graphcut.memory import array_segmentation_backend
-from graphcut.models import make_model
+from graphcut.models import make_model, make_models
 from graphcut.seeds import BACKGROUND, FOREGROUND, NONE, check_seeds, object_labels
 from graphcut.solver import CutResult, min_cut, resolve_device
 
@@ -21,39 +21,48 @@ from ._cleanup import KEEP_CHOICES, clean_labels
 from ._grabcut import DEFAULT_TOL, iterate_binary, iterate_labels
 from ._regions import allowed_region
 from ._texture import with_texture
+from .features import image_features
 
 log = logging.getLogger("graphcut")
 
-MODEL_CHOICES = ("histogram", "gmm")
+# The learned model's defaults (chosen on bench/bench_quality.py's development split,
+# docs/appearance.md): its costs are -log of a classifier's probabilities.
+LEARNED_LAM = 4.0
+LEARNED_ITERATIONS = 2
+LEARNED_LOCALITY = 0.0
+LEARNED_FAR_COST = 0.0
+# with a box or lasso, the object's sample is the region's core (see _region_core)
+LEARNED_CORE = 0.5
+MODEL_CHOICES = ("histogram", "gmm", "learned")
 # lam when none is given, per colour model: the GMM's costs span far more nats than the
 # histogram's, so its boundary term needs more weight (chosen on bench/bench_quality.py's
 # development set; README "Segmenting images").
-DEFAULT_LAMS = {"histogram": DEFAULT_LAM, "gmm": 35.0}
+DEFAULT_LAMS = {"histogram": DEFAULT_LAM, "gmm": 35.0, "learned": LEARNED_LAM}
 # Re-estimation iterations when none are given: GrabCut's iterations for the GMM; none for
 # the histogram (today's one-cut Boykov-Jolly segmentation).
-DEFAULT_ITERATIONS = {"histogram": 0, "gmm": 5}
+DEFAULT_ITERATIONS = {"histogram": 0, "gmm": 5, "learned": LEARNED_ITERATIONS}
 # Seeds are what the user said: in the colour models' samples, the seeds of each label weigh
 # together as much as this share of the image's pixels (each seed pixel at least 1), so that
 # a stroke teaches its label its colours even when the label's region is large. The
 # histogram keeps today's plain counts.
-DEFAULT_SEED_SHARES = {"histogram": 0.0, "gmm": 0.1}
+DEFAULT_SEED_SHARES = {"histogram": 0.0, "gmm": 0.1, "learned": 0.1}
 # Strokes act locally: near its seeds a label's cost is lowered by up to this many nats,
 # fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
 # LOCALITY_REACH * sqrt(H * W) (5 % of a square image's side). The histogram keeps today's
 # energy.
-DEFAULT_LOCALITY = {"histogram": 0.0, "gmm": 2.0}
+DEFAULT_LOCALITY = {"histogram": 0.0, "gmm": 2.0, "learned": LEARNED_LOCALITY}
 LOCALITY_REACH = 0.05
 # Strokes only (no box or lasso): an object's cost rises with the distance d to its nearest
 # seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
 # image's side), so that regions far from every object stroke do not turn object merely for
 # sharing a colour with it (the box does this job when there is one). The histogram keeps
 # today's energy. Chosen on bench/bench_quality.py's development set (README "Quality").
-DEFAULT_FAR_COSTS = {"histogram": 0.0, "gmm": 5.0}
+DEFAULT_FAR_COSTS = {"histogram": 0.0, "gmm": 5.0, "learned": LEARNED_FAR_COST}
 FAR_REACH = 0.2
 # The colour models also see the local contrast (standard deviation of the grey intensity
 # over a (2 r + 1)-square window, :mod:`._texture`) as one more channel, with this radius r;
 # 0: colours only.
-DEFAULT_TEXTURE = {"histogram": 0, "gmm": 4}
+DEFAULT_TEXTURE = {"histogram": 0, "gmm": 4, "learned": 0}
 
 
 def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=None,
@@ -298,7 +307,8 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     tol = float(tol)
     if not (math.isfinite(tol) and tol >= 0.0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
-    model_options = {"bins": bins} if model == "histogram" else {"components": components}
+    model_options = ({"bins": bins} if model == "histogram" else {} if model == "learned"
+                     else {"components": components})
     make_model(model, **model_options)  # checks bins / components now
     return dict(model=model, model_options=model_options, lam=lam, sigma=sigma,
                 iterations=int(iterations), keep=keep, fill_holes=int(fill_holes),
@@ -335,6 +345,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
     shape = values.shape[:2]
+    if o["model"] == "learned":
+        values = image_features(values)
     if o.get("texture", 0):
         values = with_texture(values, o["texture"])
     region = allowed_region(shape, box=o["box"], lasso=o["lasso"])
@@ -361,8 +373,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
         if not bool((constraints == BACKGROUND).any()):
             raise ValueError("the box / lasso covers the whole image and there is no "
                              "background seed: nothing is known to be background")
-    def new_model():
-        return make_model(o["model"], **o["model_options"])
+    def new_models(count):
+        return make_models(o["model"], count, **o["model_options"])
 
     weights = _seed_weights(seeds, objects, o["seed_share"])
     background = constraints == BACKGROUND
@@ -377,9 +389,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
         binary = xp.where(is_object, xp.uint8(FOREGROUND),
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
         sample = (~background) if has_region else is_object
+        if has_region and o["model"] == "learned":
+            sample = _region_core(region, is_object, xp)
         samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                         for s in (sample, background))
-        run = iterate_binary(values, nlinks, binary, (new_model(), new_model()), samples,
+        run = iterate_binary(values, nlinks, binary, tuple(new_models(2)), samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              cut=cut, weights=weights, priors=priors)
         mask = to_host(run.labels).astype(bool)
@@ -393,7 +407,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
             samples.append(constraints == label)
         if weights is not None:
             samples = [xp.where(s, weights, 0.0) for s in samples]
-        run = iterate_labels(values, nlinks, pinned, [new_model() for _ in samples], samples,
+        run = iterate_labels(values, nlinks, pinned, new_models(len(samples)), samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              device=device, weights=weights, priors=priors)
         lookup = np.array([0] + objects, dtype=np.uint8)
@@ -404,6 +418,18 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
                               outside=None if outside is None else to_host(outside))
     single = objects in ([], [FOREGROUND])
     return (labels == FOREGROUND if single else labels), run
+
+
+def _region_core(region, is_object, xp):
+    """The learned model's object sample from a box or lasso: the object seeds and the
+    region's core, the pixels at least LEARNED_CORE times the largest distance from the
+    region's outline (its centre; a box's inside also holds the background around the
+    object, which a classifier would learn as object)."""
+    from scipy import ndimage
+
+    distance = ndimage.distance_transform_edt(np.pad(np.asarray(region), 1))[1:-1, 1:-1]
+    core = xp.asarray(distance >= LEARNED_CORE * distance.max())
+    return core | is_object
 
 
 def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
