@@ -37,6 +37,7 @@ from .energy import (DEFAULT_LAM, DEFAULT_SCALE, SeedHistograms, _check_positive
 from .seeds import BACKGROUND, FOREGROUND, check_seeds
 from .segmentation._segment import (DEFAULT_LAMS, check_options, only_binary_labels, result_of,
                                     segment_values)
+from .models import DEFAULT_MODEL
 from .solver import CutResult, resolve_device
 from .solver.cpu import grid_bytes
 from .solver.memory import require_host_memory
@@ -74,7 +75,7 @@ class Segmenter:
     """
 
     def __init__(self, image, *, lam=None, sigma=None, bins=None, channel_axis=-1,
-                 scale=DEFAULT_SCALE, device="auto", spacing=None, model="histogram",
+                 scale=DEFAULT_SCALE, device="auto", spacing=None, model=DEFAULT_MODEL,
                  components=None, iterations=None, keep="all", fill_holes=0, seed_share=None,
                  locality=None, far_cost=None, texture=None):
         self.backend = resolve_device(device)

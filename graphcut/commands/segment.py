@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from graphcut.energy import DEFAULT_LAM, SIGMA_MIN
+from graphcut.models import DEFAULT_MODEL, MODELS
 
 from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_error_message,
                      overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
@@ -41,9 +42,10 @@ class BoxType(click.ParamType):
 
 
 model_option = click.option(
-    "--model", type=click.Choice(["histogram", "gmm"]), default=None,
-    help="Colour model: histogram (Boykov-Jolly) or gmm (GrabCut's Gaussian mixtures). "
-         "Default: the seeds' settings file, else histogram.")
+    "--model", type=click.Choice(list(MODELS)), default=None,
+    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
+         "learned (a classifier on filter features, trained on the seeds). "
+         f"Default: the seeds' settings file, else {DEFAULT_MODEL}.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "

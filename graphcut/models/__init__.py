@@ -15,6 +15,9 @@ from ._histogram import HistogramModel
 from ._learned import CLASSIFIERS, LearnedModel, learned_models
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel, "learned": LearnedModel}
+#: THE default appearance model of the library, the CLI, batch, the app and napari (the one
+#: place it is set; docs/appearance.md says why). Settings files that name a model keep it.
+DEFAULT_MODEL = "histogram"
 
 
 def make_model(name: str, **options) -> ColourModel:
@@ -38,6 +41,7 @@ def make_models(name: str, count: int, **options) -> list:
     return [make_model(name, **options) for _ in range(count)]
 
 
-__all__ = ["CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel", "DEFAULT_COMPONENTS", "GMMModel",
+__all__ = ["CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel", "DEFAULT_COMPONENTS",
+           "DEFAULT_MODEL", "GMMModel",
            "HistogramModel", "LearnedModel", "MODELS", "learned_models", "make_model",
            "make_models"]

@@ -35,14 +35,16 @@ from ._base import ColourModel
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
-DEFAULT_L2 = 1e-2
+DEFAULT_L2 = 0.1
 #: Newton steps of the logistic regression
-NEWTON_STEPS = 12
+NEWTON_STEPS = 8
 #: pixels per label used for training at most
-MAX_SAMPLES = 20000
+MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
 MIN_PROBABILITY = 1e-4
 _SAMPLE_SEED = 20240624
+#: pixels scored at once (bounds the scoring's temporary memory to ~ SCORE_CHUNK * F floats)
+SCORE_CHUNK = 1 << 18
 
 
 def _flat_sample(values, mask, max_samples):
@@ -165,14 +167,13 @@ class _Shared:
         """-log p(label | x) for every label, float64 (count, H, W)."""
         xp = array_module(values)
         shape = values.shape[:-1]
-        flat = values.reshape(-1, values.shape[-1]).astype(xp.float32)
+        flat = values.reshape(-1, values.shape[-1]).astype(xp.float32, copy=False)
         if self.classifier == "gaussian":
             log_like = xp.stack([_gaussian_log(flat, p, xp) for p in self.params])
             log_like = log_like - log_like.max(axis=0, keepdims=True)
             log_p = log_like - xp.log(xp.exp(log_like).sum(axis=0, keepdims=True))
         else:
-            design = _design(flat, xp)
-            scores = [design @ beta.astype(xp.float32) for beta in self.params]
+            scores = [_linear_quadratic(flat, beta, xp) for beta in self.params]
             if len(scores) == 1:  # binary: label 0 is the positive class
                 z = xp.clip(scores[0], -30.0, 30.0)
                 log_p = xp.stack([-xp.log1p(xp.exp(-z)), -xp.log1p(xp.exp(z))])
@@ -181,6 +182,19 @@ class _Shared:
                 log_p = xp.log(xp.maximum(p / p.sum(axis=0, keepdims=True), 1e-30))
         log_p = xp.maximum(log_p, np.log(MIN_PROBABILITY))
         return (-log_p).astype(xp.float64).reshape((len(self.samples),) + shape)
+
+
+def _linear_quadratic(flat, beta, xp):
+    """``[1, x, x^2] @ beta`` for every row of ``flat`` (n, F), in chunks of SCORE_CHUNK rows
+    (memory: a chunk's squares, not the whole image's design matrix), float32."""
+    beta = beta.astype(xp.float32)
+    features = flat.shape[1]
+    out = xp.empty(flat.shape[0], dtype=xp.float32)
+    for start in range(0, flat.shape[0], SCORE_CHUNK):
+        x = flat[start:start + SCORE_CHUNK]
+        out[start:start + SCORE_CHUNK] = (x @ beta[1:features + 1] + (x * x) @ beta[features + 1:]
+                                          + beta[0])
+    return out
 
 
 def _gaussian(x, w, xp):
@@ -206,9 +220,9 @@ class LearnedModel(ColourModel):
     classifier : str
         ``"logistic"`` (quadratic logistic regression, Newton) or ``"gaussian"`` (naive Bayes).
     l2 : float
-        The logistic regression's penalty per unit of sample weight (``None``: 0.01).
+        The logistic regression's penalty per unit of sample weight (``None``: 0.1).
     max_samples : int
-        Pixels per label used for training at most (``None``: 20000).
+        Pixels per label used for training at most (``None``: 8000).
     """
 
     name = "learned"

@@ -13,7 +13,7 @@ from graphcut.energy import (DEFAULT_LAM, DEFAULT_SCALE, _nlink_weights, array_m
                              build_network,
                              image_as_float, quantize)
 from graphcut.memory import array_segmentation_backend
-from graphcut.models import make_model, make_models
+from graphcut.models import DEFAULT_MODEL, make_model, make_models
 from graphcut.seeds import BACKGROUND, FOREGROUND, NONE, check_seeds, object_labels
 from graphcut.solver import CutResult, min_cut, resolve_device
 
@@ -28,7 +28,7 @@ log = logging.getLogger("graphcut")
 # The learned model's defaults (chosen on bench/bench_quality.py's development split,
 # docs/appearance.md): its costs are -log of a classifier's probabilities.
 LEARNED_LAM = 4.0
-LEARNED_ITERATIONS = 2
+LEARNED_ITERATIONS = 0
 LEARNED_LOCALITY = 0.0
 LEARNED_FAR_COST = 0.0
 # with a box or lasso, the object's sample is the region's core (see _region_core)
@@ -65,7 +65,7 @@ FAR_REACH = 0.2
 DEFAULT_TEXTURE = {"histogram": 0, "gmm": 4, "learned": 0}
 
 
-def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=None,
+def segment(image, seeds=None, *, box=None, lasso=None, model=DEFAULT_MODEL, lam=None,
             sigma=None, bins=None, components=None, iterations=None, keep="all",
             fill_holes=0, seed_share=None, locality=None, far_cost=None, texture=None,
             tol=DEFAULT_TOL,
@@ -85,8 +85,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
             (hard). Without object seeds the object's colours are first learnt from the
             inside, as in GrabCut.
         lasso: a closed polygon of ``(row, col)`` vertices; outside is background (hard).
-        model: the colour model of every label: "histogram" (smoothed colour histogram, the
-            Boykov-Jolly energy) or "gmm" (GrabCut's Gaussian mixtures).
+        model: the appearance model of every label: "histogram" (smoothed colour histogram,
+            the Boykov-Jolly energy), "gmm" (GrabCut's Gaussian mixtures) or "learned" (a
+            classifier on multi-scale filter features trained on the seeds,
+            :class:`graphcut.models.LearnedModel`); default
+            :data:`graphcut.models.DEFAULT_MODEL`.
         lam: weight of the boundary term against the colour term; ``None``: 10 for the
             histogram, 35 for the GMM.
         sigma: colour-difference scale of the boundary weights; ``None`` estimates it from
@@ -257,7 +260,7 @@ def check_options(**options) -> dict:
     lasso;
     missing ones take
     their defaults) checked and with defaults filled in, as used by :func:`segment_values`."""
-    defaults = dict(model="histogram", lam=None, sigma=None, bins=None, components=None,
+    defaults = dict(model=DEFAULT_MODEL, lam=None, sigma=None, bins=None, components=None,
                     iterations=None, keep="all", fill_holes=0, seed_share=None,
                     locality=None, far_cost=None, texture=None, tol=DEFAULT_TOL,
                     channel_axis=-1, scale=DEFAULT_SCALE, box=None, lasso=None)
