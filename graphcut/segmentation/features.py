@@ -114,28 +114,40 @@ def pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
     xp = array_module(values)
     ndimage = _ndimage(xp)
     values = xp.asarray(values, dtype=xp.float32)
-    channels = [values[..., c] for c in range(values.shape[-1])]
+    count = values.shape[-1]
     grey = values.mean(axis=-1)
-    columns = list(channels)
+    dims = grey.ndim
+    features = xp.empty(grey.shape + (len(feature_names(count, dims, scales)),),
+                        dtype=xp.float32)
+    columns = iter(range(features.shape[-1]))
+
+    def put(column):
+        features[..., next(columns)] = column
+
+    for c in range(count):
+        put(values[..., c])
     for s in scales:
         s = float(s)
-        columns += [ndimage.gaussian_filter(c, s, mode="reflect") for c in channels]
+        for c in range(count):
+            put(ndimage.gaussian_filter(values[..., c], s, mode="reflect"))
         squared = 0
-        for axis in range(grey.ndim):
-            order = [0] * grey.ndim
+        for axis in range(dims):
+            order = [0] * dims
             order[axis] = 1
             squared = squared + ndimage.gaussian_filter(grey, s, order=order,
                                                         mode="reflect") ** 2
-        columns.append(xp.sqrt(squared) * s)
-        columns += _hessian_eigenvalues(xp, ndimage, grey, s)
-    features = xp.stack(columns, axis=-1)
-    if standardise:
-        flat = features.reshape(-1, features.shape[-1])
-        mean = flat.mean(axis=0, dtype=xp.float64)
-        std = flat.std(axis=0, dtype=xp.float64)
-        std = xp.where(std > 1e-12, std, 1.0)
-        features = ((features - mean.astype(xp.float32)) / std.astype(xp.float32))
-    return features.astype(xp.float32, copy=False)
+        put(xp.sqrt(squared) * s)
+        for eigenvalue in _hessian_eigenvalues(xp, ndimage, grey, s):
+            put(eigenvalue)
+    if standardise:  # one column at a time: float64 statistics without a float64 copy
+        for k in range(features.shape[-1]):
+            column = features[..., k]
+            mean = float(column.mean(dtype=xp.float64))
+            std = float(column.std(dtype=xp.float64))
+            column -= mean
+            if std > 1e-12:
+                column /= std
+    return features
 
 
 _last = [None, None]   # (values, features) of the last image_features call
