@@ -52,12 +52,15 @@ from scipy import ndimage  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import quality_baselines  # noqa: E402
+from quality_baselines import (run_cv2, run_cv2_box, run_cv2_clean, run_otsu,  # noqa: E402
+                               run_rf)
 from quality_data import make_set, scaled_item  # noqa: E402
 
 MAX_INTERACTIONS = 20
 STROKE_RADIUS = 5
 TARGETS = (0.85, 0.90)
-FILL_HOLES = 100  # pixels, for the clean-up variants
+FILL_HOLES = quality_baselines.FILL_HOLES  # pixels, for the clean-up variants
 
 METHODS = {
     "histogram": dict(model="histogram", iterations=0),
@@ -136,38 +139,6 @@ def run_graphcut(options, device):
     return run
 
 
-def as_uint8(image):
-    """What cv2.grabCut can read: uint8, 3 channels (other integer images scaled by their
-    maximum)."""
-    if image.dtype != np.uint8:
-        image = np.round(image.astype(np.float64) * (255.0 / max(1, image.max())))
-        image = image.astype(np.uint8)
-    return image if image.ndim == 3 else np.repeat(image[..., None], 3, axis=-1)
-
-
-def run_cv2(image, seeds, box, iterations=5):
-    """cv2.grabCut fed what ``graphcut.segment`` is fed. With a box: outside is background,
-    inside "probably object". Strokes only (fair protocol): unknown pixels are "probably
-    object" within the reach of the object strokes (distance <= FAR_REACH * sqrt(H W), the
-    reach of our own far_cost) and "probably background" only outside it."""
-    import cv2
-    from graphcut.segmentation._segment import FAR_REACH
-    bgr = np.ascontiguousarray(as_uint8(image)[..., :3][..., ::-1])
-    mask = np.full(image.shape[:2], cv2.GC_PR_BGD if box is None else cv2.GC_BGD, np.uint8)
-    if box is not None:
-        r0, c0, r1, c1 = box
-        mask[r0:r1, c0:c1] = cv2.GC_PR_FGD
-    elif (seeds == 1).any():
-        reach = FAR_REACH * np.sqrt(seeds.size)
-        mask[ndimage.distance_transform_edt(seeds != 1) <= reach] = cv2.GC_PR_FGD
-    mask[seeds == 1] = cv2.GC_FGD
-    mask[seeds == 2] = cv2.GC_BGD
-    background = np.zeros((1, 65), np.float64)
-    foreground = np.zeros((1, 65), np.float64)
-    cv2.grabCut(bgr, mask, None, background, foreground, iterations, cv2.GC_INIT_WITH_MASK)
-    return (mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD)
-
-
 def parse_method(name):
     """A method of :data:`METHODS`, or ``base:key=value,...`` (e.g.
     ``gmm-iter:seed_share=0.3,lam=30``): a listed method with options changed."""
@@ -183,71 +154,6 @@ def parse_method(name):
             pass
         options[key] = value
     return options
-
-
-def run_cv2_clean(image, seeds, box):
-    """cv2.grabCut with our clean-up (the parts touching object seeds, or the largest; holes
-    under FILL_HOLES pixels filled), as ``*-clean`` methods get it."""
-    from graphcut.segmentation import clean_labels
-    mask = run_cv2(image, seeds, box)
-    outside = None
-    if box is not None:
-        outside = np.ones(mask.shape, bool)
-        outside[box[0]:box[2], box[1]:box[3]] = False
-    return clean_labels(mask.astype(np.uint8), [1], seeds, keep="connected",
-                        fill_holes_area=FILL_HOLES, outside=outside) == 1
-
-
-def run_cv2_box(image, seeds, box):
-    """cv2.grabCut from the box alone (strokes not given), or the fair strokes protocol when
-    there is no box."""
-    return run_cv2(image, np.zeros_like(seeds) if box is not None else seeds, box)
-
-
-_FEATURES = {}
-
-
-def run_rf(image, seeds, box):
-    """ilastik-style pixel classification: a random forest (scikit-learn, 100 trees) on the
-    same features as the learned model, trained on the seeds (with a box: its inside as
-    object, outside as background, seeds winning), through skimage.future.fit_segmenter; no
-    graph cut."""
-    from skimage.future import fit_segmenter, predict_segmenter
-    from sklearn.ensemble import RandomForestClassifier
-
-    from graphcut.energy import image_as_float
-    from graphcut.segmentation.features import pixel_features
-    key = (id(image), image.shape)
-    if key not in _FEATURES:
-        _FEATURES.clear()
-        _FEATURES[key] = pixel_features(image_as_float(image))
-    labels = seeds.astype(np.uint8).copy()
-    if box is not None:
-        inside = np.zeros(seeds.shape, bool)
-        inside[box[0]:box[2], box[1]:box[3]] = True
-        labels = np.where(seeds != 0, seeds, np.where(inside, 1, 2)).astype(np.uint8)
-    if not ((labels == 1).any() and (labels == 2).any()):
-        return labels == 1
-    forest = RandomForestClassifier(n_estimators=100, n_jobs=1, random_state=0,
-                                    max_samples=20000 if (labels != 0).sum() > 20000 else None)
-    forest = fit_segmenter(labels, _FEATURES[key], forest)
-    mask = predict_segmenter(_FEATURES[key], forest) == 1
-    if box is not None:
-        mask &= inside
-    return mask
-
-
-def run_otsu(image, seeds, box):
-    """A global Otsu threshold of the grey intensity, brighter = object (inside the box only,
-    thresholded there, when there is one)."""
-    from skimage.filters import threshold_otsu
-    grey = image.mean(axis=-1) if image.ndim == 3 else image.astype(np.float64)
-    if box is None:
-        return grey > threshold_otsu(grey)
-    mask = np.zeros(grey.shape, bool)
-    window = np.s_[box[0]:box[2], box[1]:box[3]]
-    mask[window] = grey[window] > threshold_otsu(grey[window])
-    return mask
 
 
 def method(name, device):

@@ -19,7 +19,7 @@ from graphcut.solver import CutResult, min_cut, resolve_device
 
 from ._cleanup import KEEP_CHOICES, clean_labels
 from ._grabcut import DEFAULT_TOL, iterate_binary, iterate_labels
-from ._regions import allowed_region
+from ._regions import allowed_region, region_core
 from ._texture import with_texture
 from .features import image_features
 
@@ -31,7 +31,9 @@ LEARNED_LAM = 4.0
 LEARNED_ITERATIONS = 0
 LEARNED_LOCALITY = 0.0
 LEARNED_FAR_COST = 0.0
-# with a box or lasso, the object's sample is the region's core (see _region_core)
+# with a box or lasso, the learned model's object sample is the region's core (the pixels at
+# least this fraction of the largest distance from its outline: ._regions.region_core) and
+# the object seeds; a box's whole inside also holds the background around the object
 LEARNED_CORE = 0.5
 MODEL_CHOICES = ("histogram", "gmm", "learned")
 # lam when none is given, per colour model: the GMM's costs span far more nats than the
@@ -393,7 +395,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
         sample = (~background) if has_region else is_object
         if has_region and o["model"] == "learned":
-            sample = _region_core(region, is_object, xp)
+            sample = xp.asarray(region_core(region, LEARNED_CORE)) | is_object
         samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                         for s in (sample, background))
         run = iterate_binary(values, nlinks, binary, tuple(new_models(2)), samples,
@@ -421,18 +423,6 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
                               outside=None if outside is None else to_host(outside))
     single = objects in ([], [FOREGROUND])
     return (labels == FOREGROUND if single else labels), run
-
-
-def _region_core(region, is_object, xp):
-    """The learned model's object sample from a box or lasso: the object seeds and the
-    region's core, the pixels at least LEARNED_CORE times the largest distance from the
-    region's outline (its centre; a box's inside also holds the background around the
-    object, which a classifier would learn as object)."""
-    from scipy import ndimage
-
-    distance = ndimage.distance_transform_edt(np.pad(np.asarray(region), 1))[1:-1, 1:-1]
-    core = xp.asarray(distance >= LEARNED_CORE * distance.max())
-    return core | is_object
 
 
 def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
