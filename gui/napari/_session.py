@@ -25,6 +25,8 @@ import logging
 
 import numpy as np
 
+import graphcut
+
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, LayerError, as_seeds, changed_region, mask_colormap,
@@ -57,7 +59,7 @@ class LayerSegmentation(Listener):
         self._use_process = use_process
         self.image_layer = self.scribbles_layer = None
         self.channels = "ask"
-        self.device, self.lam = "auto", None
+        self.device, self.lam = "auto", graphcut.DEFAULT_LAM
         self.options = SegmentOptions()
         self.live = False
         self.output_layer = None      # the Labels layer this object made, by identity
@@ -88,9 +90,9 @@ class LayerSegmentation(Listener):
         self._changed()
 
     def set_lam(self, lam: float) -> None:
-        """The smoothness weight (None: the library's default)."""
-        self.lam = lam
-        if self._controller is not None and lam is not None:
+        """The smoothness weight."""
+        self.lam = float(lam)
+        if self._controller is not None:
             self._controller.set_lam(lam)
         self._changed()
 
@@ -291,10 +293,9 @@ class LayerSegmentation(Listener):
 
     def _ensure_controller(self) -> SegmentationController:
         if self._controller is None:
-            kwargs = {} if self.lam is None else {"lam": self.lam}
             self._controller = SegmentationController(
-                self, post=self._post, device=self.device, use_process=self._use_process,
-                **kwargs)
+                self, post=self._post, device=self.device, lam=self.lam,
+                use_process=self._use_process)
             self._controller.set_options(self.options)
         return self._controller
 
