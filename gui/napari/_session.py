@@ -63,6 +63,7 @@ class LayerSegmentation(Listener):
         self.options = SegmentOptions()
         self.live = False
         self.output_layer = None      # the Labels layer this object made, by identity
+        self.outputs: list = []       # every output layer made (one per image) still shown
         self.last_outcome = None      # the last outcome shown (preview or exact)
         self.last_error: str | None = None
         self._controller: SegmentationController | None = None
@@ -107,8 +108,15 @@ class LayerSegmentation(Listener):
         """Colour model, clean-up, box (as for the app)."""
         self.options = options
         if self._controller is not None:
-            self._controller.set_options(options)
+            self._controller.set_options(self._effective_options())
         self._changed()
+
+    def _effective_options(self) -> SegmentOptions:
+        """The options for the open image: the library cleans up and boxes 2-D images only,
+        so a volume is segmented without them."""
+        if self._prepared is not None and len(self._prepared.shape) != 2:
+            return SegmentOptions(model=self.options.model)
+        return self.options
 
     def set_live(self, live: bool) -> None:
         """Re-segment after every change (True) or only on :meth:`segment`."""
@@ -155,6 +163,7 @@ class LayerSegmentation(Listener):
         controller.open_image(prepared.data, channel_axis=prepared.channel_axis,
                               spacing=prepared.spacing)
         self._prepared, self._seen = prepared, np.zeros(prepared.shape, np.uint8)
+        controller.set_options(self._effective_options())
         self._opened_key, self._fresh = key, True
         if self.output_layer is not None and tuple(self.output_layer.data.shape) != \
                 prepared.shape:
@@ -271,10 +280,12 @@ class LayerSegmentation(Listener):
         selection = self.viewer.layers.selection
         selected, active = set(selection), selection.active
         prepared = self._prepared
-        layer = self.viewer.add_labels(data, name=f"{self.image_layer.name} graphcut",
-                                       scale=prepared.scale, translate=prepared.translate,
-                                       opacity=MASK_OPACITY)
-        layer.colormap = mask_colormap()
+        from napari.layers import Labels
+        layer = Labels(data, name=f"{self.image_layer.name} graphcut", scale=prepared.scale,
+                       translate=prepared.translate, opacity=MASK_OPACITY,
+                       colormap=mask_colormap())
+        self.outputs.append(layer)  # known before the viewer announces it
+        self.viewer.layers.append(layer)
         selection.clear()
         selection.update(selected)
         selection.active = active
@@ -285,6 +296,7 @@ class LayerSegmentation(Listener):
         layer = event.value
         if layer is self.output_layer:
             self.output_layer = None
+        self.outputs = [output for output in self.outputs if output is not layer]
         if layer is self.image_layer or layer is self.scribbles_layer:
             self._close_controller()  # frees the solvers' memory and the shared image
             self.set_layers(None if layer is self.image_layer else self.image_layer,
@@ -296,7 +308,7 @@ class LayerSegmentation(Listener):
             self._controller = SegmentationController(
                 self, post=self._post, device=self.device, lam=self.lam,
                 use_process=self._use_process)
-            self._controller.set_options(self.options)
+            self._controller.set_options(self._effective_options())
         return self._controller
 
     def _close_controller(self) -> None:

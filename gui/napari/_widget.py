@@ -123,7 +123,8 @@ class GraphCutWidget(Container):
     def _labels_layers(self, widget=None):
         from napari.layers import Labels
         return [(layer.name, layer) for layer in self.viewer.layers
-                if isinstance(layer, Labels) and layer is not self.session.output_layer]
+                if isinstance(layer, Labels)
+                and not any(layer is output for output in self.session.outputs)]
 
     def _shapes_layers(self, widget=None):
         from napari.layers import Shapes
