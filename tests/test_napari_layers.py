@@ -13,7 +13,7 @@ from napari.layers import Image, Labels  # noqa: E402
 
 from graphcut.gui.napari._layers import (LayerError, as_seeds, changed_region,  # noqa: E402
                                          mask_colormap, needs_channel_choice, paint_region,
-                                         prepare_image, upscale)
+                                         prepare_image, upscale_into)
 
 
 def test_seed_labels_are_kept_and_bad_labels_refused():
@@ -89,7 +89,8 @@ def test_channels_are_asked_for_not_guessed():
 
 def test_upscale_matches_repeat():
     small = np.random.default_rng(0).random((4, 5)) > 0.5
-    big = upscale(small, 3, (11, 14))
+    big = np.full((11, 14), 9, np.uint8)
+    upscale_into(big, small, 3)
     expected = np.repeat(np.repeat(small, 3, 0), 3, 1)[:11, :14]
     np.testing.assert_array_equal(big, expected.astype(np.uint8))
 

@@ -30,7 +30,7 @@ import graphcut
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, LayerError, as_seeds, changed_region, mask_colormap,
-                      paint_region, prepare_image, upscale)
+                      paint_region, prepare_image, upscale_into)
 
 log = logging.getLogger("graphcut.gui")
 
@@ -236,8 +236,7 @@ class LayerSegmentation(Listener):
     def on_outcome(self, outcome) -> None:
         shape = self._prepared.shape
         if outcome.factor > 1:
-            values = upscale(outcome.mask, outcome.factor, shape)
-            self._show(values, None)
+            self._show(lambda out: upscale_into(out, outcome.mask, outcome.factor), None)
             kind = f"preview (1/{outcome.factor} grid)"
         else:
             exact_before = self.last_outcome is not None and self.last_outcome.factor == 1 \
@@ -263,13 +262,16 @@ class LayerSegmentation(Listener):
     def on_backend(self, backend: str, device_name: str) -> None:
         log.debug("solving on %s (%s)", backend, device_name)
 
-    def _show(self, values: np.ndarray, region) -> None:
-        """Write ``values`` (uint8 labels) into the output layer (its ``region``, or all)."""
+    def _show(self, values, region) -> None:
+        """Write ``values`` (uint8 labels, or a function that writes into the whole array)
+        into the output layer (its ``region``, or all)."""
         layer = self.output_layer
         if layer is None or layer not in self.viewer.layers:
             self.output_layer = self._add_output(np.zeros(self._prepared.shape, np.uint8))
             layer, region = self.output_layer, None
-        if region is None:
+        if callable(values):
+            values(layer.data)
+        elif region is None:
             layer.data[...] = values
         else:
             layer.data[region] = values
