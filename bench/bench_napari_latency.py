@@ -51,7 +51,7 @@ class Clock:
     event loop's ticks."""
 
     def __init__(self):
-        self.ticks: list[float] = []
+        self.ticks: list[tuple[float, float]] = []     # (time, this thread's CPU time)
         self.handlers: list[tuple[float, float]] = []  # (start, seconds)
         self.shown: list[tuple[float, int]] = []       # (time, factor) of outcomes shown
 
@@ -67,9 +67,17 @@ class Clock:
     def longest_handler(self, since: float) -> float:
         return max((s for t, s in self.handlers if t >= since), default=0.0)
 
-    def longest_gap(self, since: float, until: float) -> float:
-        ticks = [since] + [t for t in self.ticks if since <= t <= until] + [until]
-        return max(b - a for a, b in zip(ticks, ticks[1:]))
+    def tick(self) -> None:
+        self.ticks.append((time.perf_counter(), time.thread_time()))
+
+    def longest_gap(self, since: float, until: float) -> tuple[float, float]:
+        """The longest gap between ticks in [since, until], and the CPU time this thread
+        used in it (the rest of the gap it waited for a core)."""
+        ticks = [(t, c) for t, c in self.ticks if since <= t <= until]
+        if len(ticks) < 2:
+            return until - since, float("nan")
+        (a, ca), (b, cb) = max(zip(ticks, ticks[1:]), key=lambda p: p[1][0] - p[0][0])
+        return b - a, cb - ca
 
 
 def image_inputs(args):
@@ -118,7 +126,7 @@ class Plugin:
             self.app = QApplication.instance() or QApplication([])
             self.timer = QTimer()
             self.timer.setInterval(1)
-            self.timer.timeout.connect(lambda: clock.ticks.append(time.perf_counter()))
+            self.timer.timeout.connect(clock.tick)
             self.timer.start()
         if args.viewer:
             import napari
@@ -209,10 +217,13 @@ def run_plugin(image, seeds, channels, args):
         started = plugin.stroke(label, points, brush)
         finished = plugin.wait_exact(started)
         previews = [t for t, factor in clock.shown if started <= t <= finished and factor > 1]
-        stall = clock.longest_gap(started, finished) if args.mode == "widget" else float("nan")
+        for _ in range(5):  # the ticks just after the answer close the last gap
+            plugin.pump(0.001)
+        stall, busy = clock.longest_gap(started, time.perf_counter()) \
+            if args.mode == "widget" else (float("nan"), float("nan"))
         rows.append(dict(exact=finished - started,
                          preview=previews[0] - started if previews else float("nan"),
-                         stall=stall, handler=clock.longest_handler(started)))
+                         stall=stall, busy=busy, handler=clock.longest_handler(started)))
         for _ in range(50):  # settle: let a catch-up job or a late preview land
             plugin.pump(0.002)
     outcome = plugin.session.last_outcome
@@ -301,7 +312,8 @@ def main():
     print(f"plugin ({outcome.backend}, {outcome.device_name}), {len(rows)} strokes:")
     print(f"  stroke -> preview shown:     {summary([r['preview'] for r in rows])}")
     print(f"  stroke -> exact mask shown:  {summary([r['exact'] for r in rows])}")
-    print(f"  event loop's longest stall:  {summary([r['stall'] for r in rows])}")
+    print(f"  event loop's longest stall:  {summary([r['stall'] for r in rows])}; CPU time "
+          f"the viewer's thread used in it: {summary([r['busy'] for r in rows])}")
     print(f"  longest plugin handler:      {summary([r['handler'] for r in rows])}", flush=True)
     if args.compare_app:
         app = run_app(image, seeds, channels, args)

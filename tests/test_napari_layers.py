@@ -100,3 +100,43 @@ def test_mask_colours_differ_from_the_scribbles():
     mask = mask_colormap()
     for label in range(1, 12):
         assert not np.allclose(scribbles.colormap.map(label), mask.map(label)), label
+
+
+def _volume_masks(seed):
+    rng = np.random.default_rng(seed)
+    old = rng.random((6, 7, 9)) > 0.5
+    new = old.copy()
+    new[2:4, 1:5, 3:8] = rng.random((2, 4, 5)) > 0.5
+    return old, new
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_volume_mask_updates_round_trip(seed):
+    """The solvers' mask edits (gui/sharing.py) for a volume: applying the update to the old
+    mask gives the new one, and the region it reports holds every changed voxel."""
+    from graphcut.gui.sharing import MaskUpdate
+    old, new = _volume_masks(seed)
+    update = MaskUpdate.between(old, new)
+    assert update.shape == new.shape
+    mask = old.copy()
+    region = update.apply(mask)
+    np.testing.assert_array_equal(mask, new)
+    if region is not None:
+        outside = np.ones(new.shape, bool)
+        outside[region] = False
+        assert not (old != new)[outside].any()
+    whole = np.zeros(new.shape, bool)
+    MaskUpdate.between(None, new).apply(whole)
+    np.testing.assert_array_equal(whole, new)
+    assert MaskUpdate.between(new, new).region is None
+
+
+@pytest.mark.gpu
+def test_volume_mask_updates_on_the_gpu_equal_numpy():
+    import cupy
+
+    from graphcut.gui.sharing import MaskUpdate
+    old, new = _volume_masks(0)
+    gpu = MaskUpdate.between(cupy.asarray(old), cupy.asarray(new))
+    host = MaskUpdate.between(old, new)
+    assert (gpu.shape, gpu.region, gpu.bits) == (host.shape, host.region, host.bits)

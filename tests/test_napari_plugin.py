@@ -263,3 +263,18 @@ def test_removing_the_layers_ends_the_solvers():
     bench.viewer.layers.remove(bench.image)
     assert bench.session.controller is None and bench.session.image_layer is None
     assert bench.session.segment() is None
+
+
+def test_box_and_clean_up_are_the_apps(MouseEvent):
+    """The app's options reach the solver: a box (outside is background) with clean-up."""
+    bench = Bench(disc())
+    bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
+    bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
+    bench.settle()
+    unboxed = bench.session.output_layer.data.copy()
+    options = SegmentOptions().with_cleanup(True).with_region(box=(12, 18, 30, 34))
+    bench.session.set_options(options)
+    bench.settle()
+    expected = bench.expected()
+    assert not expected[:, :18].any() and not np.array_equal(expected, unboxed.astype(bool))
+    np.testing.assert_array_equal(bench.session.output_layer.data, expected.astype(np.uint8))
