@@ -168,8 +168,9 @@ class Plugin:
 
     def pump(self, timeout=0.01) -> None:
         if self.args.mode == "widget":
-            self.app.processEvents()
-            time.sleep(0.0005)
+            # wait in Qt's event loop as napari does (the 1 ms timer wakes it), no busy polling
+            from qtpy.QtCore import QEventLoop
+            self.app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
         else:
             self.queue.run_pending(timeout)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from magicgui.widgets import CheckBox, ComboBox, Container, FloatSpinBox, Label, PushButton
 
-from graphcut.energy import DEFAULT_LAM
+from graphcut import DEFAULT_LAM
 from graphcut.segmentation import MODEL_CHOICES
 
 from ..options import APP_DEFAULTS
@@ -113,7 +113,8 @@ class GraphCutWidget(Container):
         self.session.set_lam(float(self.lam_box.value))
         self._options_changed()
         self._refresh_choices()
-        self.native.destroyed.connect(self.session.close)
+        session = self.session
+        self.native.destroyed.connect(lambda *args: session.close())
 
     # ----- layers ---------------------------------------------------------------------------
     def _image_layers(self, widget=None):
