@@ -1,7 +1,24 @@
 """graphcut: image segmentation and max-flow/min-cut with a GPU push-relabel core.
 
-    >>> import graphcut
-    >>> mask = graphcut.segment(image, seeds)          # doctest: +SKIP
+The public names of the subpackages most programs need are importable from here: segmentation
+(:func:`segment`, :class:`Segmenter`), image, seed and volume files, the energy's parts, and
+the solver's networks and :func:`min_cut`.
+
+Examples
+--------
+>>> import numpy as np
+>>> import graphcut
+>>> image = np.zeros((5, 6), np.uint8)
+>>> image[1:4, 1:4] = 200                  # a bright square on a dark ground
+>>> seeds = np.zeros((5, 6), np.uint8)
+>>> seeds[2, 2] = graphcut.FOREGROUND      # 1: object
+>>> seeds[0, 5] = graphcut.BACKGROUND      # 2: background
+>>> graphcut.segment(image, seeds, device="cpu").astype(int)
+array([[0, 0, 0, 0, 0, 0],
+       [0, 1, 1, 1, 0, 0],
+       [0, 1, 1, 1, 0, 0],
+       [0, 1, 1, 1, 0, 0],
+       [0, 0, 0, 0, 0, 0]])
 """
 
 from .energy import (DEFAULT_LAM, DEFAULT_SCALE, build_network, estimate_sigma, nlink_weights,

@@ -23,8 +23,8 @@ maximum flow divided by ``scale`` is then the minimum energy. Capacities above t
 raise a ValueError that says which term overflowed.
 
 Every function here takes NumPy or CuPy arrays and answers on the image's device. On the GPU
-each step is a kernel of ``solver/cuda/energy_kernels.cu`` (shipped precompiled, loaded by the
-package's one CUDA loader; host code in ``graphcut.solver.cuda.energy_kernels``) with the same
+each step is a kernel of ``segmentation/energy_kernels.cu`` (shipped precompiled, loaded by the
+package's one CUDA loader; host code in ``graphcut.segmentation.energy_kernels``) with the same
 float64 formulas, so a machine's first segmentation does not wait for NVRTC to compile CuPy's
 element-wise kernels and does not import CuPy's SciPy extras; the small per-cell colour tables
 are computed on the host with NumPy, exactly as on the CPU.
@@ -54,7 +54,7 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 # Default weight of the boundary term against the regional term. Chosen on the bundled samples
 # (5 to 20 give clean masks there, 1 leaves speckle) and on noisy synthetic discs, where the
 # IoU with the truth peaks around 10 and collapses above ~40 at strong noise (the cut shrinks
-# to the seeds). See README "Segmenting images".
+# to the seeds). See docs/segment.md.
 DEFAULT_LAM = 10.0
 # Float capacities are multiplied by this and rounded to integers.
 DEFAULT_SCALE = 1000.0
@@ -82,7 +82,7 @@ def array_module(*arrays):
 
 def _gpu():
     """The GPU energy kernels' host code (imported only for CuPy arrays)."""
-    from .solver.cuda import energy_kernels
+    import graphcut.segmentation.energy_kernels as energy_kernels
     return energy_kernels
 
 
@@ -100,9 +100,12 @@ def image_as_float(image, *, channel_axis=-1):
     Integers are divided by their dtype's maximum, bool becomes 0 / 1, floats are kept as they
     are (and must be finite). The result is a new array on the image's device.
 
-    Raises:
-        TypeError: unsupported dtype (complex, object, ...).
-        ValueError: wrong number of dimensions or channels, empty image, NaN or infinity.
+    Raises
+    ------
+    TypeError
+        unsupported dtype (complex, object, ...).
+    ValueError
+        wrong number of dimensions or channels, empty image, NaN or infinity.
     """
     xp = array_module(image)
     image = xp.asarray(image)
@@ -165,6 +168,10 @@ def _sigma_from_differences(*differences) -> float:
 def _sigma_from_sums(sums, count: int) -> float:
     """sigma from the sums of the squared-difference arrays and their total size."""
     mean = sum(sums) / count if count else 0.0
+    if not math.isfinite(mean):  # finite values near 1e300: their squared differences overflow
+        raise ValueError("the image's values are too large to estimate sigma from: the squared "
+                         "differences between neighbours overflow float64 (values of magnitude "
+                         "up to about 1e150 work); scale the image, e.g. to 0..1")
     return max(math.sqrt(mean), SIGMA_MIN) if mean > 0.0 else 1.0
 
 
@@ -176,6 +183,15 @@ def estimate_sigma(image, *, channel_axis=-1) -> float:
     scaled as in :func:`image_as_float`), so that a typical neighbour pair gets the weight
     exp(-1/2). This is GrabCut's choice (Rother et al. 2004, beta = 1 / (2 <d^2>)). A constant
     image gives 1.0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import estimate_sigma
+    >>> estimate_sigma(np.full((4, 4), 7, np.uint8))
+    1.0
+    >>> estimate_sigma(np.array([[0, 255], [0, 255]], np.uint8))   # RMS of 0, 0, 1, 1
+    0.7071067811865476
     """
     values = image_as_float(image, channel_axis=channel_axis)
     if array_module(values) is not np:
@@ -235,19 +251,36 @@ def nlink_weights(image, *, sigma=None, channel_axis=-1, spacing=None):
     """Boundary weights of the 4-neighbour pairs (6-neighbour in a volume):
     ``exp(-||I_p - I_q||^2 / (2 sigma^2))``, times ``min(spacing) / spacing[axis]``.
 
-    Args:
-        image: see the module docstring; intensities scaled to [0, 1] for integer images.
-        sigma: the colour difference (in those units) at which the weight is exp(-1/2);
-            ``None``: :func:`estimate_sigma`.
-        channel_axis: the channel axis of a 3-D image (``None``: a grey volume).
-        spacing: pixel (voxel) size along each axis, ``(dy, dx)`` or ``(dz, dy, dx)``;
-            ``None``: isotropic.
+    Parameters
+    ----------
+    image
+        see the module docstring; intensities scaled to [0, 1] for integer images.
+    sigma
+        the colour difference (in those units) at which the weight is exp(-1/2);
+        ``None``: :func:`estimate_sigma`.
+    channel_axis
+        the channel axis of a 3-D image (``None``: a grey volume).
+    spacing
+        pixel (voxel) size along each axis, ``(dy, dx)`` or ``(dz, dy, dx)``;
+        ``None``: isotropic.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         One float64 array per axis, last axis first, in (0, 1]: for an image ``(right,
         down)``: ``right[y, x]`` weights the pair (y, x) - (y, x+1), shape (H, W-1);
         ``down[y, x]`` the pair (y, x) - (y+1, x), (H-1, W). For a volume ``(right, down,
         next_slice)``, the last weighing (z, y, x) - (z+1, y, x), shape (D-1, H, W).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import nlink_weights
+    >>> right, down = nlink_weights(np.array([[0, 0, 255]], np.uint8), sigma=0.5)
+    >>> right                    # equal neighbours: 1; black to white: exp(-1 / (2 * 0.5**2))
+    array([[1.        , 0.13533528]])
+    >>> down.shape               # a single row has no vertical pairs
+    (0, 3)
     """
     return _nlink_weights(image_as_float(image, channel_axis=channel_axis), sigma, spacing)
 
@@ -334,16 +367,35 @@ def regional_costs(image, seeds, *, bins=None, channel_axis=-1):
     the cost of a label is ``-log P(bin of I_p | model)`` in nats (at most about
     ``log(bins ** channels / 0.01)``).
 
-    Args:
-        image: see the module docstring.
-        seeds: (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels must
-            be present.
-        bins: histogram bins per channel, over the image's own range of each channel
-            (``None``: 64 for grey, 16 for colour images).
-        channel_axis: the channel axis of a 3-D image.
+    Parameters
+    ----------
+    image
+        see the module docstring.
+    seeds
+        (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels must
+        be present.
+    bins
+        histogram bins per channel, over the image's own range of each channel
+        (``None``: 64 for grey, 16 for colour images).
+    channel_axis
+        the channel axis of a 3-D image.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         ``(cost_object, cost_background)``, float64 (H, W) (or (D, H, W)) each.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import regional_costs
+    >>> image = np.array([[0, 0, 200, 200]], np.uint8)
+    >>> seeds = np.array([[2, 0, 0, 1]], np.uint8)
+    >>> cost_object, cost_background = regional_costs(image, seeds)
+    >>> bool(cost_object[0, 2] < cost_background[0, 2])     # bright: cheaper as object
+    True
+    >>> bool(cost_object[0, 1] > cost_background[0, 1])     # dark: cheaper as background
+    True
     """
     values = image_as_float(image, channel_axis=spatial_channel_axis(image, seeds, channel_axis))
     seeds = _check_seeds_for(values, seeds)
@@ -393,19 +445,38 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
     This is the cheap part of :func:`build_network` that depends on the seeds; a caller whose
     seeds change can keep the n-link capacities and the image and rebuild only this.
 
-    Args:
-        cost_object, cost_background: float (H, W) (or (D, H, W)) costs
-            (:func:`regional_costs`), in nats.
-        nlink_caps: ``(right, down)`` integer n-link capacities, (H, W-1) and (H-1, W),
-            already quantised (symmetric: each also holds the reverse arc's capacity); for a
-            volume one array per axis, last axis first, as :func:`nlink_weights` returns them.
-        seeds: labels shaped like the costs, 0 none, 1 object, 2 background.
-        scale: the factor applied to the costs before rounding.
+    Parameters
+    ----------
+    cost_object, cost_background
+        float (H, W) (or (D, H, W)) costs
+        (:func:`regional_costs`), in nats.
+    nlink_caps
+        ``(right, down)`` integer n-link capacities, (H, W-1) and (H-1, W),
+        already quantised (symmetric: each also holds the reverse arc's capacity); for a
+        volume one array per axis, last axis first, as :func:`nlink_weights` returns them.
+    seeds
+        labels shaped like the costs, 0 none, 1 object, 2 background.
+    scale
+        the factor applied to the costs before rounding.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         ``(source, sink)`` int32, shaped like the costs: s -> p = rint(scale * cost_background),
         p -> t = rint(scale * cost_object); an object seed has s -> p = K_p and p -> t = 0,
         a background seed the reverse, with K_p = 1 + the sum of p's n-link capacities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import terminal_capacities
+    >>> cost_object = np.array([[0.5, 2.0, 0.0]])
+    >>> cost_background = np.array([[2.0, 0.5, 0.0]])
+    >>> nlinks = (np.array([[3, 4]], np.int32), np.zeros((0, 3), np.int32))   # (right, down)
+    >>> seeds = np.array([[0, 0, 1]], np.uint8)                                 # pixel 2: object
+    >>> source, sink = terminal_capacities(cost_object, cost_background, nlinks, seeds, scale=10)
+    >>> source, sink
+    (array([[20,  5,  5]], dtype=int32), array([[ 5, 20,  0]], dtype=int32))
     """
     xp = array_module(cost_object)
     shape = tuple(cost_object.shape)
@@ -437,13 +508,17 @@ def seed_pins(nlink_caps):
     """The hard-constraint capacity K_p = 1 + the sum of p's n-link capacities, int32, shaped
     like the grid.
 
-    Args:
-        nlink_caps: integer n-link capacities, one array per axis, last axis first, as
-            :func:`nlink_weights` orders them: ``(right, down)``, (H, W-1) and (H-1, W), for
-            an image; ``(right, down, next_slice)`` for a volume.
+    Parameters
+    ----------
+    nlink_caps
+        integer n-link capacities, one array per axis, last axis first, as
+        :func:`nlink_weights` orders them: ``(right, down)``, (H, W-1) and (H-1, W), for
+        an image; ``(right, down, next_slice)`` for a volume.
 
-    Raises:
-        ValueError: a K_p above the int32 limit (lower lam or scale).
+    Raises
+    ------
+    ValueError
+        a K_p above the int32 limit (lower lam or scale).
     """
     links = tuple(nlink_caps)
     xp = array_module(*links)
@@ -484,14 +559,20 @@ class SeedHistograms:
     :func:`terminal_capacities` on :func:`regional_costs` (the same float costs, rounded the
     same way).
 
-    Args:
-        values: the image as :func:`image_as_float` returns it, NumPy or CuPy.
-        bins: histogram bins per channel, as for :func:`regional_costs`.
+    Parameters
+    ----------
+    values
+        the image as :func:`image_as_float` returns it, NumPy or CuPy.
+    bins
+        histogram bins per channel, as for :func:`regional_costs`.
 
-    Attributes:
-        index: the histogram cell of every pixel, int32 (H, W), on the image's device.
-        counts: int64 (2, cells) NumPy array: seed pixels per cell, row 0 object, row 1
-            background.
+    Attributes
+    ----------
+    index
+        the histogram cell of every pixel, int32 (H, W), on the image's device.
+    counts
+        int64 (2, cells) NumPy array: seed pixels per cell, row 0 object, row 1
+        background.
     """
 
     def __init__(self, values, *, bins=None, host_index=True):
@@ -555,15 +636,23 @@ def capacities_from_tables(index, seeds, pins, source_table, sink_table, *, out=
     object seeds (label 1: ``source = pins[p]``, ``sink = 0``) and background seeds (label 2:
     the reverse). On the GPU this is one fused kernel; on the host a few NumPy passes.
 
-    Args:
-        index: int32 (H, W) cell of every pixel (:attr:`SeedHistograms.index`).
-        seeds: uint8 (H, W) labels (0 none, 1 object, 2 background), on the same device.
-        pins: int32 (H, W) hard-constraint capacities (:func:`seed_pins`).
-        source_table, sink_table: int32 per-cell capacities
-            (:meth:`SeedHistograms.capacity_tables`), on the same device.
-        out: optional ``(source, sink)`` int32 (H, W) arrays to write into.
+    Parameters
+    ----------
+    index
+        int32 (H, W) cell of every pixel (:attr:`SeedHistograms.index`).
+    seeds
+        uint8 (H, W) labels (0 none, 1 object, 2 background), on the same device.
+    pins
+        int32 (H, W) hard-constraint capacities (:func:`seed_pins`).
+    source_table, sink_table
+        int32 per-cell capacities
+        (:meth:`SeedHistograms.capacity_tables`), on the same device.
+    out
+        optional ``(source, sink)`` int32 (H, W) arrays to write into.
 
-    Returns:
+    Returns
+    -------
+    tuple of numpy.ndarray
         ``(source, sink)``, int32 (H, W).
     """
     xp = array_module(index)
@@ -589,29 +678,61 @@ def build_network(image, seeds, *, lam=DEFAULT_LAM, sigma=None, bins=None, chann
                   scale=DEFAULT_SCALE, spacing=None) -> GridNetwork:
     """The Boykov-Jolly segmentation network of ``image`` with ``seeds`` (module docstring).
 
-    Args:
-        image: grey or colour image, or volume (NumPy or CuPy; the network is built on the
-            same device).
-        seeds: (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels
-            must be present.
-        lam: weight of the boundary term against the regional term (>= 0); larger values give
-            smoother boundaries that follow image edges more than colour statistics.
-        sigma: colour-difference scale of the n-link weights (:func:`nlink_weights`).
-        bins: histogram bins per channel (:func:`regional_costs`).
-        channel_axis: the channel axis of a 3-D image; ignored when the image has as many
-            dimensions as the seeds (no channel axis: a grey image or volume).
-        scale: float capacities are multiplied by this and rounded (precision 0.5 / scale).
-        spacing: ``(dy, dx)`` or ``(dz, dy, dx)`` pixel (voxel) size; the n-links along an
-            axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
+    Parameters
+    ----------
+    image
+        grey or colour image, or volume (NumPy or CuPy; the network is built on the
+        same device).
+    seeds
+        (H, W) (or (D, H, W)) labels, 0 none, 1 object, 2 background; both labels
+        must be present.
+    lam
+        weight of the boundary term against the regional term (>= 0); larger values give
+        smoother boundaries that follow image edges more than colour statistics.
+    sigma
+        colour-difference scale of the n-link weights (:func:`nlink_weights`).
+    bins
+        histogram bins per channel (:func:`regional_costs`).
+    channel_axis
+        the channel axis of a 3-D image; ignored when the image has as many
+        dimensions as the seeds (no channel axis: a grey image or volume).
+    scale
+        float capacities are multiplied by this and rounded (precision 0.5 / scale).
+    spacing
+        ``(dy, dx)`` or ``(dz, dy, dx)`` pixel (voxel) size; the n-links along an
+        axis are weighed by ``min(spacing) / spacing[axis]``. ``None``: isotropic.
 
-    Returns:
+    Returns
+    -------
+    GridNetwork
         A :class:`GridNetwork` (4-connected, or 6-connected for a volume) with symmetric
         n-links whose minimum cut's source side is the object; its maximum flow / scale is the
         minimum energy.
 
-    Raises:
-        ValueError: bad image, bad seeds (size, labels, no object or no background seed), bad
-            options, or capacities above the int32 limit.
+    Raises
+    ------
+    ValueError
+        bad image, bad seeds (size, labels, no object or no background seed), bad
+        options, or capacities above the int32 limit.
+
+    Examples
+    --------
+    The network :func:`graphcut.segment` cuts, built and cut by hand:
+
+    >>> import numpy as np
+    >>> from graphcut import build_network, min_cut
+    >>> image = np.zeros((4, 5), np.uint8)
+    >>> image[1:3, 1:4] = 200
+    >>> seeds = np.zeros((4, 5), np.uint8)
+    >>> seeds[1, 2], seeds[0, 0] = 1, 2
+    >>> network = build_network(image, seeds, lam=10)
+    >>> network.shape, network.right.shape, network.down.shape
+    ((4, 5), (4, 4), (3, 5))
+    >>> min_cut(network, device="cpu").source_side.astype(int)
+    array([[0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0]])
     """
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0.0):

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from .solver.files import NotARegularFileError, check_regular_file
+from ._safety import NotARegularFileError, check_regular_file, temporary_prefix
 from .solver.memory import HostMemoryError, require_host_memory
 
 log = logging.getLogger("graphcut.imageio")
@@ -73,10 +73,13 @@ def _require_decoding_memory(need: int, what: str) -> None:
 class ImageTooLargeError(ImageReadError):
     """The image has more pixels than the limit (a decompression-bomb guard).
 
-    Attributes:
-        pixels: width × height as the file declares it (None when Pillow refused the file
-            before its size could be read: more than twice its limit).
-        limit: the limit in force.
+    Attributes
+    ----------
+    pixels
+        width × height as the file declares it (None when Pillow refused the file
+        before its size could be read: more than twice its limit).
+    limit
+        the limit in force.
     """
 
     def __init__(self, message: str, *, pixels: int | None, limit: int):
@@ -123,19 +126,26 @@ def open_image(path, *, max_pixels: int | None = None):
     several pages or frames (TIFF stack, animated GIF) yields its first one, and a warning
     saying so is logged (logger ``graphcut.imageio``).
 
-    Args:
-        path: the file.
-        max_pixels: refuse images with more pixels (width × height) than this, before
-            decoding them (a guard against decompression bombs: tiny files that decode to
-            huge images); 0: no limit. ``None``: Pillow's ``Image.MAX_IMAGE_PIXELS`` (about
-            89 million). A larger value also raises Pillow's own guard for this read.
+    Parameters
+    ----------
+    path
+        the file.
+    max_pixels
+        refuse images with more pixels (width × height) than this, before
+        decoding them (a guard against decompression bombs: tiny files that decode to
+        huge images); 0: no limit. ``None``: Pillow's ``Image.MAX_IMAGE_PIXELS`` (about
+        89 million). A larger value also raises Pillow's own guard for this read.
 
-    Raises:
-        ImageTooLargeError: more pixels than the limit (an :class:`ImageReadError`).
-        ImageMemoryError: decoding would need more memory than is available (checked before
-            decoding; both an ImageReadError and a MemoryError; names the file).
-        ImageReadError: missing file, not a regular file (a FIFO, a device), not an image,
-            truncated or corrupt data; the message names the file.
+    Raises
+    ------
+    ImageTooLargeError
+        more pixels than the limit (an :class:`ImageReadError`).
+    ImageMemoryError
+        decoding would need more memory than is available (checked before
+        decoding; both an ImageReadError and a MemoryError; names the file).
+    ImageReadError
+        missing file, not a regular file (a FIFO, a device), not an image,
+        truncated or corrupt data; the message names the file.
     """
     name = os.fspath(path)
     limit = default_max_pixels() if max_pixels is None else int(max_pixels)
@@ -234,16 +244,36 @@ def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
     become RGB. Multi-page files (TIFF stacks, animated GIF): the first page only, and a
     warning saying so is logged (logger ``graphcut.imageio``).
 
-    Args:
-        max_pixels: the largest width × height accepted (see :func:`open_image`); None:
-            Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 million).
+    Parameters
+    ----------
+    max_pixels
+        the largest width × height accepted (see :func:`open_image`); None:
+        Pillow's ``Image.MAX_IMAGE_PIXELS`` (about 89 million).
 
-    Raises:
-        ImageTooLargeError: more pixels than ``max_pixels``.
-        ImageMemoryError: decoding would need more memory than is available (an
-            ImageReadError and a MemoryError).
-        ImageReadError: unreadable, truncated or non-image file, or a float image holding NaN
-            or infinity (see :func:`open_image`); the message names the file.
+    Raises
+    ------
+    ImageTooLargeError
+        more pixels than ``max_pixels``.
+    ImageMemoryError
+        decoding would need more memory than is available (an
+        ImageReadError and a MemoryError).
+    ImageReadError
+        unreadable, truncated or non-image file, or a float image holding NaN
+        or infinity (see :func:`open_image`); the message names the file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> from graphcut import read_image
+    >>> Image.fromarray(np.full((4, 6, 3), 90, np.uint8)).save("photo.png")
+    >>> image = read_image("photo.png")
+    >>> image.shape, image.dtype
+    ((4, 6, 3), dtype('uint8'))
+    >>> read_image("missing.png")
+    Traceback (most recent call last):
+        ...
+    graphcut.imageio.ImageReadError: ...missing.png...
     """
     name = os.fspath(path)
     _require_regular_file(name)
@@ -319,8 +349,10 @@ def image_info(path, *, max_pixels: int | None = None) -> ImageInfo:
     """Height, width, channels and dtype of the array :func:`read_image` would return, read
     from the file's header without decoding the pixels (for memory checks before reading).
 
-    Raises:
-        ImageReadError: as :func:`read_image` (not an image, too many pixels, ...).
+    Raises
+    ------
+    ImageReadError
+        as :func:`read_image` (not an image, too many pixels, ...).
     """
     name = os.fspath(path)
     _require_regular_file(name)
@@ -432,6 +464,11 @@ def _refuse_inputs(path: Path, inputs) -> None:
         if path.exists() and Path(source).exists() and os.path.samefile(path, source):
             raise ValueError(f"refusing to overwrite the input file {os.fspath(source)!r} with "
                              "an output; choose another output path")
+        if Path(source).is_dir() and path.parent.is_dir() \
+                and os.path.samefile(path.parent, source):
+            raise ValueError(f"refusing to write {os.fspath(path)!r} into the input folder "
+                             f"{os.fspath(source)!r} (it would replace or add a slice); "
+                             "choose an output outside it")
 
 
 def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
@@ -439,11 +476,15 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
     same folder, which is then renamed over ``path`` (``os.replace``). On any error the
     temporary file is removed and ``path`` is left as it was.
 
-    Raises:
-        ValueError: ``path`` is one of ``inputs`` (an existing file it must not replace).
-        FileNotFoundError: the destination folder does not exist.
-        OSError: the file cannot be written (read-only folder, disk full, ...); the message
-            names ``path`` and the reason, and ``errno`` is kept.
+    Raises
+    ------
+    ValueError
+        ``path`` is one of ``inputs`` (an existing file it must not replace).
+    FileNotFoundError
+        the destination folder does not exist.
+    OSError
+        the file cannot be written (read-only folder, disk full, ...); the message
+        names ``path`` and the reason, and ``errno`` is kept.
     """
     path = Path(path)
     _refuse_inputs(path, inputs)
@@ -452,7 +493,7 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
         raise FileNotFoundError(f"cannot write {os.fspath(path)!r}: the folder "
                                 f"{os.fspath(folder)!r} does not exist")
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=temporary_prefix(path),
                                                  suffix=".tmp")
     except OSError as error:
         raise _write_error(path, error) from None
@@ -497,9 +538,12 @@ def atomic_save(image: Image.Image, path, *, inputs=(), **save_options) -> None:
     """Save a Pillow image to ``path`` atomically (:func:`atomic_write`); the format follows
     the suffix of ``path``.
 
-    Raises:
-        ValueError: ``path`` is one of ``inputs`` or has an unknown image suffix.
-        FileNotFoundError: the destination folder does not exist.
+    Raises
+    ------
+    ValueError
+        ``path`` is one of ``inputs`` or has an unknown image suffix.
+    FileNotFoundError
+        the destination folder does not exist.
     """
     file_format = check_writable_image_suffix(path)
     atomic_write(path, lambda handle: image.save(handle, format=file_format, **save_options),
@@ -519,8 +563,10 @@ def check_lossless_suffix(path, what: str = "mask") -> None:
     Masks and label images must keep their exact values: JPEG or WebP would blur 0/255 into
     every value between.
 
-    Raises:
-        ValueError: the suffix is missing or names another format; the message says which.
+    Raises
+    ------
+    ValueError
+        the suffix is missing or names another format; the message says which.
     """
     suffix = Path(path).suffix
     if suffix.lower() in LOSSLESS_SUFFIXES:
@@ -544,9 +590,25 @@ def write_mask(path, mask, *, inputs=()) -> None:
 
     ``inputs``: paths that must not be overwritten (the image and seed files).
 
-    Raises:
-        ValueError: a lossy or unknown suffix (:func:`check_lossless_suffix`), or ``path`` is
-            one of ``inputs``.
+    Raises
+    ------
+    ValueError
+        a lossy or unknown suffix (:func:`check_lossless_suffix`), or ``path`` is
+        one of ``inputs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_mask
+    >>> mask = np.array([[False, True], [True, True]])
+    >>> write_mask("mask.png", mask)
+    >>> read_image("mask.png")
+    array([[  0, 255],
+           [255, 255]], dtype=uint8)
+    >>> write_mask("mask.jpg", mask)
+    Traceback (most recent call last):
+        ...
+    ValueError: ...
     """
     check_lossless_suffix(path, "mask")
     mask = _as_mask(mask)
@@ -608,6 +670,18 @@ def write_overlay(path, image, mask, *, channel_axis=-1, inputs=(), **style) -> 
     """Write :func:`overlay` of ``image`` and ``mask`` to ``path`` (PNG), atomically.
 
     ``style``: ``color``, ``opacity``, ``outline`` as in :func:`overlay`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_overlay
+    >>> image = np.full((4, 4), 100, np.uint8)
+    >>> mask = np.zeros((4, 4), bool)
+    >>> mask[1:3, 1:3] = True
+    >>> write_overlay("overlay.png", image, mask)
+    >>> overlay = read_image("overlay.png")
+    >>> overlay.shape, bool((overlay[0, 0] == 100).all()), bool((overlay[1, 1] != 100).any())
+    ((4, 4, 3), True, True)
     """
     atomic_save(Image.fromarray(overlay(image, mask, channel_axis=channel_axis, **style)), path,
                 inputs=inputs)

@@ -84,7 +84,8 @@ def _describe(name: str, height: int, width: int, channels: int) -> str:
 def _fits_on_gpu(need: int, what: str, device: str) -> bool:
     """Whether ``need`` bytes fit in the GPU; with device="auto" a no is logged, otherwise
     raised (GPUMemoryError)."""
-    from .solver.cuda import GPUMemoryError, require_free_memory
+    from .solver import GPUMemoryError
+    from .solver import require_gpu_memory as require_free_memory
     try:
         require_free_memory(need, what)
     except GPUMemoryError as error:
@@ -103,10 +104,14 @@ def segmentation_backend(height: int, width: int, channels: int, device: str, *,
     free memory goes to the CPU (a logged warning). ``held_bytes``: host memory the caller
     will allocate first (decoding the files), counted with the CPU's need.
 
-    Raises:
-        HostMemoryError: it would not fit in the host memory available (a MemoryError).
-        GPUMemoryError: ``device="cuda"`` and it would not fit in the GPU's free memory.
-        BackendUnavailableError: ``device="cuda"`` without a usable GPU.
+    Raises
+    ------
+    HostMemoryError
+        it would not fit in the host memory available (a MemoryError).
+    GPUMemoryError
+        ``device="cuda"`` and it would not fit in the GPU's free memory.
+    BackendUnavailableError
+        ``device="cuda"`` without a usable GPU.
     """
     backend = resolve_device(device)
     what = f"segmenting {_describe(name, height, width, channels)}"
@@ -159,11 +164,14 @@ def check_image_file(path, device: str, *, max_pixels: int | None = None) -> str
     """Check, from the image file's header alone (nothing is decoded), that segmenting it fits
     in memory on ``device``; returns the backend it will run on.
 
-    Raises:
-        ImageReadError: the file is not an image that can be read (see
-            :func:`graphcut.imageio.image_info`).
-        HostMemoryError / GPUMemoryError: as :func:`segmentation_backend`; the message names
-            the file.
+    Raises
+    ------
+    ImageReadError
+        the file is not an image that can be read (see
+        :func:`graphcut.imageio.image_info`).
+    HostMemoryError or GPUMemoryError
+        as :func:`segmentation_backend`; the message names
+        the file.
     """
     info = image_info(path, max_pixels=max_pixels)
     return segmentation_backend(info.height, info.width, info.channels, device,

@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image
 
 from ._arrays import to_host
-from .imageio import (ImageReadError, atomic_save, check_lossless_suffix,
+from .imageio import (_LOSSY_FORMATS, ImageReadError, atomic_save, check_lossless_suffix,
                       default_max_pixels, open_image)
 
 NONE, FOREGROUND, BACKGROUND = 0, 1, 2
@@ -39,8 +39,10 @@ def image_shape(shape) -> tuple[int, ...]:
     """``shape`` as a tuple of ints, checked to be an image's (H, W) or (H, W, C), or a
     volume's (D, H, W) or (D, H, W, C).
 
-    Raises:
-        ValueError: not a sequence of 2 to 4 non-negative integers; the message shows it.
+    Raises
+    ------
+    ValueError
+        not a sequence of 2 to 4 non-negative integers; the message shows it.
     """
     try:
         values = tuple(shape)
@@ -64,20 +66,41 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
                 multi: bool = False):
     """Validate a seed label array and return it unchanged.
 
-    Args:
-        seeds: (H, W) (or (D, H, W) for a volume) integer array (NumPy or CuPy) of 0 / 1 / 2
-            labels.
-        shape: the image's (H, W) (or the volume's (D, H, W)); longer shapes are compared on
-            their first ``seeds.ndim`` entries; ``None`` skips the size check.
-        name: how error messages call the seeds (e.g. the file they came from).
-        require_both: also require at least one foreground and one background seed.
-        multi: accept several objects (labels 1 and 3 .. 254; with ``require_both``, any
-            object label counts as an object seed).
+    Parameters
+    ----------
+    seeds
+        (H, W) (or (D, H, W) for a volume) integer array (NumPy or CuPy) of 0 / 1 / 2
+        labels.
+    shape
+        the image's (H, W) (or the volume's (D, H, W)); longer shapes are compared on
+        their first ``seeds.ndim`` entries; ``None`` skips the size check.
+    name
+        how error messages call the seeds (e.g. the file they came from).
+    require_both
+        also require at least one foreground and one background seed.
+    multi
+        accept several objects (labels 1 and 3 .. 254; with ``require_both``, any
+        object label counts as an object seed).
 
-    Raises:
-        TypeError: ``seeds`` is not an integer array.
-        ValueError: wrong number of dimensions, size different from ``shape``, unknown label
-            values, or (``require_both``) no object or no background seed.
+    Raises
+    ------
+    TypeError
+        ``seeds`` is not an integer array.
+    ValueError
+        wrong number of dimensions, size different from ``shape``, unknown label
+        values, or (``require_both``) no object or no background seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import check_seeds
+    >>> seeds = np.array([[1, 0], [0, 2]], np.uint8)
+    >>> check_seeds(seeds, (2, 2)) is seeds
+    True
+    >>> check_seeds(np.array([[1, 0], [0, 0]]), (2, 2))
+    Traceback (most recent call last):
+        ...
+    ValueError: ...background...
     """
     if shape is not None:
         shape = image_shape(shape)
@@ -127,7 +150,7 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
 def _check_device_labels(seeds, name: str, require_both: bool) -> None:
     """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
     energy kernels counts the labels (no CuPy kernel is compiled, see graphcut/energy.py)."""
-    from .solver.cuda.energy_kernels import seed_labels
+    from .segmentation.energy_kernels import seed_labels
     _, (object_seeds, background_seeds, bad) = seed_labels(seeds)
     if bad:  # an error: its message lists the values, found on the host
         check_seeds(seeds.get(), name=name, require_both=False)
@@ -206,24 +229,55 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
                max_pixels: int | None = None, multi: bool = False) -> np.ndarray:
     """Read a seed file in label or stroke form (see the module docstring).
 
-    Args:
-        path: the seed PNG (any format Pillow reads works).
-        shape: the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
-        require_both: require at least one foreground and one background seed (False reads
-            partial seeds, e.g. work saved from the desktop app before it was finished).
-        max_pixels: the largest width × height accepted (a decompression-bomb guard, as in
-            :func:`graphcut.read_image`). None: Pillow's limit, or the image's size from
-            ``shape`` when that is larger (the seeds must have the image's size anyway).
-        multi: accept several objects (label form: 1 and 3 .. 254 are objects).
+    Parameters
+    ----------
+    path
+        the seed PNG (any format Pillow reads works).
+    shape
+        the image's (H, W) (or (H, W, C)); when given, the seeds must have that size.
+    require_both
+        require at least one foreground and one background seed (False reads
+        partial seeds, e.g. work saved from the desktop app before it was finished).
+    max_pixels
+        the largest width × height accepted (a decompression-bomb guard, as in
+        :func:`graphcut.read_image`). None: Pillow's limit, or the image's size from
+        ``shape`` when that is larger (the seeds must have the image's size anyway).
+    multi
+        accept several objects (label form: 1 and 3 .. 254 are objects).
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray
         uint8 (H, W) labels: 0 none, 1 foreground, 2 background (``multi``: 3 .. 254 further
         objects).
 
-    Raises:
-        ImageReadError: the file cannot be read as an image.
-        ValueError: size differs from ``shape``, unknown label values, no foreground or no
-            background seed; every message names the file.
+    Raises
+    ------
+    ImageReadError
+        the file cannot be read as an image.
+    ValueError
+        size differs from ``shape``, unknown label values, no foreground or no
+        background seed, label-form seeds in a lossy format (JPEG), floating-point values;
+        every message names the file.
+
+    Examples
+    --------
+    Both forms on disk read to the same labels: label values, or red / blue strokes:
+
+    >>> import numpy as np
+    >>> from PIL import Image
+    >>> from graphcut import read_seeds, write_seeds
+    >>> labels = np.array([[1, 0, 0], [0, 0, 2]], np.uint8)
+    >>> write_seeds("labels.png", labels)
+    >>> read_seeds("labels.png", (2, 3))
+    array([[1, 0, 0],
+           [0, 0, 2]], dtype=uint8)
+    >>> strokes = np.zeros((2, 3, 3), np.uint8)
+    >>> strokes[0, 0] = (255, 0, 0)      # pure red: object
+    >>> strokes[1, 2] = (0, 0, 255)      # pure blue: background
+    >>> Image.fromarray(strokes).save("strokes.png")
+    >>> bool((read_seeds("strokes.png", (2, 3)) == labels).all())
+    True
     """
     name = f"seeds {os.fspath(path)!r}"
     if shape is not None:
@@ -231,6 +285,7 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
     if max_pixels is None and shape is not None:
         max_pixels = max(default_max_pixels(), int(shape[0]) * int(shape[1]))
     with open_image(path, max_pixels=max_pixels) as im:
+        _refuse_inexact(im, name)
         if im.mode in _LABEL_MODES:
             labels = np.asarray(im)
             if labels.dtype == bool:
@@ -245,6 +300,23 @@ def read_seeds(path, shape=None, *, require_both: bool = True,
             _check_stroke_colours(rgba, labels, name)
     check_seeds(labels, shape, name=name, require_both=require_both, multi=multi)
     return labels.astype(np.uint8, copy=False)
+
+
+def _refuse_inexact(image, name: str) -> None:
+    """ValueError for a seed file whose labels cannot be exact: grey (label-form) values in a
+    lossy format (JPEG ringing turns 1 and 2 into 3, 4, ...: phantom objects), or floating-point
+    values (not labels, and not stroke colours either)."""
+    lossy = image.format in _LOSSY_FORMATS
+    if image.mode in ("F", "I;16F", "F;32BF") or image.mode.startswith("F"):
+        raise ValueError(f"{name} hold floating-point values (a float image); seeds are "
+                         "integer labels (grey 0 none / 1 object / 2 background, further "
+                         "objects 3 ..) or pure red / blue strokes on RGB; save them as an "
+                         "8-bit PNG")
+    if lossy and (image.mode in _LABEL_MODES or image.mode in ("LA", "La")):
+        raise ValueError(f"{name} are label-form (grey) seeds in a lossy {image.format} file: "
+                         "its compression changes the label values (ringing around strokes "
+                         "becomes labels 3, 4, ..., phantom objects), so they cannot be used; "
+                         "save label seeds as PNG or TIFF")
 
 
 def object_labels(seeds) -> list[int]:

@@ -48,29 +48,71 @@ CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
 class Segmenter:
     """Segment one image (or volume) again and again as its seeds change.
 
-    Args:
-        image: grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
-            A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
-            as an (H, W, C) colour image).
-        lam: smoothness weight; change it later with :meth:`set_lam` (the image's weights are
-            kept; on the GPU the solver's flow too, on the CPU its graph restarts).
-        sigma, bins, channel_axis, scale, spacing: energy options, as for
-            :func:`graphcut.segment`; fixed for the session.
-        device: "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
-        model: the colour model: ``"histogram"`` (the default: the Boykov-Jolly histograms,
-            updated incrementally), ``"gmm"`` (GrabCut's mixtures, through
-            :func:`graphcut.segment`'s pipeline), or a pair ``(object_model,
-            background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``
-            (the interface of ``graphcut.models``), refitted on every update.
-        components, iterations, keep, fill_holes, seed_share, locality, far_cost, texture:
-            as for :func:`graphcut.segment`; any of them other than its default (and model
-            "gmm") sends every update through the pipeline. ``lam`` None: the model's default.
+    Parameters
+    ----------
+    image
+        grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
+        A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
+        as an (H, W, C) colour image).
+    lam
+        smoothness weight; change it later with :meth:`set_lam` (the image's weights are
+        kept; on the GPU the solver's flow too, on the CPU its graph restarts).
+    sigma, bins, channel_axis, scale, spacing
+        energy options, as for
+        :func:`graphcut.segment`; fixed for the session.
+    device
+        "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
+    model
+        the colour model: ``"histogram"`` (the default: the Boykov-Jolly histograms,
+        updated incrementally), ``"gmm"`` (GrabCut's mixtures, through
+        :func:`graphcut.segment`'s pipeline), or a pair ``(object_model,
+        background_model)`` of objects with ``fit(values, mask)`` and ``costs(values)``
+        (the interface of ``graphcut.models``), refitted on every update.
+    components, iterations, keep, fill_holes, seed_share, locality, far_cost, texture
+        as for :func:`graphcut.segment`; any of them other than its default (and model
+        "gmm") sends every update through the pipeline. ``lam`` None: the model's default.
 
-    Example:
-        >>> session = Segmenter(image, device="auto")          # doctest: +SKIP
-        >>> mask = session.update(seeds)                       # doctest: +SKIP
-        >>> seeds[10:20, 30:40] = 2                            # doctest: +SKIP
-        >>> mask = session.update(seeds, region=np.s_[10:20, 30:40])  # doctest: +SKIP
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import Segmenter
+    >>> image = np.zeros((6, 10), np.uint8)
+    >>> image[1:5, 1:4] = 200                 # a bright square
+    >>> image[1:5, 6:9] = 100                 # a grey one
+    >>> seeds = np.zeros_like(image)
+    >>> seeds[2, 2], seeds[0, 0] = 1, 2
+    >>> session = Segmenter(image, device="cpu")
+    >>> session.update(seeds).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    One more object seed on the grey square; ``region`` says where the seeds changed, and the
+    re-solve starts from the previous flow:
+
+    >>> seeds[2, 7] = 1
+    >>> session.update(seeds, region=np.s_[2:3, 7:8]).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    The answer equals a fresh :func:`graphcut.segment`'s:
+
+    >>> from graphcut import segment
+    >>> _, fresh = segment(image, seeds, device="cpu", return_result=True)
+    >>> session.last_result.flow == fresh.flow
+    True
+
+    On a GPU the solver's state stays in GPU memory between updates:
+
+    >>> int(Segmenter(image, device="cuda").update(seeds).sum())  # doctest: +GPU
+    24
     """
 
     def __init__(self, image, *, lam=None, sigma=None, bins=None, channel_axis=-1,
@@ -124,7 +166,7 @@ class Segmenter:
     @property
     def device_name(self) -> str:
         if self.backend == "cuda":
-            from .solver.cuda.grid import device_name
+            from .solver import cuda_device_name as device_name
             return device_name()
         return CPU_DEVICE_NAME
 
@@ -177,22 +219,30 @@ class Segmenter:
         """Segment with these seeds; returns the bool mask, True = object (or, for seeds of
         several objects, the label image).
 
-        Args:
-            seeds: (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
-                of each. NumPy or CuPy; not modified.
-            region: optional tuple of slices, one per axis (``(rows, cols)`` for an image),
-                that contains every pixel whose label changed since the last update (e.g. a
-                stroke's bounding box); only that part is read and checked. ``None`` compares
-                the whole array.
-            cancel: optional callable polled during a GPU solve (between launch batches);
-                when it returns True the solve stops with
-                :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
-                update continues from where the solve stopped. (PyMaxflow cannot be
-                interrupted: on the CPU this is ignored.)
-            device_mask: return the mask on the solver's device (a CuPy array on the GPU).
-            box, lasso: as for :func:`graphcut.segment` (seeds may then be None).
+        Parameters
+        ----------
+        seeds
+            (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
+            of each. NumPy or CuPy; not modified.
+        region
+            optional tuple of slices, one per axis (``(rows, cols)`` for an image),
+            that contains every pixel whose label changed since the last update (e.g. a
+            stroke's bounding box); only that part is read and checked. ``None`` compares
+            the whole array.
+        cancel
+            optional callable polled during a GPU solve (between launch batches);
+            when it returns True the solve stops with
+            :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
+            update continues from where the solve stopped. (PyMaxflow cannot be
+            interrupted: on the CPU this is ignored.)
+        device_mask
+            return the mask on the solver's device (a CuPy array on the GPU).
+        box, lasso
+            as for :func:`graphcut.segment` (seeds may then be None).
 
-        Returns:
+        Returns
+        -------
+        numpy.ndarray
             The bool (H, W) mask, a NumPy array unless ``device_mask``.
         """
         started = time.perf_counter()
@@ -290,7 +340,7 @@ class Segmenter:
         self._seeds[region] = after
         if self.backend == "cuda":
             import cupy
-            from .solver.cuda.energy_kernels import upload_region
+            from .segmentation.energy_kernels import upload_region
             if self._seeds_device is None:
                 self._seeds_device = cupy.asarray(self._seeds)
             else:  # copies only: no CuPy kernel to compile

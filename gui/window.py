@@ -587,7 +587,7 @@ def _expected_backend(device: str) -> tuple[str, str]:
     except (BackendUnavailableError, ValueError):
         return "unavailable", device
     if backend == "cuda":
-        from graphcut.solver.api import cuda_device_name
+        from graphcut.solver import cuda_device_name
         return "cuda", cuda_device_name()
     return "cpu", ""
 
@@ -596,7 +596,7 @@ def _backend_text(backend: str, device_name: str) -> str:
     if backend == "cuda":
         return f"GPU: {device_name or 'CUDA'}"
     if backend == "cpu":
-        from graphcut.solver.api import gpu_hint
+        from graphcut.solver import gpu_hint
         return "CPU (PyMaxflow; GPU unused: pip install 'graphcut[gpu]')" if gpu_hint() \
             else "CPU (PyMaxflow)"
     return f"backend: {backend} {device_name}".strip()

@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import open_regular_file
+from .files import open_regular_file, temporary_prefix
 from .memory import HostMemoryError, format_bytes, require_host_memory
 from .networks import INT32_MAX, CSRNetwork, GridNetwork, csr_build_bytes
 
@@ -530,14 +530,39 @@ def read_dimacs(path) -> CSRNetwork:
     Vertex ids are shifted to 0-based. Memory stays bounded by the file's real content (module
     docstring).
 
-    Raises:
-        DimacsError: (a ValueError) malformed content, naming the file and line (without a
-            line for corrupt compressed data); also a compressed file that decompresses to far
-            more than its declared arcs need, and a vertex count far beyond what its arcs touch.
-        HostMemoryError: (a MemoryError) the network would not fit in the memory available;
-            raised before it is allocated, with ``line`` (the line being read).
-        OSError: the file cannot be opened or read; ``NotARegularFileError`` for a FIFO,
-            device or folder.
+    Raises
+    ------
+    DimacsError
+        (a ValueError) malformed content, naming the file and line (without a
+        line for corrupt compressed data); also a compressed file that decompresses to far
+        more than its declared arcs need, and a vertex count far beyond what its arcs touch.
+    HostMemoryError
+        (a MemoryError) the network would not fit in the memory available;
+        raised before it is allocated, with ``line`` (the line being read).
+    OSError
+        the file cannot be opened or read; ``NotARegularFileError`` for a FIFO,
+        device or folder.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from graphcut.solver import min_cut, read_dimacs
+    >>> lines = ["c a path s -> 2 -> t", "p max 3 2", "n 1 s", "n 3 t",
+    ...          "a 1 2 4", "a 2 3 3"]
+    >>> _ = Path("tiny.max").write_text("\\n".join(lines) + "\\n")
+    >>> network = read_dimacs("tiny.max")      # vertex ids become 0-based
+    >>> network.num_vertices, network.source, network.sink, network.num_arcs
+    (3, 0, 2, 2)
+    >>> min_cut(network, device="cpu").flow
+    3
+
+    A malformed file names the file and the line:
+
+    >>> _ = Path("bad.max").write_text("p max 3 1\\nn 1 s\\nn 3 t\\na 1 9 4\\n")
+    >>> read_dimacs("bad.max")
+    Traceback (most recent call last):
+        ...
+    graphcut.solver.dimacs.DimacsError: bad.max, line 4: ...
     """
     path = Path(path)
     handle, raw = _open(path)
@@ -589,6 +614,22 @@ def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None
     y*W + x + 1 on disk, s = H*W + 1, t = H*W + 2). ``comment`` (may span lines) is written as
     ``c`` lines at the top. The file is written to a temporary name in the same folder and
     renamed into place, so readers never see a partial file.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from graphcut.solver import CSRNetwork, read_dimacs, write_dimacs
+    >>> network = CSRNetwork.from_arcs(3, 0, 2, [0, 1], [1, 2], [4, 3])
+    >>> write_dimacs(network, "path.max", comment="a path")
+    >>> print(Path("path.max").read_text(), end="")
+    c a path
+    p max 3 2
+    n 1 s
+    n 3 t
+    a 1 2 4
+    a 2 3 3
+    >>> read_dimacs("path.max").capacities
+    array([4, 3], dtype=int32)
     """
     if isinstance(network, GridNetwork):
         network = network.to_csr()
@@ -602,7 +643,8 @@ def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None
     header += [f"p max {network.num_vertices} {network.num_arcs}",
                f"n {network.source + 1} s", f"n {network.sink + 1} t"]
     tails, heads, caps = network.arcs()
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path),
+                                     suffix=".tmp")
     os.close(fd)
     temp = Path(temp_name)
     try:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
 import sys
 import types
 from pathlib import Path
@@ -37,18 +36,18 @@ from pathlib import Path
 import numpy as np
 
 CU_FILE = Path(__file__).resolve().parent.parent / "solver" / "cuda" / "grid_kernels.cu"
-MASK_FILE = "mask_kernels.cu"
-FLOOD_FILE = "flood_kernels.cu"
+MASK_FILE = "segmentation/mask_kernels.cu"
+FLOOD_FILE = "segmentation/flood_kernels.cu"
 
 
 def _defines() -> dict:
-    text = CU_FILE.read_text()
-    return {name: int(value) for name, value in
-            re.findall(r"^#define (\w+) (\d+)\s*$", text, flags=re.MULTILINE)}
+    """The kernels' compile-time constants (every build gets them with -D)."""
+    from graphcut.solver.kernels import CONSTANTS
+    return dict(CONSTANTS)
 
 
 def tiles(ndim: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(push-relabel tile, BFS tile) extents, x first, as the .cu file defines them."""
+    """(push-relabel tile, BFS tile) extents, x first, as the kernels are compiled with them."""
     d = _defines()
     if ndim == 2:
         return ((d["PR_TILE_2D_X"], d["PR_TILE_2D_Y"]), (d["BFS_TILE_2D_X"], d["BFS_TILE_2D_Y"]))
@@ -97,6 +96,9 @@ class _Stream:
 
     def __exit__(self, *exc):
         return False
+
+    def synchronize(self):
+        pass
 
     def begin_capture(self):
         global _capture

@@ -173,7 +173,7 @@ def test_differences_sigma_and_weights(gpu, shape):
 
 
 def gpu_kernels():
-    from graphcut.solver.cuda import energy_kernels
+    from graphcut.segmentation import energy_kernels
     return energy_kernels
 
 

@@ -169,7 +169,8 @@ def test_model_state_is_reused_for_the_same_shape(model_grid):
 
 def test_model_volume_too_large_for_gpu_memory(model_grid):
     from graphcut.solver.cuda import GPUMemoryError
-    from graphcut.solver.cuda.grid3d import STATE_BYTES_PER_VOXEL, VolumeState
+    from graphcut.solver.cuda.grid import VolumeState
+    from graphcut.solver.cuda.grid3d import STATE_BYTES_PER_VOXEL
     free = 8 * 2**30  # the stand-in's free memory
     side = int((free / STATE_BYTES_PER_VOXEL) ** (1 / 3)) + 1
     with pytest.raises(GPUMemoryError, match=f"{side}x{side}x{side} volume"):

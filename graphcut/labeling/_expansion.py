@@ -82,23 +82,36 @@ class PairWeights(NamedTuple):
 class Move:
     """One solved expansion move.
 
-    Attributes:
-        index: 1-based position in the sequence of solved moves.
-        cycle: 1-based cycle (pass over the labels) the move belongs to.
-        alpha: the label being expanded.
-        flow: the maximum flow of the move's network (exact int).
-        constant: the energy offset of the move: ``energy after = constant + flow``.
-        energy_before, energy_after: the exact energy of the labelling before the move and of
-            the labelling the minimum cut proposes.
-        accepted: whether the proposal was kept (``energy_after < energy_before``).
-        changed: how many pixels switched to ``alpha`` (0 when rejected).
-        backend: the min-cut backend that solved it ("cpu" or "cuda").
-        maxflow_seconds: the backend's own timing of the whole min-cut call
-            (``CutResult.seconds``: its graph setup, the max-flow and the cut).
-        solve_seconds: the backend's timing of the max-flow stage alone
-            (``stats["seconds"]["solve"]``; equals ``maxflow_seconds`` when not reported).
-        build_seconds: wall time spent building the network (on the GPU: enqueueing it, the
-            kernels run asynchronously and are waited for by the min-cut call).
+    Attributes
+    ----------
+    index
+        1-based position in the sequence of solved moves.
+    cycle
+        1-based cycle (pass over the labels) the move belongs to.
+    alpha
+        the label being expanded.
+    flow
+        the maximum flow of the move's network (exact int).
+    constant
+        the energy offset of the move: ``energy after = constant + flow``.
+    energy_before, energy_after
+        the exact energy of the labelling before the move and of
+        the labelling the minimum cut proposes.
+    accepted
+        whether the proposal was kept (``energy_after < energy_before``).
+    changed
+        how many pixels switched to ``alpha`` (0 when rejected).
+    backend
+        the min-cut backend that solved it ("cpu" or "cuda").
+    maxflow_seconds
+        the backend's own timing of the whole min-cut call
+        (``CutResult.seconds``: its graph setup, the max-flow and the cut).
+    solve_seconds
+        the backend's timing of the max-flow stage alone
+        (``stats["seconds"]["solve"]``; equals ``maxflow_seconds`` when not reported).
+    build_seconds
+        wall time spent building the network (on the GPU: enqueueing it, the
+        kernels run asynchronously and are waited for by the min-cut call).
     """
 
     index: int
@@ -120,19 +133,30 @@ class Move:
 class ExpansionResult:
     """The outcome of :func:`alpha_expansion`.
 
-    Attributes:
-        labels: (H, W) int32 NumPy array, the final labelling.
-        energy: its exact energy (int).
-        initial_energy: the energy of the starting labelling.
-        moves: every solved move, in order (:class:`Move`).
-        cycles: how many cycles ran.
-        converged: True when the last cycle found no improving move (a local minimum with
-            respect to expansion moves), False when ``max_cycles`` stopped the run first.
-        maxflow_seconds: total min-cut seconds per backend, e.g. ``{"cpu": 1.7}`` (the sum of
-            the moves' ``maxflow_seconds``).
-        solve_seconds: the same for the max-flow stage alone (moves' ``solve_seconds``).
-        build_seconds: total time spent building networks.
-        seconds: wall time of the whole run.
+    Attributes
+    ----------
+    labels
+        (H, W) int32 NumPy array, the final labelling.
+    energy
+        its exact energy (int).
+    initial_energy
+        the energy of the starting labelling.
+    moves
+        every solved move, in order (:class:`Move`).
+    cycles
+        how many cycles ran.
+    converged
+        True when the last cycle found no improving move (a local minimum with
+        respect to expansion moves), False when ``max_cycles`` stopped the run first.
+    maxflow_seconds
+        total min-cut seconds per backend, e.g. ``{"cpu": 1.7}`` (the sum of
+        the moves' ``maxflow_seconds``).
+    solve_seconds
+        the same for the max-flow stage alone (moves' ``solve_seconds``).
+    build_seconds
+        total time spent building networks.
+    seconds
+        wall time of the whole run.
     """
 
     labels: np.ndarray
@@ -268,7 +292,9 @@ def expansion_network(costs, weights, labels, alpha: int, *,
     docstring for the construction). NumPy or CuPy arrays in; the network lives on the same
     side.
 
-    Returns:
+    Returns
+    -------
+    tuple[GridNetwork, int]
         ``(network, constant)`` with ``labeling_energy(after cut y) == constant + capacity of
         y`` for every cut ``y``; in particular the optimal move's energy is
         ``constant + max flow``.
@@ -411,28 +437,54 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     """Minimise ``sum D_p(f_p) + sum w_pq min(|f_p - f_q|, linear_truncation)`` over labels
     ``0 .. L-1`` by expansion moves.
 
-    Args:
-        costs: (L, H, W) non-negative integer data costs, NumPy or CuPy.
-        smoothness_weights: :class:`PairWeights` ``(horizontal (H, W-1), vertical (H-1, W))``
-            of non-negative integers.
-        device: min-cut backend for every move: "auto", "cpu" (PyMaxflow BK) or "cuda". With
-            "cuda" the whole loop runs on the GPU (networks, proposals, energies).
-        max_cycles: stop after this many passes over the labels even if not converged.
-        initial_labels: (H, W) starting labelling; default: the per-pixel cheapest label
-            (winner-takes-all, the first one on ties), which needs fewer cycles than a constant
-            start.
-        callback: called as ``callback(move, network, cut)`` after every solved move, with
-            the :class:`Move` record, the move's :class:`GridNetwork` and its
-            :class:`CutResult` (used to dump instances, report progress, ...).
-        linear_truncation: ``cap`` of the pairwise cost ``w min(|a - b|, cap)``; 1 (the
-            default) is the Potts model.
+    Parameters
+    ----------
+    costs
+        (L, H, W) non-negative integer data costs, NumPy or CuPy.
+    smoothness_weights
+        :class:`PairWeights` ``(horizontal (H, W-1), vertical (H-1, W))``
+        of non-negative integers.
+    device
+        min-cut backend for every move: "auto", "cpu" (PyMaxflow BK) or "cuda". With
+        "cuda" the whole loop runs on the GPU (networks, proposals, energies).
+    max_cycles
+        stop after this many passes over the labels even if not converged.
+    initial_labels
+        (H, W) starting labelling; default: the per-pixel cheapest label
+        (winner-takes-all, the first one on ties), which needs fewer cycles than a constant
+        start.
+    callback
+        called as ``callback(move, network, cut)`` after every solved move, with
+        the :class:`Move` record, the move's :class:`GridNetwork` and its
+        :class:`CutResult` (used to dump instances, report progress, ...).
+    linear_truncation
+        ``cap`` of the pairwise cost ``w min(|a - b|, cap)``; 1 (the
+        default) is the Potts model.
 
+    Returns
+    -------
+    ExpansionResult
+        :class:`ExpansionResult` (labels on the host). Inputs are not modified.
+
+    Notes
+    -----
     Moves run for labels 0, 1, ..., L-1 in each cycle. A label whose move failed is skipped
     until some other move changes the labelling (its problem would be the same). The run
     converges when no label's move lowers the energy.
 
-    Returns:
-        :class:`ExpansionResult` (labels on the host). Inputs are not modified.
+    Examples
+    --------
+    Three pixels in a row, two labels; a smoothness weight of 5 between neighbours pulls the
+    middle pixel, whose data prefers neither strongly, to its cheaper side:
+
+    >>> import numpy as np
+    >>> from graphcut.labeling import PairWeights, alpha_expansion
+    >>> costs = np.array([[[0, 4, 9]],                        # label 0
+    ...                   [[9, 5, 0]]], np.int32)             # label 1, shape (L, H, W)
+    >>> weights = PairWeights(horizontal=np.array([[5, 5]]), vertical=np.zeros((0, 3), int))
+    >>> result = alpha_expansion(costs, weights, device="cpu")
+    >>> result.labels, result.energy                          # 0 + 4 + 0 data, 5 smoothness
+    (array([[0, 0, 1]]...), 9)
     """
     started = time.perf_counter()
     backend = resolve_device(device)

@@ -17,7 +17,21 @@ MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 def make_model(name: str, **options) -> ColourModel:
     """A new, unfitted colour model: ``"histogram"`` (options: ``bins``) or ``"gmm"``
     (options: ``components``, ``em_steps``, ``covariance_floor``). Options that are None
-    are left at their defaults."""
+    are left at their defaults.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.models import make_model
+    >>> make_model("histogram", bins=8)
+    HistogramModel(bins=8)
+    >>> make_model("gmm", components=3).name
+    'gmm'
+    >>> make_model("forest")
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown colour model 'forest'; expected one of histogram, gmm
+    """
     try:
         cls = MODELS[name]
     except KeyError:

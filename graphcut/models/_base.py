@@ -25,8 +25,10 @@ class ColourModel(ABC):
     def fit(self, values, mask) -> "ColourModel":
         """Fit the model to the pixels ``values[mask]`` from scratch; returns ``self``.
 
-        Raises:
-            ValueError: ``mask`` selects no pixel, or shapes do not match.
+        Raises
+        ------
+        ValueError
+            ``mask`` selects no pixel, or shapes do not match.
         """
 
     @abstractmethod

@@ -46,17 +46,25 @@ MIN_COMPONENT_WEIGHT = 1e-3
 class GMMModel(ColourModel):
     """Gaussian mixture colour model (GrabCut's), see the module docstring.
 
-    Args:
-        components: number of Gaussians (fewer when the sample has fewer distinct colours
-            than that: a cluster that cannot be split, or a component that loses all its
-            pixels, is dropped).
-        em_steps: EM steps after the initial split in :meth:`fit`.
-        covariance_floor: added to every covariance's diagonal, in squared [0, 1] units.
+    Parameters
+    ----------
+    components
+        number of Gaussians (fewer when the sample has fewer distinct colours
+        than that: a cluster that cannot be split, or a component that loses all its
+        pixels, is dropped).
+    em_steps
+        EM steps after the initial split in :meth:`fit`.
+    covariance_floor
+        added to every covariance's diagonal, in squared [0, 1] units.
 
-    Attributes (after fitting; NumPy, on the host):
-        weights: (K,) mixing weights pi_k, summing to 1.
-        means: (K, C) means.
-        covariances: (K, C, C) covariances (floor included).
+    Attributes
+    ----------
+    weights
+        (K,) mixing weights pi_k, summing to 1 (after fitting; NumPy, on the host).
+    means
+        (K, C) means (after fitting).
+    covariances
+        (K, C, C) covariances, floor included (after fitting).
     """
 
     name = "gmm"

@@ -16,13 +16,17 @@ def read_request(seeds_path, shape, *, max_pixels=None, **given):
     ``seeds_path`` may be None when a box or lasso is given. ``max_pixels``: as for
     :func:`graphcut.read_seeds`.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(seeds or None, options)``: the uint8 label seeds (several objects allowed) and the
         merged options.
 
-    Raises:
-        ValueError: bad settings or seeds (messages name the file), or neither seeds nor a
-            box or lasso; OSError / ImageReadError for unreadable files.
+    Raises
+    ------
+    ValueError
+        bad settings or seeds (messages name the file), or neither seeds nor a
+        box or lasso; OSError / ImageReadError for unreadable files.
     """
     stored = load_for_seeds(seeds_path) if seeds_path is not None else {}
     stored.pop("labels", None)

@@ -34,18 +34,28 @@ DEFAULT_TOL = 1e-4
 class Iterated:
     """What the iterated minimisation returns.
 
-    Attributes:
-        labels: bool mask (one object; True = object) or int32 label indices (K labels;
-            0 = background), on the image's device.
-        energy: E_q of ``labels`` under the last models (see :mod:`._energy`), nats.
-        history: E_q after the first minimisation and after every iteration; never increases.
-        iterations: how many re-estimation iterations ran (0 = the first minimisation only).
-        flow: the last minimisation's integer energy (the max flow for one object, the
-            expansion energy for K).
-        backend: the min-cut backend.
-        cut_seconds: the min-cut backend's own time, summed over the minimisations.
-        seconds: per stage (fit, costs, problem, cut, total), wall time.
-        last: the last CutResult (one object) or ExpansionResult (K labels).
+    Attributes
+    ----------
+    labels
+        bool mask (one object; True = object) or int32 label indices (K labels;
+        0 = background), on the image's device.
+    energy
+        E_q of ``labels`` under the last models (see :mod:`._energy`), nats.
+    history
+        E_q after the first minimisation and after every iteration; never increases.
+    iterations
+        how many re-estimation iterations ran (0 = the first minimisation only).
+    flow
+        the last minimisation's integer energy (the max flow for one object, the
+        expansion energy for K).
+    backend
+        the min-cut backend.
+    cut_seconds
+        the min-cut backend's own time, summed over the minimisations.
+    seconds
+        per stage (fit, costs, problem, cut, total), wall time.
+    last
+        the last CutResult (one object) or ExpansionResult (K labels).
     """
 
     labels: object

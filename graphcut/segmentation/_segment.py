@@ -27,7 +27,7 @@ log = logging.getLogger("graphcut")
 MODEL_CHOICES = ("histogram", "gmm")
 # lam when none is given, per colour model: the GMM's costs span far more nats than the
 # histogram's, so its boundary term needs more weight (chosen on bench/bench_quality.py's
-# development set; README "Segmenting images").
+# development set; docs/segment.md).
 DEFAULT_LAMS = {"histogram": DEFAULT_LAM, "gmm": 35.0}
 # Re-estimation iterations when none are given: GrabCut's iterations for the GMM; none for
 # the histogram (today's one-cut Boykov-Jolly segmentation).
@@ -47,13 +47,23 @@ LOCALITY_REACH = 0.05
 # seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
 # image's side), so that regions far from every object stroke do not turn object merely for
 # sharing a colour with it (the box does this job when there is one). The histogram keeps
-# today's energy. Chosen on bench/bench_quality.py's development set (README "Quality").
+# today's energy. Chosen on bench/bench_quality.py's development set (docs/appearance.md).
 DEFAULT_FAR_COSTS = {"histogram": 0.0, "gmm": 5.0}
 FAR_REACH = 0.2
 # The colour models also see the local contrast (standard deviation of the grey intensity
 # over a (2 r + 1)-square window, :mod:`._texture`) as one more channel, with this radius r;
 # 0: colours only.
 DEFAULT_TEXTURE = {"histogram": 0, "gmm": 4}
+
+
+def _is_whole(value) -> bool:
+    """Whether ``value`` is a whole number >= 0 (not a bool, NaN, infinity or a string)."""
+    if isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and int(value) == value and value >= 0
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=None,
@@ -64,62 +74,87 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
             scale=DEFAULT_SCALE, device="auto", return_result=False, spacing=None):
     """Segment the object (or objects) marked by ``seeds`` and / or a box or lasso.
 
-    Args:
-        image: grey (H, W) or colour (H, W, C) image, uint8 / uint16 / bool / float, RGB or
-            RGBA (alpha ignored); or a volume, grey (D, H, W) or colour (D, H, W, C),
-            segmented on the 6-connected voxel grid with today's energy (the histogram model,
-            one cut, no box, lasso or clean-up). NumPy or CuPy. Not modified.
-        seeds: (H, W) (or (D, H, W)) integer labels: 0 no seed, 1 object, 2 background;
-            several objects are labelled 1, 3, 4, ... (2 is always the background). ``None``:
-            no seeds (a box or lasso is then needed). Not modified.
-        box: ``(row0, col0, row1, col1)``, half-open: everything outside is background
-            (hard). Without object seeds the object's colours are first learnt from the
-            inside, as in GrabCut.
-        lasso: a closed polygon of ``(row, col)`` vertices; outside is background (hard).
-        model: the colour model of every label: "histogram" (smoothed colour histogram, the
-            Boykov-Jolly energy) or "gmm" (GrabCut's Gaussian mixtures).
-        lam: weight of the boundary term against the colour term; ``None``: 10 for the
-            histogram, 35 for the GMM.
-        sigma: colour-difference scale of the boundary weights; ``None`` estimates it from
-            the image (:func:`graphcut.energy.estimate_sigma`).
-        bins: histogram bins per channel (model "histogram"; ``None``: 64 grey, 16 colour).
-        components: Gaussians per label (model "gmm"; ``None``: 5).
-        iterations: GrabCut's re-estimation iterations at most (re-fit the models to the
-            result, re-cut; stops early once the energy stops falling); ``None``: 5 for the
-            GMM, 0 for the histogram.
-        keep: "all", or "connected": keep only the object parts that touch a seed of their
-            object or the central part of the box or lasso (the largest part when none does).
-        fill_holes: fill holes of fewer than this many pixels inside an object (0: none).
-            Holes with a background seed are never filled.
-        seed_share: in the colour models' samples, the seeds of each label weigh together as
-            much as this share of the image's pixels (each seed pixel at least 1), so a stroke
-            teaches its label its colours; ``None``: 0.1 for the GMM, 0 (every pixel 1) for
-            the histogram.
-        locality: strokes act locally: near its seeds a label's cost is lowered by up to this
-            many nats, fading over about 5 % of the image's size (``None``: 2 for the GMM, 0
-            for the histogram).
-        far_cost: strokes only (ignored with a box or lasso): an object's cost rises with the
-            distance d to its nearest seed, as ``far_cost * (1 - exp(-d^2 / (2 R^2)))`` nats
-            with R = 20 % of sqrt(H * W), so far regions that merely share a colour with the
-            object stay background (``None``: 5 for the GMM, 0 for the histogram).
-        texture: model "gmm": the colour models also see each pixel's local contrast (the
-            standard deviation of its grey intensity over the ``(2 texture + 1)``-square
-            window around it) as one more channel, which separates textured objects from
-            smooth backgrounds of the same colours (and the reverse); 0: colours only;
-            ``None``: 4. The boundary term is not changed.
-        tol: an iteration lowering the energy by less than ``tol`` nats per pixel ends the
-            iterations (0: run them all unless the energy stops falling).
-        channel_axis: the channel axis of a 3-D image (scikit-image convention).
-        scale: float capacities are multiplied by this and rounded to integers.
-        device: "auto", "cpu" or "cuda" (see :func:`graphcut.solver.min_cut`). With "cuda"
-            (or "auto" choosing it) a NumPy image is copied to the GPU and the colour models,
-            the networks and the cuts all run there.
-        return_result: also return a :class:`CutResult`.
-        spacing: ``(dy, dx)`` or ``(dz, dy, dx)``: pixel (voxel) size per axis; n-links along
-            an axis are weighed by ``min(spacing) / spacing[axis]`` (today's energy only).
-            ``None``: isotropic.
+    Parameters
+    ----------
+    image
+        grey (H, W) or colour (H, W, C) image, uint8 / uint16 / bool / float, RGB or
+        RGBA (alpha ignored); or a volume, grey (D, H, W) or colour (D, H, W, C),
+        segmented on the 6-connected voxel grid with today's energy (the histogram model,
+        one cut, no box, lasso or clean-up). NumPy or CuPy. Not modified.
+    seeds
+        (H, W) (or (D, H, W)) integer labels: 0 no seed, 1 object, 2 background;
+        several objects are labelled 1, 3, 4, ... (2 is always the background). ``None``:
+        no seeds (a box or lasso is then needed). Not modified.
+    box
+        ``(row0, col0, row1, col1)``, half-open: everything outside is background
+        (hard). Without object seeds the object's colours are first learnt from the
+        inside, as in GrabCut.
+    lasso
+        a closed polygon of ``(row, col)`` vertices; outside is background (hard).
+    model
+        the colour model of every label: "histogram" (smoothed colour histogram, the
+        Boykov-Jolly energy) or "gmm" (GrabCut's Gaussian mixtures).
+    lam
+        weight of the boundary term against the colour term; ``None``: 10 for the
+        histogram, 35 for the GMM.
+    sigma
+        colour-difference scale of the boundary weights; ``None`` estimates it from
+        the image (:func:`graphcut.energy.estimate_sigma`).
+    bins
+        histogram bins per channel (model "histogram"; ``None``: 64 grey, 16 colour).
+    components
+        Gaussians per label (model "gmm"; ``None``: 5).
+    iterations
+        GrabCut's re-estimation iterations at most (re-fit the models to the
+        result, re-cut; stops early once the energy stops falling); ``None``: 5 for the
+        GMM, 0 for the histogram.
+    keep
+        "all", or "connected": keep only the object parts that touch a seed of their
+        object or the central part of the box or lasso (the largest part when none does).
+    fill_holes
+        fill holes of fewer than this many pixels inside an object (0: none).
+        Holes with a background seed are never filled.
+    seed_share
+        in the colour models' samples, the seeds of each label weigh together as
+        much as this share of the image's pixels (each seed pixel at least 1), so a stroke
+        teaches its label its colours; ``None``: 0.1 for the GMM, 0 (every pixel 1) for
+        the histogram.
+    locality
+        strokes act locally: near its seeds a label's cost is lowered by up to this
+        many nats, fading over about 5 % of the image's size (``None``: 2 for the GMM, 0
+        for the histogram).
+    far_cost
+        strokes only (ignored with a box or lasso): an object's cost rises with the
+        distance d to its nearest seed, as ``far_cost * (1 - exp(-d^2 / (2 R^2)))`` nats
+        with R = 20 % of sqrt(H * W), so far regions that merely share a colour with the
+        object stay background (``None``: 5 for the GMM, 0 for the histogram).
+    texture
+        model "gmm": the colour models also see each pixel's local contrast (the
+        standard deviation of its grey intensity over the ``(2 texture + 1)``-square
+        window around it) as one more channel, which separates textured objects from
+        smooth backgrounds of the same colours (and the reverse); 0: colours only;
+        ``None``: 4. The boundary term is not changed.
+    tol
+        an iteration lowering the energy by less than ``tol`` nats per pixel ends the
+        iterations (0: run them all unless the energy stops falling).
+    channel_axis
+        the channel axis of a 3-D image (scikit-image convention).
+    scale
+        float capacities are multiplied by this and rounded to integers.
+    device
+        "auto", "cpu" or "cuda" (see :func:`graphcut.solver.min_cut`). With "cuda"
+        (or "auto" choosing it) a NumPy image is copied to the GPU and the colour models,
+        the networks and the cuts all run there.
+    return_result
+        also return a :class:`CutResult`.
+    spacing
+        ``(dy, dx)`` or ``(dz, dy, dx)``: pixel (voxel) size per axis; n-links along
+        an axis are weighed by ``min(spacing) / spacing[axis]`` (today's energy only).
+        ``None``: isotropic.
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray or tuple
         One object labelled 1 (or none, with a box or lasso): a bool NumPy (H, W) mask,
         True = object. Otherwise a uint8 (H, W) label image: 0 background, each object its
         seed label. With ``return_result``, ``(output, result)``: ``result.flow`` is the last
@@ -128,13 +163,55 @@ def segment(image, seeds=None, *, box=None, lasso=None, model="histogram", lam=N
         "energies" (the energy after each minimisation, nats, never increasing), "model",
         "lam", and ``stats["seconds"]["total"]`` the min-cut time of all cuts.
 
-    Raises:
-        ValueError / TypeError: bad image, seeds or options (the message says which).
-        graphcut.solver.BackendUnavailableError: ``device="cuda"`` without a usable GPU.
-        MemoryError: ``device="cuda"`` and the GPU ran out of memory (with ``device="auto"``
-            the image is segmented on the CPU instead, with a logged warning);
-            ``HostMemoryError`` when the segmentation would not fit in the memory available,
-            raised before it starts (:mod:`graphcut.memory`).
+    Raises
+    ------
+    ValueError or TypeError
+        bad image, seeds or options (the message says which).
+    graphcut.solver.BackendUnavailableError
+        ``device="cuda"`` without a usable GPU.
+    MemoryError
+        ``device="cuda"`` and the GPU ran out of memory (with ``device="auto"``
+        the image is segmented on the CPU instead, with a logged warning);
+        ``HostMemoryError`` when the segmentation would not fit in the memory available,
+        raised before it starts (:mod:`graphcut.memory`).
+
+    Examples
+    --------
+    One object from two seed pixels (1 = object, 2 = background):
+
+    >>> import numpy as np
+    >>> from graphcut import segment
+    >>> image = np.zeros((6, 8), np.uint8)
+    >>> image[1:5, 2:6] = 200
+    >>> seeds = np.zeros((6, 8), np.uint8)
+    >>> seeds[2, 3], seeds[0, 0] = 1, 2
+    >>> mask = segment(image, seeds, device="cpu")
+    >>> mask.dtype, mask.shape, int(mask.sum())
+    (dtype('bool'), (6, 8), 16)
+
+    GrabCut from a box alone (``(row0, col0, row1, col1)``, half-open), with the Gaussian
+    mixture colour model:
+
+    >>> segment(image, box=(1, 1, 5, 7), model="gmm", device="cpu").astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 1, 1, 1, 1, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0]])
+
+    Several objects are labelled 1, 3, 4, ...; the answer is then a label image:
+
+    >>> seeds[2, 5] = 3
+    >>> segment(image, seeds, device="cpu").dtype
+    dtype('uint8')
+
+    The solver's answer too: ``flow`` is the minimum energy, in capacity units:
+
+    >>> seeds[2, 5] = 0
+    >>> mask, result = segment(image, seeds, device="cpu", return_result=True)
+    >>> result.backend, result.flow > 0, bool((result.source_side == mask).all())
+    ('cpu', True, True)
     """
     options = _check_options(model=model, lam=lam, sigma=sigma, bins=bins,
                              components=components, iterations=iterations, keep=keep,
@@ -173,7 +250,7 @@ def only_binary_labels(seeds) -> bool:
     On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
     if array_module(seeds) is np:
         return int(np.asarray(seeds).max()) <= BACKGROUND
-    from graphcut.solver.cuda.energy_kernels import seed_labels
+    from .energy_kernels import seed_labels
     try:
         _, (_, _, unknown) = seed_labels(seeds)
     except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
@@ -272,12 +349,12 @@ def _check_options(*, model, lam, sigma, bins, components, iterations, keep, fil
     if not (math.isfinite(lam) and lam >= 0.0):
         raise ValueError(f"lam must be a finite number >= 0, got {lam}")
     iterations = DEFAULT_ITERATIONS[model] if iterations is None else iterations
-    if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 0:
+    if not _is_whole(iterations):
         raise ValueError(f"iterations must be an integer >= 0, got {iterations!r}")
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(map(repr, KEEP_CHOICES))}, got "
                          f"{keep!r}")
-    if isinstance(fill_holes, bool) or int(fill_holes) != fill_holes or fill_holes < 0:
+    if not _is_whole(fill_holes):
         raise ValueError(f"fill_holes must be an integer >= 0 (an area in pixels), got "
                          f"{fill_holes!r}")
     seed_share = DEFAULT_SEED_SHARES[model] if seed_share is None else float(seed_share)

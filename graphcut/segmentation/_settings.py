@@ -34,6 +34,11 @@ SETTING_KEYS = ("model", "lam", "sigma", "iterations", "box", "lasso", "keep", "
                 "labels")
 
 
+# The largest settings file read (a real one is a few kilobytes; a lasso of 100000 vertices
+# is about 2 MB).
+SETTINGS_MAX_BYTES = 16 * 2**20
+
+
 def settings_path(seeds_path) -> Path:
     """Where the settings of ``seeds_path`` live: the same path with the suffix ``.json``."""
     return Path(seeds_path).with_suffix(".json")
@@ -109,19 +114,34 @@ def check_settings(settings: dict, where: str = "settings") -> dict:
 def read_settings(path) -> dict:
     """The checked settings stored in the JSON file ``path`` (see the module docstring).
 
-    Raises:
-        OSError: the file cannot be read.
-        ValueError: not JSON, or a bad value; the message names the file (and the line for
-            JSON syntax errors).
+    The file must be a regular file (a FIFO or a device is refused by name, before it is
+    opened) small enough for the memory available.
+
+    Raises
+    ------
+    OSError
+        the file cannot be read, or is not a regular file (``NotARegularFileError``).
+    ValueError
+        not JSON, nested too deeply, larger than :data:`SETTINGS_MAX_BYTES` or than the
+        memory available allows, or a bad value; the message names the file (and the line
+        for JSON syntax errors).
     """
+    from graphcut._safety import read_small_file
+
     where = f"settings {os.fspath(path)!r}"
     try:
-        with open(path, encoding="utf-8") as handle:
-            settings = json.load(handle)
+        data = read_small_file(path, "settings file", max_bytes=SETTINGS_MAX_BYTES)
+    except MemoryError as error:  # a ValueError like every other bad settings file
+        raise ValueError(f"{where}: {error}") from None
+    try:
+        settings = json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}, line {error.lineno}: not valid JSON ({error.msg})") from None
     except UnicodeDecodeError:
         raise ValueError(f"{where}: not a UTF-8 text file") from None
+    except RecursionError:
+        raise ValueError(f"{where}: its JSON is nested too deeply to be settings (a settings "
+                         "file is one object of numbers, strings and short lists)") from None
     return check_settings(settings, where)
 
 
@@ -144,4 +164,5 @@ def write_settings(path, settings: dict, *, inputs=()) -> None:
 def load_for_seeds(seeds_path) -> dict:
     """The settings next to ``seeds_path`` ({} when there is no such file)."""
     path = settings_path(seeds_path)
-    return read_settings(path) if path.is_file() else {}
+    # lexists: a FIFO or a device of that name is refused by read_settings, not ignored
+    return read_settings(path) if os.path.lexists(path) and not path.is_dir() else {}

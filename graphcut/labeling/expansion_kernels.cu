@@ -8,6 +8,8 @@
 // Edge weights: horizontal[y * (W - 1) + x] joins (y, x) and (y, x + 1);
 //               vertical[y * W + x] joins (y, x) and (y + 1, x).
 
+#include "graphcut_cuda.cuh"
+
 __device__ __forceinline__ long long pair_cost(int w, int a, int b, int cap) {
     int d = a > b ? a - b : b - a;
     return (long long)w * (long long)(d < cap ? d : cap);
@@ -25,8 +27,7 @@ extern "C" __global__ void expansion_network(
     const int width, int* __restrict__ source, int* __restrict__ sink, int* __restrict__ right,
     int* __restrict__ down, long long* __restrict__ offset) {
     const long long n = (long long)height * width;
-    for (long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x; u < n;
-         u += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE_LOOP(u, n) {
         const int y = (int)(u / width), x = (int)(u % width);
         const int lp = labels[u];
         long long keep = current[u];
@@ -76,8 +77,7 @@ extern "C" __global__ void apply_cut(
     int* __restrict__ proposal_cost, long long* __restrict__ energy,
     long long* __restrict__ changed) {
     const long long n = (long long)height * width;
-    for (long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x; u < n;
-         u += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE_LOOP(u, n) {
         const int y = (int)(u / width), x = (int)(u % width);
         const bool keep = source_side[u];
         const int lp = keep ? labels[u] : alpha;
@@ -105,8 +105,7 @@ extern "C" __global__ void energy_terms(
     const int* __restrict__ horizontal, const int* __restrict__ vertical, const int cap,
     const int height, const int width, long long* __restrict__ energy) {
     const long long n = (long long)height * width;
-    for (long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x; u < n;
-         u += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE_LOOP(u, n) {
         const int y = (int)(u / width), x = (int)(u % width);
         const int lp = labels[u];
         long long total = cost[u];
@@ -123,8 +122,7 @@ extern "C" __global__ void energy_terms(
 extern "C" __global__ void cheapest_label(const int* __restrict__ costs, const int num_labels,
                                           const long long num_pixels, int* __restrict__ labels,
                                           int* __restrict__ cost) {
-    for (long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x; u < num_pixels;
-         u += (long long)gridDim.x * blockDim.x) {
+    GRID_STRIDE_LOOP(u, num_pixels) {
         int best = 0;
         int best_cost = costs[u];
         for (int label = 1; label < num_labels; ++label) {

@@ -2,21 +2,18 @@
 // rectangle of the pixels that changed between two masks, and one rectangle of a mask as packed
 // bits (NumPy's packbits of the rectangle: row-major, 8 pixels per byte, first pixel in the
 // high bit, the last byte padded with zeros). And the grid-stride parts of the clean-up's flood
-// fills (solver/cuda/flood.py): the region's 4-neighbour arcs and start pixels for
+// fills (flood.py beside this file): the region's 4-neighbour arcs and start pixels for
 // grid_kernels.cu's tile BFS, the pixels it reached, and the part labels and sizes that
 // flood_kernels.cu's tile passes settle. Shipped precompiled (solver/cuda/_variants.py).
 //
-// Grid-stride loops with MASK_THREADS threads per block.
+// Grid-stride loops with GRAPHCUT_THREADS threads per block.
 
-#define MASK_THREADS 256
+#include "graphcut_cuda.cuh"
 
-#define GRID_STRIDE_LOOP(index, count)                                                      \
-    for (long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;              \
-         index < (count); index += (long long)gridDim.x * blockDim.x)
 
 // bounds = {first row, last row, first column, last column} of the pixels where old != new
 // (atomicMin / atomicMax; start at {~0, 0, ~0, 0}); bounds[4] += the changed pixels.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) mask_changes(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) mask_changes(
     const long long h, const long long w, const bool* __restrict__ old_mask,
     const bool* __restrict__ new_mask, unsigned long long* __restrict__ bounds)
 {
@@ -43,7 +40,7 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) mask_changes(
 
 // bits = packbits(mask[row0:row0 + rows, col0:col0 + cols]) of a row-major mask `width`
 // pixels wide: ceil(rows * cols / 8) bytes.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) pack_bits(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) pack_bits(
     const long long rows, const long long cols, const long long row0, const long long col0,
     const long long width, const bool* __restrict__ mask, unsigned char* __restrict__ bits)
 {
@@ -63,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) pack_bits(
 }
 
 // *count += the true pixels of the n-pixel mask.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) count_true(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) count_true(
     const long long n, const bool* __restrict__ mask, unsigned long long* __restrict__ count)
 {
     unsigned long long found = 0;
@@ -82,7 +79,7 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) count_true(
 // p and its neighbour in direction k (0 right, 1 left, 2 down, 3 up: grid_kernels.cu's BFS
 // order) are both in the region; height[p] = 1 for the region's start pixels (seeds[p] ==
 // start_label, or any pixel on the image border when border_starts), inf for every other pixel.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) flood_init(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) flood_init(
     const int h, const int w, const int inf, const bool* __restrict__ mask, const int invert,
     const unsigned char* __restrict__ seeds, const int start_label, const int border_starts,
     unsigned char* __restrict__ arcs, int* __restrict__ height)
@@ -107,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) flood_init(
 
 // Flood fill, step 2: out[p] = p is in the region (mask[p] != invert) and the flood reached it
 // (height < inf), or, with unreached, did not reach it; *count += the true pixels of out.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) flood_result(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) flood_result(
     const long long n, const int inf, const int* __restrict__ height,
     const bool* __restrict__ mask, const int invert, const int unreached,
     bool* __restrict__ out, unsigned long long* __restrict__ count)
@@ -131,10 +128,9 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) flood_result(
 // Parts (4-connected) of a bool mask, for the sizes of the clean-up's holes: every pixel of the
 // mask is labelled with the smallest flat index of its part (LABEL_NONE outside the mask): these
 // kernels start and use the labels, flood_kernels.cu's label_tile spreads them.
-#define LABEL_NONE 0x7fffffff
 
 // label[p] = p inside the mask, LABEL_NONE outside.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) label_init(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) label_init(
     const long long n, const bool* __restrict__ mask, int* __restrict__ label)
 {
     GRID_STRIDE_LOOP(p, n) {
@@ -143,7 +139,7 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) label_init(
 }
 
 // sizes[label[p]] += 1 for every labelled pixel (sizes zeroed, n entries).
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) label_sizes(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) label_sizes(
     const long long n, const int* __restrict__ label, unsigned int* __restrict__ sizes)
 {
     GRID_STRIDE_LOOP(p, n) {
@@ -153,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(MASK_THREADS) label_sizes(
 }
 
 // mask[p] = true where p's part has fewer than max_area pixels.
-extern "C" __global__ void __launch_bounds__(MASK_THREADS) set_small_parts(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) set_small_parts(
     const long long n, const int* __restrict__ label, const unsigned int* __restrict__ sizes,
     const unsigned int max_area, bool* __restrict__ mask)
 {

@@ -1,5 +1,5 @@
 // The segmentation energy on the GPU (graphcut/energy.py's CuPy path, host code in
-// solver/cuda/energy.py): the image as float64 values, the neighbour colour differences and
+// energy_kernels.py beside this file): the image as float64 values, the neighbour colour differences and
 // their sum (sigma), the n-link weights and their integer capacities, the seed checks, the
 // histogram cell of every pixel, the seed histograms, the hard-constraint capacities and the
 // terminal capacities by table lookup. Shipped precompiled (solver/cuda/_variants.py), so a
@@ -10,10 +10,11 @@
 // CuPy's did). Reductions over pixels are integer atomics (exact), ordered-key atomics for
 // min / max (exact), or per-block float64 partial sums that the host adds (deterministic).
 //
-// Every kernel is a grid-stride loop launched with ENERGY_THREADS threads per block; images are
+// Every kernel is a grid-stride loop launched with GRAPHCUT_THREADS threads per block; images are
 // flat over their pixels (row-major), with C interleaved channels where they have channels.
 
-#define ENERGY_THREADS 256
+#include "graphcut_cuda.cuh"
+
 #define INT32_LIMIT 2147483647.0
 
 // A key whose unsigned order is the order of the doubles (for atomicMin / atomicMax).
@@ -30,7 +31,7 @@ __device__ __forceinline__ bool is_finite(double value)
 }
 
 // Warp-level reductions; lane 0 ends with the warp's result. (The blockDim test is uniform on
-// the GPU, where blocks have ENERGY_THREADS threads; it lets the kernels run as host C++ with
+// the GPU, where blocks have GRAPHCUT_THREADS threads; it lets the kernels run as host C++ with
 // one thread per block in the tests, tests/fake_cupy.py.)
 __device__ __forceinline__ unsigned long long warp_max(unsigned long long value)
 {
@@ -61,7 +62,7 @@ __device__ __forceinline__ unsigned long long warp_sum(unsigned long long value)
 // The block's sum of `value` (one per thread), valid in thread 0; a fixed order of additions.
 __device__ __forceinline__ double block_sum(double value)
 {
-    __shared__ double partial[ENERGY_THREADS / 32];
+    __shared__ double partial[GRAPHCUT_THREADS / 32];
     for (int offset = 16; offset > 0; offset /= 2) {
         value += __shfl_down_sync(0xffffffffu, value, offset);
     }
@@ -71,16 +72,12 @@ __device__ __forceinline__ double block_sum(double value)
     __syncthreads();
     value = 0.0;
     if (threadIdx.x == 0) {
-        for (int warp = 0; warp < ENERGY_THREADS / 32; ++warp) {
+        for (int warp = 0; warp < GRAPHCUT_THREADS / 32; ++warp) {
             value += partial[warp];
         }
     }
     return value;
 }
-
-#define GRID_STRIDE_LOOP(index, count)                                                      \
-    for (long long index = (long long)blockIdx.x * blockDim.x + threadIdx.x;            \
-         index < (count); index += (long long)gridDim.x * blockDim.x)
 
 // ---- the image as float64 ------------------------------------------------------------------
 
@@ -139,7 +136,7 @@ __device__ __forceinline__ void image_to_float(
 }
 
 #define IMAGE_TO_FLOAT(suffix, T, check, half)                                              \
-    extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) image_to_float_##suffix(   \
+    extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) image_to_float_##suffix(   \
         const long long n, const int channels, const long long n1, const long long n2,      \
         const long long s0, const long long s1, const long long s2, const long long sc,     \
         const double divisor, const T* __restrict__ strided_image,                          \
@@ -168,7 +165,7 @@ IMAGE_TO_FLOAT(f8, double, true, false)
 // image has n0 = 1): out[q] = sum over the channels of (values[q + step] - values[q])**2, added
 // in channel order from 0.0 (NumPy's order), with q over the extents less one along `axis`.
 // partials[blockIdx.x] = the block's sum of its out values.
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) neighbour_differences(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) neighbour_differences(
     const long long n0, const long long n1, const long long n2, const int axis,
     const int channels, const double* __restrict__ values, double* __restrict__ out,
     double* __restrict__ partials)
@@ -200,7 +197,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) neighbour_differenc
 }
 
 // In place: d -> exp(d * exponent), times `factor` unless it is 1 (NumPy's formula).
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) nlink_weights(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) nlink_weights(
     const long long n, const double exponent, const double factor, double* __restrict__ values)
 {
     GRID_STRIDE_LOOP(i, n) {
@@ -215,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) nlink_weights(
 // out[i] = rint((lam * values[i]) * scale) as int32 where that is finite and in range;
 // stats[0] = the ordered key of the largest rounded value (atomicMax; start at 0),
 // stats[1] += the values that are negative or not finite.
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) quantize(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) quantize(
     const long long n, const double lam, const double scale, const double* __restrict__ values,
     int* __restrict__ out, unsigned long long* __restrict__ stats)
 {
@@ -243,7 +240,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) quantize(
 // stats[0] = the largest such sum + 1 (atomicMax; start at 0). The links are, last axis
 // first: along x (n0, n1, n2 - 1), along y (n0, n1 - 1, n2) and, for a volume (ndim 3), along
 // z (n0 - 1, n1, n2); a 2-D image passes n0 = 1 and any array as along_z.
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) seed_pins(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) seed_pins(
     const long long n0, const long long n1, const long long n2, const int ndim,
     const int* __restrict__ along_x, const int* __restrict__ along_y,
     const int* __restrict__ along_z, int* __restrict__ pins,
@@ -311,7 +308,7 @@ __device__ __forceinline__ void seed_labels(
 }
 
 #define SEED_LABELS(suffix, T)                                                              \
-    extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) seed_labels_##suffix(      \
+    extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) seed_labels_##suffix(      \
         const long long n, const long long n1, const long long n2, const long long s0,      \
         const long long s1, const long long s2, const T* __restrict__ strided_seeds,        \
         unsigned char* __restrict__ labels, unsigned long long* __restrict__ counts)        \
@@ -332,7 +329,7 @@ SEED_LABELS(i8, long long)
 
 // Per channel c of values (n, channels): keys[2c] = the ordered key of its minimum (atomicMin;
 // start at ~0), keys[2c + 1] of its maximum (atomicMax; start at 0). At most 3 channels.
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) channel_range(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) channel_range(
     const long long n, const int channels, const double* __restrict__ values,
     unsigned long long* __restrict__ keys)
 {
@@ -357,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) channel_range(
 // index[p] = the joint histogram cell of pixel p: per channel
 // q = clip(floor((v - low) / span * bins), 0, bins - 1), combined as ((q0 * bins) + q1) * bins
 // + q2 (NumPy's formula, in float64).
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) bin_cells(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) bin_cells(
     const long long n, const int channels, const int bins, const double low0,
     const double low1, const double low2, const double span0, const double span1,
     const double span2, const double* __restrict__ values, int* __restrict__ index)
@@ -377,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) bin_cells(
 }
 
 // counts[cell] += object seeds in that cell, counts[cells + cell] += background seeds.
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) seed_histograms(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) seed_histograms(
     const long long n, const int cells, const int* __restrict__ index,
     const unsigned char* __restrict__ labels, unsigned long long* __restrict__ counts)
 {
@@ -392,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) seed_histograms(
 // Terminal capacities by one table lookup per pixel: source = source_table[index],
 // sink = sink_table[index], except object seeds (source = pin, sink = 0) and background seeds
 // (source = 0, sink = pin).
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) capacities_from_tables(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) capacities_from_tables(
     const long long n, const int* __restrict__ source_table, const int* __restrict__ sink_table,
     const int* __restrict__ index, const unsigned char* __restrict__ seeds,
     const int* __restrict__ pins, int* __restrict__ source, int* __restrict__ sink)
@@ -414,7 +411,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) capacities_from_tab
 }
 
 // In place: object seeds (1) get source = pin, sink = 0; background seeds (2) the reverse.
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) apply_seed_pins(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) apply_seed_pins(
     const long long n, const unsigned char* __restrict__ seeds, const int* __restrict__ pins,
     int* __restrict__ source, int* __restrict__ sink)
 {
@@ -431,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) apply_seed_pins(
 }
 
 // costs[p] = table[index[p]] (float64 per-pixel costs of a per-cell table).
-extern "C" __global__ void __launch_bounds__(ENERGY_THREADS) lookup_costs(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) lookup_costs(
     const long long n, const double* __restrict__ table, const int* __restrict__ index,
     double* __restrict__ costs)
 {

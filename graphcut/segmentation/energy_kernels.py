@@ -4,8 +4,8 @@ graphcut/energy.py, graphcut/seeds.py and graphcut/session.py call these for CuP
 instead of CuPy's element-wise and reduction kernels: those are compiled by NVRTC on a
 machine's first run (seconds for the few dozen the energy needs) and CuPy's ufuncs import its
 SciPy and linear-algebra extras on first use, where these kernels come from the fatbin shipped
-in the wheel (the package's one loader, :mod:`._loader`). Only memsets and copies run besides
-them. Each function computes what its NumPy counterpart in graphcut/energy.py does, with the
+in the wheel (the solver's one loader, :mod:`graphcut.solver.kernels`). Only memsets and
+copies run besides them. Each function computes what its NumPy counterpart in graphcut/energy.py does, with the
 same float64 formulas (see the .cu file).
 
 Arrays are CuPy arrays; results that decide an error or a Python value (sums, extremes,
@@ -17,11 +17,9 @@ from __future__ import annotations
 import numpy as np
 import cupy
 
-from ._loader import kernel
+from graphcut.solver.kernels import kernel, launch_grid
 
-SOURCE = "energy_kernels.cu"
-THREADS = 256         # ENERGY_THREADS in the .cu file
-MAX_BLOCKS = 8192     # grid-stride loops: at most this many blocks per launch
+SOURCE = "segmentation/energy_kernels.cu"
 INT32_MAX = 2**31 - 1
 SIGN = 1 << 63
 ALL_ONES = 2**64 - 1
@@ -33,11 +31,11 @@ _IMAGE_TYPES = {"b1": "b1", "u1": "u1", "u2": "u2", "u4": "u4", "u8": "u8", "i1"
 
 def blocks(n: int) -> int:
     """Blocks of a grid-stride launch over ``n`` items."""
-    return max(1, min(-(-int(n) // THREADS), MAX_BLOCKS))
+    return launch_grid(n)[0][0]
 
 
 def _launch(name: str, n: int, args) -> None:
-    kernel(SOURCE, name)((blocks(n),), (THREADS,), args)
+    kernel(SOURCE, name)(*launch_grid(n), args)
 
 
 def _key_to_float(key: int) -> float:

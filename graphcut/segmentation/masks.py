@@ -12,16 +12,11 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from ._loader import kernel
+from graphcut.solver.kernels import kernel, launch_grid
 
-SOURCE = "mask_kernels.cu"
-THREADS = 256      # MASK_THREADS in the .cu file
-MAX_BLOCKS = 8192
+SOURCE = "segmentation/mask_kernels.cu"
 ALL_ONES = 2**64 - 1
 
-
-def _grid(n: int) -> tuple[int]:
-    return (max(1, min(-(-int(n) // THREADS), MAX_BLOCKS)),)
 
 
 def _bool_mask(mask) -> cupy.ndarray:
@@ -40,7 +35,7 @@ def changed_region(old, new) -> tuple[int, int, int, int] | None:
     h, w = new.shape
     bounds = cupy.asarray(np.array([ALL_ONES, 0, ALL_ONES, 0, 0], dtype=np.uint64))
     if h * w:
-        kernel(SOURCE, "mask_changes")(_grid(h * w), (THREADS,),
+        kernel(SOURCE, "mask_changes")(*launch_grid(h * w),
                                        (np.int64(h), np.int64(w), old, new, bounds))
     top, bottom, left, right, changed = (int(v) for v in bounds.get())
     if not changed:
@@ -57,7 +52,7 @@ def packed_bits(mask, region) -> bytes:
     if count == 0:
         return b""
     bits = cupy.empty(count, dtype=cupy.uint8)
-    kernel(SOURCE, "pack_bits")(_grid(count), (THREADS,),
+    kernel(SOURCE, "pack_bits")(*launch_grid(count),
                                 (np.int64(rows), np.int64(cols), np.int64(r0), np.int64(c0),
                                  np.int64(mask.shape[1]), mask, bits))
     return bits.get().tobytes()
@@ -69,7 +64,7 @@ def count_true(mask) -> int:
         raise TypeError(f"expected a C-contiguous bool mask, got {mask.dtype}")
     count = cupy.zeros(1, dtype=cupy.uint64)
     if mask.size:
-        kernel(SOURCE, "count_true")(_grid(mask.size), (THREADS,),
+        kernel(SOURCE, "count_true")(*launch_grid(mask.size),
                                      (np.int64(mask.size), mask, count))
     return int(count.get()[0])
 

@@ -19,21 +19,15 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from . import transfer
-from ._loader import kernel
+from graphcut.solver.kernels import GRID_BFS_TILE, constant, fill_int32, kernel, launch_grid
 
-MASK_SOURCE = "mask_kernels.cu"
-LABEL_SOURCE = "flood_kernels.cu"
-GRID_SOURCE = "grid_kernels.cu"
-THREADS = 256          # MASK_THREADS in mask_kernels.cu
-MAX_BLOCKS = 8192
-BFS_TILE = 32          # BFS_TILE_2D_X / _Y in grid_kernels.cu
-LABEL_TILE = 32        # LABEL_TILE in flood_kernels.cu
+MASK_SOURCE = "segmentation/mask_kernels.cu"
+LABEL_SOURCE = "segmentation/flood_kernels.cu"
+GRID_SOURCE = "grid_kernels.cu"   # the solver's global-relabel BFS
+BFS_TILE = GRID_BFS_TILE
+LABEL_TILE = constant("LABEL_TILE")  # compiled into flood_kernels.cu
 PASSES_PER_CHECK = 4   # BFS tile passes between two reads of the change flag
 
-
-def _grid(n: int) -> tuple[int]:
-    return (max(1, min(-(-int(n) // THREADS), MAX_BLOCKS)),)
 
 
 def _checked(mask, seeds) -> tuple[cupy.ndarray, cupy.ndarray]:
@@ -52,7 +46,7 @@ def _until_stable(tiles: tuple[int, int], one_pass) -> None:
     tiles of the next pass in ``next_dirty`` and sets ``changed``; the two flag arrays
     alternate. Every tile is flagged for the first pass."""
     dirty = cupy.empty(tiles[::-1], dtype=cupy.int32)
-    transfer.fill_int32(dirty, 1)
+    fill_int32(dirty, 1)
     spare = cupy.zeros(tiles[::-1], dtype=cupy.int32)
     changed = cupy.zeros(1, dtype=cupy.int32)
     while True:
@@ -94,12 +88,12 @@ def _flood(mask, seeds, start_label: int, *, invert: bool, border_starts: bool,
     arcs = cupy.empty((h, w), dtype=cupy.uint8)
     height = cupy.empty((h, w), dtype=cupy.int32)
     kernel(MASK_SOURCE, "flood_init")(
-        _grid(n), (THREADS,),
+        *launch_grid(n),
         (np.int32(h), np.int32(w), np.int32(inf), mask, np.int32(invert), seeds,
          np.int32(start_label), np.int32(border_starts), arcs, height))
     _tile_bfs(arcs, height, inf)
     kernel(MASK_SOURCE, "flood_result")(
-        _grid(n), (THREADS,),
+        *launch_grid(n),
         (np.int64(n), np.int32(inf), height, mask, np.int32(invert), np.int32(unreached), out,
          count))
     return out, int(count.get()[0])
@@ -126,15 +120,15 @@ def fill_small_parts(mask, parts, max_area: int) -> None:
     if n == 0 or max_area <= 1:
         return
     label = cupy.empty((h, w), dtype=cupy.int32)
-    kernel(MASK_SOURCE, "label_init")(_grid(n), (THREADS,), (np.int64(n), parts, label))
+    kernel(MASK_SOURCE, "label_init")(*launch_grid(n), (np.int64(n), parts, label))
     tiles = _tiles(mask.shape)
     label_tile = kernel(LABEL_SOURCE, "label_tile")
     _until_stable(tiles, lambda dirty, spare, changed: label_tile(
         tiles, (LABEL_TILE, LABEL_TILE), (np.int32(h), np.int32(w), label, dirty, spare, changed)))
     sizes = cupy.zeros(n, dtype=cupy.uint32)
-    kernel(MASK_SOURCE, "label_sizes")(_grid(n), (THREADS,), (np.int64(n), label, sizes))
+    kernel(MASK_SOURCE, "label_sizes")(*launch_grid(n), (np.int64(n), label, sizes))
     kernel(MASK_SOURCE, "set_small_parts")(
-        _grid(n), (THREADS,),
+        *launch_grid(n),
         (np.int64(n), label, sizes, np.uint32(min(int(max_area), 2**32 - 1)), mask))
 
 

@@ -1,4 +1,4 @@
-// Part labels of a bool mask for the clean-up (solver/cuda/flood.py): tile passes that settle
+// Part labels of a bool mask for the clean-up (flood.py beside this file): tile passes that settle
 // every pixel of the mask on the smallest label of its 4-connected part, as grid_kernels.cu's
 // BFS tiles settle distances. The labels start as the pixels' flat indices (mask_kernels.cu's
 // label_init; LABEL_NONE outside the mask). Unlike the grid-stride kernels of mask_kernels.cu
@@ -6,8 +6,11 @@
 // tests model it in NumPy (tests/gpu_model.py) and run it on the GPU. Shipped precompiled
 // (solver/cuda/_variants.py).
 
-#define LABEL_TILE 32
-#define LABEL_NONE 0x7fffffff
+#include "graphcut_cuda.cuh"
+
+#ifndef LABEL_TILE
+#error "LABEL_TILE is passed with -D by graphcut's kernel loader"
+#endif
 
 // One pass over the dirty LABEL_TILE x LABEL_TILE tiles (one block each, a thread a pixel): the
 // tile takes the minimum label over 4-neighbours of the mask in shared memory until it is

@@ -4,9 +4,7 @@
 // are (D + 1, H, W) int32. Disparity d matches left (y, x) with right (y, x - d).
 // Kernels are grid-stride loops over their items.
 
-#define GRID_STRIDE(i, n)                                                               \
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
-         i += (long long)gridDim.x * blockDim.x)
+#include "graphcut_cuda.cuh"
 
 __device__ __forceinline__ int clamp_index(int i, int n) {
     return i < 0 ? 0 : (i >= n ? n - 1 : i);
@@ -19,7 +17,7 @@ __device__ __forceinline__ int clamp_index(int i, int n) {
 extern "C" __global__ void census_codes(const int* __restrict__ grey, const int height,
                                         const int width, const int rx, const int ry,
                                         unsigned long long* __restrict__ code) {
-    GRID_STRIDE(u, (long long)height * width) {
+    GRID_STRIDE_LOOP(u, (long long)height * width) {
         const int y = (int)(u / width), x = (int)(u % width);
         const int centre = grey[u];
         unsigned long long bits = 0;
@@ -46,7 +44,7 @@ extern "C" __global__ void matching_costs(
     const int first, const int planes, const int* __restrict__ census_table,
     const int* __restrict__ colour_table, const int border_cost, int* __restrict__ out) {
     const long long pixels = (long long)height * width;
-    GRID_STRIDE(i, pixels * planes) {
+    GRID_STRIDE_LOOP(i, pixels * planes) {
         const int d = first + (int)(i / pixels);
         const long long u = i % pixels;
         const int x = (int)(u % width);
@@ -70,7 +68,7 @@ extern "C" __global__ void box_rows(const int* __restrict__ in, const int planes
                                     const int height, const int width, const int r,
                                     int* __restrict__ out) {
     const long long pixels = (long long)height * width;
-    GRID_STRIDE(i, pixels * planes) {
+    GRID_STRIDE_LOOP(i, pixels * planes) {
         const long long row = i - (i % width);
         const int x = (int)(i % width);
         int total = 0;
@@ -85,7 +83,7 @@ extern "C" __global__ void box_columns_mean(const int* __restrict__ in, const in
                                             const int height, const int width, const int r,
                                             const int count, int* __restrict__ out) {
     const long long pixels = (long long)height * width;
-    GRID_STRIDE(i, pixels * planes) {
+    GRID_STRIDE_LOOP(i, pixels * planes) {
         const long long plane = i - (i % pixels);
         const long long u = i % pixels;
         const int y = (int)(u / width), x = (int)(u % width);
@@ -103,7 +101,7 @@ extern "C" __global__ void right_view_labels(const int* __restrict__ costs,
                                              const int num_labels, const int height,
                                              const int width, int* __restrict__ labels) {
     const long long pixels = (long long)height * width;
-    GRID_STRIDE(u, pixels) {
+    GRID_STRIDE_LOOP(u, pixels) {
         const int x = (int)(u % width);
         int best = 0;
         int best_cost = costs[u];
