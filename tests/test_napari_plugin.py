@@ -210,6 +210,10 @@ def test_live_resegments_on_lambda_options_device_and_layer_changes(MouseEvent):
     expected = graphcut.segment(small, scribbles.data, device="cpu",
                                 **bench.session.options.segment_kwargs(80.0))
     np.testing.assert_array_equal(new_output.data, expected.astype(np.uint8))
+    bench.session.set_layers(bench.image, bench.scribbles, "ask")  # back: its own layer again
+    bench.settle()
+    assert bench.session.output_layer is first_output
+    np.testing.assert_array_equal(first_output.data, kept)
 
 
 def test_volume_scale_is_the_voxel_spacing(MouseEvent):

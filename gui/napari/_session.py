@@ -64,6 +64,7 @@ class LayerSegmentation(Listener):
         self.live = False
         self.output_layer = None      # the Labels layer this object made, by identity
         self.outputs: list = []       # every output layer made (one per image) still shown
+        self._output_of: list = []    # (image layer, its output layer), by identity
         self.last_outcome = None      # the last outcome shown (preview or exact)
         self.last_error: str | None = None
         self._controller: SegmentationController | None = None
@@ -83,8 +84,9 @@ class LayerSegmentation(Listener):
         if (image_layer is self.image_layer and scribbles_layer is self.scribbles_layer
                 and channels == self.channels):
             return
-        if image_layer is not self.image_layer:
-            self.output_layer = None  # another image gets its own output layer
+        if image_layer is not self.image_layer:  # each image has its own output layer
+            self.output_layer = next((output for image, output in self._output_of
+                                      if image is image_layer), None)
         self.image_layer, self.channels = image_layer, channels
         self._watch(scribbles_layer)
         self._opened_key = None
@@ -287,6 +289,7 @@ class LayerSegmentation(Listener):
                        translate=prepared.translate, opacity=MASK_OPACITY,
                        colormap=mask_colormap())
         self.outputs.append(layer)  # known before the viewer announces it
+        self._output_of.append((self.image_layer, layer))
         self.viewer.layers.append(layer)
         selection.clear()
         selection.update(selected)
@@ -299,6 +302,8 @@ class LayerSegmentation(Listener):
         if layer is self.output_layer:
             self.output_layer = None
         self.outputs = [output for output in self.outputs if output is not layer]
+        self._output_of = [(image, output) for image, output in self._output_of
+                           if image is not layer and output is not layer]
         if layer is self.image_layer or layer is self.scribbles_layer:
             self._close_controller()  # frees the solvers' memory and the shared image
             self.set_layers(None if layer is self.image_layer else self.image_layer,
