@@ -131,6 +131,12 @@ class Plugin:
         if args.viewer:
             import napari
             self.viewer = napari.Viewer(show=False)
+            try:  # napari's image layers query OpenGL first; Qt's offscreen platform has none
+                from napari._vispy.utils.gl import get_gl_extensions
+                get_gl_extensions()
+            except Exception as error:
+                raise SystemExit(f"--viewer needs OpenGL for napari's canvas ({error}); run "
+                                 "under a display, e.g. xvfb-run, or leave --viewer out")
         else:
             from napari.components import ViewerModel
             self.viewer = ViewerModel()
