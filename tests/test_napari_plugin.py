@@ -282,3 +282,29 @@ def test_box_and_clean_up_are_the_apps(MouseEvent):
     expected = bench.expected()
     assert not expected[:, :18].any() and not np.array_equal(expected, unboxed.astype(bool))
     np.testing.assert_array_equal(bench.session.output_layer.data, expected.astype(np.uint8))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape,channels", [((12, 20, 24), "none"), ((60, 80), "ask")])
+def test_gpu_results_equal_the_cpu_library(shape, channels, MouseEvent):
+    """On the GPU (solver warmed up, masks sent as edits computed on the card), volumes and
+    images give ``graphcut.segment``'s CPU masks, stroke after stroke."""
+    image = disc(shape)
+    bench = Bench(image, channels=channels, scale=(2.0,) + (1.0,) * (len(shape) - 1))
+    bench.session.set_device("cuda")
+    centre = tuple(n // 2 for n in shape)
+    bench.scribbles.data[centre] = 1
+    bench.scribbles.data[(0,) * len(shape)] = 2
+    bench.session.segment()
+    bench.settle()
+    assert bench.session.last_outcome.backend == "cuda"
+    for label, point in ((2, (shape[-2] - 2, 3)), (1, (centre[-2], centre[-1] + 2))):
+        lead = (centre[0],) if len(shape) == 3 else ()
+        bench.drag([lead + point, lead + (point[0], point[1] + 3)], label, MouseEvent)
+        bench.settle()
+        expected = graphcut.segment(image, np.asarray(bench.scribbles.data), device="cpu",
+                                    channel_axis=None, spacing=bench.image.scale,
+                                    **bench.session._effective_options()
+                                    .segment_kwargs(bench.session.lam))
+        np.testing.assert_array_equal(bench.session.output_layer.data,
+                                      expected.astype(np.uint8))
