@@ -286,9 +286,10 @@ def test_box_and_clean_up_are_the_apps(MouseEvent):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("shape,channels", [((12, 20, 24), "none"), ((60, 80), "ask")])
-def test_gpu_results_equal_the_cpu_library(shape, channels, MouseEvent):
+def test_gpu_results_equal_the_cpu_library(shape, channels):
     """On the GPU (solver warmed up, masks sent as edits computed on the card), volumes and
-    images give ``graphcut.segment``'s CPU masks, stroke after stroke."""
+    images give ``graphcut.segment``'s CPU masks, stroke after stroke (napari's brush,
+    ``Labels.paint``: no Qt needed)."""
     image = disc(shape)
     bench = Bench(image, channels=channels, scale=(2.0,) + (1.0,) * (len(shape) - 1))
     bench.session.set_device("cuda")
@@ -298,9 +299,9 @@ def test_gpu_results_equal_the_cpu_library(shape, channels, MouseEvent):
     bench.session.segment()
     bench.settle()
     assert bench.session.last_outcome.backend == "cuda"
+    lead = (centre[0],) if len(shape) == 3 else ()
     for label, point in ((2, (shape[-2] - 2, 3)), (1, (centre[-2], centre[-1] + 2))):
-        lead = (centre[0],) if len(shape) == 3 else ()
-        bench.drag([lead + point, lead + (point[0], point[1] + 3)], label, MouseEvent)
+        bench.scribbles.paint(lead + point, label)
         bench.settle()
         expected = graphcut.segment(image, np.asarray(bench.scribbles.data), device="cpu",
                                     channel_axis=None, spacing=bench.image.scale,
