@@ -39,6 +39,11 @@ class LayerError(ValueError):
     """The layers cannot be segmented as chosen; the message says what to change."""
 
 
+class ChoiceNeeded(LayerError):
+    """A choice only the user can make is missing (the channel axis): a status, not a
+    failure."""
+
+
 @dataclass(frozen=True)
 class PreparedImage:
     """An image layer's data as the controller opens it.
@@ -83,9 +88,10 @@ def prepare_image(layer, channels: str = "ask") -> PreparedImage:
 
     Raises
     ------
+    ChoiceNeeded
+        The channel axis is not chosen for an image that needs it.
     LayerError
-        The channel axis is not chosen for an image that needs it, or the image has fewer
-        than 2 or more than 3 spatial axes.
+        The image has fewer than 2 or more than 3 spatial axes.
     """
     data = layer.data
     ndim = np.ndim(data)
@@ -100,7 +106,7 @@ def prepare_image(layer, channels: str = "ask") -> PreparedImage:
         if channels == "first":
             data = np.moveaxis(np.asarray(data), 0, -1)
     else:
-        raise LayerError(f"'{layer.name}' has shape {tuple(np.shape(data))}: choose its "
+        raise ChoiceNeeded(f"'{layer.name}' has shape {tuple(np.shape(data))}: choose its "
                          "channels (none for a grey volume, first for (C, Y, X), last for "
                          "(Y, X, C))")
     data = np.asarray(data)

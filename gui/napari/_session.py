@@ -29,8 +29,8 @@ import graphcut
 
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
-from ._layers import (MASK_OPACITY, LayerError, as_seeds, changed_region, mask_colormap,
-                      paint_region, prepare_image, upscale_into)
+from ._layers import (MASK_OPACITY, ChoiceNeeded, LayerError, as_seeds, changed_region,
+                      mask_colormap, paint_region, prepare_image, upscale_into)
 
 log = logging.getLogger("graphcut.gui")
 
@@ -144,6 +144,9 @@ class LayerSegmentation(Listener):
             return False
         try:
             self._open()
+        except ChoiceNeeded as error:
+            self._status(str(error))
+            return False
         except (LayerError, ValueError) as error:
             self._status(str(error), error=True)
             return False
