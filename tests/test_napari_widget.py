@@ -187,3 +187,22 @@ def test_widget_in_napari_viewer(make_napari_viewer, qtbot):
     np.testing.assert_array_equal(widget.session.output_layer.data,
                                   expected_of(widget, image, scribbles.data).astype(np.uint8))
     assert viewer.layers.selection.active is scribbles
+
+
+def test_errors_notify_without_traceback_and_status_lines_do_not(model_viewer, qtbot,
+                                                                 monkeypatch):
+    import napari.utils.notifications as notifications
+    shown = []
+    monkeypatch.setattr(notifications, "show_error", shown.append)
+    image = disc()
+    model_viewer.add_image(image, name="image")
+    widget = make_widget(model_viewer, qtbot, use_process=False)
+    layer = widget.add_scribbles_layer()
+    layer.data[20, 25] = 1  # an object, no background yet: the normal first step
+    widget.segment()
+    assert "background (label 2)" in widget.status.value and shown == []
+    wrong = model_viewer.add_labels(np.zeros((5, 5), np.uint8), name="wrong")
+    widget.scribbles_combo.value = wrong
+    widget.segment()
+    assert len(shown) == 1 and "has shape (5, 5)" in shown[0]
+    assert isinstance(shown[0], str)  # a message: napari shows no "View Traceback" for it
