@@ -113,8 +113,15 @@ class GraphCutWidget(Container):
         self.session.set_lam(float(self.lam_box.value))
         self._options_changed()
         self._refresh_choices()
-        session = self.session
-        self.native.destroyed.connect(lambda *args: session.close())
+        session, refresh = self.session, self._refresh_choices
+        events = (viewer.layers.events.inserted, viewer.layers.events.removed,
+                  viewer.layers.events.reordered)
+
+        def closed(*args) -> None:  # the dock widget is gone: its solvers and handlers too
+            session.close()
+            for event in events:
+                event.disconnect(refresh)
+        self.native.destroyed.connect(closed)
 
     # ----- layers ---------------------------------------------------------------------------
     def _image_layers(self, widget=None):
