@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 from magicgui.widgets import CheckBox, ComboBox, Container, FloatSpinBox, Label, PushButton
 
-from graphcut import DEFAULT_LAM
-from graphcut.segmentation import MODEL_CHOICES
+from graphcut.segmentation import DEFAULT_LAM, MODEL_CHOICES
 
 from ..options import APP_DEFAULTS
 from ._layers import (BACKGROUND_LABEL, CHANNEL_CHOICES, OBJECT_LABEL, needs_channel_choice,
