@@ -2,8 +2,8 @@
 
 - The image: a layer's data with its channel axis (asked for, never guessed, see
   :data:`CHANNEL_CHOICES`) moved last, the spatial axes' scale as the voxel spacing.
-- The scribbles: a Labels layer of the image's spatial shape whose values are graphcut's seed
-  labels (:mod:`graphcut.io`'s seed labels): 0 none, 1 the object, 2 the background, 3 .. 254 further
+- The scribbles: a Labels layer of the image's spatial shape whose values are graphcut's
+  seed labels (graphcut.io): 0 none, 1 the object, 2 the background, 3 .. 254 further
   objects.
 - The output: a Labels layer the plugin made (it is known by identity, never by name) holding
   the scribbles' label values (1 the object, 3+ further objects, 0 the rest), coloured unlike
