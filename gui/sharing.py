@@ -124,7 +124,7 @@ class MaskUpdate:
         xp = _array_module(new)
         h, w = new.shape
         if xp is not np:  # the shipped mask kernels (no CuPy kernel to compile)
-            from graphcut.solver.cuda import masks
+            from graphcut.segmentation import masks
             region = (0, h, 0, w) if old is None else masks.changed_region(old, new)
             if region is None:
                 return cls((h, w), None)
@@ -159,7 +159,7 @@ class MaskUpdate:
 def mask_fraction(mask) -> float:
     """The share of True pixels of a bool mask (NumPy, or CuPy: counted by a shipped kernel)."""
     if _array_module(mask) is not np:
-        from graphcut.solver.cuda import masks
+        from graphcut.segmentation import masks
         return masks.count_true(mask) / mask.size
     return float(np.count_nonzero(mask)) / mask.size
 

@@ -1,10 +1,6 @@
 """Stereo disparity with graph cuts: AD-census costs, alpha-expansion with a truncated linear
 smoothness term, left-right check and occlusion filling; on the CPU or the GPU with the same
-answer.
-
-    >>> from graphcut.stereo import disparity, bad_pixel_rate
-    >>> result = disparity(left, right, max_disparity=64, channel_axis=-1)  # doctest: +SKIP
-    >>> bad_pixel_rate(result.disparity, truth)                             # doctest: +SKIP
+answer: :func:`disparity` (its docstring has an example), scored by :func:`bad_pixel_rate`.
 
 The expansion machinery is shared with other multi-label problems and lives in
 :mod:`graphcut.labeling` (re-exported here).

@@ -251,15 +251,22 @@ def census_costs(left, right, *, max_disparity: int, channel_axis=None,
                  parameters: CensusParameters = CensusParameters(), device: str = "cpu"):
     """AD-census matching costs of every pixel of ``left`` at every disparity.
 
-    Args:
-        left, right: the rectified pair, same shape; grey (H, W) or colour with
-            ``channel_axis``. Grey levels are rounded to integers (exact for 8-bit images).
-        max_disparity: the largest disparity label; labels are 0 .. max_disparity (pixels).
-        parameters: :class:`CensusParameters`.
-        device: "cpu" (NumPy; returns a NumPy array) or "cuda" (CuPy; returns a CuPy array
-            that stays on the GPU). Both give the same integers.
+    Parameters
+    ----------
+    left, right
+        the rectified pair, same shape; grey (H, W) or colour with
+        ``channel_axis``. Grey levels are rounded to integers (exact for 8-bit images).
+    max_disparity
+        the largest disparity label; labels are 0 .. max_disparity (pixels).
+    parameters
+        :class:`CensusParameters`.
+    device
+        "cpu" (NumPy; returns a NumPy array) or "cuda" (CuPy; returns a CuPy array
+        that stays on the GPU). Both give the same integers.
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray
         int32 (max_disparity + 1, H, W): ``costs[d, y, x]`` matches left ``(y, x)`` with right
         ``(y, x - d)``; where ``x - d < 0`` the raw cost is ``parameters.scale`` (half the
         largest). Values are in 0 .. 2 * scale.
@@ -325,18 +332,26 @@ def data_costs(left, right, *, max_disparity: int, truncation: int = 20,
                birchfield_tomasi: bool = True, channel_axis=None) -> np.ndarray:
     """Truncated per-pixel matching cost of every pixel of ``left`` at every disparity.
 
-    Args:
-        left, right: the rectified pair, same shape; grey (H, W) or colour with
-            ``channel_axis``.
-        max_disparity: the largest disparity label; labels are 0 .. max_disparity (pixels).
-        truncation: costs are clipped to this many grey levels (0..255 scale), which limits the
-            pull of occluded and specular pixels.
-        birchfield_tomasi: use the Birchfield-Tomasi sampling-insensitive dissimilarity (the
-            smaller of the distances from each pixel to the other image's linearly
-            interpolated signal within half a pixel) instead of the plain absolute difference.
-        channel_axis: None for grey images, else the axis of the colour channels.
+    Parameters
+    ----------
+    left, right
+        the rectified pair, same shape; grey (H, W) or colour with
+        ``channel_axis``.
+    max_disparity
+        the largest disparity label; labels are 0 .. max_disparity (pixels).
+    truncation
+        costs are clipped to this many grey levels (0..255 scale), which limits the
+        pull of occluded and specular pixels.
+    birchfield_tomasi
+        use the Birchfield-Tomasi sampling-insensitive dissimilarity (the
+        smaller of the distances from each pixel to the other image's linearly
+        interpolated signal within half a pixel) instead of the plain absolute difference.
+    channel_axis
+        None for grey images, else the axis of the colour channels.
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray
         int32 NumPy array (max_disparity + 1, H, W): ``costs[d, y, x]`` is the rounded
         dissimilarity of left ``(y, x)`` and right ``(y, x - d)``, averaged over channels and
         clipped to ``truncation``. Where ``x - d < 0`` the cost is ``truncation``.
@@ -382,7 +397,9 @@ def smoothness_weights(image, *, weight: int = 8, edge_threshold: float = 8.0,
     edges they get ``weight``. Depth discontinuities usually coincide with intensity edges, so
     labels change more cheaply there (the weighting of Boykov, Veksler and Zabih).
 
-    Returns:
+    Returns
+    -------
+    PairWeights
         :class:`PairWeights` of int32 NumPy arrays.
     """
     for name, value, top in (("weight", weight, 1 << 20), ("flat_factor", flat_factor, 1024)):

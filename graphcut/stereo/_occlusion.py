@@ -37,7 +37,9 @@ def inconsistent_pixels(left_labels, right_labels, *, tolerance: int = 1) -> np.
     view's disparity there differs from ``d`` by more than ``tolerance``. Such pixels are
     occluded in the right view (or mismatched).
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray
         bool (H, W), True = inconsistent.
     """
     left_labels = np.asarray(left_labels)
