@@ -2,8 +2,10 @@
 and on the CPU worker processes, on a folder of generated 4-megapixel PNGs.
 
 Images: six scikit-image pictures (astronaut, camera, coffee, coins, chelsea, rocket) resized
-to ``--size`` x ``--size`` (2048: 4.2 MP; bicubic), in four flips each, ``--images`` in all
-(cycling), saved as PNG (zlib level 6, Pillow's default, as most tools write). Seeds: the
+to ``--size`` x ``--size`` (2048: 4.2 MP; bicubic), ``--images`` in all, every one distinct
+(image i: picture i mod 6 in the (i // 6 mod 8)-th of the eight flips and quarter turns of the
+square, zoomed in by 4 % more for every further round of 48; the script checks that no two
+images are equal), saved as PNG (zlib level 6, Pillow's default, as most tools write). Seeds: the
 bundled label files of the first four (``samples/seeds``), and scripted strokes for chelsea and
 rocket, resized and flipped alike (nearest neighbour). Everything lives in a temporary folder.
 
@@ -26,7 +28,7 @@ timed), then the whole folder (outputs overwritten). Reported per configuration:
 
 On the CPU the table also gives, per jobs value, the rate over cores x the one-job rate.
 
-    python bench/bench_batch.py --device cuda                       # 48 images of 4 MP, jobs 1-12
+    python bench/bench_batch.py --device cuda                       # 48 distinct images of 4 MP, jobs 1-12
     python bench/bench_batch.py --device cpu --size 1024 --images 8 --jobs 1,2
     python bench/bench_batch.py --png-sweep                         # mask / overlay encoders
     python bench/bench_batch.py --device cuda --append-results      # also add to RESULTS.md
@@ -54,7 +56,7 @@ from PIL import Image, ImageDraw
 
 import graphcut.batch._image as image_stage
 from graphcut.batch import OK, STAGE_FIELDS, default_runner, run_batch, usable_cores
-from graphcut.imageio import overlay
+from graphcut.io import overlay
 from graphcut.solver import resolve_device
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -92,9 +94,31 @@ def base_pair(name: str, size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(big), np.asarray(labels)
 
 
+def variant(picture: np.ndarray, labels: np.ndarray, index: int, size: int):
+    """The ``index``-th distinct variant of a square picture and its seeds: one of the eight
+    flips and quarter turns, then, for every further round of eight, a centred crop 4 % smaller
+    resized back to ``size`` (bicubic; nearest neighbour for the seeds)."""
+    dihedral, zoom = index % 8, index // 8
+    for axis in (0, 1):
+        if dihedral >> axis & 1:
+            picture, labels = np.flip(picture, axis), np.flip(labels, axis)
+    if dihedral >> 2 & 1:
+        picture, labels = np.swapaxes(picture, 0, 1), np.swapaxes(labels, 0, 1)
+    if zoom:
+        side = max(16, round(size * (1 - 0.04 * zoom)))
+        start = (size - side) // 2
+        window = (slice(start, start + side), slice(start, start + side))
+        picture = np.asarray(Image.fromarray(np.ascontiguousarray(picture[window])).resize(
+            (size, size), Image.Resampling.BICUBIC))
+        labels = np.asarray(Image.fromarray(np.ascontiguousarray(labels[window])).resize(
+            (size, size), Image.Resampling.NEAREST))
+    return np.ascontiguousarray(picture), np.ascontiguousarray(labels)
+
+
 def make_images(folder: Path, count: int, size: int) -> tuple[Path, Path]:
-    """``count`` images (PICTURES in four flips, cycling) and their seeds, in folder/images and
-    folder/seeds; existing files are kept."""
+    """``count`` distinct images (PICTURES, each in ``variant``s) and their seeds, in
+    folder/images and folder/seeds; existing files are kept. Raises RuntimeError when two
+    images are equal."""
     images, seeds = folder / "images", folder / "seeds"
     images.mkdir(parents=True, exist_ok=True)
     seeds.mkdir(exist_ok=True)
@@ -105,18 +129,21 @@ def make_images(folder: Path, count: int, size: int) -> tuple[Path, Path]:
         target = f"{i:04d}_{name}.png"
         if (images / target).exists() and (seeds / target).exists():
             return
-        picture, labels = bases[name]
-        flip = (i // len(PICTURES)) % 4
-        for axis in (0, 1):
-            if flip >> axis & 1:
-                picture, labels = np.flip(picture, axis), np.flip(labels, axis)
-        Image.fromarray(np.ascontiguousarray(picture)).save(images / target)
-        Image.fromarray(np.ascontiguousarray(labels)).save(seeds / target)
+        picture, labels = variant(*bases[name], i // len(PICTURES), size)
+        Image.fromarray(picture).save(images / target)
+        Image.fromarray(labels).save(seeds / target)
 
     with ThreadPoolExecutor(usable_cores()) as pool:
         for name, pair in zip(PICTURES, pool.map(lambda n: base_pair(n, size), PICTURES)):
             bases[name] = pair
         list(pool.map(make, range(count)))
+    digests = {}
+    for path in sorted(images.glob("*.png"))[:count]:
+        with Image.open(path) as image:
+            digest = hashlib.sha256(np.asarray(image).tobytes()).hexdigest()
+        if digest in digests:
+            raise RuntimeError(f"{path.name} and {digests[digest]} are the same image")
+        digests[digest] = path.name
     return images, seeds
 
 

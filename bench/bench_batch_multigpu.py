@@ -2,8 +2,8 @@
 per GPU), on the same folder of generated images.
 
 The images are those of ``bench/bench_batch.py`` (six scikit-image pictures resized to
-``--size`` x ``--size``, 2048: about 4 MP, in four flips, with bundled or scripted seeds),
-``--images`` of them in all. For every worker count in ``--workers`` a local cluster is started
+``--size`` x ``--size``, 2048: about 4 MP, in flips, quarter turns and zooms, every one distinct,
+with bundled or scripted seeds), ``--images`` of them in all. For every worker count in ``--workers`` a local cluster is started
 (on the GPU: worker i sees only GPU i through CUDA_VISIBLE_DEVICES, offers GPU=1 and runs 8
 threads, every task asks for 1/8 of a GPU, so each worker runs the batch's pipeline: one image
 on its card while others are read and written), every worker segments one small image first
@@ -13,11 +13,13 @@ timed from the first submission to the last record: images/s is images / that ti
 images/s leaves out the filling of the pipelines (8 images per GPU worker, 1 per CPU worker)
 and counts from that completion to the last (completion times stamped by the workers). A worker
 count of 0 is the batch in this process (the same pipeline), for reference. Reported per run:
-wall seconds, images/s, steady images/s and its speed-up against the first run, the median per-image seconds of each
+wall seconds, images/s, steady images/s and its speed-up against the in-process batch (0
+workers) and against one worker, each stated where that run is in the list, the median
+per-image seconds of each
 stage seen by the workers (read, solve = energy + minimum cut, write) and how many images each
 GPU did. The masks of every run must be byte-identical; the script checks that.
 
-    python bench/bench_batch_multigpu.py                     # 64 images of 4 MP, workers 1,2
+    python bench/bench_batch_multigpu.py                     # 64 images of 4 MP, workers 0,1,2
     python bench/bench_batch_multigpu.py --device cpu --workers 1,2 --images 8 --size 256
     python bench/bench_batch_multigpu.py --append-results    # also add the table to RESULTS.md
 
@@ -59,8 +61,8 @@ def segment_and_name_gpu(**kwargs) -> dict:
 
 def warm_up(device: str) -> str:
     """One small segmentation on this worker, so that one-time costs are not timed."""
-    from graphcut.imageio import read_image
-    from graphcut.seeds import read_seeds
+    from graphcut.io import read_image
+    from graphcut.io import read_seeds
     from graphcut.segmentation import segment
     image = read_image(SAMPLES / "images" / "coins.png")
     seeds = read_seeds(SAMPLES / "seeds" / "coins.png", image.shape)
@@ -123,17 +125,22 @@ def steady_rate(records, in_flight: int) -> float:
 
 def table(rows, args, backend: str, identical: bool) -> str:
     lines = [f"`graphcut batch` on a local Dask cluster: {args.images} images of "
-             f"{args.size}x{args.size} ({args.size * args.size / 1e6:.1f} MP), pictures resized "
-             f"and flipped, device {args.device} -> backend {backend}; "
+             f"{args.size}x{args.size} ({args.size * args.size / 1e6:.1f} MP), distinct pictures "
+             f"(resized, flipped, turned, zoomed), device {args.device} -> backend {backend}; "
              + ("worker i pinned to GPU i (CUDA_VISIBLE_DEVICES, GPU=1 resource), 8 threads "
                 "per worker, 1/8 GPU per task" if backend == "cuda" else
                 "one thread per worker"),
              "",
-             "| workers | wall s | images/s | steady images/s | speed-up (steady) | read / solve / "
+             "| workers | wall s | images/s | steady images/s | steady vs in process | "
+             "steady vs 1 worker | read / solve / "
              "write ms (median per image) | images per GPU | cluster start + warm-up s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|"]
     threads = 8 if backend == "cuda" else 1
     steady = [steady_rate(row["records"], threads * max(1, row["workers"])) for row in rows]
+    by_workers = {row["workers"]: rate for row, rate in zip(rows, steady)}
+
+    def versus(rate, workers):
+        return f"{rate / by_workers[workers]:.2f}x" if workers in by_workers else "not run"
     for row, row_steady in zip(rows, steady):
         records = row["records"]
         rate = len(records) / row["wall"]
@@ -143,7 +150,7 @@ def table(rows, args, backend: str, identical: bool) -> str:
         spread = ", ".join(f"{gpu}: {n}" for gpu, n in sorted(per_gpu.items()))
         label = "in process (no Dask)" if row["workers"] == 0 else str(row["workers"])
         lines.append(f"| {label} | {row['wall']:.2f} | {rate:.2f} | {row_steady:.2f} | "
-                     f"{row_steady / steady[0]:.2f}x | {stages} | {spread} | "
+                     f"{versus(row_steady, 0)} | {versus(row_steady, 1)} | {stages} | {spread} | "
                      f"{row['startup']:.1f} |")
     lines += ["", f"Byte-identical masks across runs: {'yes' if identical else 'NO'}"]
     return "\n".join(lines)
@@ -154,9 +161,9 @@ def main(argv=None) -> int:
     parser.add_argument("--images", type=int, default=64, help="number of images (default 64)")
     parser.add_argument("--size", type=int, default=2048,
                         help="side of the square images in pixels (default 2048: ~4 MP)")
-    parser.add_argument("--workers", default="1,2",
+    parser.add_argument("--workers", default="0,1,2",
                         help="comma-separated worker counts to time; 0 = serial in process "
-                             "(default 1,2)")
+                             "(default 0,1,2)")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--work-dir", type=Path,
                         help="keep the generated images and outputs here (reused when present)")

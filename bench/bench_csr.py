@@ -9,6 +9,11 @@ runs (CPU). Every solver's flow value must agree, and BK's source side with the 
 (thinhpf is built with int32 capacities and reports the flow in int32: above 2**31 - 1 it
 wraps, so its flow is compared modulo 2**32).
 
+``--ecl-binary PATH`` also runs ECL-MaxFlow live (an executable built by whoever runs this from
+its published source; nothing of it is in this repository; bench/ecl_runner.py says what is
+timed): its phase I (total), flow checked equal; the last column is the faster of HPF and
+ECL's phase I over our phase I.
+
 BK is not run on the DIMACS families unless ``--bk-all`` is given (it is far slower there);
 the table then says "not run". ``--bk-all`` runs it in a subprocess with a 60 s limit, and a run
 stopped at that limit reads "> 60 s (stopped)".
@@ -18,6 +23,7 @@ stopped at that limit reads "> 60 s (stopped)".
     python bench/bench_csr.py --variants             # also compare kernel schedules
     python bench/bench_csr.py --out results.md       # also write the tables (markdown)
     python bench/bench_csr.py --stereo-dir moves     # also the networks of a stereo dump
+    python bench/bench_csr.py --ecl-binary /path/to/ecl-maxflow   # ECL-MaxFlow live too
 
 Instances: Washington RLG and genrmf (DIMACS generators), the camera sample's segmentation
 network and smooth random grids as CSR, a 3-D segmentation volume (6-connected, synthetic blobs
@@ -42,8 +48,12 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from graphcut.solver import CSRNetwork, cuda_status
 from graphcut.solver.generators import genrmf, random_grid, washington_rlg
+
+from ecl_runner import ecl_column  # noqa: E402  (bench/, on the path above)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -52,9 +62,9 @@ def camera_network(side: int) -> CSRNetwork:
     """The camera sample's segmentation network, image and seeds upscaled to side x side."""
     from skimage.transform import resize
 
-    from graphcut.energy import build_network
-    from graphcut.imageio import read_image
-    from graphcut.seeds import read_seeds
+    from graphcut.segmentation import build_network
+    from graphcut.io import read_image
+    from graphcut.io import read_seeds
 
     image = read_image(SAMPLES / "images" / "camera.png")
     seeds = read_seeds(SAMPLES / "seeds" / "camera.png", image.shape[:2])
@@ -110,7 +120,7 @@ def stereo_moves() -> dict[int, CSRNetwork]:
     """Networks of the alpha-expansion moves STEREO_MOVES on the full-size motorcycle pair
     (max disparity 64, the defaults of ``graphcut stereo``), as host CSR networks."""
     from graphcut.stereo import disparity
-    from graphcut.stereo_io import motorcycle_pair
+    from graphcut.stereo.io import motorcycle_pair
 
     left, right, _ = motorcycle_pair()
     kept: dict[int, CSRNetwork] = {}
@@ -264,6 +274,9 @@ def main(argv=None) -> int:
     parser.add_argument("--stereo-dir", type=Path, default=None,
                         help="also every network of this `graphcut stereo --dump-instances` "
                              "folder (flows checked against its index.json)")
+    parser.add_argument("--ecl-binary", type=Path, default=None,
+                        help="an ECL-MaxFlow executable built from its published source: run "
+                             "it live on every instance (see bench/ecl_runner.py)")
     parser.add_argument("--out", type=Path, help="write the markdown tables here too")
     parser.add_argument("--budget", type=float, default=None,
                         help="start no new instance or schedule row after this many seconds")
@@ -273,6 +286,8 @@ def main(argv=None) -> int:
     def over_budget() -> bool:
         return args.budget is not None and time.perf_counter() - started_all > args.budget
 
+    if args.ecl_binary is not None and not args.ecl_binary.is_file():
+        parser.error(f"--ecl-binary {args.ecl_binary}: no such file")
     ok, why = cuda_status()
     if not ok:
         print(f"no GPU backend: {why}", file=sys.stderr)
@@ -292,8 +307,9 @@ def main(argv=None) -> int:
              f"schedule {dataclasses.asdict(Schedule())}", "",
              "| instance | vertices | arcs | flow | GPU phase I | GPU end-to-end | HPF | BK "
              "| best CPU / GPU phase I | sweeps | global relabels | BFS levels | pushes "
-             "| kernel s in BFS / sweeps |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| kernel s in BFS / sweeps | ECL-MaxFlow phase I (total) "
+             "| faster of HPF and ECL phase I / ours |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     networks = {}
     for name in names:
@@ -333,12 +349,16 @@ def main(argv=None) -> int:
                 bk = "not run"
         best_cpu = min([x for x in (hpf, bk) if isinstance(x, float)], default=None)
         ratio = f"{best_cpu / solve:.2f}x" if best_cpu else "-"
+        ecl_cell, peer_ratio = ecl_column(args.ecl_binary, network, args.repeats, result.flow,
+                                          name, fmt)
+        faster = min([x for x in (hpf, peer_ratio) if isinstance(x, float)], default=None)
+        peer = f"{faster / solve:.2f}x" if faster else "-"
         st = result.stats
         row = (f"| {name} | {network.num_vertices:,} | {network.num_arcs:,} | {result.flow:,} "
                f"| {fmt(solve)} | {fmt(total)} | {fmt(hpf)} | {fmt(bk)} | {ratio} "
                f"| {st['iterations']:,} | {st['global_relabels']:,} | {st['bfs_levels']:,} "
                f"| {st['pushes']:,} | {st['kernel_seconds']['global_relabel']:.3f} / "
-               f"{st['kernel_seconds']['push_relabel']:.3f} |")
+               f"{st['kernel_seconds']['push_relabel']:.3f} | {ecl_cell} | {peer} |")
         lines.append(row)
         print(row, f"(built in {built:.1f} s; stages {_stages(st)}; solo sweeps "
               f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, blocks "

@@ -1,9 +1,16 @@
 """Live scribbling: the stroke-to-screen path of the desktop app, measured the way it runs.
 
-For the astronaut sample upscaled to each size, with its bundled seeds as the starting point,
-a scripted sequence of strokes (deterministic: alternately object and background, each a short
-thick line in a region the current mask calls object or background, so every stroke changes
-the colour model) is replayed through three layers:
+For the astronaut sample upscaled to each size, two scripted stroke sequences
+(bench/stroke_scripts.py, both deterministic) are replayed, each reported apart:
+
+- confirming: from the bundled seeds, alternately object and background, each a short thick
+  line in a region the mask already gives that label (every stroke changes the colour model,
+  but the mask barely moves: close to the best case for a re-solve);
+- correcting: a robot user fixing the session's own mistakes: from the bundled seeds of the
+  left half only, each stroke on the largest error region of the current mask (errors against
+  the mask of all the bundled seeds), with the label the mask should have there.
+
+Each is replayed through three layers:
 
 1. session: ``graphcut.Segmenter.update`` in this process, per stroke: its energy part (colour
    model and capacities) and solve part; next to it the same network solved from scratch
@@ -29,6 +36,7 @@ the colour model) is replayed through three layers:
 
     python bench/bench_interactive.py --device cpu [--sizes 1024x1024,2048x2048,3000x4000]
         [--strokes 10] [--parts session,pipeline,window] [--gui auto] [--spare no]
+        [--stroke-kinds confirming,correcting]
 
 ``--spare auto`` gives the pipeline the controller's spare exact CPU solver (a second solver
 process that takes strokes made while the first is busy; see ``gui/controller.py``).
@@ -42,8 +50,8 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.util
-import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -56,6 +64,10 @@ from graphcut.gui.options import APP_DEFAULTS
 from graphcut.gui.overlay import ResultStyle, render_result, sample_grid
 from graphcut.gui.strokes import SeedCanvas
 from graphcut.solver import min_cut
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interactive_window import bench_window  # noqa: E402
+from stroke_scripts import STROKE_KINDS, script_for, stroke_script  # noqa: E402,F401
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 VIEW = (780, 1100)  # (height, width) of the view rendered for the drawing time
@@ -78,25 +90,6 @@ def scaled_inputs(shape, name: str = "astronaut"):
     big_seeds = resize(seeds, shape, order=0, preserve_range=True,
                        anti_aliasing=False).astype(np.uint8)
     return big, big_seeds
-
-
-def stroke_script(mask: np.ndarray, count: int, seed: int = 0):
-    """``count`` strokes: (label, points, radius), alternately object (label 1, in what
-    ``mask`` calls object) and background, each a line 4 % of the width long."""
-    rng = np.random.default_rng(seed)
-    h, w = mask.shape
-    radius = max(2.0, 0.003 * (h + w) / 2)
-    length = 0.04 * w
-    strokes = []
-    for i in range(count):
-        label = graphcut.FOREGROUND if i % 2 == 0 else graphcut.BACKGROUND
-        candidates = np.flatnonzero(mask.ravel() == (label == graphcut.FOREGROUND))
-        y, x = divmod(int(candidates[rng.integers(len(candidates))]), w)
-        angle = rng.uniform(0, np.pi)
-        end = (np.clip(y + length * np.sin(angle), 0, h - 1),
-               np.clip(x + length * np.cos(angle), 0, w - 1))
-        strokes.append((label, [(y, x), end], radius))
-    return strokes
 
 
 def paint(canvas: SeedCanvas, stroke):
@@ -145,10 +138,15 @@ def bench_session(image, seeds, strokes, device):
     canvas.begin_edit()
     canvas.replace(seeds)
     canvas.end_edit()
-    session.update(canvas.labels)
+    mask = session.update(canvas.labels)
     rows = []
     for stroke in strokes:
+        before_labels = canvas.labels.copy()
         region = paint(canvas, stroke)
+        painted = canvas.labels != before_labels
+        wanted = stroke[0] == graphcut.FOREGROUND
+        on_errors = float(np.mean(mask[painted] != wanted)) if painted.any() else 0.0
+        before = mask
         sync()
         started = time.perf_counter()
         mask = session.update(canvas.labels, region=region)
@@ -166,6 +164,7 @@ def bench_session(image, seeds, strokes, device):
         # cut), or the GPU's phase I (with its t-link update), against the same from scratch
         maxflow = stats.get("maxflow_seconds", stats["seconds"]["solve"])
         rows.append({"update": total, "energy": stats["seconds"]["energy"],
+                     "on_errors": on_errors, "changed": int(np.count_nonzero(mask != before)),
                      "solve": stats["seconds"]["solve"], "maxflow": maxflow,
                      "fresh_solve": fresh_solve})
     return build, rows, {name: bench_lam_changes(session, image, canvas.labels, device, factors)
@@ -351,111 +350,18 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
             "backend": recorder.opened[0][1], "device_name": recorder.opened[0][2]}
 
 
-# ----- 3. the window, offscreen, with real mouse events ---------------------------------------
-def bench_window(image_path: Path, seeds_path: Path, strokes, device):
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PyQt6.QtCore import QElapsedTimer, QEventLoop, QPointF, Qt, QTimer
-    from PyQt6.QtTest import QTest
-    from PyQt6.QtWidgets import QApplication
-
-    from graphcut.gui import MainWindow
-    window = MainWindow(device=device)
-    window.confirm_discard = lambda: True
-    errors = []
-    window.show_error = lambda title, text: errors.append(text)
-    window.resize(1100, 780)
-    window.show()
-    app = QApplication.instance()
-    clock, gaps, busy = QElapsedTimer(), [], []
-    clock.start()
-    last = [clock.nsecsElapsed(), time.thread_time()]
-
-    def tick():
-        now, cpu = clock.nsecsElapsed(), time.thread_time()
-        gaps.append((now - last[0]) / 1e9)  # wall time between two ticks of a 1 ms timer
-        busy.append(cpu - last[1])  # of which this (the GUI) thread ran on a CPU
-        last[:] = now, cpu
-
-    timer = QTimer()
-    timer.setInterval(1)
-    timer.timeout.connect(tick)
-
-    def run_until(condition, timeout=600.0):
-        """Run the event loop until ``condition()``; gaps count only while it runs."""
-        last[:] = clock.nsecsElapsed(), time.thread_time()
-        timer.start()
-        loop, poll = QEventLoop(), QTimer()
-        deadline = time.monotonic() + timeout
-        poll.setInterval(2)
-        poll.timeout.connect(lambda: (condition() or time.monotonic() > deadline) and loop.quit())
-        poll.start()
-        loop.exec()
-        poll.stop()
-        timer.stop()
-
-    shown, handling = [], []
-
-    def on_outcome(outcome, handle=window._on_outcome):
-        started = time.perf_counter()
-        handle(outcome)
-        handling.append(time.perf_counter() - started)
-        shown.append((started, outcome))
-
-    window._on_outcome = on_outcome
-    started = time.perf_counter()
-    window.open_image(image_path)
-    run_until(lambda: window._controller._exact.backend != "")
-    opened = time.perf_counter() - started
-    window.load_seeds(seeds_path)  # the bundled seeds, then the strokes
-    run_until(lambda: not window.is_busy())
-    viewport = window.view.viewport()
-    latencies, previews, mouse = [], [], []
-    gaps.clear()
-    busy.clear()
-    handling.clear()
-    window.view.result_layer.paint_seconds.clear()
-    for stroke in strokes:
-        label, points, _ = stroke
-        window.set_tool(label)
-        positions = [window.view.mapFromScene(QPointF(c + 0.5, r + 0.5)) for r, c in points]
-        before = len(shown)
-        pressed = time.perf_counter()
-        QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                         positions[0])
-        for position in positions[1:]:
-            QTest.mouseMove(viewport, position)
-        QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                           positions[-1])
-        released = time.perf_counter()
-        mouse.append(released - pressed)
-        if not window.is_busy():
-            continue  # the stroke changed nothing
-        run_until(lambda: not window.is_busy())
-        answers = [(t, o) for t, o in shown[before:] if o.number == window._controller.latest]
-        exact = [t for t, o in answers if o.factor == 1]
-        preview = [t for t, o in answers if o.factor > 1]
-        if exact:
-            latencies.append(exact[-1] - released)
-        if preview:
-            previews.append(preview[0] - released)
-    app.processEvents()
-    paint_times = list(window.view.result_layer.paint_seconds)
-    timer.stop()
-    window.shutdown()
-    window.close()
-    return {"opened": opened, "latencies": latencies[1:], "first": latencies[:1],
-            "previews": previews[1:], "paint": paint_times, "max_gap": max(gaps, default=0),
-            "max_busy": max(busy, default=0),
-            "handling": handling, "mouse": mouse, "errors": errors}
-
-
 # ----- report ---------------------------------------------------------------------------------
-def report(shape, session, pipeline, window, device) -> str:
+def report(shape, session, pipeline, window, device, kind="confirming") -> str:
     lines = []
     h, w = shape
-    label = f"{h * w / 1e6:.1f} MP ({h}x{w})"
+    label = f"{h * w / 1e6:.1f} MP ({h}x{w}), {kind} strokes"
     if session is not None:
         build, rows, lam_changes = session
+        lines.append(f"session ({device}) {label}: stroke pixels on errors of the mask before "
+                     f"it, median {statistics.median(r['on_errors'] for r in rows):.0%}; "
+                     f"pixels the mask changed per stroke, median "
+                     f"{statistics.median(r['changed'] for r in rows):.0f} / max "
+                     f"{max(r['changed'] for r in rows)}")
         lines.append(f"session ({device}) {label}: build {build:.2f} s; Segmenter.update "
                      f"median / max {ms(median_max([r['update'] for r in rows]))} ms, energy "
                      f"{ms(median_max([r['energy'] for r in rows]))} ms, solve "
@@ -517,6 +423,41 @@ PIPELINE_HEADER = (
     "---|---|---|")
 
 
+def _run_size(args, parts, image, start, script, strokes, burst, kind, out, details):
+    """Run the parts for one size and stroke kind. The session and the pipeline start from the
+    starting seeds with the script's first stroke painted (the window draws that one itself)."""
+    canvas = SeedCanvas(start.shape)
+    canvas.begin_edit()
+    canvas.replace(start)
+    canvas.end_edit()
+    paint(canvas, script[0])
+    seeds = canvas.labels.copy()
+    session = bench_session(image, seeds, strokes, args.device) \
+        if "session" in parts else None
+    if session is not None:
+        print(report(image.shape[:2], session, None, None, args.device, kind), flush=True)
+    pipeline = bench_pipeline(image, seeds, strokes, args.device, burst,
+                              "auto" if args.spare == "auto" else False,
+                              clean_up=args.clean_up == "app") \
+        if "pipeline" in parts else None
+    if pipeline is not None:
+        print(report(image.shape[:2], None, pipeline, None, args.device, kind), flush=True)
+    window = None
+    if "window" in parts:
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            from PIL import Image
+            path, seeds_path = Path(folder) / "image.png", Path(folder) / "seeds.png"
+            Image.fromarray(image).save(path)
+            graphcut.write_seeds(seeds_path, start)
+            window = bench_window(path, seeds_path, script[:len(strokes) + 1], args.device)
+    text = report(image.shape[:2], session, pipeline, window, args.device, kind)
+    for line in text.splitlines():
+        (out if line.startswith("|") else details).append(line)
+    if window is not None:
+        print(report(image.shape[:2], None, None, window, args.device, kind), flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -533,6 +474,8 @@ def main():
     parser.add_argument("--clean-up", default="app", choices=("app", "off"),
                         help="pipeline: the window's default clean-up (keep the parts touching "
                              "an object seed, fill holes under 100 pixels), or none")
+    parser.add_argument("--stroke-kinds", default=",".join(STROKE_KINDS),
+                        help="comma-separated, of: confirming, correcting (default: both)")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
@@ -543,37 +486,24 @@ def main():
            f"--strokes {args.strokes}; astronaut upscaled; medians / maxima over the strokes "
            "after the first", PIPELINE_HEADER]
     details = []
+    kinds = [k for k in args.stroke_kinds.split(",") if k]
+    if not kinds or set(kinds) - set(STROKE_KINDS):
+        parser.error(f"--stroke-kinds takes {', '.join(STROKE_KINDS)}, got {args.stroke_kinds!r}")
+    pipeline = None
     for size in args.sizes.split(","):
-        image, seeds = scaled_inputs(parse_size(size))
-        reference = graphcut.segment(image, seeds, device=args.device)
-        script = stroke_script(reference, args.strokes + 1 + args.burst)
-        strokes, burst = script[1:args.strokes + 1], script[args.strokes + 1:]
-        session = bench_session(image, seeds, strokes, args.device) \
-            if "session" in parts else None
-        if session is not None:
-            print(report(image.shape[:2], session, None, None, args.device), flush=True)
-        pipeline = bench_pipeline(image, seeds, strokes, args.device, burst,
-                                  "auto" if args.spare == "auto" else False,
-                                  clean_up=args.clean_up == "app") \
-            if "pipeline" in parts else None
-        if pipeline is not None:
-            print(report(image.shape[:2], None, pipeline, None, args.device), flush=True)
-        window = None
-        if "window" in parts:
-            import tempfile
-            with tempfile.TemporaryDirectory() as folder:
-                from PIL import Image
-                path, seeds_path = Path(folder) / "image.png", Path(folder) / "seeds.png"
-                Image.fromarray(image).save(path)
-                graphcut.write_seeds(seeds_path, seeds)
-                window = bench_window(path, seeds_path, script[:args.strokes + 1], args.device)
-        text = report(image.shape[:2], session, pipeline, window, args.device)
-        for line in text.splitlines():
-            (out if line.startswith("|") else details).append(line)
-        if window is not None:
-            print(report(image.shape[:2], None, None, window, args.device), flush=True)
-    if pipeline is not None:
-        out.append(f"\nbackend: {pipeline['device_name']}")
+        image, bundled = scaled_inputs(parse_size(size))
+        for kind in kinds:
+            seeds, script = script_for(kind, image, bundled, args.strokes + 1 + args.burst,
+                                       args.device)
+            if len(script) < 2 + args.burst:
+                details.append(f"{kind} strokes at {size}: the mask reached its target after "
+                               f"{len(script)} strokes; skipped")
+                continue
+            strokes = script[1:len(script) - args.burst]
+            burst = script[len(script) - args.burst:]
+            _run_size(args, parts, image, seeds, script, strokes, burst, kind, out, details)
+    if "pipeline" in parts:
+        out.append(f"\nbackend: {args.device}")
     text = "\n".join(out + [""] + details) + "\n"
     print("\n" + text)
     if args.out:

@@ -1,6 +1,8 @@
 """Push-relabel schedules of the GPU grid solver for interactive re-solves (Segmenter.update).
 
-For a scripted stroke sequence on astronaut upscaled (bench_interactive's strokes), every
+For each scripted stroke sequence on astronaut upscaled (bench/stroke_scripts.py: confirming
+strokes, which land where the mask already has their label, and correcting strokes, a robot
+user fixing the mask's largest error; each kind gets its own table), every
 Schedule in a small grid of (cycles, launches_per_relabel, bfs_passes_per_check) re-solves the
 same sequence: one Segmenter per schedule, the first update from scratch, then one incremental
 update per stroke. Prints the median and max of Segmenter.update (energy + solve, synchronised)
@@ -14,32 +16,32 @@ whole list that many times, interleaved, and reports the median over the runs of
 schedule's median, so that drifts of the machine hit every schedule alike.
 
     python bench/bench_schedule.py [--size 2048x2048] [--strokes 10] [--schedules ...]
-        [--repeats 1]
+        [--repeats 1] [--stroke-kinds confirming,correcting]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import itertools
 import statistics
 import time
 
 import numpy as np
-from bench_interactive import paint, parse_size, scaled_inputs, stroke_script
+from bench_interactive import paint, parse_size, scaled_inputs
+from stroke_scripts import STROKE_KINDS, script_for
 
 import graphcut
 from graphcut.gui.strokes import SeedCanvas
-from graphcut.solver.cuda import grid
 
 
 def run(schedule_fields, image, seeds, strokes):
     import cupy
 
-    import graphcut.session as session_module
-    original = session_module._interactive_schedule
-    session_module._interactive_schedule = functools.partial(grid.Schedule, **schedule_fields)
+    import graphcut.solver.cuda.incremental as incremental
+    original = dict(incremental.INTERACTIVE_SCHEDULE)
+    incremental.INTERACTIVE_SCHEDULE.clear()
+    incremental.INTERACTIVE_SCHEDULE.update(schedule_fields)
     try:
         session = graphcut.Segmenter(image, device="cuda")
         session.prepare()
@@ -61,7 +63,8 @@ def run(schedule_fields, image, seeds, strokes):
             counters.append(session.last_result.stats)
         return first, times, masks, counters
     finally:
-        session_module._interactive_schedule = original
+        incremental.INTERACTIVE_SCHEDULE.clear()
+        incremental.INTERACTIVE_SCHEDULE.update(original)
 
 
 def parse_schedule(text: str) -> dict:
@@ -82,11 +85,21 @@ def main():
     parser.add_argument("--schedules", nargs="*",
                         help="cycles,launches,passes each (default: a grid of 24)")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--stroke-kinds", default=",".join(STROKE_KINDS),
+                        help="comma-separated, of: confirming, correcting (default: both)")
     args = parser.parse_args()
+    kinds = [k for k in args.stroke_kinds.split(",") if k]
+    if not kinds or set(kinds) - set(STROKE_KINDS):
+        parser.error(f"--stroke-kinds takes {', '.join(STROKE_KINDS)}")
     shape = parse_size(args.size)
-    image, seeds = scaled_inputs(shape)
-    truth = graphcut.segment(image, seeds, device="cuda")
-    strokes = stroke_script(truth, args.strokes)
+    image, bundled = scaled_inputs(shape)
+    for kind in kinds:
+        seeds, strokes = script_for(kind, image, bundled, args.strokes, "cuda")
+        compare(args, kind, shape, image, seeds, strokes)
+
+
+def compare(args, kind, shape, image, seeds, strokes):
+    """Every schedule on one stroke script; prints its table."""
     if args.schedules:
         grid_fields = [parse_schedule(text) for text in args.schedules]
     else:
@@ -120,8 +133,8 @@ def main():
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
     name = name.decode() if isinstance(name, bytes) else name
     print(f"{datetime.date.today()}, {name}: Segmenter.update at {shape[0]}x{shape[1]}, "
-          f"{args.strokes} strokes, {args.repeats} run(s) of each schedule; same masks under "
-          "every schedule: yes")
+          f"{len(strokes)} {kind} strokes, {args.repeats} run(s) of each schedule; same masks "
+          "under every schedule: yes")
     print("| cycles | launches/relabel | BFS passes/check | update median ms | max ms | "
           "first (from scratch) ms | relabels | BFS passes | relabel GPU ms | push-relabel GPU "
           "ms |\n|---|---|---|---|---|---|---|---|---|---|")

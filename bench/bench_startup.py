@@ -1,17 +1,27 @@
-"""Fixed costs of the GPU path: cold and warm start-up per command and per API call, and
-min_cut on host arrays against BK.
+"""Fixed costs of the GPU path: start-up per command and per API call (fresh install, empty
+kernel caches, filled kernel caches), and min_cut on host arrays against BK.
 
 Inputs: astronaut (the bundled sample with its seeds) scaled to --megapixels (default 4),
 written as PNG files; camera scaled to --sizes megapixels for the min_cut part.
 
+0. Fresh install (``--parts fresh_install``): a wheel built from this checkout (``pip wheel
+   --no-deps --no-build-isolation``), a new virtual environment (``venv
+   --system-site-packages``: the dependencies, CuPy included, come from the interpreter's
+   environment, as they would from pip's cache; no network), ``pip install --no-deps --no-index``
+   of the wheel, then in a new process started in an empty folder (graphcut imported from the
+   new venv: checked) with empty kernel caches: `graphcut segment` (whole-process wall time)
+   and the API script below. The wheel build and the install are timed apart. The operating
+   system's file cache is not dropped (CuPy's and graphcut's files were read before).
 1. Commands (wall time of the whole process, `python -m graphcut.cli segment ...`):
-   - cuda cold: the first run with an empty CuPy kernel cache and an empty CUDA driver cache
-     (fresh CUPY_CACHE_DIR and CUDA_CACHE_PATH), as on a fresh install;
-   - cuda warm: later runs with those caches (median of --repeats);
+   - cuda, empty kernel caches: the first run with an empty CuPy kernel cache and an empty
+     CUDA driver cache (fresh CUPY_CACHE_DIR and CUDA_CACHE_PATH) in a new process (the
+     package was imported before by other processes: the file cache is warm);
+   - cuda, filled kernel caches: later runs with those caches (median of --repeats);
    - cpu: `--device cpu` (median of --cpu-repeats), and its ratio to cuda warm;
    with --kernels both, the cold run is repeated with GRAPHCUT_CUDA_KERNELS=nvrtc (the kernels
    compiled by NVRTC instead of loaded from the shipped fatbins).
-2. API calls, each in a new process (cold and warm caches as above): `import graphcut`;
+2. API calls, each column a new process (empty or filled kernel caches as above; each row the
+   time of that call inside the process, imports in their own rows): `import graphcut`;
    `cuda_status()` (imports CuPy, creates the CUDA context); the first `graphcut.segment` and
    the second (median of the next --repeats); a new `Segmenter`'s first update and the next; with
    and without `graphcut.warmup.warm_up` first. Also reported: where each kernel module came
@@ -23,7 +33,8 @@ written as PNG files; camera scaled to --sizes megapixels for the min_cut part.
    `cupy.asarray` of the six arrays (pageable memory).
 
     python bench/bench_startup.py [--megapixels 4] [--sizes 1,4,16] [--repeats 5] \
-        [--kernels auto|nvrtc|both] [--parts commands,api,min_cut] [--profile] [--out FILE]
+        [--kernels auto|nvrtc|both] [--parts fresh_install,commands,api,min_cut] [--profile]
+        [--out FILE]
 
 --profile prints where a cold first segment spends its time (cProfile, cumulative, top 30).
 Prints Markdown tables (and writes them to --out).
@@ -67,7 +78,7 @@ API_SCRIPT = textwrap.dedent("""
     out = {"import_graphcut": imported - started, "read_inputs": read - imported,
            "cuda_status": status - read, "device": why}
     if warm == "warm_up":
-        from graphcut.warmup import warm_up
+        from graphcut.segmentation import warm_up
         t = time.perf_counter()
         session = graphcut.Segmenter(image, device="cuda")
         out["segmenter_init"] = time.perf_counter() - t
@@ -160,17 +171,90 @@ def bench_commands(python, image_path, seeds_path, work: Path, repeats, cpu_repe
         env = dict(os.environ, **fresh_caches(work, f"cli-{len(rows)}"))
         env["GRAPHCUT_CUDA_KERNELS"] = "nvrtc" if label == "NVRTC only" else ""
         wall, own_s = timed(env, "cuda")
-        rows.append((f"cuda cold ({label})", wall, own_s, "empty kernel caches, new process"))
+        rows.append((f"cuda, empty kernel caches ({label})", wall, own_s,
+                     "new process; package files already in the OS file cache"))
         if label == modes[0]:
             warm = [timed(env, "cuda") for _ in range(repeats)]
             warm_wall = statistics.median(w for w, _ in warm)
-            rows.append((f"cuda warm ({label})", warm_wall, statistics.median(o for _, o in warm),
-                         f"median of {repeats}"))
+            rows.append((f"cuda, filled kernel caches ({label})", warm_wall,
+                         statistics.median(o for _, o in warm), f"median of {repeats}"))
     cpu = [timed(dict(os.environ), "cpu") for _ in range(cpu_repeats)]
     cpu_wall = statistics.median(w for w, _ in cpu)
     rows.append(("cpu", cpu_wall, statistics.median(o for _, o in cpu),
-                 f"median of {cpu_repeats}; {cpu_wall / warm_wall:.1f}x the cuda warm wall"))
+                 f"median of {cpu_repeats}; {cpu_wall / warm_wall:.1f}x the cuda wall with "
+                 "filled caches"))
     return rows
+
+
+def bench_fresh_install(python, image_path, seeds_path, work: Path, repeats,
+                        wheel: Path | None = None, device: str = "cuda") -> list:
+    """Rows (what, seconds, note) of a fresh install: wheel, new venv, first runs.
+
+    ``wheel``: a graphcut wheel to install instead of building one from this checkout (the
+    build needs setuptools with bdist_wheel, i.e. setuptools >= 70.1 or the ``wheel`` package).
+    """
+    repository = Path(__file__).resolve().parents[1]
+    wheels, venv, empty = work / "wheel", work / "fresh-venv", work / "empty-cwd"
+    empty.mkdir()
+    built = float("nan")
+    if wheel is None:
+        started = time.perf_counter()
+        run_timed([python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                   "--no-index", "-w", str(wheels), str(repository)], dict(os.environ))
+        built = time.perf_counter() - started
+        wheel = next(wheels.glob("graphcut-*.whl"))
+    started = time.perf_counter()
+    run_timed([python, "-m", "venv", "--system-site-packages", str(venv)], dict(os.environ))
+    fresh = str(venv / "bin" / "python")
+    run_timed([fresh, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+              dict(os.environ))
+    installed = time.perf_counter() - started
+    env = dict(os.environ, **fresh_caches(work, "fresh-install"))
+    env.pop("GRAPHCUT_CUDA_KERNELS", None)
+    _, where = run_timed_in([fresh, "-c", "import graphcut; print(graphcut.__file__)"], env,
+                            empty)
+    if not where.strip().startswith(str(venv)):
+        raise RuntimeError(f"the fresh venv imported graphcut from {where.strip()}, not from "
+                           f"{venv}")
+    command = [fresh, "-m", "graphcut.cli", "segment", str(image_path), "--seeds",
+               str(seeds_path), "-o", str(work / "fresh-mask.png"), "--overwrite",
+               "--device", device]
+    env = dict(os.environ, **fresh_caches(work, "fresh-install-2"))
+    first, _ = run_timed_in(command, env, empty)
+    second, _ = run_timed_in(command, env, empty)
+    env = dict(os.environ, **fresh_caches(work, "fresh-install-3"))
+    wall, out = run_timed_in([fresh, "-c", API_SCRIPT, str(image_path), str(seeds_path),
+                              str(repeats), "segment"], env, empty)
+    api = json.loads(out.strip().splitlines()[-1])
+    return [("pip wheel (build from this checkout)", built,
+             "not part of a user's install" if built == built else f"given: {wheel.name}"),
+            ("new venv + pip install of the wheel", installed, "--no-deps --no-index"),
+            ("first `graphcut segment`, fresh install", first,
+             "new venv, new process, empty kernel caches"),
+            ("second `graphcut segment`, same venv", second, "kernel caches filled by the first"),
+            ("fresh install API: import graphcut", api["import_graphcut"], "new process"),
+            ("fresh install API: cuda_status()", api["cuda_status"], "CuPy import, context"),
+            ("fresh install API: first segment()", api["first_segment"],
+             "empty kernel caches"),
+            ("fresh install API: process total", wall, "interpreter start to exit")]
+
+
+def run_timed_in(command, env, cwd: Path) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900,
+                          cwd=cwd)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, command))} failed:\n{done.stderr}")
+    return wall, done.stdout
+
+
+def fresh_install_table(rows, shape) -> str:
+    lines = [f"Fresh install: astronaut at {shape[1]}x{shape[0]} "
+             f"({shape[0] * shape[1] / 2**20:.1f} MP)", "", "| step | seconds | note |",
+             "|---|---|---|"]
+    lines += [f"| {what} | {seconds:.2f} | {note} |" for what, seconds, note in rows]
+    return "\n".join(lines)
 
 
 def bench_api(python, image_path, seeds_path, work: Path, repeats, kernels):
@@ -232,8 +316,12 @@ def api_table(results) -> str:
             ("first_update_after_warm_up", "first update after warm_up"),
             ("total", "process total")]
     columns = [(cache, flow) for cache in ("cold", "warm") for flow in ("segment", "warm_up")]
-    lines = ["API calls in a new process (seconds; cold = empty kernel caches)", "",
-             "| call | " + " | ".join(f"{c} caches, {f} run" for c, f in columns) + " |",
+    names = {"cold": "empty", "warm": "filled"}
+    lines = ["API calls, each column a new process (seconds of each call inside it; kernel "
+             "caches empty or filled; the package already imported before by other "
+             "processes)", "",
+             "| call | " + " | ".join(f"{names[c]} kernel caches, {f} run" for c, f in columns)
+             + " |",
              "|---" * (len(columns) + 1) + "|"]
     for key, label in keys:
         cells = [f"{results[c][key]:.3f}" if key in results[c] else "" for c in columns]
@@ -243,7 +331,7 @@ def api_table(results) -> str:
     lines += ["", f"Device: {any_run['device']}. Kernel modules: "
               + ", ".join(f"{k}: {v}" for k, v in sorted(any_run["kernels"].items())),
               f"cupyx modules imported: {any_run['cupyx_modules'] or 'none'}",
-              "first segment() stats (cold): "
+              "first segment() stats (empty kernel caches): "
               f"{results[('cold', 'segment')]['first_segment_stats']}"]
     return "\n".join(lines)
 
@@ -270,9 +358,12 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cpu-repeats", type=int, default=1)
     parser.add_argument("--kernels", choices=("auto", "nvrtc", "both"), default="both")
-    parser.add_argument("--parts", default="commands,api,min_cut")
+    parser.add_argument("--parts", default="fresh_install,commands,api,min_cut")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the runs")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--wheel", type=Path, default=None,
+                        help="fresh_install: install this graphcut wheel instead of building "
+                             "one from this checkout")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     parts = set(args.parts.split(","))
@@ -290,6 +381,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="graphcut-startup-") as folder:
         work = Path(folder)
         image_path, seeds_path, shape = write_inputs(work, args.megapixels)
+        if "fresh_install" in parts:
+            try:
+                rows = bench_fresh_install(args.python, image_path, seeds_path, work,
+                                           args.repeats, args.wheel)
+                sections.append(fresh_install_table(rows, shape))
+            except (RuntimeError, StopIteration) as error:
+                sections.append(f"Fresh install: not run: {str(error)[-600:]} (pass --wheel "
+                                "PATH, or install setuptools >= 70.1 or the wheel package)")
+            print(sections[-1] + "\n", flush=True)
         if "commands" in parts:
             rows = bench_commands(args.python, image_path, seeds_path, work, args.repeats,
                                   args.cpu_repeats, args.kernels)

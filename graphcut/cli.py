@@ -36,6 +36,16 @@ class LazyGroup(click.Group):
         module = importlib.import_module(f"graphcut.commands.{COMMANDS[name]}")
         return getattr(module, name)
 
+    def invoke(self, ctx):
+        """Run the sub-command; SIGTERM (see :func:`graphcut._safety.terminate_as_interrupt`),
+        once its clean-up ran, ends the process with status 143 (128 + 15)."""
+        from ._safety import Terminated
+        try:
+            return super().invoke(ctx)
+        except Terminated:
+            click.echo("terminated (SIGTERM): stopped; no partial output was left", err=True)
+            raise SystemExit(128 + int(Terminated.signal)) from None
+
     @staticmethod
     def _module_exists(name):
         return importlib.util.find_spec(f"graphcut.commands.{COMMANDS[name]}") is not None
@@ -44,9 +54,13 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
 @click.version_option(package_name="graphcut")
-def main(verbose: int) -> None:
+@click.pass_context
+def main(ctx: click.Context, verbose: int) -> None:
     """Graph-cut segmentation and max-flow on the GPU (CuPy) or the CPU (PyMaxflow)."""
+    from ._safety import terminate_as_interrupt
     setup_logging(verbose)
+    # SIGTERM unwinds like Ctrl-C for the whole sub-command: temporary files are removed
+    ctx.with_resource(terminate_as_interrupt())
 
 
 if __name__ == "__main__":

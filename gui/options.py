@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphcut._arrays import to_host
-from graphcut.models import DEFAULT_MODEL
-from graphcut.seeds import FOREGROUND, object_labels
+from graphcut.io import FOREGROUND, object_labels
 from graphcut.segmentation import allowed_region, clean_labels, clean_mask
 
 # The app's clean-up when it is on (Segment > Clean up): keep the object parts connected to
@@ -31,7 +30,7 @@ class SegmentOptions:
     """:func:`graphcut.segment`'s options that the app sets (the defaults are the library's,
     i.e. today's energy; the app starts from :data:`APP_DEFAULTS`)."""
 
-    model: str = DEFAULT_MODEL
+    model: str = "histogram"
     keep: str = "all"
     fill_holes: int = 0
     box: tuple | None = None

@@ -8,6 +8,8 @@ import logging
 import os
 import shutil
 
+from .errors import BackendUnavailableError
+from .incremental import IncrementalGridSolver
 from .networks import CSRNetwork, GridNetwork
 from .result import CutResult
 
@@ -21,10 +23,6 @@ DEVICES = ("auto", "cpu", "cuda")
 # bench/RESULTS.md 2026-11-26: grids of 1.4-5.9 k arcs, genrmf and RLG of 0.2-2.2 k), while from
 # 19 k arcs up the GPU won on every network but one 24 k-arc grid (lost by 1 ms there).
 AUTO_CPU_BELOW_ARCS = 10_000
-
-
-class BackendUnavailableError(RuntimeError):
-    """The requested backend cannot run on this machine (no GPU, no CuPy, ...)."""
 
 
 NOT_INSTALLED = "CuPy is not installed (pip install 'graphcut[gpu]')"
@@ -114,16 +112,64 @@ _CUDA_ERROR_NO_DEVICE = 100
 
 
 def cuda_device_name() -> str:
-    import cupy
-    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    name = props["name"]
-    return name.decode() if isinstance(name, bytes) else str(name)
+    """Name of the current CUDA device, e.g. ``"NVIDIA H100 80GB HBM3"`` (imports CuPy).
+
+    Examples
+    --------
+    >>> cuda_device_name()  # doctest: +SKIP
+    'NVIDIA H100 80GB HBM3'
+    """
+    from .cuda import device_name
+    return device_name()
+
+
+def prepare_gpu_process(sources=None) -> float:
+    """Get this process's GPU ready while it does something else (e.g. decodes an image).
+
+    Creates the CUDA context and CuPy's memory pool and loads the kernel modules a
+    segmentation uses (the shipped fatbins, else NVRTC), so that the first GPU segmentation
+    starts with everything loaded.
+
+    Parameters
+    ----------
+    sources : sequence of str, optional
+        Kernel sources to load (their plain builds; names as for
+        :func:`graphcut.solver.kernels.kernel`). Default: the segmentation's (energy, solver
+        state, push-relabel).
+
+    Returns
+    -------
+    float
+        The seconds it took.
+
+    Raises
+    ------
+    Exception
+        What CuPy raises when the GPU cannot be used (a caller that only wants a head start
+        may ignore it: the real work raises it again).
+    """
+    from .cuda import startup
+    if sources is None:
+        return startup.prepare_process()
+    return startup.prepare_process(sources)
 
 
 def resolve_device(device: str) -> str:
     """Turn "auto" | "cpu" | "cuda" into the backend that will run, or raise.
 
     "auto" picks "cuda" when CuPy sees a GPU, else "cpu", and logs the choice.
+
+    Examples
+    --------
+    >>> from graphcut.solver import resolve_device
+    >>> resolve_device("cpu")
+    'cpu'
+    >>> resolve_device("auto") in ("cpu", "cuda")
+    True
+    >>> resolve_device("gpu")
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown device 'gpu'; expected one of auto, cpu, cuda
     """
     if device not in DEVICES:
         raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
@@ -146,6 +192,32 @@ def _warn_once(message: str) -> None:
     log.warning(message)
 
 
+def require_gpu_memory(need_bytes: int, what: str, *, headroom: float = 0.9) -> None:
+    """Refuse a GPU job up front when it would not fit in the GPU's free memory.
+
+    Parameters
+    ----------
+    need_bytes : int
+        The job's estimated peak GPU memory, in bytes.
+    what : str
+        The job, for the message (e.g. ``"segmenting photo.png (4000x3000 RGB)"``).
+    headroom : float
+        The share of the free memory (the driver's free memory plus what CuPy's pool holds
+        unused) the job may use.
+
+    Raises
+    ------
+    GPUMemoryError
+        ``need_bytes`` exceed ``headroom`` times the free memory; the message gives both in GiB.
+
+    Examples
+    --------
+    >>> require_gpu_memory(2**20, "a 1 MiB test")  # doctest: +SKIP
+    """
+    from . import cuda
+    cuda.require_free_memory(need_bytes, what, headroom=headroom)
+
+
 def auto_prefers_cpu(network) -> bool:
     """Whether ``device="auto"`` runs this network on the CPU although a GPU is available: CSR
     networks of fewer than :data:`AUTO_CPU_BELOW_ARCS` arcs (the measured crossover)."""
@@ -155,16 +227,43 @@ def auto_prefers_cpu(network) -> bool:
 def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutResult:
     """Maximum flow value and minimum cut of ``network``.
 
-    Args:
-        network: a :class:`GridNetwork` or a :class:`CSRNetwork`.
-        device: "cuda" (the CuPy push-relabel core), "cpu" (PyMaxflow's Boykov-Kolmogorov) or
-            "auto" (cuda when CuPy finds a GPU, else cpu; CSR networks of fewer than
-            AUTO_CPU_BELOW_ARCS arcs always cpu). The backend that ran is reported in
-            ``CutResult.backend``.
+    Parameters
+    ----------
+    network
+        a :class:`GridNetwork` or a :class:`CSRNetwork`.
+    device
+        "cuda" (the CuPy push-relabel core), "cpu" (PyMaxflow's Boykov-Kolmogorov) or
+        "auto" (cuda when CuPy finds a GPU, else cpu; CSR networks of fewer than
+        AUTO_CPU_BELOW_ARCS arcs always cpu). The backend that ran is reported in
+        ``CutResult.backend``.
 
-    Returns:
+    Returns
+    -------
+    CutResult
         A :class:`CutResult`; ``source_side`` is the set of vertices that cannot reach the sink
         in the final residual network, identical across backends.
+
+    Examples
+    --------
+    A 2 x 2 pixel grid: s feeds the top-left pixel, t drains the bottom-right one.
+
+    >>> import numpy as np
+    >>> from graphcut.solver import GridNetwork, min_cut
+    >>> network = GridNetwork(source=np.array([[9, 0], [0, 0]]),
+    ...                       sink=np.array([[0, 0], [0, 9]]),
+    ...                       right=np.array([[3], [1]]),    # (y, x) -> (y, x + 1)
+    ...                       down=np.array([[2, 2]]))       # (y, x) -> (y + 1, x)
+    >>> result = min_cut(network, device="cpu")
+    >>> result.flow, result.backend
+    (3, 'cpu')
+    >>> result.source_side
+    array([[ True,  True],
+           [ True, False]])
+
+    The same network on the GPU gives the same flow and the same cut:
+
+    >>> min_cut(network, device="cuda").flow  # doctest: +GPU
+    3
     """
     if not isinstance(network, (GridNetwork, CSRNetwork)):
         raise TypeError(f"min_cut expects a GridNetwork or CSRNetwork, got "
@@ -188,3 +287,60 @@ def min_cut(network: GridNetwork | CSRNetwork, *, device: str = "auto") -> CutRe
     if isinstance(network, GridNetwork):
         return cpu.grid_min_cut(network)
     return cpu.csr_min_cut(network)
+
+
+def open_grid_solver(network: GridNetwork, *, device: str = "auto",
+                     reuse_trees: bool | None = None) -> IncrementalGridSolver:
+    """An incremental solver for ``network``: solve, change capacities, solve again, each
+    re-solve starting from what the last one left.
+
+    Parameters
+    ----------
+    network : GridNetwork
+        The grid (2-D 4-connected or 3-D 6-connected) with its first capacities. The solver
+        may keep references to its arrays and never modifies them.
+    device : {"auto", "cpu", "cuda"}
+        "cuda": push-relabel on the GPU keeping its preflow; "cpu": PyMaxflow's BK keeping
+        its graph, flow and search trees; "auto": cuda when CuPy finds a GPU, else cpu. The
+        choice is in the solver's ``backend``. There is no fallback: a GPU without room raises.
+    reuse_trees : bool or None
+        CPU only: reuse BK's search trees after a terminal change. None (default): when at
+        most 10 % of the pixels changed (measured the faster choice).
+
+    Returns
+    -------
+    IncrementalGridSolver
+        With ``set_terminals``, ``set_nlinks``, ``solve``, ``cancel``, ``close``,
+        ``backend``, ``shape`` and ``device_name``.
+
+    Raises
+    ------
+    TypeError
+        ``network`` is not a GridNetwork.
+    BackendUnavailableError
+        ``device="cuda"`` on a machine where the CUDA backend cannot run.
+    HostMemoryError, GPUMemoryError
+        The solver's state would not fit (checked before it is allocated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.solver import GridNetwork, open_grid_solver
+    >>> net = GridNetwork(np.array([[4, 0]], np.int32), np.array([[0, 4]], np.int32),
+    ...                   right=np.array([[2]], np.int32), down=np.zeros((0, 2), np.int32))
+    >>> solver = open_grid_solver(net, device="cpu")
+    >>> solver.solve().flow
+    2
+    >>> solver.set_nlinks((np.zeros((0, 2), np.int32), np.array([[3]], np.int32)))
+    >>> solver.solve().flow
+    3
+    >>> solver.close()
+    """
+    if not isinstance(network, GridNetwork):
+        raise TypeError(f"open_grid_solver expects a GridNetwork, got {type(network).__name__}")
+    backend = resolve_device(device)
+    if backend == "cuda":
+        from .cuda.incremental import PushRelabelGridSolver
+        return PushRelabelGridSolver(network)
+    from .cpu_incremental import BKGridSolver
+    return BKGridSolver(network, reuse_trees=reuse_trees)

@@ -20,6 +20,8 @@ from .memory import (GRID_BLOCK_PIXELS, bk_graph_bytes, csr_graph_bytes, grid_gr
 from .networks import CSRNetwork, GridNetwork, axis_slice
 from .result import CutResult
 
+DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
+
 
 @functools.lru_cache(maxsize=1)
 def _malloc_trim():
@@ -103,12 +105,20 @@ def grid_blocks(shape):
         yield slice(top, bottom), ids.reshape((bottom - top,) + tuple(shape[1:]))
 
 
-def grid_graph(network: GridNetwork):
+def grid_graph(network: GridNetwork, graph=None):
     """A PyMaxflow graph with one node per pixel (voxel), node id = ravel index, and the
-    grid's n-links, filled a block of rows (slices) at a time (:func:`grid_blocks`)."""
+    grid's n-links, filled a block of rows (slices) at a time (:func:`grid_blocks`).
+
+    ``graph``: a graph of this builder for the same shape to empty (``reset()``) and fill again
+    instead of allocating a new one: about a third of the time (4 MP: 0.17 s instead of 0.55
+    s; no fresh pages to fault in), and never two graphs at once. The terminal capacities are
+    not added (the caller adds them with ``add_grid_tedges``)."""
     shape, ndim = network.shape, network.ndim
     pixels = int(np.prod(shape))
-    graph = maxflow.Graph[int](pixels, sum(pixels // n * (n - 1) for n in shape))
+    if graph is None:
+        graph = maxflow.Graph[int](pixels, sum(pixels // n * (n - 1) for n in shape))
+    else:
+        graph.reset()  # keeps the node and arc arrays, drops nodes, arcs and flow
     graph.add_nodes(pixels)
     inner = pixels // shape[0]
     for block, ids in grid_blocks(shape):
@@ -170,4 +180,4 @@ def csr_min_cut(network: CSRNetwork) -> CutResult:
 def _stats(started: float, built: float, solved: float, done: float) -> dict:
     return {"seconds": {"build": built - started, "solve": solved - built,
                         "cut": done - solved, "total": done - started},
-            "device_name": "CPU (PyMaxflow, Boykov-Kolmogorov)"}
+            "device_name": DEVICE_NAME}

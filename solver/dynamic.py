@@ -24,17 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .arrays import array_module
 from .networks import axis_slice
 
 INT32_MAX = 2**31 - 1
-
-
-def _array_module(array):
-    if type(array).__module__.startswith("cupy"):
-        import cupy
-        return cupy
-    import numpy
-    return numpy
 
 
 @dataclass
@@ -62,7 +55,7 @@ def reparameterize_terminals(excess, to_sink, source_capacity, sink_capacity, ne
     pixel sends more than ``2**31`` net flow into its neighbours); the caller must then restart
     from the capacities in force (zero n-link flow), which is always representable.
     """
-    xp = _array_module(excess)
+    xp = array_module(excess)
     source = xp.asarray(new_source).astype(xp.int64)
     sink = xp.asarray(new_sink).astype(xp.int64)
     to_sink_flow = sink_capacity - to_sink
@@ -80,7 +73,7 @@ def reparameterize_terminals(excess, to_sink, source_capacity, sink_capacity, ne
 
 def fresh_terminals(new_source, new_sink) -> TerminalUpdate:
     """The state of zero n-link flow: min(source, sink) of each pixel goes straight to t."""
-    xp = _array_module(new_source)
+    xp = array_module(new_source)
     source = xp.asarray(new_source).astype(xp.int64)
     sink = xp.asarray(new_sink).astype(xp.int64)
     through = xp.minimum(source, sink)
@@ -117,21 +110,28 @@ def reparameterize_nlinks(residual, excess, to_sink, source_capacity, sink_capac
     :func:`reparameterize_terminals` does: every s-t cut costs ``delta`` more, so the minimum
     cuts are unchanged and the true flow value is the reparameterised one minus the sum.
 
-    Args:
-        residual: (2 * ndim, *shape) residuals of the n-links (any integer dtype; see the
-            module docstring for the direction order), consistent with ``old_links``.
-        excess, to_sink, source_capacity, sink_capacity: the per-pixel state (module docstring).
-        reparameterization: the sum of the deltas already added to both terminal arcs.
-        old_links, new_links: ``(forward, backward)`` n-link capacities, one array per axis,
-            the old ones those in force for ``residual``.
+    Parameters
+    ----------
+    residual
+        (2 * ndim, *shape) residuals of the n-links (any integer dtype; see the
+        module docstring for the direction order), consistent with ``old_links``.
+    excess, to_sink, source_capacity, sink_capacity
+        the per-pixel state (module docstring).
+    reparameterization
+        the sum of the deltas already added to both terminal arcs.
+    old_links, new_links
+        ``(forward, backward)`` n-link capacities, one array per axis,
+        the old ones those in force for ``residual``.
 
-    Returns:
+    Returns
+    -------
+    NlinkUpdate | None
         The new state (arrays of the input's module; ``reparameterization`` the new total), or
         None when a residual to the sink would leave int32 (a pixel losing more than about
         ``2**31`` of net n-link inflow). The caller must then start over from zero n-link flow,
         :func:`restart_nlinks`, which is always representable.
     """
-    xp = _array_module(excess)
+    xp = array_module(excess)
     ndim = excess.ndim
     old_forward, _ = old_links
     new_forward, new_backward = new_links
@@ -166,7 +166,7 @@ def restart_nlinks(new_links, source_capacity, sink_capacity, reparameterization
 
     Always representable: both capacities in force carry the same added delta, so the residual
     to the sink, ``sink - min(source, sink)``, is at most the int32 sink capacity given."""
-    xp = _array_module(source_capacity)
+    xp = array_module(source_capacity)
     ndim = source_capacity.ndim
     forward, backward = new_links
     residual = xp.zeros((2 * ndim, *source_capacity.shape), dtype=residual_dtype)

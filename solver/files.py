@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 
-__all__ = ["NotARegularFileError", "check_regular_file", "open_regular_file"]
+__all__ = ["NAME_MAX", "NotARegularFileError", "TEMPORARY_NAME", "check_regular_file",
+           "open_regular_file", "temporary_prefix"]
+
+# The longest file name (bytes) of common Linux, macOS and Windows file systems.
+NAME_MAX = 255
+# The random part mkstemp adds (8 characters) and the suffix of temporary files.
+_RANDOM, _SUFFIX = 8, ".tmp"
+# Temporary files of atomic writes: ".<name or part of it>.<8 random characters>.tmp".
+TEMPORARY_NAME = re.compile(r"\..+\.[A-Za-z0-9_]{8}\.tmp\Z", re.S)
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -29,10 +38,13 @@ def open_regular_file(path):
     The file is opened without blocking and checked before anything is read, so a FIFO
     (which would wait for a writer), ``/dev/zero`` (endless) or a folder is refused at once.
 
-    Raises:
-        NotARegularFileError: ``path`` is not a regular file; the message names it and says
-            what it is.
-        OSError: it cannot be opened (missing, no permission, ...).
+    Raises
+    ------
+    NotARegularFileError
+        ``path`` is not a regular file; the message names it and says
+        what it is.
+    OSError
+        it cannot be opened (missing, no permission, ...).
     """
     name = os.fspath(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -53,12 +65,48 @@ def open_regular_file(path):
 def check_regular_file(path) -> None:
     """Raise unless ``path`` (symbolic links followed) is a regular file; opens nothing.
 
-    Raises:
-        NotARegularFileError: a folder, FIFO, device or socket.
-        OSError: it does not exist (FileNotFoundError) or cannot be examined.
+    Raises
+    ------
+    NotARegularFileError
+        a folder, FIFO, device or socket.
+    OSError
+        it does not exist (FileNotFoundError) or cannot be examined.
     """
     name = os.fspath(path)
     mode = os.stat(name).st_mode
     if not stat.S_ISREG(mode):
         raise NotARegularFileError(f"{name}: is {_kind(mode)}, not a regular file; only regular "
                                    "files are read")
+
+
+def temporary_prefix(path) -> str:
+    """The prefix of a temporary file (``tempfile.mkstemp(prefix=..., suffix=".tmp")``) next to
+    ``path`` such that the temporary name fits in :data:`NAME_MAX` bytes: ``"." + name + "."``,
+    the name shortened (at a character boundary) when it is too long.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file.
+
+    Returns
+    -------
+    str
+        The prefix, starting with "." (a hidden file) and ending with ".".
+
+    Examples
+    --------
+    >>> temporary_prefix("out/mask.png")
+    '.mask.png.'
+    >>> len(os.fsencode(temporary_prefix("x" * 255))) + 8 + 4 <= NAME_MAX
+    True
+    """
+    name = os.fsencode(os.path.basename(os.fspath(path)))
+    room = NAME_MAX - 2 - _RANDOM - len(_SUFFIX)
+    if len(name) > room:
+        name = name[:room]
+        while name and (name[-1] & 0xC0) == 0x80:  # not in the middle of a UTF-8 character
+            name = name[:-1]
+        if name and name[-1] >= 0xC0:
+            name = name[:-1]
+    return "." + os.fsdecode(name) + "."

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .arrays import array_module, is_cupy
 from .memory import require_host_memory
 
 INT32_MAX = np.iinfo(np.int32).max
@@ -34,10 +35,6 @@ def check_network_size(num_vertices: int, num_arcs: int) -> None:
                         f"building a network of {num_vertices} vertices and {num_arcs} arcs")
 
 
-def _is_cupy(array) -> bool:
-    return type(array).__module__.startswith("cupy")
-
-
 def _check_terminals(n, source, sink) -> tuple[int, int, int]:
     n, source, sink = int(n), int(source), int(sink)
     if n < 2:
@@ -52,7 +49,7 @@ def _check_terminals(n, source, sink) -> tuple[int, int, int]:
 
 def _as_capacity_array(name: str, array, shape: tuple[int, ...]):
     """Validate one capacity array and return it as int32 (NumPy or CuPy, as given)."""
-    if _is_cupy(array):
+    if is_cupy(array):
         xp = __import__("cupy")
     else:
         xp = np
@@ -106,6 +103,27 @@ class GridNetwork:
     array per axis. Missing reverse capacities default to the forward ones (symmetric
     n-links). The arrays are validated (shape, integer dtype, 0 .. 2**31 - 1) and converted to
     int32 once; they are not copied when already int32 and contiguous, and never modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.solver import GridNetwork
+    >>> network = GridNetwork(source=np.array([[9, 0], [0, 0]]),
+    ...                       sink=np.array([[0, 0], [0, 9]]),
+    ...                       right=np.array([[3], [1]]), down=np.array([[2, 2]]))
+    >>> network.shape, network.num_vertices     # 4 pixels, s and t
+    ((2, 2), 6)
+    >>> network.left                            # the reverse arcs default to the forward ones
+    array([[3],
+           [1]], dtype=int32)
+
+    A volume takes one n-link array per axis (here 2 x 1 x 1 voxels, one arc along z):
+
+    >>> volume = GridNetwork(np.array([[[5]], [[0]]]), np.array([[[0]], [[4]]]),
+    ...                      forward=(np.array([[[7]]]), np.zeros((2, 0, 1), int),
+    ...                               np.zeros((2, 1, 0), int)))
+    >>> volume.ndim, volume.to_csr().num_arcs
+    (3, 4)
     """
 
     source: np.ndarray
@@ -143,7 +161,7 @@ class GridNetwork:
             fields[names[axis][0]] = (forward[axis], link_shape)
             reverse = forward[axis] if backward[axis] is None else backward[axis]
             fields[names[axis][1]] = (reverse, link_shape)
-        kinds = {_is_cupy(array) for array, _ in fields.values()}
+        kinds = {is_cupy(array) for array, _ in fields.values()}
         if len(kinds) > 1:
             raise TypeError("GridNetwork arrays must be all NumPy or all CuPy, not a mix")
         checked = {name: _as_capacity_array(name, array, expected)
@@ -201,7 +219,7 @@ class GridNetwork:
 
     @property
     def on_gpu(self) -> bool:
-        return _is_cupy(self.source)
+        return is_cupy(self.source)
 
     def to_numpy(self) -> "GridNetwork":
         if not self.on_gpu:
@@ -247,10 +265,10 @@ def axis_slice(ndim: int, axis: int, start, stop) -> tuple:
 
 def _array_module(*arrays):
     """cupy if any array is a CuPy array (then all must be), else numpy."""
-    kinds = {_is_cupy(a) for a in arrays}
+    kinds = {is_cupy(a) for a in arrays}
     if len(kinds) > 1:
         raise TypeError("CSRNetwork arrays must be all NumPy or all CuPy, not a mix")
-    return __import__("cupy") if kinds == {True} else np
+    return array_module(*arrays)
 
 
 def _check_integers(name: str, array, xp):
@@ -315,6 +333,22 @@ class CSRNetwork:
     CuPy to stay on the GPU) the arrays are validated and, when they are not canonical (parallel
     arcs, self-loops, zero capacities, unsorted heads), canonicalised with the same rules as
     :meth:`from_arcs`, on the arrays' own device.
+
+    Examples
+    --------
+    Four vertices, s = 0 and t = 3; the two parallel arcs 1 -> 3 are summed:
+
+    >>> from graphcut.solver import CSRNetwork, min_cut
+    >>> network = CSRNetwork.from_arcs(4, 0, 3, tails=[0, 0, 1, 2, 1, 1],
+    ...                                heads=[1, 2, 3, 3, 2, 3],
+    ...                                capacities=[3, 2, 1, 3, 1, 1])
+    >>> network.num_arcs
+    5
+    >>> network.offsets, network.heads, network.capacities
+    (array([0, 2, 4, 5, 5]...), array([1, 2, 2, 3, 3]...), array([3, 2, 1, 2, 3]...))
+    >>> result = min_cut(network, device="cpu")
+    >>> result.flow, result.source_side
+    (5, array([ True,  True,  True, False]))
     """
 
     num_vertices: int
@@ -364,14 +398,32 @@ class CSRNetwork:
         source or out of the sink are kept (they cannot carry flow in a maximum flow). NumPy or
         CuPy arrays are accepted; the network is stored on the host.
 
-        Raises:
-            HostMemoryError: building it would need more memory than is available
-                (:func:`check_network_size`).
+        Raises
+        ------
+        HostMemoryError
+            building it would need more memory than is available
+            (:func:`check_network_size`).
         """
+        for name, value in (("n", n), ("source", source), ("sink", sink)):
+            try:
+                whole = not isinstance(value, bool) and int(value) == value
+            except (TypeError, ValueError, OverflowError):
+                whole = False
+            if not whole:
+                raise ValueError(f"{name} must be an integer, got {value!r}")
         check_network_size(int(n), int(np.size(tails)))
         n, source, sink = _check_terminals(n, source, sink)
         tails, heads, capacities = (
-            a.get() if _is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
+            a.get() if is_cupy(a) else np.asarray(a) for a in (tails, heads, capacities))
+        int64_max = np.iinfo(np.int64).max
+        for name, array in (("tail", tails), ("head", heads), ("capacity", capacities)):
+            # uint64 values above the int64 range would wrap around to negative numbers
+            if array.dtype == np.uint64 and array.size and int(array.max()) > int64_max:
+                bad = int(np.argmax(array > int64_max))
+                value = int(array[bad])
+                raise ValueError(f"arc {bad} has a capacity of {value}, above the int32 limit "
+                                 f"{INT32_MAX}" if name == "capacity" else
+                                 f"arc {bad}: {name} vertex {value} is out of range 0..{n - 1}")
         if not (tails.shape == heads.shape == capacities.shape) or tails.ndim != 1:
             raise ValueError("tails, heads and capacities must be 1-D arrays of equal length, got "
                              f"shapes {tails.shape}, {heads.shape}, {capacities.shape}")

@@ -27,15 +27,23 @@ import ctypes
 import re
 import shutil
 import subprocess
+import sys
 import types
 from pathlib import Path
 
 import numpy as np
 
+from graphcut.solver.kernels import CONSTANTS
+
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = ROOT / "solver" / "cuda"
-SOURCES = [CUDA / "expansion_kernels.cu", CUDA / "stereo_kernels.cu",
-           CUDA / "energy_kernels.cu", CUDA / "mask_kernels.cu", CUDA / "grid_state.cu"]
+LIBRARY = ROOT / "graphcut"
+SOURCES = [LIBRARY / "labeling" / "expansion_kernels.cu", LIBRARY / "stereo" / "stereo_kernels.cu",
+           LIBRARY / "segmentation" / "energy_kernels.cu",
+           LIBRARY / "segmentation" / "mask_kernels.cu", CUDA / "grid_state.cu"]
+
+# What the loader gives every build: the shared header's folder and the kernels' constants.
+BUILD_FLAGS = (f"-I{CUDA}", *(f"-D{name}={value}" for name, value in sorted(CONSTANTS.items())))
 
 PRELUDE = """
 #include <cstdint>
@@ -70,7 +78,24 @@ template <typename T> static inline T atomicMax(T* a, T v) { T old = *a; if (v >
 # The package's modules that import cupy when first imported: a test that installs the stand-in
 # must import them afresh (and drop them afterwards), with GRAPHCUT_CUDA_KERNELS=nvrtc.
 LOADERS = ("graphcut.solver.cuda._loader", "graphcut.solver.cuda.module",
-           "graphcut.solver.cuda.energy_kernels", "graphcut.solver.cuda.masks")
+           "graphcut.segmentation.energy_kernels", "graphcut.segmentation.masks")
+
+
+
+def rebind_parents(names) -> None:
+    """Make each package's attribute for its submodule in ``names`` the module in
+    ``sys.modules`` again (or drop it): after a test swapped modules there, ``from package
+    import submodule`` would otherwise still find the swapped-out module."""
+    for name in names:
+        parent_name, _, child = name.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        if parent is None:
+            continue
+        if name in sys.modules:
+            setattr(parent, child, sys.modules[name])
+        elif child in vars(parent):
+            delattr(parent, child)
+
 
 _POINTER_TYPES = {"int": np.int32, "long long": np.int64, "unsigned long long": np.uint64,
                   "bool": np.bool_, "double": np.float64, "float": np.float32,
@@ -93,15 +118,16 @@ def build_kernel_library(directory: Path) -> ctypes.CDLL:
     source = directory / "kernels.cpp"
     source.write_text(PRELUDE + "".join(f'#include "{path}"\n' for path in SOURCES))
     library = directory / "kernels.so"
-    subprocess.run([compiler(), "-O1", "-shared", "-fPIC", "-std=c++17", "-o", str(library),
-                    str(source)], check=True, capture_output=True, text=True)
+    subprocess.run([compiler(), "-O1", "-shared", "-fPIC", "-std=c++17", *BUILD_FLAGS,
+                    "-o", str(library), str(source)], check=True, capture_output=True, text=True)
     return ctypes.CDLL(str(library))
 
 
 def preprocessed(code: str) -> str:
     """``code`` through the C preprocessor (kernels made by macros show their signatures)."""
     done = subprocess.run([compiler(), "-E", "-P", "-x", "c++", "-D__launch_bounds__(...)=",
-                           "-"], input=code, capture_output=True, text=True, check=True)
+                           *BUILD_FLAGS, "-"], input=code, capture_output=True, text=True,
+                          check=True)
     return done.stdout
 
 

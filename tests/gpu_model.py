@@ -29,26 +29,26 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import re
 import sys
 import types
 from pathlib import Path
 
 import numpy as np
+from fake_cupy import rebind_parents
 
 CU_FILE = Path(__file__).resolve().parent.parent / "solver" / "cuda" / "grid_kernels.cu"
-MASK_FILE = "mask_kernels.cu"
-FLOOD_FILE = "flood_kernels.cu"
+MASK_FILE = "segmentation/mask_kernels.cu"
+FLOOD_FILE = "segmentation/flood_kernels.cu"
 
 
 def _defines() -> dict:
-    text = CU_FILE.read_text()
-    return {name: int(value) for name, value in
-            re.findall(r"^#define (\w+) (\d+)\s*$", text, flags=re.MULTILINE)}
+    """The kernels' compile-time constants (every build gets them with -D)."""
+    from graphcut.solver.kernels import CONSTANTS
+    return dict(CONSTANTS)
 
 
 def tiles(ndim: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(push-relabel tile, BFS tile) extents, x first, as the .cu file defines them."""
+    """(push-relabel tile, BFS tile) extents, x first, as the kernels are compiled with them."""
     d = _defines()
     if ndim == 2:
         return ((d["PR_TILE_2D_X"], d["PR_TILE_2D_Y"]), (d["BFS_TILE_2D_X"], d["BFS_TILE_2D_Y"]))
@@ -97,6 +97,9 @@ class _Stream:
 
     def __exit__(self, *exc):
         return False
+
+    def synchronize(self):
+        pass
 
     def begin_capture(self):
         global _capture
@@ -158,6 +161,11 @@ def fake_cupy(free_bytes: int = 8 * 2**30) -> types.ModuleType:
     return cp
 
 
+# The library's kernel launchers, which import cupy when first imported (beside their kernels)
+LAUNCHERS = ("graphcut.segmentation.energy_kernels", "graphcut.segmentation.masks",
+             "graphcut.segmentation.flood")
+
+
 @contextlib.contextmanager
 def cuda_modules_on_model():
     """``graphcut.solver.cuda`` imported afresh against the CuPy stand-in, with
@@ -168,7 +176,7 @@ def cuda_modules_on_model():
 
     def ours(name):
         return name == "cupy" or name.startswith("cupy.") or \
-            name.startswith("graphcut.solver.cuda")
+            name.startswith("graphcut.solver.cuda") or name in LAUNCHERS
 
     saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
     had_cuda = "cuda" in vars(solver_package)
@@ -183,6 +191,7 @@ def cuda_modules_on_model():
         for name in [name for name in sys.modules if ours(name)]:
             del sys.modules[name]
         sys.modules.update(saved)
+        rebind_parents(LAUNCHERS)
         if had_cuda:
             solver_package.cuda = old_cuda
         elif "cuda" in vars(solver_package):

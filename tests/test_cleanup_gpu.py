@@ -10,7 +10,7 @@ from scipy import ndimage
 
 import gpu_model
 from graphcut.segmentation import clean_labels, clean_mask
-from graphcut.seeds import BACKGROUND, FOREGROUND
+from graphcut.io import BACKGROUND, FOREGROUND
 
 def random_case(rng, shape, density=0.55):
     """A blobby random mask with holes and islands, and seeds that respect it (object seeds
@@ -52,7 +52,7 @@ def model_flood(monkeypatch):
     """graphcut.solver.cuda on the CuPy stand-in, with the flood's and the masks' kernels
     run by the model."""
     with gpu_model.cuda_modules_on_model() as load:
-        flood, masks = load("graphcut.solver.cuda.flood"), load("graphcut.solver.cuda.masks")
+        flood, masks = load("graphcut.segmentation.flood"), load("graphcut.segmentation.masks")
         monkeypatch.setattr(flood, "kernel", gpu_model.model_kernel)
         monkeypatch.setattr(masks, "kernel", gpu_model.model_kernel)
         import cupy  # the stand-in

@@ -23,7 +23,7 @@ from graphcut.solver.cuda._variants import VARIANTS, variant
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_DIR = ROOT / "solver" / "cuda"
-SOURCES = sorted(CUDA_DIR.glob("*.cu"))
+SOURCES = _variants.sources()
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on the PATH")
 
 
@@ -32,8 +32,9 @@ def test_there_are_cuda_sources():
 
 
 def test_every_source_has_a_build_and_every_build_a_source():
-    built = {entry.source for entry in VARIANTS}
-    assert built == {path.name for path in SOURCES}
+    built = {entry.path for entry in VARIANTS}
+    assert built == set(SOURCES)
+    assert {path.parent.name for path in SOURCES} == {"cuda", "segmentation", "stereo", "labeling"}
     names = [entry.binary_name for entry in VARIANTS]
     assert len(names) == len(set(names)), names
 
@@ -58,8 +59,8 @@ def test_variant_normalises_its_defines():
 @pytest.mark.parametrize("entry", VARIANTS, ids=lambda entry: entry.binary_name)
 def test_compiles_for_sm90_without_warnings(entry, tmp_path):
     command = ["nvcc", "--cubin", "-arch=sm_90", "-Werror", "all-warnings",
-               *_variants.COMMON_OPTIONS, *entry.define_options,
-               "-o", str(tmp_path / "out.cubin"), str(CUDA_DIR / entry.source)]
+               *_variants.COMMON_OPTIONS, f"-I{CUDA_DIR}", *entry.build_options,
+               "-o", str(tmp_path / "out.cubin"), str(entry.path)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"nvcc failed on {entry.binary_name}:\n{result.stderr}"
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import ndimage
 
-from graphcut.segmentation import features as features_module
+from graphcut.models import _features as features_module
 from graphcut.segmentation.features import (DEFAULT_SCALES, feature_names, image_features,
                                             pixel_features)
 

@@ -8,7 +8,7 @@ import pytest
 from scipy import ndimage
 
 import graphcut
-from graphcut.models import LearnedModel, learned_models, make_models
+from graphcut.models import Learned, LearnedModel, learned_models, model_from_settings
 from graphcut.models._learned import MIN_PROBABILITY, fit_logistic
 
 
@@ -109,7 +109,7 @@ def test_models_are_linked_views_and_check_their_input():
         learned_models(1)
     with pytest.raises(ValueError, match="classifier"):
         LearnedModel(classifier="forest")
-    assert len(make_models("learned", 3)) == 3 and len(make_models("gmm", 2)) == 2
+    assert [type(v) for v in learned_models(3)] == [LearnedModel] * 3
 
 
 # -- segmentation -----------------------------------------------------------------------------
@@ -194,3 +194,15 @@ def test_gpu_segment_equals_cpu():
         models[1].fit(v, ~m)
     np.testing.assert_allclose(device[0].costs(values).get(), host[0].costs(values.get()),
                                atol=1e-4)
+
+
+def test_settings_round_trip_and_knob_checks():
+    model = Learned(l2=0.5, core=0.3)
+    assert model_from_settings(model.settings()) == model
+    assert graphcut.models.as_model("learned") == Learned()
+    with pytest.raises(ValueError, match="l2"):
+        Learned(l2=0)
+    with pytest.raises(ValueError, match="core"):
+        Learned(core=2)
+    with pytest.raises(ValueError, match="classifier"):
+        Learned(classifier="forest")

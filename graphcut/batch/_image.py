@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import logging
 import os
@@ -41,12 +42,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, PngImagePlugin
 
-from ..energy import DEFAULT_LAM
-from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
-from ..memory import check_image_file
+from ..io import (atomic_save, check_lossless_suffix, overlay, read_image, read_volume_record,
+                  segments_as_volume)
+from ..segmentation import DEFAULT_LAM, check_image_file, segment_volume_paths
 from ..segmentation import (label_overlay, read_request, segment, settings_path)
 from ..solver import resolve_device
-from ..volumeio import segment_volume_paths, segments_as_volume
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -81,23 +81,49 @@ def _settings_signature(seeds_path) -> list[int] | None:
     if seeds_path is None:
         return None
     path = settings_path(seeds_path)
-    return input_signature(path) if path.is_file() else None
+    try:
+        return input_signature(path) if not path.is_dir() else None
+    except OSError as error:
+        # absent, or a name too long to exist (the seeds' name is at the limit)
+        if error.errno in (errno.ENOENT, errno.ENAMETOOLONG, errno.ENOTDIR):
+            return None
+        raise
+
+
+def input_signatures(image_path, seeds_path) -> dict:
+    """The :func:`input_signature` of the image, the seed file and the settings file next to
+    it, taken *before* they are read: a file changed while the image is being segmented then
+    differs from its record, and the next run redoes the image. A file that cannot be
+    examined gets None (the reader reports it)."""
+    def signature(get, path):
+        try:
+            return get(path)
+        except OSError:
+            return None
+    return {"image": signature(input_signature, image_path),
+            "seeds": None if seeds_path is None else signature(input_signature, seeds_path),
+            "settings": signature(_settings_signature, seeds_path)}
 
 
 def mask_metadata(*, lam, sigma, image_path, seeds_path, flow, width, height,
-                  options=None) -> dict:
-    """What a mask records about how it was made (see the module notes)."""
+                  options=None, signatures: dict | None = None) -> dict:
+    """What a mask records about how it was made (see the module notes). ``signatures``: the
+    inputs' :func:`input_signatures` taken when they were read (default: now)."""
+    if signatures is None:
+        signatures = input_signatures(image_path, seeds_path)
     return {"version": METADATA_VERSION, "lam": _float_or_none(lam),
-            "sigma": _float_or_none(sigma), "options": dict(options or {}),
-            "image": input_signature(image_path),
-            "seeds": None if seeds_path is None else input_signature(seeds_path),
-            "settings": _settings_signature(seeds_path),
+            "sigma": _float_or_none(sigma), "options": dict(options or {}), **signatures,
             "flow": int(flow), "width": int(width), "height": int(height)}
 
 
 def read_mask_metadata(mask_path) -> dict | None:
     """The record a mask written by graphcut carries, or None (absent, unreadable, another
-    program's PNG). Reads only the PNG's header chunks, not its pixels."""
+    program's PNG). Reads only the header (a PNG's text chunks, a volume TIFF's metadata),
+    not the pixels."""
+    if Path(mask_path).suffix.lower() in (".tif", ".tiff"):
+        metadata = read_volume_record(mask_path)
+        if metadata is not None and metadata.get("version") == METADATA_VERSION:
+            return metadata
     with contextlib.suppress(Exception):  # any unreadable file simply has no record
         with Image.open(mask_path) as image:
             metadata = json.loads(image.info[METADATA_KEY])
@@ -171,33 +197,47 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     :func:`graphcut.segment`, which with ``device="auto"`` sends an image too large for the
     GPU to the CPU).
 
-    Args:
-        lam: None: the settings file's, else the colour model's default.
-        max_pixels: the largest image accepted (see :func:`graphcut.read_image`).
-        timings: a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
-        segment_options: further :func:`graphcut.segment` options (``model``,
-            ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
-            ``sigma`` win over the settings file next to the seeds.
+    Parameters
+    ----------
+    lam
+        None: the settings file's, else the colour model's default.
+    max_pixels
+        the largest image accepted (see :func:`graphcut.read_image`).
+    timings
+        a dict that receives the seconds per stage (:data:`STAGE_FIELDS`).
+    segment_options
+        further :func:`graphcut.segment` options (``model``,
+        ``iterations``, ``box``, ``lasso``, ``keep``, ``fill_holes``); they and ``lam``,
+        ``sigma`` win over the settings file next to the seeds.
 
-    Returns:
+    Returns
+    -------
+    tuple
         ``(mask, result)``: the bool mask (or the label image of several objects) and the
         solver's :class:`graphcut.CutResult`.
 
-    Raises:
+    Raises
+    ------
+    OSError or ValueError or MemoryError
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
-        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError when
-        the image cannot fit) and the writers raise.
+        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError
+        when the image cannot fit) and the writers raise.
     """
     stages = {} if timings is None else timings
     started = time.perf_counter()
+    # what the inputs are as they are read (a file changed during the solve is redone later)
+    signatures = input_signatures(image_path, seeds_path)
     if segments_as_volume(image_path, seeds_path):  # a volume: multi-page mask (and overlay)
         if segment_options:
             raise ValueError(f"{', '.join(segment_options)}: not for volumes (today's energy "
                              "only)")
+        record = {"version": METADATA_VERSION, "lam": _float_or_none(lam),
+                  "sigma": _float_or_none(sigma), "options": {}, **signatures}
         mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
                                             overlay_path=overlay_path,
                                             lam=DEFAULT_LAM if lam is None else lam,
-                                            sigma=sigma, device=device)
+                                            sigma=sigma, device=device, max_pixels=max_pixels,
+                                            record=record)
         stages["solve_seconds"] = time.perf_counter() - started
         return mask, result
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
@@ -224,7 +264,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
         options["pnginfo"].add_text(METADATA_KEY, json.dumps(mask_metadata(
             lam=lam, sigma=sigma, image_path=image_path, seeds_path=seeds_path,
             flow=result.flow, width=mask.shape[1], height=mask.shape[0],
-            options=segment_options), sort_keys=True))
+            options=segment_options, signatures=signatures), sort_keys=True))
     atomic_save(mask_png(mask), mask_path, inputs=inputs, **options)
     stages["write_seconds"] = time.perf_counter() - started
     return mask, result
@@ -252,11 +292,36 @@ def segment_file(image_path, seeds_path, out_path, *, overlay_path=None, lam=Non
     program's): status "skipped"; a mask made otherwise is redone. The mask is written last,
     atomically, so its presence means the image is done.
 
-    Returns:
+    Returns
+    -------
+    dict
         A dict with the keys :data:`SUMMARY_FIELDS`: status "ok" / "failed" / "skipped",
         reason ("" when ok), width and height (pixels), flow (the maximum flow), seconds (wall
         time for this image: read, solve, write), backend ("cpu" / "cuda"), the paths, lam
         and sigma; and the seconds per stage (:data:`STAGE_FIELDS`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import read_image, write_mask, write_seeds
+    >>> from graphcut.batch import segment_file
+    >>> image = np.zeros((6, 6), bool)
+    >>> image[1:4, 1:4] = True
+    >>> write_mask("cells.png", image)
+    >>> seeds = np.zeros((6, 6), np.uint8)
+    >>> seeds[2, 2], seeds[5, 5] = 1, 2
+    >>> write_seeds("cells_seeds.png", seeds)
+    >>> record = segment_file("cells.png", "cells_seeds.png", "cells_mask.png", device="cpu")
+    >>> record["status"], record["backend"], record["width"], record["height"]
+    ('ok', 'cpu', 6, 6)
+    >>> int((read_image("cells_mask.png") == 255).sum())
+    9
+
+    Bad input gives a failed record, not an exception:
+
+    >>> failed = segment_file("nothing.png", "cells_seeds.png", "out.png", device="cpu")
+    >>> failed["status"], "nothing.png" in failed["reason"]
+    ('failed', True)
     """
     started = time.perf_counter()
     image_path, out_path = Path(image_path), Path(out_path)

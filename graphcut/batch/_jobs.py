@@ -8,8 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..imageio import IMAGE_SUFFIXES
-from ..volumeio import VOLUME_SUFFIXES, is_volume, segments_as_volume
+from ..io import IMAGE_SUFFIXES, VOLUME_SUFFIXES, is_volume, segments_as_volume
 from ._records import OVERLAY_FOLDER, display
 
 
@@ -57,10 +56,13 @@ def _same_folder(a: Path, b: Path) -> bool:
 def check_folders(images_dir: Path, seeds_dir: Path, out_dir: Path) -> None:
     """Raise when a folder is missing or the output folder is an input folder.
 
-    Raises:
-        NotADirectoryError: ``images_dir`` or ``seeds_dir`` is not a folder.
-        ValueError: ``out_dir`` is ``images_dir`` or ``seeds_dir`` (masks named <stem>.png
-            could replace inputs), or ``seeds_dir`` is ``images_dir``.
+    Raises
+    ------
+    NotADirectoryError
+        ``images_dir`` or ``seeds_dir`` is not a folder.
+    ValueError
+        ``out_dir`` is ``images_dir`` or ``seeds_dir`` (masks named <stem>.png
+        could replace inputs), or ``seeds_dir`` is ``images_dir``.
     """
     for name, folder in (("images", images_dir), ("seeds", seeds_dir)):
         if not folder.is_dir():
@@ -85,8 +87,21 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
     ...) and seed files of that kind are jobs with a ``problem``, so that the summary lists
     them.
 
-    Raises:
-        NotADirectoryError, ValueError: see :func:`check_folders`.
+    Raises
+    ------
+    NotADirectoryError, ValueError
+        see :func:`check_folders`.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> from graphcut.batch import find_jobs
+    >>> for name in ("images/b.png", "images/a.jpg", "seeds/a.png"):
+    ...     Path(name).parent.mkdir(exist_ok=True)
+    ...     Path(name).touch()
+    >>> [(job.image.name, job.seeds is not None, job.mask.name)
+    ...  for job in find_jobs("images", "seeds", "masks")]
+    [('a.jpg', True, 'a.png'), ('b.png', False, 'b.png')]
     """
     images_dir, seeds_dir, out_dir = Path(images_dir), Path(seeds_dir), Path(out_dir)
     check_folders(images_dir, seeds_dir, out_dir)
@@ -101,9 +116,13 @@ def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
         if problem is None and is_volume(path):
             # a volume: seeds <stem>.tif / .tiff / .npy, mask <stem>.tif (a TIFF stack whose
             # seeds are a 2-D <stem>.png is an image: its first page)
+            # (lexists: a FIFO or a broken link of that name is a failed job, not "no seeds")
             volume_seeds = next((seeds_dir / f"{path.stem}{s}" for s in VOLUME_SUFFIXES
-                                 if (seeds_dir / f"{path.stem}{s}").is_file()), None)
-            if segments_as_volume(path, volume_seeds):
+                                 if os.path.lexists(seeds_dir / f"{path.stem}{s}")), None)
+            seeds_problem = None if volume_seeds is None else entry_problem(volume_seeds)
+            if seeds_problem is not None:
+                seeds, suffix = volume_seeds, ".tif"
+            elif segments_as_volume(path, volume_seeds):
                 seeds, suffix = volume_seeds or seeds_dir / f"{path.stem}.tif", ".tif"
         if path.suffix.lower() == ".npy" and suffix != ".tif":
             continue

@@ -3,9 +3,11 @@
 The lock is held for the whole run (planning, segmentation, summary, clean-up of temporary
 files), so a second run into the same folder is refused at once instead of deleting the first
 run's temporary files or overwriting its summary. The kernel releases it when the process ends,
-even on ``kill -9``; the file is removed at the end of a run. ``flock`` works between processes
-of one machine and, on Linux, on NFS (as a whole-file ``fcntl`` lock); on a filesystem without
-locks the run goes on unlocked with a warning.
+even on ``kill -9``; the file is removed at the end of a run. The lock file is never opened
+through a symbolic link, nor when it is a FIFO or a device (planted in the output folder, either
+would make the run write, or wait, outside the outputs): the run is refused, naming it.
+``flock`` works between processes of one machine and, on Linux, on NFS (as a whole-file
+``fcntl`` lock); on a filesystem without locks the run goes on unlocked with a warning.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import os
 from pathlib import Path
 
+from .._safety import NotARegularFileError, SymlinkRefusedError, open_no_follow
 from ._records import display
 
 log = logging.getLogger("graphcut.batch")
@@ -31,9 +34,13 @@ class OutputFolderBusyError(RuntimeError):
 def output_folder_lock(out_dir):
     """Hold the batch lock of ``out_dir`` (which must exist) for the ``with`` block.
 
-    Raises:
-        OutputFolderBusyError: another process holds it; the message names its process id.
-        OSError: the lock file cannot be created (the message names it).
+    Raises
+    ------
+    OutputFolderBusyError
+        another process holds it; the message names its process id.
+    OSError
+        the lock file cannot be created, or is a symbolic link, a FIFO or a device
+        (the message names it).
     """
     import fcntl
 
@@ -55,7 +62,9 @@ def _acquire(path: Path, out_dir, fcntl) -> int | None:
     """The locked descriptor of ``path``, or None where the filesystem has no locks."""
     while True:
         try:
-            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            descriptor = open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except (SymlinkRefusedError, NotARegularFileError) as error:
+            raise OSError(f"cannot use the batch lock file: {error}") from None
         except OSError as error:
             raise OSError(error.errno, f"cannot create the lock file {display(path)!r}: "
                                        f"{error.strerror}") from None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
-import re
 import sys
 from pathlib import Path
 
-from ..imageio import default_max_pixels
+from .._safety import TEMPORARY_NAME, SymlinkRefusedError
+from ..io import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
 from ._jobs import Job, duplicate_stems, find_jobs
@@ -120,32 +121,77 @@ def run_batch(images_dir, seeds_dir, out_dir, *, lam=None, sigma=None, device="a
     same ``lam``, ``sigma`` and unchanged input files; a mask made otherwise is redone (logged
     once), and a mask without a record (another program's) is kept and listed as skipped.
 
-    Args:
-        lam: None: each image's settings file (next to its seeds), else the colour model's
-            default.
-        max_pixels: the largest image accepted (see :func:`graphcut.read_image`); None:
-            Pillow's limit.
-        segment_options: further :func:`graphcut.segment` options for every image
-            (``model``, ``iterations``, ``keep``, ``fill_holes``); they win over the settings
-            files.
-        jobs: images processed at once (see :func:`default_runner`); ignored with ``runner``.
-        runner: how the images are processed (see :data:`Runner`): by default the pipeline of
-            threads on the GPU or worker processes on the CPU (:func:`default_runner`);
-            :class:`graphcut.batch.dask.DaskRunner` on a Dask cluster. The records, masks
-            and summary do not depend on the runner (except the seconds).
+    Parameters
+    ----------
+    lam
+        None: each image's settings file (next to its seeds), else the colour model's
+        default.
+    max_pixels
+        the largest image accepted (see :func:`graphcut.read_image`); None:
+        Pillow's limit.
+    segment_options
+        further :func:`graphcut.segment` options for every image
+        (``model``, ``iterations``, ``keep``, ``fill_holes``); they win over the settings
+        files.
+    jobs
+        images processed at once (see :func:`default_runner`); ignored with ``runner``.
+    runner
+        how the images are processed (see :data:`Runner`): by default the pipeline of
+        threads on the GPU or worker processes on the CPU (:func:`default_runner`);
+        :class:`graphcut.batch.dask.DaskRunner` on a Dask cluster. The records, masks
+        and summary do not depend on the runner (except the seconds).
 
-    Returns:
+    Returns
+    -------
+    list[dict]
         The records of :func:`segment_file`, in image-name order.
 
-    Raises:
-        NotADirectoryError, ValueError: bad folders (see :func:`find_jobs`).
-        OutputFolderBusyError: another batch is writing to ``out_dir``.
-        OSError: the output folder or the summary cannot be written.
-        graphcut.solver.BackendUnavailableError: ``device="cuda"`` without a usable GPU (only
-            when no ``runner`` is given; with one, the runner's workers decide).
-        KeyboardInterrupt: passed on after the runner was closed (remaining images cancelled,
-            images in progress finished or stopped), temporary files were removed and the
-            summary rewritten with the finished images.
+    Raises
+    ------
+    NotADirectoryError, ValueError
+        bad folders (see :func:`find_jobs`).
+    OutputFolderBusyError
+        another batch is writing to ``out_dir``.
+    OSError
+        the output folder or the summary cannot be written.
+    graphcut.solver.BackendUnavailableError
+        ``device="cuda"`` without a usable GPU (only
+        when no ``runner`` is given; with one, the runner's workers decide).
+    KeyboardInterrupt
+        passed on after the runner was closed (remaining images cancelled,
+        images in progress finished or stopped), temporary files were removed and the
+        summary rewritten with the finished images.
+
+    Examples
+    --------
+    Two images, one with a seed file: the other is listed as skipped.
+
+    >>> import numpy as np
+    >>> from pathlib import Path
+    >>> from graphcut import write_mask, write_seeds
+    >>> from graphcut.batch import read_summary, run_batch
+    >>> for folder in ("images", "seeds"):
+    ...     Path(folder).mkdir()
+    >>> image = np.zeros((6, 6), bool)
+    >>> image[1:4, 1:4] = True
+    >>> write_mask("images/a.png", image)
+    >>> write_mask("images/b.png", image)
+    >>> seeds = np.zeros((6, 6), np.uint8)
+    >>> seeds[2, 2], seeds[5, 5] = 1, 2
+    >>> write_seeds("seeds/a.png", seeds)
+    >>> records = run_batch("images", "seeds", "masks", device="cpu", progress=False)
+    >>> [(Path(r["image"]).name, r["status"]) for r in records]
+    [('a.png', 'ok'), ('b.png', 'skipped')]
+    >>> sorted(p.name for p in Path("masks").iterdir())
+    ['a.png', 'summary.csv']
+    >>> summary = read_summary("masks/summary.csv")
+    >>> [row["status"] for row in summary.values()]
+    ['ok', 'skipped']
+
+    Run again, the mask is up to date and not redone:
+
+    >>> [r["status"] for r in run_batch("images", "seeds", "masks", progress=False)]
+    ['skipped', 'skipped']
     """
     jobs_found = find_jobs(images_dir, seeds_dir, out_dir, overlay=overlay)
     if runner is None:
@@ -162,13 +208,20 @@ def output_folder(out_dir, *, overlay: bool):
     block, and remove temporary files of interrupted writes on entry (a killed run's) and on
     exit (this run's: workers stopped mid-write).
 
-    Raises:
-        OutputFolderBusyError: another batch holds the folder.
+    Raises
+    ------
+    OutputFolderBusyError
+        another batch holds the folder.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    overlays = out_dir / OVERLAY_FOLDER
+    if overlay and overlays.is_symlink():  # planted: overlays would be written outside
+        raise SymlinkRefusedError(errno.ELOOP, f"{display(overlays)}: is a symbolic link; "
+                                               "graphcut never writes through a symbolic link "
+                                               "among its outputs: remove it")
     if overlay:
-        (out_dir / OVERLAY_FOLDER).mkdir(exist_ok=True)
+        overlays.mkdir(exist_ok=True)
     with output_folder_lock(out_dir):
         remove_temporary_files(out_dir)  # a killed run's; never another run's (we hold the lock)
         try:
@@ -236,8 +289,9 @@ def _log_failure(job: Job, record: dict) -> None:
         log.warning("%s: failed: %s", display(job.image.name), record["reason"])
 
 
-# Temporary files of graphcut.imageio.atomic_write: ".<name>.<8 random characters>.tmp".
-_TEMPORARY = re.compile(r"\.(?P<name>.+\.png|summary\.csv)\.[A-Za-z0-9_]{8}\.tmp\Z", re.S)
+# Temporary files of graphcut.imageio.atomic_write (masks, overlays, volumes, the summary):
+# ".<name or its start>.<8 random characters>.tmp".
+_TEMPORARY = TEMPORARY_NAME
 
 
 def remove_temporary_files(out_dir) -> list[Path]:

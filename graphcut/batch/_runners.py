@@ -94,15 +94,18 @@ class ThreadRunner:
 
 
 def _ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the driver, which stops them."""
+    """Worker processes leave Ctrl-C to the driver, which stops them; SIGTERM ends a worker
+    at once (not the driver's handler, inherited through fork: the driver removes what a
+    worker stopped mid-write leaves)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def cpu_image_bytes(path, *, max_pixels=None) -> int:
     """Host bytes to decode and segment the image file ``path`` on the CPU, from its header
     (:mod:`graphcut.memory`); 0 for a file that cannot be read (its worker reports why)."""
-    from ..imageio import image_info
-    from ..memory import file_bytes, segmentation_bytes
+    from ..io import image_info
+    from ..segmentation import file_bytes, segmentation_bytes
     try:
         info = image_info(path, max_pixels=max_pixels)
     except Exception:  # noqa: BLE001 - the worker reports unreadable files properly
@@ -127,15 +130,20 @@ class ProcessRunner:
     """A :data:`Runner` of ``jobs`` worker processes (a ``pebble.ProcessPool``), one image
     each at a time, for the CPU backend.
 
-    Args:
-        jobs: worker processes (>= 1).
-        memory_budget: bytes the images in flight may need together; None: a share
-            (:data:`MEMORY_SHARE`) of the memory available when the run starts, less the
-            workers' own; no limit where that cannot be read.
-        timeout: seconds after which an image's worker is stopped and the image failed
-            (None: no limit).
-        task: the per-image function (default :func:`graphcut.batch.segment_file`), importable
-            by the workers.
+    Parameters
+    ----------
+    jobs
+        worker processes (>= 1).
+    memory_budget
+        bytes the images in flight may need together; None: a share
+        (:data:`MEMORY_SHARE`) of the memory available when the run starts, less the
+        workers' own; no limit where that cannot be read.
+    timeout
+        seconds after which an image's worker is stopped and the image failed
+        (None: no limit).
+    task
+        the per-image function (default :func:`graphcut.batch.segment_file`), importable
+        by the workers.
     """
 
     def __init__(self, jobs: int, *, memory_budget: int | None = None,

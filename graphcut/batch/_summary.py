@@ -18,30 +18,54 @@ import io
 import os
 from pathlib import Path
 
-from ..imageio import atomic_write
+from .._safety import open_no_follow, read_small_file
+from ..io import atomic_write
 from ._records import SUMMARY_FIELDS
 
 _ENCODING = dict(encoding="utf-8", errors="surrogateescape")
 
 
 def _csv_bytes(records, *, header: bool) -> bytes:
-    text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=SUMMARY_FIELDS, extrasaction="ignore",
-                            lineterminator="\n")
-    if header:
-        writer.writeheader()
-    writer.writerows(records)
-    return text.getvalue().encode(**_ENCODING)
+    """The rows as CSV lines ending in "\n". Each row is written with the terminator "\r\n",
+    which makes the csv module quote every field holding "\r" or "\n" (with "\n" alone, a
+    name holding "\r" would be left unquoted and split its row in two), and then ends in
+    "\n"."""
+    lines = []
+    rows = ([dict(zip(SUMMARY_FIELDS, SUMMARY_FIELDS))] if header else []) + list(records)
+    for row in rows:
+        text = io.StringIO()
+        csv.DictWriter(text, fieldnames=SUMMARY_FIELDS, extrasaction="ignore",
+                       lineterminator="\r\n").writerow(row)
+        lines.append(text.getvalue()[:-2] + "\n")
+    return "".join(lines).encode(**_ENCODING)
 
 
 def read_summary(path) -> dict[str, dict]:
     """Rows of an existing summary file keyed by image path, the last row of an image winning
     ({} when the file is absent or unreadable). A last line without its end (a write cut short)
-    is ignored."""
+    is ignored.
+
+    The file is read only when it is a regular file (not through a symbolic link), after its
+    size was checked against the memory available.
+
+    Raises
+    ------
+    graphcut.solver.files.NotARegularFileError
+        it is a FIFO, a device, a socket or a
+        folder (refused by name, never opened).
+    graphcut._safety.SymlinkRefusedError
+        it is a symbolic link.
+    graphcut.solver.memory.HostMemoryError
+        it is too large for the memory available.
+    """
     try:
-        data = Path(path).read_bytes()
-    except OSError:
+        data = read_small_file(path, "previous summary", follow_symlinks=False)
+    except FileNotFoundError:
         return {}
+    except OSError as error:
+        if type(error) is OSError or isinstance(error, PermissionError):
+            return {}
+        raise
     if not data.endswith(b"\n"):
         data = data[:data.rfind(b"\n") + 1]
     try:
@@ -70,14 +94,16 @@ class SummaryLog:
     then one row appended and flushed to disk per finished image (:meth:`add`); :meth:`close`
     rewrites it in ``order`` with one row per image.
 
-    Raises:
-        OSError: the file cannot be written (the message names it).
+    Raises
+    ------
+    OSError
+        the file cannot be written (the message names it).
     """
 
     def __init__(self, path, records):
         self.path = Path(path)
         write_summary(self.path, records)
-        self._descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._descriptor = open_no_follow(self.path, os.O_WRONLY | os.O_APPEND)
 
     def add(self, record: dict) -> None:
         """Append ``record`` as one line, written with a single ``write`` and fsync'd."""

@@ -102,21 +102,30 @@ def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None =
     """A Dask cluster of ``n_workers`` worker processes on this machine (each under a nanny
     that restarts it if it dies), scheduler in this process, listening on 127.0.0.1 only.
 
-    Args:
-        n_workers: number of worker processes (>= 1).
-        gpus: None, or one ``CUDA_VISIBLE_DEVICES`` value per worker: worker i then sees only
-            GPU ``gpus[i]`` and offers the resource ``GPU=1``.
-        threads_per_worker: tasks run at once per worker. None: 1 on the CPU (a solve keeps a
-            core busy and holds the GIL), :data:`GPU_PIPELINE_DEPTH` per GPU worker (the
-            pipeline around the card).
-        allowed_failures: dying workers a task may take with it before it is given up.
-        worker_ttl: seconds without a heartbeat before the scheduler restarts a worker.
-        silence_logs: level below which Dask's own log messages are hidden.
-
     Sets Dask's ``distributed.worker.daemon`` to False in this process (worker processes may
     then start the CPU tasks' solver processes).
 
-    Returns:
+    Parameters
+    ----------
+    n_workers
+        number of worker processes (>= 1).
+    gpus
+        None, or one ``CUDA_VISIBLE_DEVICES`` value per worker: worker i then sees only
+        GPU ``gpus[i]`` and offers the resource ``GPU=1``.
+    threads_per_worker
+        tasks run at once per worker. None: 1 on the CPU (a solve keeps a
+        core busy and holds the GIL), :data:`GPU_PIPELINE_DEPTH` per GPU worker (the
+        pipeline around the card).
+    allowed_failures
+        dying workers a task may take with it before it is given up.
+    worker_ttl
+        seconds without a heartbeat before the scheduler restarts a worker.
+    silence_logs
+        level below which Dask's own log messages are hidden.
+
+    Returns
+    -------
+    distributed.SpecCluster
         A ``distributed.SpecCluster``; use it as a context manager, or ``close()`` it.
     """
     if int(n_workers) < 1:
@@ -294,15 +303,20 @@ class DaskRunner:
     """A :data:`graphcut.batch.Runner` that submits one task per image to a Dask client and
     yields the records as tasks complete (``distributed.as_completed``).
 
-    Args:
-        client: a connected ``distributed.Client``.
-        gpu: every task asks for ``resources={"GPU": GPU_TASK_SHARE}`` (only workers offering
-            a GPU run them, at most 8 per card); a task given up as ``KilledWorker`` is tried
-            once more alone (``GPU=1``).
-        task: the per-image function, called on a worker with :func:`segment_file`'s keyword
-            arguments (paths made absolute); it must return a summary record. Default:
-            :func:`segment_file_on_worker`.
-        task_timeout: seconds a task may run before its worker is restarted (None: no limit).
+    Parameters
+    ----------
+    client
+        a connected ``distributed.Client``.
+    gpu
+        every task asks for ``resources={"GPU": GPU_TASK_SHARE}`` (only workers offering
+        a GPU run them, at most 8 per card); a task given up as ``KilledWorker`` is tried
+        once more alone (``GPU=1``).
+    task
+        the per-image function, called on a worker with :func:`segment_file`'s keyword
+        arguments (paths made absolute); it must return a summary record. Default:
+        :func:`segment_file_on_worker`.
+    task_timeout
+        seconds a task may run before its worker is restarted (None: no limit).
     """
 
     def __init__(self, client, *, gpu: bool = False, task=None,
@@ -471,30 +485,43 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
     ``"tcp://10.0.0.5:8786"``), ``n_workers`` (start a local cluster of that many worker
     processes, closed at the end; on the CPU at most one per core) or ``client`` (a connected
     ``distributed.Client``, left open). Paths are sent to the workers as absolute paths and
-    must be valid there.
+    must be valid there. Arguments not listed below are as for
+    :func:`graphcut.batch.run_batch`.
 
-    Args:
-        gpu_resource: ask each task for a share of a ``GPU``. None (default): yes when the
-            device is not "cpu" and the cluster has workers offering ``GPU`` (a local cluster
-            on a machine with GPUs pins one worker per GPU); True: require it (ValueError when
-            no worker offers a GPU); False: never (and local workers are not pinned).
-        task: the per-image function (default :func:`segment_file_on_worker`).
-        task_timeout: seconds an image's task may run before its worker is restarted and the
-            task run again elsewhere (None: no limit).
-        Other arguments: as :func:`graphcut.batch.run_batch`.
+    Parameters
+    ----------
+    gpu_resource
+        ask each task for a share of a ``GPU``. None (default): yes when the
+        device is not "cpu" and the cluster has workers offering ``GPU`` (a local cluster
+        on a machine with GPUs pins one worker per GPU); True: require it (ValueError when
+        no worker offers a GPU); False: never (and local workers are not pinned).
+    task
+        the per-image function (default :func:`segment_file_on_worker`).
+    task_timeout
+        seconds an image's task may run before its worker is restarted and the
+        task run again elsewhere (None: no limit).
 
-    Returns:
+    Returns
+    -------
+    list[dict]
         The records in image-name order, as :func:`graphcut.batch.run_batch`.
 
-    Raises:
-        ValueError: not exactly one of scheduler / n_workers / client, bad folders, more
-            local CPU workers than cores, or a GPU set-up that cannot work (see
-            ``gpu_resource``).
-        NotADirectoryError: a missing input folder.
-        graphcut.batch.OutputFolderBusyError: another batch writes to ``out_dir``.
-        graphcut.solver.BackendUnavailableError: a local cluster with device "cuda" and no GPU.
-        ConnectionError: the scheduler cannot be reached.
-        KeyboardInterrupt: after cancelling the tasks and cleaning up (see the module notes).
+    Raises
+    ------
+    ValueError
+        not exactly one of scheduler / n_workers / client, bad folders, more
+        local CPU workers than cores, or a GPU set-up that cannot work (see
+        ``gpu_resource``).
+    NotADirectoryError
+        a missing input folder.
+    graphcut.batch.OutputFolderBusyError
+        another batch writes to ``out_dir``.
+    graphcut.solver.BackendUnavailableError
+        a local cluster with device "cuda" and no GPU.
+    ConnectionError
+        the scheduler cannot be reached.
+    KeyboardInterrupt
+        after cancelling the tasks and cleaning up (see the module notes).
     """
     if sum(x is not None for x in (scheduler, n_workers, client)) != 1:
         raise ValueError("give exactly one of scheduler, n_workers or client")

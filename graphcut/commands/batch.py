@@ -60,8 +60,8 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
     flow, seconds, backend, parameters per image; a row as each image finishes). A failed
     image is reported and the others go on; the exit status is 1 when any image failed.
     Images done by an earlier run with the same parameters and inputs are skipped unless
-    --overwrite. Ctrl-C cancels the run (exit status 130): finished masks stay and are in the
-    summary, no partial file is left. One run at a time per OUTPUT_DIR.
+    --overwrite. Ctrl-C cancels the run (exit status 130; SIGTERM: 143): finished masks stay
+    and are in the summary, no partial file is left. One run at a time per OUTPUT_DIR.
     """
     from graphcut.batch import (FAILED, OK, SKIPPED, SUMMARY_NAME, OutputFolderBusyError, counts,
                                 run_batch)
@@ -89,7 +89,7 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
             records = run_batch(images_dir, seeds_dir, out_dir, jobs=jobs, **options)
         else:
             try:
-                from graphcut.distributed import run_batch_dask
+                from graphcut.batch.dask import run_batch_dask
             except ImportError as error:  # distributed is an optional extra
                 raise click.UsageError(f"--scheduler / --local-cluster need Dask distributed "
                                        f"(pip install 'graphcut[distributed]'): {error}") \
@@ -97,10 +97,10 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
             records = run_batch_dask(images_dir, seeds_dir, out_dir, scheduler=scheduler,
                                      n_workers=n_workers, gpu_resource=gpu_resource,
                                      task_timeout=task_timeout, **options)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         click.echo("interrupted: unfinished images cancelled; finished masks are complete and "
                    "listed in the summary, no partial files were left", err=True)
-        raise SystemExit(130) from None
+        raise SystemExit(128 + int(getattr(interrupt, "signal", 2))) from None
     except OutputFolderBusyError as error:
         raise click.ClickException(str(error)) from None
     except (NotADirectoryError, ValueError) as error:

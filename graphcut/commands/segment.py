@@ -10,8 +10,7 @@ from pathlib import Path
 
 import click
 
-from graphcut.energy import DEFAULT_LAM, SIGMA_MIN
-from graphcut.models import DEFAULT_MODEL, MODELS
+from graphcut.segmentation import DEFAULT_LAM, SIGMA_MIN
 
 from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_error_message,
                      overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
@@ -42,10 +41,9 @@ class BoxType(click.ParamType):
 
 
 model_option = click.option(
-    "--model", type=click.Choice(list(MODELS)), default=None,
-    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
-         "learned (a classifier on filter features, trained on the seeds). "
-         f"Default: the seeds' settings file, else {DEFAULT_MODEL}.")
+    "--model", type=click.Choice(["histogram", "gmm"]), default=None,
+    help="Colour model: histogram (Boykov-Jolly) or gmm (GrabCut's Gaussian mixtures). "
+         "Default: the seeds' settings file, else histogram.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
@@ -88,7 +86,7 @@ sigma_option = click.option(
 class _DeviceStart:
     """A thread that resolves ``--device`` (a usage error when it cannot be used) and, for the
     GPU, creates the CUDA context and loads the segmentation's kernels
-    (:func:`graphcut.solver.cuda.startup.prepare_process`), while the main thread imports what
+    (:func:`graphcut.solver.prepare_gpu_process`), while the main thread imports what
     it needs and decodes the image and the seeds (Pillow and the CUDA driver release the GIL)."""
 
     def __init__(self, device: str):
@@ -108,7 +106,7 @@ class _DeviceStart:
             self._resolved.set()
         if self._backend == "cuda" and not self._cancelled:
             try:
-                from graphcut.solver.cuda.startup import prepare_process
+                from graphcut.solver import prepare_gpu_process as prepare_process
                 prepare_process()
             except Exception:  # a head start only: the segmentation reports the failure
                 pass
@@ -131,11 +129,11 @@ class _DeviceStart:
 
 def _check_box(image: Path, box) -> None:
     """Usage error (exit 2) for a box outside the image (its size read from the header)."""
-    from PIL import Image
+    from graphcut.io import image_info
 
-    try:
-        with Image.open(image) as opened:
-            width, height = opened.size
+    try:  # the header only; a FIFO or a device is refused, never opened
+        info = image_info(image, max_pixels=0)
+        width, height = info.width, info.height
     except Exception:  # noqa: BLE001 - an unreadable image is reported when it is read
         return
     r0, c0, r1, c1 = box
@@ -218,10 +216,9 @@ def segment(image, seeds_path, box, output, overlay_path, device, lam, sigma, sp
 def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam, sigma, spacing,
              max_pixels, overwrite, options):
     from graphcut.batch import segment_paths
-    from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
-    from graphcut.memory import check_image_file
-    from graphcut.volumeio import (MASK_SUFFIXES, TIFF_SUFFIXES, segment_volume_paths,
-                                   segments_as_volume)
+    from graphcut.io import (MASK_SUFFIXES, TIFF_SUFFIXES, check_lossless_suffix,
+                             check_writable_image_suffix, segments_as_volume)
+    from graphcut.segmentation import check_image_file, segment_volume_paths
 
     volume = seeds_path is not None and segments_as_volume(image, seeds_path)
     if volume and options:
@@ -257,6 +254,10 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
             if source is not None and _same_file(path, source):
                 raise click.BadParameter(f"{path} is the {what} file; outputs never overwrite "
                                          "inputs", param_hint=option)
+            if source is not None and source.is_dir() and _same_file(path.parent, source):
+                raise click.BadParameter(f"{path} is inside the {what} folder; outputs are "
+                                         "never written among the input slices",
+                                         param_hint=option)
     if overlay_path is not None and _same_file(output, overlay_path):
         raise click.BadParameter("the overlay and the mask must be different files",
                                  param_hint="--overlay")
@@ -269,7 +270,8 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
             mask, result = segment_volume_paths(image, seeds_path, output,
                                                 overlay_path=overlay_path,
                                                 lam=DEFAULT_LAM if lam is None else lam,
-                                                sigma=sigma, device=device, spacing=spacing)
+                                                sigma=sigma, device=device, spacing=spacing,
+                                                max_pixels=max_pixels)
         else:
             # from the image's header, before decoding: refuse what cannot fit
             check_image_file(image, device, max_pixels=max_pixels)

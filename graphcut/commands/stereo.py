@@ -15,7 +15,7 @@ _GREY_MODES = {"L", "I;16", "I", "F"}
 
 def _read_image(path: Path) -> np.ndarray:
     """The image as a grey (H, W) or RGB (H, W, 3) array; alpha and palettes are dropped."""
-    from graphcut.imageio import open_image
+    from graphcut.io import open_image
     try:
         with open_image(path) as image:
             if image.mode in ("1", "LA", "La"):
@@ -125,8 +125,11 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
                                                         "--smoothness-truncation") from None
     refuse_existing_output(output, "-o/--output", overwrite)
     refuse_existing_output(preview, "--preview", overwrite)
+    _refuse_existing_dump(dump_instances, overwrite)
     backend = resolve_device_or_usage_error(device)
 
+    # from the headers, before anything is decoded: the pair's sizes and the memory it needs
+    _check_pair_memory(left, right, max_disparity, backend, data_cost)
     left_image, right_image = _read_image(left), _read_image(right)
     if left_image.shape != right_image.shape:
         raise click.ClickException(
@@ -213,6 +216,48 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
         click.echo(f"instances: {len(dump.instances)} in {dump_instances} (index {index})")
     if preview is not None:
         click.echo(f"preview: {preview}")
+
+
+def _refuse_existing_dump(folder: Path | None, overwrite: bool) -> None:
+    """Usage error (exit 2) when the --dump-instances folder already holds instances (an
+    index.json or move_*.max files) and --overwrite was not given."""
+    if folder is None or overwrite or not folder.is_dir():
+        return
+    found = sorted(p.name for p in folder.iterdir()
+                   if p.name == "index.json" or (p.name.startswith("move_") and ".max" in p.name))
+    if found:
+        raise click.BadParameter(f"{folder} already holds dumped instances ({found[0]}"
+                                 f"{', ...' if len(found) > 1 else ''}); pass --overwrite to "
+                                 "replace them", param_hint="--dump-instances")
+
+
+def _check_pair_memory(left: Path, right: Path, max_disparity: int, backend: str,
+                       data_cost: str) -> None:
+    """From the two images' headers: a ClickException when their sizes differ, or when
+    decoding them and computing the disparity would not fit in the memory available."""
+    from graphcut.io import decode_bytes, image_info
+    from graphcut.solver.memory import HostMemoryError, require_host_memory
+    from graphcut.stereo import host_memory_needed, memory_needed
+    try:
+        infos = [image_info(path) for path in (left, right)]
+    except (OSError, ValueError) as error:  # ImageReadError names the file and the reason
+        raise click.ClickException(f"cannot read image: {error}") from None
+    (h, w), (h2, w2) = [(info.height, info.width) for info in infos]
+    if (h, w) != (h2, w2):
+        raise click.ClickException(f"the images differ in size: {left} is {w}x{h}, {right} is "
+                                   f"{w2}x{h2}; a rectified pair must match")
+    if max_disparity >= w:
+        raise click.BadParameter(f"{max_disparity} is not below the image width {w}",
+                                 param_hint="--max-disparity")
+    decode = 2 * decode_bytes(w, h, "RGB")  # both images: Pillow's copy and the array
+    solve = (memory_needed((h, w), max_disparity, "cpu", data_cost) if backend == "cpu"
+             else host_memory_needed((h, w), max_disparity, data_cost))
+    try:
+        require_host_memory(decode + solve, f"a {max_disparity + 1}-label cost volume for a "
+                                            f"{w}x{h} pair and its expansion moves, with "
+                                            f"decoding {left.name} and {right.name}")
+    except HostMemoryError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _describe(image: np.ndarray) -> str:

@@ -1,21 +1,17 @@
-"""Launching the kernels of the labelling code (``solver/cuda/expansion_kernels.cu``, loaded by
-the package's one CUDA loader: the fatbin shipped in the wheel, else NVRTC). Imported only on
-the GPU path."""
+"""Launching the kernels of the labelling code (``expansion_kernels.cu`` beside this module,
+loaded by the solver's one CUDA loader: the fatbin shipped in the wheel, else NVRTC). Imported
+only on the GPU path."""
 
 from __future__ import annotations
 
 import cupy
 import numpy as np
 
-from graphcut.solver.cuda._loader import kernel as _loader_kernel
+from graphcut.solver.kernels import kernel as source_kernel
+from graphcut.solver.kernels import launch_grid
 
-SOURCE = "expansion_kernels.cu"
-THREADS = 256
-
-
-def source_kernel(source: str, name: str) -> cupy.RawKernel:
-    """Kernel ``name`` of the .cu file ``source`` of solver/cuda (loaded once per process)."""
-    return _loader_kernel(source, name)
+SOURCE = "labeling/expansion_kernels.cu"
+MAX_BLOCKS = 65535
 
 
 def kernel(name: str) -> cupy.RawKernel:
@@ -25,7 +21,7 @@ def kernel(name: str) -> cupy.RawKernel:
 
 def launch_config(n: int) -> tuple[tuple[int], tuple[int]]:
     """(grid, block) for a grid-stride kernel over ``n`` items."""
-    return (max(1, min((n + THREADS - 1) // THREADS, 65535)),), (THREADS,)
+    return launch_grid(n, max_blocks=MAX_BLOCKS)
 
 
 def cheapest_labels(costs: cupy.ndarray) -> tuple[cupy.ndarray, cupy.ndarray]:

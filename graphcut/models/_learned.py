@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut.energy import array_module
+from graphcut._arrays import array_module
 
-from ._base import ColourModel
+from ._base import AppearanceModel, ColourModel
+from ._features import image_features
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -295,3 +296,62 @@ def learned_models(count: int, classifier="logistic", l2=None, max_samples=None)
     shared = _Shared(int(count), first.classifier, first.l2, first.max_samples)
     return [LearnedModel(classifier, l2, max_samples, _shared=shared, _index=i)
             for i in range(int(count))]
+
+
+class Learned(AppearanceModel):
+    """The learned appearance model: a classifier on per-pixel filter features
+    (:mod:`graphcut.models._features`), trained on every label's sample at once, whose
+    ``-log`` probabilities are the labels' costs (see this module's notes).
+
+    Parameters
+    ----------
+    classifier : str
+        ``"logistic"`` (quadratic logistic regression, Newton steps) or ``"gaussian"``.
+    l2 : float
+        Penalty of the logistic regression per unit of sample weight (``None``: 0.1).
+    core : float
+        With a box or lasso, the object's sample is the region's core: its pixels at least
+        ``core`` times the largest distance from the outline (``None``: 0.5), plus the object
+        seeds.
+    iterations, seed_share, locality, far_cost :
+        The pipeline's knobs (:class:`AppearanceModel`).
+    """
+
+    name = "learned"
+    lam = 4.0
+    iterations = 0
+    seed_share = 0.1
+    locality = 0.0
+    far_cost = 0.0
+    texture = 0
+    classifier = "logistic"
+    l2 = DEFAULT_L2
+    core = 0.5
+    knobs = ("classifier", "l2", "core", "iterations", "seed_share", "locality", "far_cost")
+
+    def check_knob(self, key, value):
+        if key == "classifier":
+            if value not in CLASSIFIERS:
+                raise ValueError(f"unknown classifier {value!r}; expected one of "
+                                 f"{', '.join(CLASSIFIERS)}")
+            return value
+        if key in ("l2", "core"):
+            value = float(value)
+            low_ok = value > 0 if key == "l2" else value >= 0
+            if not (np.isfinite(value) and low_ok and (key == "l2" or value <= 1)):
+                raise ValueError(f"{key} must be a finite number "
+                                 f"{'> 0' if key == 'l2' else 'from 0 to 1'}, got {value}")
+            return value
+        return super().check_knob(key, value)
+
+    def features(self, values):
+        return image_features(values)
+
+    def fit(self, features, samples) -> "Learned":
+        self._views = learned_models(len(samples), classifier=self.classifier, l2=self.l2)
+        for view, sample in zip(self._views, samples):
+            view.fit(features, sample)
+        return self
+
+    def costs(self, features) -> list:
+        return [view.costs(features) for view in self._views]

@@ -4,7 +4,7 @@ Connectivity is the graph's: 4-neighbours. Both steps work on host NumPy arrays 
 :func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
 its label is always kept, and a hole holding a background seed (or a pixel outside the box or
 lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
-when the mask is a CuPy array (flood fills and part sizes, ``graphcut.solver.cuda.flood``).
+when the mask is a CuPy array (flood fills and part sizes, ``graphcut.segmentation.flood``).
 """
 
 from __future__ import annotations
@@ -12,14 +12,24 @@ from __future__ import annotations
 import numpy as np
 
 from graphcut._arrays import to_host
+from graphcut._labels import BACKGROUND, FOREGROUND
+from graphcut.io import KEEP_CHOICES
 
-KEEP_CHOICES = ("all", "connected")
 _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)  # 4-connected
 
 
 def keep_connected(mask, anchors) -> np.ndarray:
     """The parts (4-connected components) of bool ``mask`` that touch ``anchors`` (bool,
-    e.g. the object seeds); when no part does, the largest part."""
+    e.g. the object seeds); when no part does, the largest part.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.segmentation import keep_connected
+    >>> mask = np.array([[1, 1, 0, 1]], bool)
+    >>> keep_connected(mask, anchors=np.array([[0, 1, 0, 0]], bool)).astype(int)
+    array([[1, 1, 0, 0]])
+    """
     mask = np.asarray(mask, dtype=bool)
     from scipy import ndimage  # imported here: `graphcut segment` without clean-up never needs it
     parts, count = ndimage.label(mask, structure=_FOUR)
@@ -40,6 +50,17 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
 
     A hole is a 4-connected part of ``~mask`` that does not touch the image border; holes
     holding a ``protected`` pixel (background seeds, pixels outside the box) stay open.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.segmentation import fill_holes
+    >>> ring = np.ones((3, 3), bool)
+    >>> ring[1, 1] = False
+    >>> bool(fill_holes(ring, max_area=2).all())            # a 1-pixel hole, < 2: filled
+    True
+    >>> bool(fill_holes(ring, max_area=1)[1, 1])            # not smaller than 1: kept open
+    False
     """
     mask = np.asarray(mask, dtype=bool)
     if max_area <= 0:
@@ -62,15 +83,35 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     """One object's clean-up without a box or lasso: ``clean_labels`` of the mask (object
     label 1) with the same seeds, as a bool mask, on the arrays' device.
 
-    Args:
-        mask: bool (H, W) result, NumPy or CuPy.
-        seeds: uint8 (H, W) seeds of that result (1 object, 2 background), on the same device.
-        keep: "connected" (the parts touching an object seed; the largest part when none
-            does) or "all".
-        fill_holes_area: holes of fewer pixels than this, free of background seeds and not
-            open to the border, join the object (0: none).
+    Parameters
+    ----------
+    mask
+        bool (H, W) result, NumPy or CuPy.
+    seeds
+        uint8 (H, W) seeds of that result (1 object, 2 background), on the same device.
+    keep
+        "connected" (the parts touching an object seed; the largest part when none
+        does) or "all".
+    fill_holes_area
+        holes of fewer pixels than this, free of background seeds and not
+        open to the border, join the object (0: none).
+
+    Examples
+    --------
+    The part not connected to the object seed goes, the 1-pixel hole is filled:
+
+    >>> import numpy as np
+    >>> from graphcut.segmentation import clean_mask
+    >>> mask = np.array([[1, 1, 1, 0, 1],
+    ...                  [1, 0, 1, 0, 0],
+    ...                  [1, 1, 1, 0, 0]], bool)
+    >>> seeds = np.zeros((3, 5), np.uint8)
+    >>> seeds[0, 0], seeds[2, 4] = 1, 2
+    >>> clean_mask(mask, seeds, keep="connected", fill_holes_area=2).astype(int)
+    array([[1, 1, 1, 0, 0],
+           [1, 1, 1, 0, 0],
+           [1, 1, 1, 0, 0]])
     """
-    from graphcut.seeds import BACKGROUND, FOREGROUND
 
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")
@@ -80,8 +121,8 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
                               to_host(seeds), keep=keep, fill_holes_area=fill_holes_area)
         cleaned = labels == FOREGROUND
         return _like(mask, cleaned) if on_gpu else cleaned
-    from graphcut.solver.cuda import flood
-    from graphcut.solver.cuda.masks import count_true
+    from . import flood
+    from .masks import count_true
     if keep == "connected":
         kept, count = flood.parts_touching_seeds(mask, seeds, FOREGROUND)
         if count == 0 and count_true(mask):  # no seed in the object: its largest part (host)
@@ -128,7 +169,6 @@ def clean_labels(labels, object_labels, seeds, *, keep="all", fill_holes_area=0,
     (the largest part when none does); holes of fewer than ``fill_holes_area`` pixels made
     only of background and free of background seeds and of ``outside`` pixels join the
     object around them."""
-    from graphcut.seeds import BACKGROUND
 
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")

@@ -16,8 +16,18 @@ import numpy as np
 def box_mask(shape, box) -> np.ndarray:
     """bool (H, W), True inside the half-open ``box`` = (row0, col0, row1, col1).
 
-    Raises:
-        ValueError: not four integers, an empty box, or a box reaching outside the image.
+    Raises
+    ------
+    ValueError
+        not four integers, an empty box, or a box reaching outside the image.
+
+    Examples
+    --------
+    >>> from graphcut.segmentation import box_mask
+    >>> box_mask((3, 4), (1, 1, 3, 3)).astype(int)          # (row0, col0, row1, col1)
+    array([[0, 0, 0, 0],
+           [0, 1, 1, 0],
+           [0, 1, 1, 0]])
     """
     h, w = int(shape[0]), int(shape[1])
     try:
@@ -39,8 +49,20 @@ def lasso_mask(shape, vertices) -> np.ndarray:
     """bool (H, W), True inside the closed polygon ``vertices`` ((row, col) pairs, at least
     3; coordinates may lie outside the image, which clips the polygon).
 
-    Raises:
-        ValueError: fewer than 3 vertices, non-finite coordinates, or no pixel inside.
+    Raises
+    ------
+    ValueError
+        fewer than 3 vertices, non-finite coordinates, or no pixel inside.
+
+    Examples
+    --------
+    >>> from graphcut.segmentation import lasso_mask
+    >>> bool(lasso_mask((4, 4), [(0, 0), (0, 3), (3, 3), (3, 0)]).all())  # (row, col)
+    True
+    >>> lasso_mask((4, 4), [(0, 0), (0, 2)])
+    Traceback (most recent call last):
+        ...
+    ValueError: a lasso needs at least 3 (row, col) vertices, got 2 (array shape (2, 2))
     """
     from skimage.draw import polygon2mask
 

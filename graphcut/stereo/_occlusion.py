@@ -6,9 +6,27 @@ them, so they are the same on every backend.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["fill_from_background", "inconsistent_pixels"]
+
+class MedianFill(NamedTuple):
+    """Settings of :func:`weighted_median_fill` as :func:`~graphcut.stereo.disparity` applies
+    it to the background-filled occlusions (``median_fill=MedianFill()``; off by default). The
+    defaults were chosen on the development pairs of bench/bench_stereo.py (the synthetic
+    "office" and "stairs" scenes) only: see docs/benchmarks.md.
+
+    radius: half the window's side in pixels; step: every step-th row and column of it;
+    colour_sigma: grey levels; space_sigma: pixels.
+    """
+
+    radius: int = 24
+    step: int = 4
+    colour_sigma: float = 5.0
+    space_sigma: float = 12.0
+
+__all__ = ["MedianFill", "check_median_fill", "fill_from_background", "inconsistent_pixels", "weighted_median_fill"]
 
 
 def inconsistent_pixels(left_labels, right_labels, *, tolerance: int = 1) -> np.ndarray:
@@ -19,7 +37,9 @@ def inconsistent_pixels(left_labels, right_labels, *, tolerance: int = 1) -> np.
     view's disparity there differs from ``d`` by more than ``tolerance``. Such pixels are
     occluded in the right view (or mismatched).
 
-    Returns:
+    Returns
+    -------
+    numpy.ndarray
         bool (H, W), True = inconsistent.
     """
     left_labels = np.asarray(left_labels)
@@ -59,3 +79,117 @@ def fill_from_background(labels, invalid) -> np.ndarray:
     nearest = np.minimum(from_left, from_right)
     filled = np.where(nearest == none, labels, nearest).astype(labels.dtype)
     return np.where(valid, labels, filled)
+
+
+def check_median_fill(settings) -> MedianFill:
+    """``settings`` as a :class:`MedianFill` after checking its values (ValueError)."""
+    try:
+        radius, step, colour_sigma, space_sigma = settings
+    except (TypeError, ValueError):
+        raise ValueError(f"median_fill must be a MedianFill (radius, step, colour_sigma, "
+                         f"space_sigma) or None, got {settings!r}") from None
+    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) \
+            or not 1 <= radius <= 256:
+        raise ValueError(f"median fill radius must be an int in 1..256 pixels, got {radius!r}")
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) \
+            or not 1 <= step <= radius:
+        raise ValueError(f"median fill step must be an int in 1..radius ({radius}), got "
+                         f"{step!r}")
+    for name, value in (("colour_sigma", colour_sigma), ("space_sigma", space_sigma)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
+                or not 1e-3 <= value <= 1e6:
+            raise ValueError(f"median fill {name} must be a number in 0.001..1e6, got "
+                             f"{value!r}")
+    return MedianFill(int(radius), int(step), float(colour_sigma), float(space_sigma))
+
+
+def weighted_median_fill(labels, invalid, image, *, radius: int = 9, colour_sigma: float = 10.0,
+                         space_sigma: float = 9.0, step: int = 1,
+                         max_label: int | None = None) -> np.ndarray:
+    """Replace each invalid pixel by the weighted median of the labels around it.
+
+    The weight of neighbour ``q`` of pixel ``p`` (within a (2 radius + 1)^2 window, inside the
+    image) is ``exp(-|I_p - I_q| / colour_sigma - |p - q| / space_sigma)``: ``|I_p - I_q|`` the
+    mean absolute difference over the channels of ``image`` (grey levels), ``|p - q|`` the
+    Euclidean distance in pixels. Neighbours that are invalid themselves count with their
+    current (e.g. background-filled) label. This is the edge-respecting smoothing of the
+    filled occlusions of cost-volume filtering (Hosni et al. 2013): a filled streak takes the
+    labels of the pixels of similar colour around it.
+
+    Parameters
+    ----------
+    labels : (H, W) integer array
+        Disparity map with its invalid pixels already filled (e.g. by
+        :func:`fill_from_background`); labels must be >= 0.
+    invalid : (H, W) bool array
+        The pixels to replace.
+    image : (H, W) or (H, W, C) array
+        The left image on the 0..255 scale.
+    radius : int
+        Half the window's side in pixels (>= 1).
+    step : int
+        Sample every ``step``-th row and column of the window (>= 1; the centre is always
+        sampled): a wider window for the same work.
+    colour_sigma, space_sigma : float
+        Decay of the weights in grey levels and in pixels (> 0).
+    max_label : int, optional
+        The largest label (default: the map's maximum).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new map of ``labels``' dtype; valid pixels are unchanged.
+
+    Raises
+    ------
+    ValueError
+        On shapes that differ, negative labels or parameters out of range.
+
+    Examples
+    --------
+    >>> labels = np.array([[5, 5, 0, 9, 9]])
+    >>> image = np.array([[10, 10, 10, 200, 200]])
+    >>> weighted_median_fill(labels, labels == 0, image, radius=2).tolist()
+    [[5, 5, 5, 9, 9]]
+    """
+    labels = np.asarray(labels)
+    invalid = np.asarray(invalid, dtype=bool)
+    image = np.asarray(image, dtype=np.float32)
+    if image.ndim == 2:
+        image = image[..., np.newaxis]
+    if labels.ndim != 2 or labels.shape != invalid.shape or image.shape[:2] != labels.shape:
+        raise ValueError(f"labels {labels.shape}, invalid {invalid.shape} and image "
+                         f"{image.shape} must share one (H, W) shape")
+    check_median_fill(MedianFill(radius, step, colour_sigma, space_sigma))
+    if labels.size and labels.min() < 0:
+        raise ValueError("labels must be >= 0")
+    rows, cols = np.nonzero(invalid)
+    if rows.size == 0:
+        return labels.copy()
+    top = int(labels.max()) if max_label is None else int(max_label)
+    bins = top + 1
+    h, w = labels.shape
+    count = rows.size
+    histogram = np.zeros(count * bins, dtype=np.float64)
+    base = (np.arange(count, dtype=np.int64) * bins)[:, np.newaxis]
+    centre = image[rows, cols][:, np.newaxis, :]
+    channels = image.shape[2]
+    offsets = np.arange(-(radius // step) * step, radius + 1, step)
+    c = cols[:, np.newaxis] + offsets[np.newaxis, :]
+    inside_c = (c >= 0) & (c < w)
+    c = np.clip(c, 0, w - 1)
+    for dy in offsets:  # one row of the window at a time: (count, 2 radius + 1) neighbours
+        r = rows + dy
+        inside = inside_c & ((r >= 0) & (r < h))[:, np.newaxis]
+        r = np.clip(r, 0, h - 1)[:, np.newaxis]
+        colour = np.abs(image[r, c] - centre).sum(axis=2)
+        distance = np.hypot(float(dy), offsets.astype(np.float32))[np.newaxis, :]
+        weight = np.exp(colour * np.float32(-1 / (channels * colour_sigma))
+                        - distance * np.float32(1 / space_sigma))
+        histogram += np.bincount((base + labels[r, c])[inside], weights=weight[inside],
+                                 minlength=count * bins)
+    cumulative = np.cumsum(histogram.reshape(count, bins), axis=1)
+    median = np.argmax(cumulative >= cumulative[:, -1:] / 2, axis=1)
+    result = labels.copy()
+    result[rows, cols] = median.astype(labels.dtype)
+    return result

@@ -32,9 +32,16 @@ DISPARITY_SUFFIXES = (".npy", ".png")
 
 @contextmanager
 def atomic_path(path, *, suffix=None):
-    """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds."""
+    """Yield a temporary path next to ``path``; rename it onto ``path`` if the block succeeds.
+
+    The temporary name is ``.<name>.<random>.tmp`` (the name shortened when needed, so that it
+    fits the file system's limit whatever the length of ``path``'s name; see
+    :func:`graphcut._safety.temporary_prefix`): write to it by handle or with an explicit
+    format. ``suffix`` is ignored (kept for callers of older versions).
+    """
+    from graphcut._safety import temporary_prefix
     path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=suffix or path.suffix,
+    handle, temporary = tempfile.mkstemp(prefix=temporary_prefix(path), suffix=".tmp",
                                          dir=path.parent if str(path.parent) else ".")
     os.close(handle)
     umask = os.umask(0)
@@ -54,8 +61,8 @@ def write_disparity(path, disparity) -> None:
     disparity = np.asarray(disparity)
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        with atomic_path(path) as temporary:
-            np.save(temporary, disparity)
+        with atomic_path(path) as temporary, open(temporary, "wb") as handle:
+            np.save(handle, disparity, allow_pickle=False)
     elif suffix == ".png":
         values = np.where(np.isfinite(disparity), disparity, 0).astype(np.float64) * KITTI_SCALE
         values = np.rint(values)
@@ -73,12 +80,14 @@ def read_disparity(path) -> np.ndarray:
     """Read a disparity map: ``.npy`` as stored; ``.png`` (KITTI) as float64 with NaN where
     the stored value is 0; ``.pfm`` (Middlebury's format) as float64 with NaN where the stored
     value is not finite."""
+    from graphcut._safety import read_npy
+    from graphcut.io import open_image
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        return np.load(path, allow_pickle=False)
+        return read_npy(path, "disparity file")
     if suffix == ".png":
-        with Image.open(path) as image:
+        with open_image(path) as image:  # a regular file, its memory checked before decoding
             values = np.asarray(image)
         if values.ndim != 2 or values.dtype.kind not in "iu" or values.dtype.itemsize < 2:
             raise ValueError(f"{path}: expected a 16-bit grey PNG (KITTI disparity x 256), got "
@@ -95,7 +104,9 @@ def read_disparity(path) -> np.ndarray:
 def _read_pfm(path: Path) -> np.ndarray:
     """A grey PFM file (``Pf``, width height, scale < 0 little-endian / > 0 big-endian, rows
     bottom to top) as float64 with NaN for non-finite values."""
-    with open(path, "rb") as handle:
+    from graphcut._safety import open_regular_file
+    handle, _ = open_regular_file(path)
+    with handle:
         header = [handle.readline(64).strip() for _ in range(3)]
         if header[0] != b"Pf":
             raise ValueError(f"{path}: expected a grey PFM file starting with 'Pf', got "
@@ -108,6 +119,8 @@ def _read_pfm(path: Path) -> np.ndarray:
                              f"{header[2][:32]!r})") from None
         if width < 1 or height < 1 or scale == 0 or width * height > 1 << 30:
             raise ValueError(f"{path}: bad PFM size {width}x{height} or scale {scale}")
+        from graphcut.solver.memory import require_host_memory
+        require_host_memory(20 * width * height, f"reading the {width}x{height} PFM {path}")
         dtype = np.dtype("<f4" if scale < 0 else ">f4")
         data = np.fromfile(handle, dtype=dtype, count=width * height)
     if data.size != width * height:

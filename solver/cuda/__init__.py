@@ -7,9 +7,11 @@ present.
 
 from __future__ import annotations
 
+import functools
 
-class GPUMemoryError(MemoryError):
-    """The network does not fit in the GPU's free memory."""
+from ..errors import GPUMemoryError
+
+__all__ = ["GPUMemoryError", "csr_min_cut", "device_name", "grid_min_cut", "require_free_memory"]
 
 
 def require_free_memory(need_bytes: int, what: str, *, headroom: float = 0.9) -> None:
@@ -22,6 +24,19 @@ def require_free_memory(need_bytes: int, what: str, *, headroom: float = 0.9) ->
     if need_bytes > headroom * free:
         raise GPUMemoryError(f"{what} needs about {need_bytes / 2**30:.2f} GiB of GPU memory, "
                              f"{free / 2**30:.2f} GiB are free")
+
+
+def device_name() -> str:
+    """Name of the current CUDA device, e.g. "NVIDIA H100 80GB HBM3" (imports CuPy)."""
+    import cupy
+    return _device_name(cupy.cuda.Device().id)
+
+
+@functools.cache
+def _device_name(device_id: int) -> str:
+    import cupy
+    name = cupy.cuda.runtime.getDeviceProperties(device_id)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
 
 
 def grid_min_cut(network):

@@ -22,7 +22,7 @@ import os
 
 import cupy
 
-from ._variants import SOURCE_DIR, Variant, shipped_binary, variant
+from ._variants import INCLUDE_DIR, Variant, shipped_binary, source_path, variant
 
 log = logging.getLogger("graphcut.solver.cuda")
 
@@ -33,7 +33,8 @@ _origins: dict[Variant, str] = {}
 
 
 def load_module(filename: str, defines=None, *, cooperative: bool = False) -> cupy.RawModule:
-    """The module of ``filename`` (a .cu file beside this module) built with ``defines``
+    """The module of ``filename`` (a .cu file beside this module, or one of the library's
+    named with its folder: ``"segmentation/mask_kernels.cu"``) built with ``defines``
     (``{"NAME": value}``, value None for a bare ``-DNAME``), loaded once per process.
 
     ``cooperative``: its kernels are launched with ``cuLaunchCooperativeKernel`` (needed for
@@ -74,6 +75,7 @@ def _load(entry: Variant) -> cupy.RawModule:
             _origins[entry] = "binary"
             return module
     _origins[entry] = "nvrtc"
-    code = (SOURCE_DIR / entry.source).read_text()
-    return cupy.RawModule(code=code, options=NVRTC_OPTIONS + entry.define_options,
+    code = source_path(entry.source).read_text()
+    options = (*NVRTC_OPTIONS, f"-I{INCLUDE_DIR}", *entry.build_options)
+    return cupy.RawModule(code=code, options=options,
                           enable_cooperative_groups=entry.cooperative)

@@ -1,8 +1,13 @@
 """The table of CUDA kernel builds: what the wheel ships precompiled and how it is built.
 
-Every ``.cu`` file beside this module is built at least once: the entries of :data:`EXPLICIT`
-name the preprocessor constants (``-D``) and launch kind of a build, and every file that no entry
-names gets one plain build. :data:`VARIANTS` is the resulting table; the wheel build
+The sources are the max-flow kernels beside this module, named by their file name
+(``"grid_kernels.cu"``), and the library's kernels beside the Python that launches them, named
+by their folder in the ``graphcut`` package (``"segmentation/energy_kernels.cu"``; the folders
+are :data:`KERNEL_FOLDERS`). Every build can include the shared headers (``*.cuh``) of this
+folder (``-I`` it, :data:`INCLUDE_DIR`). Every source is built at least once: the entries of
+:data:`EXPLICIT` name the preprocessor constants (``-D``) and launch kind of a build, and every
+file that no entry names gets one plain build. Every build also gets the kernels' constants
+(:data:`CONSTANTS`, ``-D``). :data:`VARIANTS` is the resulting table; the wheel build
 (``setup.py``) compiles each variant with nvcc into one fatbin, the loader (``_loader.py``) picks
 the fatbin of the variant it is asked for, and ``tests/test_cuda_compile.py`` compiles them all.
 
@@ -31,6 +36,13 @@ from pathlib import Path
 
 SOURCE_DIR = Path(__file__).resolve().parent
 BINARY_DIR = SOURCE_DIR / "_binaries"
+INCLUDE_DIR = SOURCE_DIR  # the shared headers; every build gets -I to it
+# The graphcut package's folder: installed, graphcut/solver/cuda is this folder; in a checkout
+# (package-dir mapping) the solver is solver/ beside the library's graphcut/.
+LIBRARY_DIR = (SOURCE_DIR.parents[1] if (SOURCE_DIR.parents[1] / "__init__.py").is_file()
+               else SOURCE_DIR.parents[1] / "graphcut")
+# The library's folders (in the graphcut package) whose .cu files are built too.
+KERNEL_FOLDERS = ("segmentation", "stereo", "labeling")
 MANIFEST_NAME = "manifest.json"
 FATBIN_MAGIC = 0xBA55ED50
 
@@ -42,6 +54,20 @@ PTX_ARCHITECTURE = "90"
 # The options CuPy's NVRTC path uses for these files (CuPy adds -ftz=true to every compile), so
 # a shipped binary computes what an NVRTC build would.
 COMMON_OPTIONS = ("-std=c++17", "-ftz=true")
+
+# The kernels' compile-time constants, written only here: every build gets them as -DNAME=VALUE
+# (nvcc and NVRTC alike; the .cu files stop with #error without them) and the Python launchers
+# read them from here (graphcut.solver.kernels.constant), so a block shape cannot differ
+# between a kernel and its launch.
+CONSTANTS = {
+    "GRAPHCUT_THREADS": 256,  # threads per block of every grid-stride kernel
+    # push-relabel (PR) and BFS tiles of grid_kernels.cu, (x, y[, z]) pixels / voxels
+    "PR_TILE_2D_X": 32, "PR_TILE_2D_Y": 8, "BFS_TILE_2D_X": 32, "BFS_TILE_2D_Y": 32,
+    "PR_TILE_3D_X": 32, "PR_TILE_3D_Y": 4, "PR_TILE_3D_Z": 2,
+    "BFS_TILE_3D_X": 32, "BFS_TILE_3D_Y": 8, "BFS_TILE_3D_Z": 4,
+    "LABEL_TILE": 32,  # segmentation/flood_kernels.cu's label_tile: LABEL_TILE^2 threads
+}
+CONSTANT_OPTIONS = tuple(f"-D{name}={value}" for name, value in sorted(CONSTANTS.items()))
 
 
 @dataclass(frozen=True)
@@ -61,9 +87,19 @@ class Variant:
     cooperative: bool = False
 
     @property
+    def path(self) -> Path:
+        """The source file (the solver's in :data:`SOURCE_DIR`, see :func:`source_path`)."""
+        return source_path(self.source)
+
+    @property
     def define_options(self) -> tuple[str, ...]:
         return tuple(f"-D{name}" if value is None else f"-D{name}={value}"
                      for name, value in self.defines)
+
+    @property
+    def build_options(self) -> tuple[str, ...]:
+        """Every ``-D`` option of this build: :data:`CONSTANTS`, then its own defines."""
+        return CONSTANT_OPTIONS + self.define_options
 
     @property
     def binary_name(self) -> str:
@@ -91,14 +127,30 @@ EXPLICIT = (
 )
 
 
+def source_path(source: str, source_dir: Path = SOURCE_DIR) -> Path:
+    """The file of a source name: a bare file name is the solver's (in ``source_dir``), a name
+    with a folder the library's (``"stereo/stereo_kernels.cu"``: in :data:`LIBRARY_DIR`)."""
+    if "/" in source:
+        return LIBRARY_DIR / source
+    return Path(source_dir) / source
+
+
+def source_names(source_dir: Path = SOURCE_DIR) -> list[str]:
+    """Every kernel source's name: the solver's (``source_dir``), then the library's."""
+    names = [path.name for path in sorted(Path(source_dir).glob("*.cu"))]
+    for folder in KERNEL_FOLDERS:
+        names += [f"{folder}/{path.name}" for path in sorted((LIBRARY_DIR / folder).glob("*.cu"))]
+    return names
+
+
 def sources(source_dir: Path = SOURCE_DIR) -> list[Path]:
-    return sorted(Path(source_dir).glob("*.cu"))
+    return [source_path(name, source_dir) for name in source_names(source_dir)]
 
 
 def variants(source_dir: Path = SOURCE_DIR) -> tuple[Variant, ...]:
     """:data:`EXPLICIT` plus one plain build of every ``.cu`` file that it does not name."""
     named = {entry.source for entry in EXPLICIT}
-    plain = tuple(variant(path.name) for path in sources(source_dir) if path.name not in named)
+    plain = tuple(variant(name) for name in source_names(source_dir) if name not in named)
     return EXPLICIT + plain
 
 
@@ -106,9 +158,13 @@ VARIANTS = variants()
 
 
 def source_digest(source: str, source_dir: Path = SOURCE_DIR) -> str:
-    """SHA-256 of the ``.cu`` file and of every ``.cuh`` header in the folder (in name order)."""
+    """SHA-256 of the ``.cu`` file, of every ``.cuh`` header in its folder and of the shared
+    headers (``source_dir``'s; in name order)."""
     digest = hashlib.sha256()
-    for path in [Path(source_dir) / source, *sorted(Path(source_dir).glob("*.cuh"))]:
+    path = source_path(source, source_dir)
+    headers = sorted(set(path.parent.glob("*.cuh")) | set(Path(source_dir).glob("*.cuh")))
+    digest.update(" ".join(CONSTANT_OPTIONS).encode() + b"\0")
+    for path in [path, *headers]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -120,8 +176,8 @@ def nvcc_command(entry: Variant, output: Path, *, nvcc: str = "nvcc",
     targets = [f"-gencode=arch=compute_{arch},code=sm_{arch}" for arch in architectures]
     if ptx_architecture:
         targets.append(f"-gencode=arch=compute_{ptx_architecture},code=compute_{ptx_architecture}")
-    return [nvcc, "--fatbin", *COMMON_OPTIONS, *targets, *entry.define_options,
-            "-o", str(output), str(Path(source_dir) / entry.source)]
+    return [nvcc, "--fatbin", *COMMON_OPTIONS, f"-I{source_dir}", *targets,
+            *entry.build_options, "-o", str(output), str(source_path(entry.source, source_dir))]
 
 
 def supported_architectures(nvcc: str = "nvcc") -> set[str]:

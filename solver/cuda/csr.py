@@ -27,7 +27,7 @@ import numpy as np
 
 from ..networks import CSRNetwork
 from ..result import CutResult
-from ..api import BackendUnavailableError
+from ..errors import BackendUnavailableError
 from . import GPUMemoryError, require_free_memory
 from ._loader import load_module
 from .csr_build import build_residual_graph, residual_sum, slot_range

@@ -1,4 +1,5 @@
-"""The GPU grid solver: push-relabel phase I on a 4-connected pixel grid.
+"""The GPU grid solver: push-relabel phase I on a 4-connected pixel grid (:class:`GridState`)
+or a 6-connected voxel grid (:class:`VolumeState`, with the geometry of :mod:`.grid3d`).
 
 Neighbours are implicit; residual capacities are stored per direction as separate (H, W) int32
 arrays (zero at the border), excess as int64, heights as int32. Terminal arcs are folded in:
@@ -14,7 +15,6 @@ residuals, see transfer.py). A 100-megapixel image needs about 5.7 GB of GPU mem
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 
@@ -23,69 +23,22 @@ import numpy as np
 
 from ..networks import GridNetwork
 from ..dynamic import TerminalUpdate
+from .launch import constant, launch_grid
 from ..result import CutResult, SolveCancelled
-from . import GPUMemoryError, require_free_memory
+from . import GPUMemoryError, device_name, grid3d, require_free_memory
 from .module import kernel
-from .transfer import (change_nlinks, cut_side, fill_int32, fold_terminals, load_residuals,
-                       prepare_staging, reparameterize, sum_nonnegative, to_host, upload_grid)
+from .schedule import Schedule, recorded_event, run_batch
+from .transfer import (change_nlinks, checked_links, cut_side, fill_int32, fold_terminals,
+                       int32_on_gpu, load_residuals, prepare_staging, reparameterize,
+                       sum_nonnegative, to_host, upload_grid)
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
-INT32_MAX = int(np.iinfo(np.int32).max)
+INT32_MAX = 2**31 - 1
 NETWORK_BYTES_PER_PIXEL = 8  # int32 source and sink staged on the GPU during an upload
 RIGHT, LEFT, DOWN, UP = range(4)
-PR_TILE = (32, 8)     # (width, height) of a push-relabel block's tile; matches the .cu file
-BFS_TILE = 32
-
-
-@dataclass
-class Schedule:
-    """How the solver interleaves push-relabel work with exact global relabels.
-
-    cycles: push/relabel operations each pixel's thread may do in one kernel launch (>= 1).
-    launches_per_relabel: push-relabel launches between two global relabels (exact BFS; >= 1).
-    bfs_passes_per_check: tile passes of the BFS launched between reads of its change flag
-        (>= 1; odd values are handled by alternating the two tile-flag arrays).
-    block_sync: step a tile's pixels together until the whole tile is idle (else each thread
-        stops at its own pixel's first idle moment).
-    graphs: replay each fixed batch of launches as a captured CUDA graph (fewer host calls).
-
-    Every accepted schedule gives the exact answer; only the speed depends on it.
-    """
-
-    cycles: int = 8
-    launches_per_relabel: int = 16
-    bfs_passes_per_check: int = 4
-    block_sync: bool = True
-    graphs: bool = True
-
-    def __post_init__(self):
-        for name in ("cycles", "launches_per_relabel", "bfs_passes_per_check"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"Schedule.{name} must be an int, got {value!r}")
-            if not 1 <= value <= INT32_MAX:
-                raise ValueError(f"Schedule.{name} must be in 1..{INT32_MAX}, got {value}")
-        for name in ("block_sync", "graphs"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"Schedule.{name} must be a bool, got {getattr(self, name)!r}")
-
-
-def _event() -> cupy.cuda.Event:
-    event = cupy.cuda.Event()
-    event.record()
-    return event
-
-
-@functools.cache
-def _device_name(device_id: int) -> str:
-    props = cupy.cuda.runtime.getDeviceProperties(device_id)
-    return props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-
-
-def device_name() -> str:
-    """Name of the current CUDA device, e.g. "NVIDIA H100 80GB HBM3"."""
-    return _device_name(cupy.cuda.Device().id)
+PR_TILE = (constant("PR_TILE_2D_X"), constant("PR_TILE_2D_Y"))  # (width, height)
+BFS_TILE = constant("BFS_TILE_2D_X")  # == BFS_TILE_2D_Y, compiled in
 
 
 def check_fits(num_pixels: int, extra_bytes_per_pixel: int = 0) -> None:
@@ -113,7 +66,7 @@ class GridState:
     counters: cupy.ndarray = None   # int32 [any BFS tile dirty, active pixel count]
     nlinks: tuple = None  # (right, left, down, up) capacities in force, for restarts
 
-    # Geometry of the kernels (grid3d.VolumeState overrides it for volumes): block shapes
+    # Geometry of the kernels (VolumeState overrides it for volumes): block shapes
     # (x first) of the push-relabel and BFS tiles, and the suffix of the kernels' names.
     PR_BLOCK = PR_TILE
     BFS_BLOCK = (BFS_TILE, BFS_TILE)
@@ -161,9 +114,8 @@ class GridState:
     def from_network(cls, network: GridNetwork) -> "GridState":
         """A state loaded with ``network``: the one :func:`warm_up` (or the last
         :func:`grid_min_cut`) kept for this shape if there is one, else a new one (a
-        :class:`~.grid3d.VolumeState` for a volume)."""
+        :class:`VolumeState` for a volume)."""
         if network.ndim == 3 and cls is GridState:  # a volume: the 6-connected kernels
-            from .grid3d import VolumeState
             return VolumeState.from_network(network)
         state = _reusable.pop((cupy.cuda.Device().id, network.shape), None)
         if state is None or type(state) is not cls:
@@ -193,7 +145,7 @@ class GridState:
 
         Only valid right after the n-link residuals were reset to their capacities (:meth:`load`).
         """
-        fold_terminals(self, _int32_on_gpu(source), _int32_on_gpu(sink),
+        fold_terminals(self, int32_on_gpu(source), int32_on_gpu(sink),
                        cupy.cuda.get_current_stream())
 
     def _apply(self, update: TerminalUpdate) -> None:
@@ -216,7 +168,7 @@ class GridState:
         n-link capacities in force with zero flow (when a residual would leave int32); either
         way the next :meth:`solve` gives the exact answer.
         """
-        source, sink = _int32_on_gpu(source), _int32_on_gpu(sink)
+        source, sink = int32_on_gpu(source), int32_on_gpu(sink)
         if reparameterize(self, source, sink):  # one kernel, in place
             return True
         if self.nlinks is None:
@@ -253,7 +205,7 @@ class GridState:
             raise RuntimeError("this GridState holds no network (or released its n-link "
                                "capacities); load() one before changing its n-links")
         new = self._checked_links(forward, forward if backward is None else backward)
-        old = tuple(tuple(_int32_on_gpu(a) for a in side) for side in self._links())
+        old = tuple(tuple(int32_on_gpu(a) for a in side) for side in self._links())
         deltas, overflows = change_nlinks(self, old, new)  # one kernel, in place
         self.reparameterization += deltas
         self.sink_capacity_total += deltas
@@ -273,21 +225,7 @@ class GridState:
 
     def _checked_links(self, forward, backward) -> tuple[tuple, tuple]:
         """``(forward, backward)`` as int32 device arrays, their shapes checked."""
-        ndim = len(self.shape)
-        if len(forward) != ndim or len(backward) != ndim:
-            raise ValueError(f"a {ndim}-D state needs {ndim} forward and {ndim} backward n-link "
-                             f"arrays (one per axis), got {len(forward)} and {len(backward)}")
-        checked = []
-        for side, name in ((forward, "forward"), (backward, "backward")):
-            arrays = []
-            for axis, array in enumerate(side):
-                expected = tuple(n - (a == axis) for a, n in enumerate(self.shape))
-                if tuple(array.shape) != expected:
-                    raise ValueError(f"{name}[{axis}] must have shape {expected} for a grid "
-                                     f"of shape {self.shape}, got {tuple(array.shape)}")
-                arrays.append(_int32_on_gpu(array))
-            checked.append(tuple(arrays))
-        return tuple(checked)
+        return checked_links(self.shape, forward, backward)
 
     def flow(self) -> int:
         """Flow that has reached the sink so far, in the network as given to the solver (the
@@ -313,7 +251,7 @@ class GridState:
         Also flags the push-relabel tiles that hold an active pixel. Runs on the current stream.
         """
         n = int(np.prod(self.shape))
-        self._kernel("bfs_init")(((n + 255) // 256,), (256,),
+        self._kernel("bfs_init")(*launch_grid(n, max_blocks=INT32_MAX),
                                    (np.int32(n), np.int32(self.inf), self.to_sink,
                                     *self.residual, self.height, self.arcs))
         self._bfs_parity = 0
@@ -355,17 +293,7 @@ class GridState:
 
     def _run_batch(self, key, launch, argument, use_graph: bool) -> None:
         """Enqueue a fixed batch of launches, replaying a captured CUDA graph of it if asked."""
-        if not use_graph:
-            launch(argument)
-            return
-        graph = self._graphs.get(key)
-        if graph is None:
-            stream = cupy.cuda.get_current_stream()
-            stream.begin_capture()
-            launch(argument)
-            graph = stream.end_capture()
-            self._graphs[key] = graph
-        graph.launch()
+        run_batch(self._graphs, key, launch, argument, use_graph)
 
     def solve(self, schedule: Schedule | None = None, *, cancel=None) -> dict:
         """Run phase I to a maximum preflow; the heights end as exact sink distances.
@@ -384,18 +312,18 @@ class GridState:
                 if cancel is not None and cancel():
                     self._stream.synchronize()  # the last batch must end before the state moves
                     raise SolveCancelled("the solve was cancelled")
-                marks.append(_event())
+                marks.append(recorded_event())
                 active, passes = self.global_relabel(schedule)
                 relabels += 1
                 bfs_passes += passes
                 if active == 0:
                     break
-                marks.append(_event())
+                marks.append(recorded_event())
                 self._run_batch(("pr", schedule.cycles, schedule.launches_per_relabel,
                                  schedule.block_sync), self._push_relabel_launches, schedule,
                                 schedule.graphs)
                 launches += schedule.launches_per_relabel
-            marks.append(_event())
+            marks.append(recorded_event())
         marks[-1].synchronize()
         spans = [cupy.cuda.get_elapsed_time(a, b) / 1e3 for a, b in zip(marks, marks[1:])]
         return {"global_relabels": relabels, "push_relabel_launches": launches,
@@ -404,12 +332,38 @@ class GridState:
                 "push_relabel_seconds": sum(spans[1::2])}
 
 
-def _int32_on_gpu(array) -> cupy.ndarray:
-    """``array`` as a C-contiguous int32 CuPy array (no copy when it is one already)."""
-    array = cupy.asarray(array)
-    if array.dtype != cupy.int32 or not array.flags.c_contiguous:
-        array = cupy.ascontiguousarray(array, dtype=cupy.int32)
-    return array
+class VolumeState(GridState):
+    """Push-relabel state of one volume on the GPU (see :class:`GridState`; the geometry is
+    :mod:`.grid3d`'s); ``shape`` is (D, H, W) and ``residual`` (6, D, H, W)."""
+
+    PR_BLOCK = grid3d.PR_TILE_3D
+    BFS_BLOCK = grid3d.BFS_TILE_3D
+    KERNEL_SUFFIX = "_3d"
+
+    @classmethod
+    def allocate(cls, shape, *, network_on_host: bool = False) -> "VolumeState":
+        """An empty state for a D x H x W volume (GPUMemoryError when it does not fit)."""
+        arrays = grid3d.allocate_volume(shape, network_on_host=network_on_host)
+        return cls(tuple(int(n) for n in shape), *arrays, 0)
+
+    def load(self, network: GridNetwork) -> None:
+        """As :meth:`GridState.load`: the network's capacities, zero flow on the n-links."""
+        if network.shape != self.shape:
+            raise ValueError(f"network shape {network.shape} differs from the state's {self.shape}")
+        self.nlinks = (tuple(network.forward), tuple(network.backward))
+        self._load_nlinks()
+        # terminals folded by the shipped kernel of the 2-D upload (transfer.py)
+        fold_terminals(self, cupy.asarray(network.source), cupy.asarray(network.sink),
+                       cupy.cuda.get_current_stream())
+
+    def _links(self) -> tuple[tuple, tuple]:
+        return self.nlinks
+
+    def _keep_links(self, forward, backward) -> None:
+        self.nlinks = (tuple(forward), tuple(backward))
+
+    def _load_nlinks(self) -> None:
+        grid3d.load_volume_residuals(self.residual, *self.nlinks)
 
 
 _reusable: dict = {}  # the last GridState of grid_min_cut, by (device, shape)

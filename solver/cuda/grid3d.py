@@ -1,13 +1,12 @@
-"""The GPU grid solver on volumes: push-relabel phase I on a 6-connected D x H x W voxel grid.
+"""The geometry of the GPU grid solver on volumes (6-connected D x H x W voxel grids).
 
-The algorithm, the host orchestration and the kernels are the 2-D solver's
-(:class:`~graphcut.solver.cuda.grid.GridState`, ``grid_kernels.cu``): the kernels are one
-template instantiated for 2 and 3 dimensions (the ``*_3d`` entry points), and this class only
-gives the 3-D geometry: six residual arrays (directions RIGHT, LEFT, DOWN, UP, NEXT_SLICE = z+1,
-PREV_SLICE = z-1), push-relabel tiles of 32x4x2 voxels and BFS tiles of 32x8x4 voxels (x, y, z).
-Neighbours are implicit, each tile has an active flag, the global relabel is the exact tiled
-BFS, and the state is kept between solves for dynamic re-solves (``change_terminals``,
-``change_nlinks``: the latter's kernel is also one template for 2 and 3 dimensions), as in 2-D.
+The algorithm, the host orchestration and the kernels are the 2-D solver's: the kernels are one
+template instantiated for 2 and 3 dimensions (the ``*_3d`` entry points of ``grid_kernels.cu``)
+and :class:`~graphcut.solver.cuda.grid.VolumeState` is :class:`~.grid.GridState` with the 3-D
+geometry given here: six residual arrays (directions RIGHT, LEFT, DOWN, UP, NEXT_SLICE = z+1,
+PREV_SLICE = z-1), push-relabel tiles of 32x4x2 voxels and BFS tiles of 32x8x4 voxels (x, y,
+z). Neighbours are implicit, each tile has an active flag, the global relabel is the exact tiled
+BFS, and the state is kept between solves for dynamic re-solves, as in 2-D.
 
 Memory: 57 bytes per voxel of solver state (excess 8, height 4, sink residual 4, six direction
 residuals 24, one byte of residual-arc bits for the BFS, and the two terminal capacities in
@@ -20,15 +19,15 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
-from ..networks import GridNetwork, axis_slice
+from .launch import constant
+from ..networks import axis_slice
 from . import GPUMemoryError, require_free_memory
-from .grid import GridState
-from .transfer import fold_terminals
 
 STATE_BYTES_PER_VOXEL = 57
 NETWORK_BYTES_PER_VOXEL = 32
-PR_TILE_3D = (32, 4, 2)    # (x, y, z) voxels of a push-relabel block; matches the .cu file
-BFS_TILE_3D = (32, 8, 4)   # (x, y, z) voxels of a BFS block
+# (x, y, z) voxels of a push-relabel block and of a BFS block, compiled into the kernels
+PR_TILE_3D = tuple(constant(f"PR_TILE_3D_{a}") for a in "XYZ")
+BFS_TILE_3D = tuple(constant(f"BFS_TILE_3D_{a}") for a in "XYZ")
 NEXT_SLICE, PREV_SLICE = 4, 5
 # Voxel indices and heights are int32 in the kernels; INF = voxels + 2 must fit.
 MAX_VOXELS = int(np.iinfo(np.int32).max) - 2
@@ -40,59 +39,30 @@ def direction(axis: int, forward: bool, ndim: int = 3) -> int:
     return 2 * (ndim - 1 - axis) + (0 if forward else 1)
 
 
-class VolumeState(GridState):
-    """Push-relabel state of one volume on the GPU (see :class:`GridState`); ``shape`` is
-    (D, H, W) and ``residual`` (6, D, H, W)."""
+def allocate_volume(shape, *, network_on_host: bool = False) -> tuple:
+    """The zeroed state arrays of a D x H x W volume: (excess int64, height int32, to_sink
+    int32, residual (6, D, H, W) uint32). Raises GPUMemoryError when they do not fit (or the
+    volume has more voxels than the kernels' 32-bit indices allow)."""
+    d, h, w = (int(n) for n in shape)
+    voxels = d * h * w
+    if voxels > MAX_VOXELS:
+        raise GPUMemoryError(f"a {d}x{h}x{w} volume has {voxels:,} voxels, more than the "
+                             f"GPU solver's 32-bit indices allow ({MAX_VOXELS:,})")
+    per_voxel = STATE_BYTES_PER_VOXEL + (NETWORK_BYTES_PER_VOXEL if network_on_host else 0)
+    require_free_memory(voxels * per_voxel, f"a {d}x{h}x{w} volume ({voxels:,} voxels)",
+                        headroom=0.95)
+    return (cupy.zeros((d, h, w), dtype=cupy.int64), cupy.zeros((d, h, w), dtype=cupy.int32),
+            cupy.zeros((d, h, w), dtype=cupy.int32), cupy.zeros((6, d, h, w), dtype=cupy.uint32))
 
-    PR_BLOCK = PR_TILE_3D
-    BFS_BLOCK = BFS_TILE_3D
-    KERNEL_SUFFIX = "_3d"
 
-    @classmethod
-    def allocate(cls, shape, *, network_on_host: bool = False) -> "VolumeState":
-        """An empty state for a D x H x W volume (GPUMemoryError when it does not fit)."""
-        d, h, w = (int(n) for n in shape)
-        voxels = d * h * w
-        if voxels > MAX_VOXELS:
-            raise GPUMemoryError(f"a {d}x{h}x{w} volume has {voxels:,} voxels, more than the "
-                                 f"GPU solver's 32-bit indices allow ({MAX_VOXELS:,})")
-        per_voxel = STATE_BYTES_PER_VOXEL + (NETWORK_BYTES_PER_VOXEL if network_on_host else 0)
-        require_free_memory(voxels * per_voxel, f"a {d}x{h}x{w} volume ({voxels:,} voxels)",
-                            headroom=0.95)
-        return cls((d, h, w), cupy.zeros((d, h, w), dtype=cupy.int64),
-                   cupy.zeros((d, h, w), dtype=cupy.int32),
-                   cupy.zeros((d, h, w), dtype=cupy.int32),
-                   cupy.zeros((6, d, h, w), dtype=cupy.uint32), 0)
-
-    def load(self, network: GridNetwork) -> None:
-        """Start over on ``network`` (same shape): its capacities, zero flow on the n-links.
-
-        Keeps references to the network's n-link arrays (no copy) for restarts, as
-        :meth:`GridState.load` does.
-        """
-        if network.shape != self.shape:
-            raise ValueError(f"network shape {network.shape} differs from the state's {self.shape}")
-        self.nlinks = (tuple(network.forward), tuple(network.backward))
-        self._load_nlinks()
-        # terminals folded by the shipped kernel of the 2-D upload (transfer.py)
-        fold_terminals(self, cupy.asarray(network.source), cupy.asarray(network.sink),
-                       cupy.cuda.get_current_stream())
-
-    def _links(self) -> tuple[tuple, tuple]:
-        return self.nlinks
-
-    def _keep_links(self, forward, backward) -> None:
-        self.nlinks = (tuple(forward), tuple(backward))
-
-    def _load_nlinks(self) -> None:
-        """Residuals = the n-link capacities in force. Only arcs inside the volume are written;
-        those that would leave it stay zero from :meth:`allocate`."""
-        forward, backward = self.nlinks
-        for axis in range(3):
-            lower, upper = axis_slice(3, axis, 0, -1), axis_slice(3, axis, 1, None)
-            self.residual[direction(axis, True)][lower] = cupy.asarray(forward[axis])
-            self.residual[direction(axis, False)][upper] = cupy.asarray(backward[axis])
+def load_volume_residuals(residual, forward, backward) -> None:
+    """``residual`` (6, D, H, W) = the n-link capacities (one array per axis each way). Only
+    arcs inside the volume are written; those that would leave it stay as they are (zero)."""
+    for axis in range(3):
+        lower, upper = axis_slice(3, axis, 0, -1), axis_slice(3, axis, 1, None)
+        residual[direction(axis, True)][lower] = cupy.asarray(forward[axis])
+        residual[direction(axis, False)][upper] = cupy.asarray(backward[axis])
 
 
 __all__ = ["BFS_TILE_3D", "MAX_VOXELS", "NETWORK_BYTES_PER_VOXEL", "PR_TILE_3D",
-           "STATE_BYTES_PER_VOXEL", "VolumeState", "direction"]
+           "STATE_BYTES_PER_VOXEL", "allocate_volume", "direction", "load_volume_residuals"]

@@ -33,18 +33,16 @@
 #define NEXT_SLICE 4
 #define PREV_SLICE 5
 
-// Tile extents (x, y, z) of the blocks: push-relabel tiles (PR) and BFS tiles. The host side
-// (solver/cuda/grid.py, grid3d.py) launches blocks of exactly these shapes.
-#define PR_TILE_2D_X 32
-#define PR_TILE_2D_Y 8
-#define BFS_TILE_2D_X 32
-#define BFS_TILE_2D_Y 32
-#define PR_TILE_3D_X 32
-#define PR_TILE_3D_Y 4
-#define PR_TILE_3D_Z 2
-#define BFS_TILE_3D_X 32
-#define BFS_TILE_3D_Y 8
-#define BFS_TILE_3D_Z 4
+// Tile extents (x, y, z) of the blocks: push-relabel tiles (PR) and BFS tiles, passed with -D
+// from CONSTANTS in solver/cuda/_variants.py; the host side (solver/cuda/grid.py, grid3d.py)
+// launches blocks of exactly these shapes, read from the same place.
+#include "graphcut_cuda.cuh"
+#if !defined(PR_TILE_2D_X) || !defined(PR_TILE_2D_Y) || !defined(BFS_TILE_2D_X) ||           \
+    !defined(BFS_TILE_2D_Y) || !defined(PR_TILE_3D_X) || !defined(PR_TILE_3D_Y) ||           \
+    !defined(PR_TILE_3D_Z) || !defined(BFS_TILE_3D_X) || !defined(BFS_TILE_3D_Y) ||          \
+    !defined(BFS_TILE_3D_Z)
+#error "the tile extents are passed with -D by graphcut's kernel loader"
+#endif
 
 template <int D> struct Tiles;
 template <> struct Tiles<2> {

@@ -9,15 +9,15 @@
 // *sink_total (the flow is that sum minus the residuals left to t). Capacities are int32 >= 0
 // (checked by GridNetwork), so no sum can overflow 64 bits.
 //
-// Every kernel here is launched with FOLD_THREADS threads per block (a grid-stride loop).
+// Every kernel here is launched with GRAPHCUT_THREADS threads per block (a grid-stride loop).
 
-#define FOLD_THREADS 256
+#include "graphcut_cuda.cuh"
 
 // Adds the block's sum of `value` (one per thread) to *total with one atomic.
 __device__ __forceinline__ void block_sum_into(unsigned long long value,
                                                unsigned long long* total)
 {
-    __shared__ unsigned long long partial[FOLD_THREADS / 32];
+    __shared__ unsigned long long partial[GRAPHCUT_THREADS / 32];
     for (int offset = 16; offset > 0; offset /= 2) {
         value += __shfl_down_sync(0xffffffffu, value, offset);
     }
@@ -26,7 +26,7 @@ __device__ __forceinline__ void block_sum_into(unsigned long long value,
     }
     __syncthreads();
     if (threadIdx.x < 32) {
-        value = threadIdx.x < FOLD_THREADS / 32 ? partial[threadIdx.x] : 0ull;
+        value = threadIdx.x < GRAPHCUT_THREADS / 32 ? partial[threadIdx.x] : 0ull;
         for (int offset = 16; offset > 0; offset /= 2) {
             value += __shfl_down_sync(0xffffffffu, value, offset);
         }
@@ -36,7 +36,7 @@ __device__ __forceinline__ void block_sum_into(unsigned long long value,
     }
 }
 
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fold_terminals(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) fold_terminals(
     const long long n, const int* __restrict__ source, const int* __restrict__ sink,
     long long* __restrict__ excess, int* __restrict__ to_sink,
     long long* __restrict__ source_capacity, long long* __restrict__ sink_capacity,
@@ -58,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fold_terminals(
 }
 
 // *total += the sum of the n values (each >= 0), e.g. the residuals left to the sink.
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) sum_nonnegative(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) sum_nonnegative(
     const long long n, const int* __restrict__ values, unsigned long long* __restrict__ total)
 {
     unsigned long long sum = 0;
@@ -70,7 +70,7 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) sum_nonnegative(
 }
 
 // side[u] = height[u] >= inf: the pixels that cannot reach the sink (after an exact BFS).
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) cut_side(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) cut_side(
     const long long n, const int* __restrict__ height, const int inf, bool* __restrict__ side)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) cut_side(
 // delta = max(0, f - i - new_source); the sink arc keeps min(f, new sink) of its flow. totals[0]
 // += the deltas, totals[1] += the new sink capacities, totals[2] += the pixels whose residual
 // to t would leave int32 (then the caller restarts from zero n-link flow).
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) reparameterize_terminals(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) reparameterize_terminals(
     const long long n, const int* __restrict__ new_source, const int* __restrict__ new_sink,
     long long* __restrict__ excess, int* __restrict__ to_sink,
     long long* __restrict__ source_capacity, long long* __restrict__ sink_capacity,
@@ -201,7 +201,7 @@ __device__ __forceinline__ void change_nlinks_of(
 
 // An image: directions RIGHT, LEFT, DOWN, UP; link arrays (H, W-1) for RIGHT/LEFT, (H-1, W) for
 // DOWN/UP (GridNetwork's right, left, down, up); residual planes (H, W).
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) change_nlinks(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) change_nlinks(
     const int width, const int height, const int restart,
     const int* old_right, const int* old_left, const int* old_down, const int* old_up,
     const int* new_right, const int* new_left, const int* new_down, const int* new_up,
@@ -220,7 +220,7 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) change_nlinks(
 
 // A volume: the image's four directions, then z+1 (NEXT_SLICE) and z-1 (PREV_SLICE); the link
 // arrays of direction k are GridNetwork's forward / backward[2 - k / 2].
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) change_nlinks_3d(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) change_nlinks_3d(
     const int width, const int height, const int depth, const int restart,
     const int* old_right, const int* old_left, const int* old_down, const int* old_up,
     const int* old_next, const int* old_prev,
@@ -242,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(FOLD_THREADS) change_nlinks_3d(
 }
 
 // out[0 .. n) = value (a non-zero fill, which CuPy would do with a kernel compiled at run time).
-extern "C" __global__ void __launch_bounds__(FOLD_THREADS) fill_int32(
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) fill_int32(
     const long long n, const int value, int* __restrict__ out)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 # The kernel sources of graphcut.segment's GPU path (energy, solver state, push-relabel).
-SEGMENTATION_SOURCES = ("energy_kernels.cu", "grid_state.cu", "grid_kernels.cu")
+SEGMENTATION_SOURCES = ("segmentation/energy_kernels.cu", "grid_state.cu", "grid_kernels.cu")
 
 
 def prepare_process(sources=SEGMENTATION_SOURCES) -> float:

@@ -31,9 +31,10 @@ import numpy as np
 from cupy.cuda import runtime
 
 from ._loader import kernel
+from .launch import THREADS, launch_grid
 
 STATE_SOURCE = "grid_state.cu"
-FOLD_THREADS = 256               # matches FOLD_THREADS in grid_state.cu
+FOLD_THREADS = THREADS           # GRAPHCUT_THREADS, compiled into grid_state.cu
 SLOT_BYTES = 4 << 20             # one staging buffer (page-locked, allocated once per process)
 BLOCK_BYTES = SLOT_BYTES         # the most one staged copy carries (<= SLOT_BYTES)
 SLOTS_PER_WORKER = 2             # a worker fills one while the other is being sent
@@ -211,7 +212,7 @@ def fold_terminals(state, source: cupy.ndarray, sink: cupy.ndarray,
 
 
 def _blocks(n: int) -> int:
-    return max(1, min(-(-n // FOLD_THREADS), 8192))
+    return launch_grid(n, FOLD_THREADS)[0][0]
 
 
 def sum_nonnegative(values: cupy.ndarray) -> int:
@@ -304,3 +305,32 @@ def to_host(array: cupy.ndarray) -> np.ndarray:
                         runtime.memcpyDeviceToHost, stream.ptr)
     stream.synchronize()
     return out
+
+
+def int32_on_gpu(array) -> cupy.ndarray:
+    """``array`` as a C-contiguous int32 CuPy array (no copy when it is one already)."""
+    array = cupy.asarray(array)
+    if array.dtype != cupy.int32 or not array.flags.c_contiguous:
+        array = cupy.ascontiguousarray(array, dtype=cupy.int32)
+    return array
+
+
+def checked_links(shape, forward, backward) -> tuple[tuple, tuple]:
+    """n-link capacities ``(forward, backward)`` of a grid of ``shape`` (one array per NumPy
+    axis each, :class:`~graphcut.solver.GridNetwork`'s convention) as int32 device arrays,
+    their number and shapes checked (ValueError naming the array otherwise)."""
+    ndim = len(shape)
+    if len(forward) != ndim or len(backward) != ndim:
+        raise ValueError(f"a {ndim}-D state needs {ndim} forward and {ndim} backward n-link "
+                         f"arrays (one per axis), got {len(forward)} and {len(backward)}")
+    checked = []
+    for side, name in ((forward, "forward"), (backward, "backward")):
+        arrays = []
+        for axis, array in enumerate(side):
+            expected = tuple(n - (a == axis) for a, n in enumerate(shape))
+            if tuple(array.shape) != expected:
+                raise ValueError(f"{name}[{axis}] must have shape {expected} for a grid "
+                                 f"of shape {tuple(shape)}, got {tuple(array.shape)}")
+            arrays.append(int32_on_gpu(array))
+        checked.append(tuple(arrays))
+    return tuple(checked)

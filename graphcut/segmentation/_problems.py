@@ -1,0 +1,131 @@
+"""Cut problems from per-label colour costs: the binary network and the K-label Potts problem.
+
+Energy of a labelling L of the pixels under colour models theta (nats):
+
+    E(L, theta) = sum_p D_p(L_p; theta) + sum_{p~q, L_p != L_q} lam w_pq
+
+with ``D_p(l) = costs of label l's model at p`` (``-log p(I_p | l)``) and ``w_pq`` the
+contrast weights of :func:`graphcut.segmentation.nlink_weights`. Hard constraints (seeds, pixels
+outside a box or lasso) pin pixels to a label.
+
+The solvers see integers: per pixel, every label's cost is lowered by the same ``shift_p``
+(binary: ``min(0, D_p(object), D_p(background))``, so non-negative costs such as the
+histogram's are used as they are; K labels: the smallest of the pixel's costs), then multiplied
+by ``scale`` and rounded. The energy these problems report is
+
+    E_q(L, theta) = [integer energy of L] / scale + offset(theta),
+    offset = sum over free pixels of shift_p + sum over pinned pixels of w_p D_p(their label),
+
+which a minimum cut (or an accepted expansion move) minimises exactly over L for fixed theta,
+and which is within 0.5 / scale per term of E(L, theta). ``w_p`` is the pixel's weight in the
+colour models' samples (1, or more for a seed, see :mod:`._segment`): a pinned pixel's colour
+term does not change with L, but it does with theta, and counting it as the models' fits do
+keeps each re-estimation from raising the energy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+from graphcut._arrays import array_module
+from graphcut._labels import BACKGROUND, FOREGROUND
+from graphcut.solver import GridNetwork
+
+from ._capacities import quantize, terminal_capacities
+
+
+def _sum(array) -> float:
+    return float(array.sum())
+
+
+@dataclass
+class BinaryProblem:
+    """One object against the background: a :class:`GridNetwork` (source side = object)."""
+
+    network: GridNetwork
+    offset: float
+    scale: float
+
+    def energy(self, mask) -> float:
+        """E_q of the bool mask (True = object) that meets the constraints."""
+        return cut_capacity(self.network, mask) / self.scale + self.offset
+
+
+def binary_problem(cost_object, cost_background, nlinks, constraints, *, scale,
+                   weights=None) -> BinaryProblem:
+    """The network of the binary energy; ``constraints`` (H, W): 0 free, 1 object, 2
+    background (on the costs' device); ``nlinks`` the quantised ``(right, down)``;
+    ``weights`` the pixels' sample weights (None: all 1)."""
+    xp = array_module(cost_object)
+    shift = xp.minimum(xp.minimum(cost_object, cost_background), 0.0)
+    source, sink = terminal_capacities(cost_object - shift, cost_background - shift, nlinks,
+                                       constraints, scale=scale)
+    is_object = constraints == FOREGROUND
+    is_background = constraints == BACKGROUND
+    free = ~(is_object | is_background)
+    pinned_cost = xp.where(is_object, cost_object, xp.where(is_background, cost_background, 0.0))
+    if weights is not None:
+        pinned_cost = pinned_cost * weights
+    offset = _sum(xp.where(free, shift, 0.0)) + _sum(pinned_cost)
+    return BinaryProblem(GridNetwork(source, sink, *nlinks), offset, float(scale))
+
+
+def cut_capacity(network: GridNetwork, source_side) -> int:
+    """Capacity of the cut whose source side is ``source_side`` (bool (H, W)), on the
+    network's device (an exact int)."""
+    xp = array_module(network.source)
+    s = xp.asarray(source_side, dtype=bool)
+    t = ~s
+
+    def cut(capacities, chosen):
+        return xp.where(chosen, capacities, 0).sum(dtype=xp.int64)
+
+    total = (cut(network.source, t) + cut(network.sink, s)
+             + cut(network.right, s[:, :-1] & t[:, 1:]) + cut(network.left, t[:, :-1] & s[:, 1:])
+             + cut(network.down, s[:-1, :] & t[1:, :]) + cut(network.up, t[:-1, :] & s[1:, :]))
+    return int(total)
+
+
+@dataclass
+class LabelProblem:
+    """K labels (index 0 = background, 1.. = objects) with Potts smoothness: integer costs
+    (L, H, W) and weights for :func:`alpha_expansion`."""
+
+    costs: object          # int32 (L, H, W)
+    weights: tuple         # (horizontal (H, W-1), vertical (H-1, W)) int32
+    offset: float
+    scale: float
+
+    def energy(self, labels) -> float:
+        from graphcut.labeling import labeling_energy
+        return labeling_energy(self.costs, self.weights, labels) / self.scale + self.offset
+
+
+def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem:
+    """``costs`` float (L, H, W) in nats; ``pinned`` int (H, W): -1 free, else the label
+    index the pixel must take. A pinned pixel's other labels cost ``1 + the sum of its
+    n-link capacities``, which no expansion move can afford to pay (each move would lower
+    the energy by dropping it)."""
+    xp = array_module(costs)
+    right, down = nlinks
+    shift = costs.min(axis=0)
+    quantised = quantize(costs - shift[None], scale=scale,
+                         what="colour costs (relative to each pixel's cheapest label)")
+    h, w = shift.shape
+    incident = xp.zeros((h, w), dtype=xp.int64)
+    incident[:, :-1] += right
+    incident[:, 1:] += right
+    incident[:-1, :] += down
+    incident[1:, :] += down
+    pin = (incident + 1).astype(xp.int32)
+    is_pinned = pinned >= 0
+    index = xp.arange(costs.shape[0]).reshape(-1, 1, 1)
+    quantised = xp.where(is_pinned[None], xp.where(index == pinned[None], 0, pin[None]),
+                         quantised).astype(xp.int32)
+    pinned_cost = xp.take_along_axis(costs, xp.maximum(pinned, 0)[None].astype(xp.int64),
+                                     axis=0)[0]
+    if weights is not None:
+        pinned_cost = pinned_cost * weights
+    offset = _sum(xp.where(is_pinned, pinned_cost, shift))
+    return LabelProblem(quantised, (right, down), offset, float(scale))
