@@ -22,6 +22,7 @@ from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSE
                          Histogram, HistogramModel, bin_indices, check_bins, cost_table,
                          histogram_costs)
 from ._texture import local_contrast, with_texture
+from ._features import DEFAULT_SCALES, feature_names, image_features, pixel_features
 from ._learned import CLASSIFIERS, Learned, LearnedModel, learned_models
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
@@ -134,7 +135,8 @@ def make_model(name: str, **options) -> ColourModel:
 
 
 __all__ = ["APPEARANCE_MODELS", "AppearanceModel", "CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel",
-           "Learned", "LearnedModel", "learned_models",
+           "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
+           "learned_models", "pixel_features",
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",
            "Histogram", "HistogramModel", "MODELS", "ModelPair", "PerLabelModel",
            "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model", "bin_indices", "check_bins",
