@@ -41,8 +41,9 @@ class BoxType(click.ParamType):
 
 
 model_option = click.option(
-    "--model", type=click.Choice(["histogram", "gmm"]), default=None,
-    help="Colour model: histogram (Boykov-Jolly) or gmm (GrabCut's Gaussian mixtures). "
+    "--model", type=click.Choice(["histogram", "gmm", "learned"]), default=None,
+    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
+         "learned (a classifier on filter features trained on the seeds). "
          "Default: the seeds' settings file, else histogram.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
