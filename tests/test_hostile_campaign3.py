@@ -27,11 +27,11 @@ from graphcut._safety import (NAME_MAX, TEMPORARY_NAME, NotARegularFileError, Np
                               SymlinkRefusedError, open_no_follow, read_npy, read_small_file,
                               temporary_prefix)
 from graphcut.cli import main
-from graphcut.imageio import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
-from graphcut.seeds import read_seeds
+from graphcut.io import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
+from graphcut.io import read_seeds
 from graphcut.solver.memory import LIMIT_VARIABLE
 from graphcut.solver.networks import CSRNetwork
-from graphcut.volumeio import (VolumeReadError, is_volume, read_volume, read_volume_seeds,
+from graphcut.io import (VolumeReadError, is_volume, read_volume, read_volume_seeds,
                                segment_volume_paths)
 from test_segment import disc_image, disc_seeds
 
@@ -299,7 +299,7 @@ def test_deep_settings_json_is_a_clear_error(tmp_path):
 
 
 def test_huge_settings_files_are_refused_by_their_size(tmp_path, monkeypatch):
-    from graphcut.segmentation._settings import read_settings
+    from graphcut.io import read_settings
     path = tmp_path / "s.json"
     with open(path, "wb") as handle:
         handle.truncate(200_000_000)  # sparse: 200 MB declared
@@ -416,7 +416,7 @@ def test_sigterm_during_segment_leaves_no_temporary_file(tmp_path):
     out.mkdir()
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import graphcut.imageio as imageio
+        import graphcut.io._writing as imageio
         real_fsync = os.fsync
         def fsync_then_terminated(descriptor):  # SIGTERM arrives while the mask is written
             os.kill(os.getpid(), signal.SIGTERM)

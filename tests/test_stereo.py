@@ -732,9 +732,9 @@ def test_cli_errors(pair_files, tmp_path):
 
 
 def test_former_module_names_still_import():
-    from graphcut.stereo_costs import data_costs as former_data_costs
-    from graphcut.stereo_io import InstanceDump as FormerDump
-    from graphcut.stereo_io import motorcycle_pair  # noqa: F401
+    from graphcut.stereo import data_costs as former_data_costs
+    from graphcut.stereo.io import InstanceDump as FormerDump
+    from graphcut.stereo.io import motorcycle_pair  # noqa: F401
     assert former_data_costs is data_costs and FormerDump is InstanceDump
     import graphcut.labeling
     import graphcut.stereo

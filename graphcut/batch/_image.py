@@ -42,12 +42,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, PngImagePlugin
 
-from ..energy import DEFAULT_LAM
-from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
-from ..memory import check_image_file
+from ..io import (atomic_save, check_lossless_suffix, overlay, read_image, read_volume_record,
+                  segments_as_volume)
+from ..segmentation import DEFAULT_LAM, check_image_file, segment_volume_paths
 from ..segmentation import (label_overlay, read_request, segment, settings_path)
 from ..solver import resolve_device
-from ..volumeio import read_volume_record, segment_volume_paths, segments_as_volume
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")

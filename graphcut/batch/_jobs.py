@@ -8,8 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..imageio import IMAGE_SUFFIXES
-from ..volumeio import VOLUME_SUFFIXES, is_volume, segments_as_volume
+from ..io import IMAGE_SUFFIXES, VOLUME_SUFFIXES, is_volume, segments_as_volume
 from ._records import OVERLAY_FOLDER, display
 
 

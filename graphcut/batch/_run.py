@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from .._safety import TEMPORARY_NAME
-from ..imageio import default_max_pixels
+from ..io import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
 from ._jobs import Job, duplicate_stems, find_jobs

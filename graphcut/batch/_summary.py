@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from .._safety import open_no_follow, read_small_file
-from ..imageio import atomic_write
+from ..io import atomic_write
 from ._records import SUMMARY_FIELDS
 
 _ENCODING = dict(encoding="utf-8", errors="surrogateescape")
