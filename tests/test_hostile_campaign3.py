@@ -215,6 +215,20 @@ def test_compressed_multi_page_tiff_bomb_is_refused_before_decoding(tmp_path, mo
         read_volume(path, max_pixels=1000)
 
 
+def test_a_tiff_of_many_shaped_series_is_read_as_one_stack(tmp_path):
+    """300 one-pixel pages each written as its own shaped series: tifffile's series detection
+    is quadratic in their number (20000 took minutes, for the first page alone); past 256
+    pages they are read as one stack, every page."""
+    path = tmp_path / "pages.tif"
+    with tifffile.TiffWriter(path) as tif:
+        for z in range(300):
+            tif.write(np.full((1, 1), z % 256, np.uint8), contiguous=False)
+    assert is_volume(path)
+    volume = read_volume(path)
+    assert volume.shape == (300, 1, 1)
+    assert np.array_equal(volume[:, 0, 0], np.arange(300) % 256)
+
+
 def sparse_npy(path: Path, shape, dtype=np.uint8) -> Path:
     """A .npy whose header declares ``shape`` and whose data is a hole (sparse on disk)."""
     with open(path, "wb") as handle:
@@ -273,6 +287,20 @@ def test_stereo_checks_memory_before_decoding(tmp_path, monkeypatch):
                                        str(tmp_path / "right.png"), "-d", "8", "-o",
                                        str(tmp_path / "d.npy"), "--device", "cpu"])
     assert result.exit_code == 1 and "differ in size" in result.output
+
+
+def test_stereo_refuses_fifos_as_images_and_ground_truth(tmp_path):
+    for name in ("left.png", "right.png"):
+        Image.fromarray(np.zeros((20, 30), np.uint8)).save(tmp_path / name)
+    for name in ("gt.npy", "gt.pfm", "gt.png", "fifo.png"):
+        os.mkfifo(tmp_path / name)
+    for left, truth in (("left.png", "gt.npy"), ("left.png", "gt.pfm"), ("left.png", "gt.png"),
+                        ("fifo.png", None)):
+        extra = ["--ground-truth", tmp_path / truth] if truth else []
+        done = run_cli("stereo", tmp_path / left, tmp_path / "right.png", "-d", "4", "-o",
+                       tmp_path / "d.npy", "--device", "cpu", "--overwrite", *extra)
+        assert done.returncode == 1, done.stderr
+        assert "named pipe (FIFO)" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_stereo_dump_folder_is_not_replaced_without_overwrite(tmp_path):

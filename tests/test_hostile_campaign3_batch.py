@@ -70,6 +70,18 @@ def test_a_planted_lock_symlink_is_refused_and_its_target_untouched(tmp_path):
     assert not (out / "a.png").exists()
 
 
+def test_a_planted_overlays_symlink_is_refused(tmp_path):
+    images, seeds, out = folders(tmp_path)
+    out.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (out / "overlays").symlink_to(outside)
+    with pytest.raises(OSError, match="symbolic link"):
+        run_batch(images, seeds, out, device="cpu", progress=False, overlay=True,
+                  runner=serial_runner)
+    assert list(outside.iterdir()) == []
+
+
 def test_a_lock_fifo_is_refused_without_waiting(tmp_path):
     images, seeds, out = folders(tmp_path)
     out.mkdir()
@@ -77,6 +89,15 @@ def test_a_lock_fifo_is_refused_without_waiting(tmp_path):
     done = run_cli("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu",
                    "--no-progress", timeout=60)
     assert done.returncode == 1 and "FIFO" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("name", [LOCK_NAME, SUMMARY_NAME])
+def test_a_folder_in_place_of_the_lock_or_summary_is_refused(tmp_path, name):
+    images, seeds, out = folders(tmp_path)
+    (out / name).mkdir(parents=True)
+    with pytest.raises(OSError, match=f"{name}: is a folder, not a regular file"):
+        batch(images, seeds, out)
+    assert not (out / "a.png").exists()
 
 
 def test_a_summary_fifo_is_refused_without_hanging(tmp_path):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sys
 from pathlib import Path
 
-from .._safety import TEMPORARY_NAME
+from .._safety import TEMPORARY_NAME, SymlinkRefusedError
 from ..io import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
@@ -214,8 +215,13 @@ def output_folder(out_dir, *, overlay: bool):
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    overlays = out_dir / OVERLAY_FOLDER
+    if overlay and overlays.is_symlink():  # planted: overlays would be written outside
+        raise SymlinkRefusedError(errno.ELOOP, f"{display(overlays)}: is a symbolic link; "
+                                               "graphcut never writes through a symbolic link "
+                                               "among its outputs: remove it")
     if overlay:
-        (out_dir / OVERLAY_FOLDER).mkdir(exist_ok=True)
+        overlays.mkdir(exist_ok=True)
     with output_folder_lock(out_dir):
         remove_temporary_files(out_dir)  # a killed run's; never another run's (we hold the lock)
         try:

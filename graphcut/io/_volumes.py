@@ -33,6 +33,7 @@ from ._images import (IMAGE_SUFFIXES, ImageMemoryError, ImageReadError, ImageToo
                       default_max_pixels, open_image, read_image)
 from ._seeds import LABEL_MODES, _refuse_inexact, check_seeds, read_seeds, strokes_to_labels
 from ._writing import atomic_write
+from ._tiff import open_tiff
 
 TIFF_SUFFIXES = (".tif", ".tiff")
 # Files that may hold a volume; a folder of slices is a volume too.
@@ -322,10 +323,9 @@ def _read_npy(path: Path, max_pixels=None) -> np.ndarray:
 
 
 def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
-    import tifffile
     try:
         check_regular_file(path)
-        with tifffile.TiffFile(os.fspath(path)) as tif:
+        with open_tiff(os.fspath(path), os.fspath(path)) as tif:
             series = tif.series[0]
             return series.axes, tuple(series.shape)
     except Exception as error:  # tifffile raises many types for bad files
@@ -333,7 +333,6 @@ def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
 
 
 def _read_tiff(path: Path, max_pixels=None) -> np.ndarray:
-    import tifffile
     name = os.fspath(path)
     try:
         handle, _ = open_regular_file(path)
@@ -341,7 +340,7 @@ def _read_tiff(path: Path, max_pixels=None) -> np.ndarray:
         raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
     with handle:
         try:
-            tif = tifffile.TiffFile(handle, name=os.path.basename(name))
+            tif = open_tiff(handle, name)
         except Exception as error:  # tifffile raises many types for bad files
             raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
         with tif:
