@@ -256,10 +256,12 @@ def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
     >>> image = read_image("photo.png")
     >>> image.shape, image.dtype
     ((4, 6, 3), dtype('uint8'))
-    >>> read_image("missing.png")
-    Traceback (most recent call last):
-        ...
-    graphcut.io._images.ImageReadError: ...missing.png...
+    >>> from graphcut import ImageReadError
+    >>> try:
+    ...     read_image("missing.png")
+    ... except ImageReadError as error:
+    ...     print(error)
+    missing.png: ...
     """
     name = os.fspath(path)
     _require_regular_file(name)
