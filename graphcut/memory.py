@@ -34,7 +34,7 @@ from .solver import resolve_device
 from .solver.memory import format_bytes, grid_graph_bytes, require_host_memory
 
 __all__ = ["ENERGY_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL", "check_image_file",
-           "segmentation_backend", "segmentation_bytes"]
+           "check_volume_file", "segmentation_backend", "segmentation_bytes"]
 
 log = logging.getLogger("graphcut")
 
@@ -176,3 +176,28 @@ def check_image_file(path, device: str, *, max_pixels: int | None = None) -> str
     info = image_info(path, max_pixels=max_pixels)
     return segmentation_backend(info.height, info.width, info.channels, device,
                                 name=os.fspath(path), held_bytes=file_bytes(info))
+
+
+def check_volume_file(path, device: str, *, max_pixels: int | None = None) -> str | None:
+    """:func:`check_image_file` for a volume (multi-page TIFF, ``.npy``, folder of slices):
+    from the headers alone (:func:`graphcut.volumeio.volume_layout`), check that decoding the
+    volume and its seeds and segmenting it fit on ``device``; returns the backend, or None when
+    the headers cannot be read (the readers then say why).
+
+    Raises:
+        HostMemoryError / GPUMemoryError: as :func:`segmentation_backend`; the message names
+            the file, its size and the memory needed and available.
+    """
+    from .volumeio import volume_layout
+    try:
+        shape, dtype = volume_layout(path, max_pixels=max_pixels)
+    except (OSError, ValueError):
+        return None
+    if len(shape) not in (3, 4):
+        return None
+    depth, height, width = shape[:3]
+    channels = shape[3] if len(shape) == 4 else 1
+    voxels = depth * height * width
+    held = 2 * voxels * channels * dtype.itemsize + 2 * voxels  # the volume and the seeds
+    return segmentation_backend(height, width, min(max(channels, 1), 4), device,
+                                name=os.fspath(path), held_bytes=held, depth=depth)

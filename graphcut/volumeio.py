@@ -26,7 +26,7 @@ import numpy as np
 
 from ._arrays import to_host
 from ._safety import (NotARegularFileError, NpyReadError, check_regular_file, npy_header,
-                      open_regular_file)
+                      open_regular_file, open_tiff)
 from .imageio import (IMAGE_SUFFIXES, ImageMemoryError, ImageReadError, ImageTooLargeError,
                       atomic_write, default_max_pixels, open_image, read_image)
 from .solver.memory import HostMemoryError, require_host_memory
@@ -250,6 +250,8 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
     """
     from .energy import DEFAULT_LAM
     from .segmentation import segment
+    from .memory import check_volume_file
+    check_volume_file(volume_path, device, max_pixels=max_pixels)  # from the headers
     volume = read_volume(volume_path, max_pixels=max_pixels)
     seeds = read_volume_seeds(seeds_path, volume.shape, max_pixels=max_pixels)
     for option, path in (("mask", mask_path), ("overlay", overlay_path)):
@@ -268,6 +270,42 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
                       height=int(mask.shape[1]), width=int(mask.shape[2]))
     write_volume_mask(mask_path, mask, inputs=inputs, record=record)
     return mask, result
+
+
+def volume_layout(path, *, max_pixels: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape ((D, H, W) or (D, H, W, C)) and dtype :func:`read_volume` would return, from
+    the headers alone (the ``.npy`` header, the TIFF's series, a folder's first slice and its
+    number of slices): nothing is decoded.
+
+    Raises:
+        VolumeReadError: as :func:`read_volume` (unreadable, not a regular file, a time series).
+        ImageReadError: a folder's first slice cannot be read.
+    """
+    from .imageio import image_info
+    path = Path(path)
+    name = os.fspath(path)
+    if path.is_dir():
+        files = _slice_files(path)
+        info = image_info(files[0], max_pixels=max_pixels)
+        channels = () if info.channels == 1 else (info.channels,)
+        return (len(files), info.height, info.width) + channels, info.dtype
+    try:
+        check_regular_file(path)
+    except OSError as error:
+        raise VolumeReadError(f"{name}: cannot read it ({error})") from None
+    if path.suffix.lower() == ".npy":
+        shape, dtype = _npy_header(path)
+        return tuple(shape), dtype
+    if path.suffix.lower() not in TIFF_SUFFIXES:
+        raise VolumeReadError(f"{name}: not a volume file")
+    try:
+        with open_tiff(name, name) as tif:
+            series = tif.series[0]
+            axes, shape, dtype = series.axes, tuple(series.shape), np.dtype(series.dtype)
+    except Exception as error:  # tifffile raises many types for bad files
+        raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
+    empty = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: only the shape matters
+    return _as_zyxc(empty, axes, name).shape, dtype
 
 
 def _write_overlay(path, volume, mask, inputs) -> None:
@@ -352,45 +390,10 @@ def _read_npy(path: Path, max_pixels=None) -> np.ndarray:
     return volume
 
 
-# Above this many pages, a TIFF whose first page does not describe one shaped series for all
-# of them is read without tifffile's shaped-series detection, which is quadratic in the number
-# of series (a 5 MB file of 20000 one-pixel pages took minutes).
-_SERIES_PAGE_LIMIT = 256
-
-
-def _open_tiff(source, name: str):
-    """``tifffile.TiffFile`` of ``source`` (a path or an open binary file), protected against
-    files of very many shaped series (:data:`_SERIES_PAGE_LIMIT`): their pages are then read as
-    one generic series."""
-    import json
-
-    import tifffile
-    tif = tifffile.TiffFile(source, name=os.path.basename(name))
-    try:
-        if tif.is_shaped and len(tif.pages) > _SERIES_PAGE_LIMIT:
-            first = tif.pages.first
-            try:
-                declared = json.loads(first.description)["shape"]
-                one_series = int(np.prod(declared, dtype=object)) >= \
-                    len(tif.pages) * int(np.prod(first.shape, dtype=object))
-            except (ValueError, KeyError, TypeError):
-                one_series = False
-            if not one_series:
-                if hasattr(source, "seek"):
-                    source.seek(0)
-                else:
-                    tif.close()
-                tif = tifffile.TiffFile(source, name=os.path.basename(name), is_shaped=False)
-    except BaseException:
-        tif.close()
-        raise
-    return tif
-
-
 def _tiff_layout(path: Path) -> tuple[str, tuple[int, ...]]:
     try:
         check_regular_file(path)
-        with _open_tiff(os.fspath(path), os.fspath(path)) as tif:
+        with open_tiff(os.fspath(path), os.fspath(path)) as tif:
             series = tif.series[0]
             return series.axes, tuple(series.shape)
     except Exception as error:  # tifffile raises many types for bad files
@@ -405,7 +408,7 @@ def _read_tiff(path: Path, max_pixels=None) -> np.ndarray:
         raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
     with handle:
         try:
-            tif = _open_tiff(handle, name)
+            tif = open_tiff(handle, name)
         except Exception as error:  # tifffile raises many types for bad files
             raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
         with tif:
@@ -484,4 +487,4 @@ def _read_slices(folder: Path, max_pixels=None) -> np.ndarray:
 
 __all__ = ["MASK_SUFFIXES", "RECORD_KEY", "VOLUME_SUFFIXES", "VolumeReadError", "is_volume",
            "read_volume", "read_volume_record", "read_volume_seeds", "segment_volume_paths",
-           "segments_as_volume", "write_volume_mask", "write_volume_seeds"]
+           "segments_as_volume", "volume_layout", "write_volume_mask", "write_volume_seeds"]

@@ -252,6 +252,27 @@ def test_sparse_npy_bomb_is_refused_before_reading(tmp_path, monkeypatch):
         read_volume(path, max_pixels=10)
 
 
+def test_a_volume_too_large_to_segment_is_refused_from_its_headers(tmp_path, monkeypatch):
+    """50 MB of voxels decode within the limit but segmenting them needs ~13 GiB: refused
+    from the headers, as check_image_file refuses an image, before anything is decoded."""
+    import graphcut.volumeio as volumeio
+    from graphcut.memory import check_volume_file
+    sparse_npy(tmp_path / "v.npy", (50, 1000, 1000))
+    sparse_npy(tmp_path / "s.npy", (50, 1000, 1000))
+    monkeypatch.setenv(LIMIT_VARIABLE, "1G")
+
+    def must_not_read(*args, **kwargs):
+        raise AssertionError("the volume was read before the memory check")
+
+    monkeypatch.setattr(volumeio, "read_volume", must_not_read)
+    with pytest.raises(MemoryError, match=r"v\.npy \(1000x1000 grey\), 50 slices on the CPU"):
+        segment_volume_paths(tmp_path / "v.npy", tmp_path / "s.npy", tmp_path / "m.tif",
+                             device="cpu")
+    monkeypatch.setenv(LIMIT_VARIABLE, "64G")
+    assert check_volume_file(tmp_path / "v.npy", "cpu") == "cpu"
+    assert check_volume_file(tmp_path / "missing.npy", "cpu") is None
+
+
 def test_batch_refuses_the_bombs_as_failed_images(tmp_path):
     images, seeds, out = tmp_path / "images", tmp_path / "seeds", tmp_path / "out"
     images.mkdir(), seeds.mkdir()
