@@ -214,11 +214,9 @@ def read_volume_record(path) -> dict | None:
     """The record a volume mask TIFF written by :func:`write_volume_mask` carries (None when
     it has none, is not a regular file or cannot be read); reads the first page's header."""
     import json
-
-    import tifffile
     try:
         check_regular_file(path)
-        with tifffile.TiffFile(os.fspath(path)) as tif:
+        with open_tiff(os.fspath(path), os.fspath(path)) as tif:
             metadata = tif.shaped_metadata
             text = metadata[0].get(RECORD_KEY) if metadata else None
         record = json.loads(text) if isinstance(text, str) else None
