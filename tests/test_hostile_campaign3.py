@@ -324,6 +324,19 @@ def test_stereo_refuses_fifos_as_images_and_ground_truth(tmp_path):
         assert "named pipe (FIFO)" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_stereo_ground_truth_bomb_is_a_clear_error(tmp_path, monkeypatch):
+    for name in ("left.png", "right.png"):
+        Image.fromarray(np.zeros((20, 30), np.uint8)).save(tmp_path / name)
+    sparse_npy(tmp_path / "gt.npy", (30000, 30000), np.float64)  # 7.2 GB declared
+    monkeypatch.setenv(LIMIT_VARIABLE, "256M")
+    result = CliRunner().invoke(main, ["stereo", str(tmp_path / "left.png"),
+                                       str(tmp_path / "right.png"), "-d", "4", "-o",
+                                       str(tmp_path / "d.npy"), "--device", "cpu",
+                                       "--ground-truth", str(tmp_path / "gt.npy")])
+    assert result.exit_code == 1, result.output
+    assert "cannot read ground truth" in result.output and "GRAPHCUT_MEMORY_LIMIT" in result.output
+
+
 def test_stereo_dump_folder_is_not_replaced_without_overwrite(tmp_path):
     dump = tmp_path / "dump"
     dump.mkdir()
