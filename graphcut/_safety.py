@@ -14,8 +14,6 @@ opened, how outputs are written and what an interrupted run leaves behind.
 - ``.npy`` arrays: :func:`npy_header` reads the shape and type from the header alone and
   refuses a truncated file; :func:`read_npy` checks the memory before reading the data (a
   sparse file of a few kilobytes on disk may declare gigabytes).
-- TIFF: :func:`open_tiff` keeps tifffile's series detection linear for files of very many
-  pages.
 - Signals: :func:`terminate_as_interrupt` turns SIGTERM into :class:`Terminated` (a
   ``KeyboardInterrupt``), so that the clean-up that runs on Ctrl-C (temporary files removed,
   summary rewritten) runs on ``kill`` as well.
@@ -36,7 +34,7 @@ from .solver.memory import require_host_memory
 
 __all__ = ["NAME_MAX", "NotARegularFileError", "NpyReadError", "SymlinkRefusedError",
            "TEMPORARY_NAME", "Terminated", "check_regular_file", "file_kind", "npy_header",
-           "open_no_follow", "open_regular_file", "open_tiff", "read_npy", "read_small_file",
+           "open_no_follow", "open_regular_file", "read_npy", "read_small_file",
            "require_regular_file", "temporary_prefix", "terminate_as_interrupt"]
 
 
@@ -323,58 +321,3 @@ def read_npy(path, what: str = "array"):
             return np.lib.format.read_array(handle, allow_pickle=False)
     except (OSError, ValueError, EOFError) as error:
         raise NpyReadError(f"{name}: cannot read the .npy array ({error})") from None
-
-
-# Above this many pages, a TIFF whose first page does not describe one shaped series for all
-# of them is read without tifffile's shaped-series detection, which is quadratic in the number
-# of series (a 4.8 MB file of 20000 one-pixel pages took minutes).
-SERIES_PAGE_LIMIT = 256
-
-
-def open_tiff(source, name: str):
-    """``tifffile.TiffFile`` of ``source``, protected against files of very many shaped series.
-
-    Parameters
-    ----------
-    source : str or binary file
-        The TIFF's path or an open binary file (as :func:`open_regular_file` gives).
-    name : str
-        The file's name, for tifffile and messages.
-
-    Returns
-    -------
-    tifffile.TiffFile
-        The open file (use it as a context manager). When it has more than
-        :data:`SERIES_PAGE_LIMIT` pages and its first page does not describe one shaped series
-        holding them all, it is opened with ``is_shaped=False``: its pages form one generic
-        stack instead of thousands of series.
-
-    Raises
-    ------
-    Exception
-        Whatever tifffile raises for a file it cannot parse.
-    """
-    import json
-
-    import numpy as np
-    import tifffile
-    tif = tifffile.TiffFile(source, name=os.path.basename(name))
-    try:
-        if tif.is_shaped and len(tif.pages) > SERIES_PAGE_LIMIT:
-            first = tif.pages.first
-            try:
-                declared = json.loads(first.description)["shape"]
-                one_series = int(np.prod(declared, dtype=object)) >= \
-                    len(tif.pages) * int(np.prod(first.shape, dtype=object))
-            except (ValueError, KeyError, TypeError):
-                one_series = False
-            if not one_series:
-                if hasattr(source, "seek"):
-                    source.seek(0)
-                else:
-                    tif.close()
-                tif = tifffile.TiffFile(source, name=os.path.basename(name), is_shaped=False)
-    except BaseException:
-        tif.close()
-        raise
-    return tif

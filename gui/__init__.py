@@ -7,6 +7,11 @@
     >>> w.wait_until_idle()
     >>> w.mask()
 
+The window (``window.py``) only wires the parts: the Qt-free document (``document.py``), the
+file, seed and tool actions (``file_actions.py``, ``seed_actions.py``, ``tool_actions.py``),
+the live segmentation (``live.py``, feeding the Qt-free ``controller.py`` that the napari
+plugin shares) and the canvas (``view.py``).
+
 Needs the ``gui`` extra: ``pip install "graphcut[gui]"``. Qt is imported only when
 ``MainWindow`` or ``run`` is first used, so the solver process (``solver_process``) stays light.
 """

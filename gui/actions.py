@@ -1,8 +1,9 @@
 """The main window's actions (menu items and their keys), menus and toolbar, and the
 Help > Controls text, which is generated from the actions so that it lists every key.
 
-Everything here only builds widgets and wires them to the window's slots; what the actions
-do lives in ``window.py`` (seeds, view, segmentation) and ``files.py`` (opening and saving).
+Everything here only builds widgets and wires them to the objects that act: the window's
+``files`` (``file_actions.py``), ``painting`` (``seed_actions.py``), ``tools``
+(``tool_actions.py``) and its view.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ import html
 from PyQt6.QtCore import QPointF, Qt
 from PyQt6.QtGui import (QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen,
                          QPixmap, QPolygonF)
-from PyQt6.QtWidgets import (QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QSizePolicy,
-                             QSlider, QSpinBox, QToolBar, QToolButton, QWidget)
+from PyQt6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QToolBar,
+                             QToolButton, QWidget)
 
+from graphcut.io import BACKGROUND, FOREGROUND, NONE
+
+from .boxes import BrushBox, LamBox
 from .label_panel import swatch
 from .labels import BACKGROUND_COLOUR, FIRST_COLOUR
-from .strokes import BACKGROUND, FOREGROUND, NONE
+from .seed_actions import MAX_BRUSH_RADIUS
 from .tools import TOOL_BOX, TOOL_LASSO
 
-MAX_BRUSH_RADIUS = 200
 DEFAULT_BRUSH_RADIUS = 4
 DEFAULT_OPACITY = 45  # percent
 
@@ -59,9 +62,11 @@ RESULT_HELP = """\
 outline; View &gt; Result fill / outline colour change them). It needs at least one foreground
 and one background seed. On large images segmented on the CPU a coarse preview shows first,
 then the exact result replaces it. The slider next to <i>Result</i> sets the fill's opacity;
-<i>&lambda;</i> (smoothness) trades boundary length against colour fit; the <i>Brush</i> radius
-is in image pixels. The status bar shows how long you waited for the last result (from the end
-of the stroke to the exact result on screen). Save overlay writes what the screen shows.</p>
+<i>&lambda;</i> (smoothness) trades boundary length against colour fit (its arrows: &times;1.1,
+&times;0.9); the <i>Brush</i> radius is in image pixels. In these boxes Enter takes the typed
+value and Escape restores the old one; both return the keys to the image. The status bar
+shows how long you waited for the last result (from the end of the stroke to the exact result
+on screen). Save overlay writes what the screen shows.</p>
 <p>Several objects: add labels in the <i>Labels</i> list (rename by double-clicking, hide with
 the check box, <i>Colour…</i>); the Foreground brush paints the selected one, and each object
 is shown in its colour. Segment &gt; Clean up (on by default) keeps only the object parts
@@ -116,22 +121,22 @@ def build_actions(window) -> None:
     def a(*args, **kwargs):
         return _make_action(window, *args, **kwargs)
 
-    w, view = window, window.view
-    w.open_action = a("&Open image…", w._open_image_dialog, QKeySequence.StandardKey.Open)
-    w.load_seeds_action = a("&Load seeds…", w._load_seeds_dialog, "Ctrl+L")
-    w.save_mask_action = a("&Save mask…", w._save_mask_dialog, "Ctrl+S")
-    w.save_overlay_action = a("Save &overlay…", w._save_overlay_dialog, "Ctrl+Alt+S")
-    w.save_seeds_action = a("Save s&eeds…", w._save_seeds_dialog, "Ctrl+Shift+S",
+    w, view, files, seeds = window, window.view, window.files, window.painting
+    w.open_action = a("&Open image…", files.open_image_dialog, QKeySequence.StandardKey.Open)
+    w.load_seeds_action = a("&Load seeds…", files.load_seeds_dialog, "Ctrl+L")
+    w.save_mask_action = a("&Save mask…", files.save_mask_dialog, "Ctrl+S")
+    w.save_overlay_action = a("Save &overlay…", files.save_overlay_dialog, "Ctrl+Alt+S")
+    w.save_seeds_action = a("Save s&eeds…", files.save_seeds_dialog, "Ctrl+Shift+S",
                             tip="The seeds, and the settings (JSON) to segment them again")
-    w.save_labels_action = a("Save l&abels…", w._save_labels_dialog, "Ctrl+Alt+L",
+    w.save_labels_action = a("Save l&abels…", files.save_labels_dialog, "Ctrl+Alt+L",
                              tip="The result as a label image: 0 background, each object "
                              "its value")
-    w.max_pixels_action = a("Image size &limit…", w._max_pixels_dialog,
+    w.max_pixels_action = a("Image size &limit…", files.max_pixels_dialog,
                             tip="The largest image (in pixels) that Open accepts")
     w.quit_action = a("&Quit", w.close, QKeySequence.StandardKey.Quit)
-    w.undo_action = a("&Undo", w._undo, "Ctrl+Z")
-    w.redo_action = a("&Redo", w._redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
-    w.clear_action = a("&Clear seeds", w._clear_seeds, "Ctrl+Delete", toolbar_text="Clear")
+    w.undo_action = a("&Undo", seeds.undo, "Ctrl+Z")
+    w.redo_action = a("&Redo", seeds.redo, ["Ctrl+Shift+Z", "Ctrl+Y"])
+    w.clear_action = a("&Clear seeds", seeds.clear, "Ctrl+Delete", toolbar_text="Clear")
     w.zoom_in_action = a("Zoom &in", lambda: view.zoom_by(1.25), ["Ctrl++", "Ctrl+="])
     w.zoom_out_action = a("Zoom &out", lambda: view.zoom_by(0.8), "Ctrl+-")
     w.fit_action = a("&Fit to window", view.fit, "Ctrl+0", toolbar_text="Fit")
@@ -144,8 +149,8 @@ def build_actions(window) -> None:
                              tip="Colour of the object's fill (also in saved overlays)")
     w.outline_colour_action = a("Result o&utline colour…", lambda: w._choose_colour("outline"),
                                 tip="Colour of the object's outline (also in saved overlays)")
-    w.smaller_action = a("S&maller brush", lambda: w._change_brush(-1), "[")
-    w.larger_action = a("&Larger brush", lambda: w._change_brush(+1), "]")
+    w.smaller_action = a("S&maller brush", lambda: seeds.change_brush(-1), "[")
+    w.larger_action = a("&Larger brush", lambda: seeds.change_brush(+1), "]")
     w.clear_region_action = a("Clear &box and lasso", w.clear_region, "Shift+Delete",
                               tip="Remove the box or lasso (undoable)")
     w.cleanup_action = a("&Clean up result", lambda on: w.set_cleanup(on), "K",
@@ -219,21 +224,24 @@ def build_toolbar(window, lam: float) -> QToolBar:
         else:
             bar.addAction(action)
     bar.addSeparator()
-    w._brush_box = QSpinBox()
+    w._brush_box = BrushBox()
+    w._brush_box.hand_focus_to(view)
     w._brush_box.setRange(1, MAX_BRUSH_RADIUS)
     w._brush_box.setValue(DEFAULT_BRUSH_RADIUS)
     w._brush_box.setSuffix(" px")
-    w._brush_box.setToolTip("Brush radius in image pixels ([ and ] change it)")
+    w._brush_box.setToolTip("Brush radius in image pixels ([ and ] change it; Enter or "
+                            "Escape returns to the canvas)")
     w._brush_box.valueChanged.connect(view.set_brush_radius)
     view.set_brush_radius(DEFAULT_BRUSH_RADIUS)
     bar.addWidget(_labelled("Brush", w._brush_box))
-    w._lam_box = QDoubleSpinBox()
+    w._lam_box = LamBox()
+    w._lam_box.hand_focus_to(view)
     w._lam_box.setDecimals(2)
     w._lam_box.setRange(0.0, 10000.0)
     w._lam_box.setValue(lam)
-    w._lam_box.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
-    w._lam_box.setToolTip("Smoothness λ: larger values give shorter, smoother boundaries")
-    w._lam_box.valueChanged.connect(lambda _: w._lam_timer.start())
+    w._lam_box.setToolTip("Smoothness λ: larger values give shorter, smoother boundaries "
+                          "(the arrows: ×1.1, ×0.9; Enter or Escape returns to the canvas)")
+    w._lam_box.valueChanged.connect(lambda _: w.live.lam_timer.start())
     bar.addWidget(_labelled("λ", w._lam_box))
     bar.addSeparator()
     bar.addAction(w.undo_action)

@@ -16,8 +16,10 @@ What it does for them:
   request on a reduced grid within a fraction of a second; its mask is shown until the exact
   one of the same request arrives, which always replaces it;
 - a running PyMaxflow solve cannot be interrupted, only its process ended: that is done when
-  the next job cannot reuse the running solve's work (another image, another lambda) and the
-  solve still has longer to run than a new process takes to start. For a seed edit it lets
+  the next job cannot reuse the running solve's work (another image, another lambda, or a
+  running solve through ``graphcut.segment``'s pipeline: several objects, a box or lasso, the
+  GMM, which leaves no flow for the next job) and the solve still has longer to run than a new
+  process takes to start. For a seed edit it lets
   the solve finish: ending it would lose the graph and the flow that the next solve reuses
   (a new process must build the session and solve from scratch, several incremental solves);
 - optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
@@ -39,14 +41,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import queue
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 import graphcut
 
+from .controller_parts import (SESSION_BYTES_PER_PIXEL, SOLVER_NICENESS, SPARE_NICENESS,
+                               Listener, PostQueue, spare_bytes)
+from .controller_parts import Channel as _Channel
+from .controller_parts import expected_backend as _expected_backend
 from .options import SegmentOptions
 from .sharing import SeedDelta, SharedArray, shared_memory_fits, union
 from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor
@@ -56,83 +60,6 @@ log = logging.getLogger("graphcut.gui")
 
 # Images from this many pixels get coarse previews when they are segmented on the CPU.
 PREVIEW_MIN_PIXELS = 2**20
-# Bytes per pixel that an open CPU session holds beyond the shared image (PyMaxflow's graph,
-# 176; n-link weights, capacities, colour bins, seeds and masks), rounded up.
-SESSION_BYTES_PER_PIXEL = 250
-
-
-# Solver processes run this much nicer than the window's process, so that the window's event
-# loop gets a core at once when a result arrives, however busy the solvers keep the machine.
-SOLVER_NICENESS = 2
-# The spare solver runs this much nicer again: its catch-up solves use idle cores only, and
-# never slow down the solve of a stroke the user waits for.
-SPARE_NICENESS = 5
-
-
-def spare_bytes(shape) -> int:
-    """Memory a spare exact CPU solver of an image of ``shape`` (rows, cols, ...) needs: a
-    second session, plus the peak of building it (the energy)."""
-    from graphcut.memory import ENERGY_BYTES_PER_PIXEL
-    pixels = int(shape[0]) * int(shape[1])
-    return (SESSION_BYTES_PER_PIXEL + ENERGY_BYTES_PER_PIXEL["colour"]) * pixels
-
-
-class Listener:
-    """What the controller tells its owner (all on the owner's thread). Override what you need."""
-
-    def on_outcome(self, outcome: Outcome) -> None:
-        """A mask for the newest request: a preview (``outcome.factor > 1``, the mask is on the
-        reduced grid) or the exact mask (``factor == 1``), which ends the request."""
-
-    def on_error(self, message: str, details: str = "") -> None:
-        """The newest request failed (or its solver crashed; the next request restarts it)."""
-
-    def on_backend(self, backend: str, device_name: str) -> None:
-        """The exact solver opened the image on this backend ("cpu" or "cuda")."""
-
-
-class PostQueue:
-    """``post`` for an owner without an event loop: replies wait here until
-    :meth:`run_pending` runs them on the calling thread."""
-
-    def __init__(self):
-        self._queue: queue.Queue = queue.Queue()
-
-    def __call__(self, function) -> None:
-        self._queue.put(function)
-
-    def run_pending(self, timeout: float | None = None) -> int:
-        """Run what was posted, waiting up to ``timeout`` seconds for the first; returns how
-        many ran."""
-        count = 0
-        try:
-            function = self._queue.get(timeout=timeout)
-            while True:
-                function()
-                count += 1
-                function = self._queue.get_nowait()
-        except queue.Empty:
-            return count
-
-
-@dataclass
-class _Channel:
-    """One solver as the controller sees it."""
-
-    client: object
-    factor: int                       # 1 = exact, k > 1 = preview on a grid reduced k times
-    token: int | None = None          # the image this solver holds (None: must be told)
-    dirty: object = None              # seed region changed since the last job sent; "all"
-    lam: float | None = None          # lambda of the last job sent
-    outstanding: dict = field(default_factory=dict)  # job number -> (sent time, from scratch)
-    fresh_next: bool = True           # the next solve starts from scratch
-    backend: str = ""
-    opened_seconds: float = float("nan")
-    opened: int | None = None         # the image the solver reported open (None: not yet)
-    last_number: int = -1             # the newest job sent
-    quiet: set = field(default_factory=set)  # jobs sent only to catch up; answers not shown
-    fresh_seconds: float = float("nan")        # last solve from scratch
-    incremental_seconds: float = float("nan")  # last incremental re-solve
 
 
 class SegmentationController:
@@ -289,7 +216,7 @@ class SegmentationController:
         idle = [c for c in ready if not c.outstanding]
         if idle:
             return max(idle, key=lambda c: (c.token == self._token, c.last_number))
-        return min(ready, key=lambda c: min(sent for sent, _ in c.outstanding.values()))
+        return min(ready, key=lambda c: min(job[0] for job in c.outstanding.values()))
 
     def _send_job(self, channel: _Channel, number: int) -> None:
         if channel.token != self._token:
@@ -305,7 +232,9 @@ class SegmentationController:
         if channel.lam != self.lam:
             channel.fresh_next = True
             channel.lam = self.lam
-        channel.outstanding[number] = (time.perf_counter(), channel.fresh_next)
+        labels = int(np.count_nonzero(self._counts[graphcut.NONE + 1:]))
+        channel.outstanding[number] = (time.perf_counter(), channel.fresh_next,
+                                       self._preview_applies(), labels)
         channel.fresh_next = False
         channel.last_number = number
         channel.client.send("solve", Job(number, self._token, self.lam, delta, self.options))
@@ -352,13 +281,22 @@ class SegmentationController:
 
     def _restart_pays(self, channel: _Channel) -> bool:
         """Whether ending the running CPU solve gets the newest job's mask sooner: only when
-        the job cannot reuse the solve's work (lambda changed) and the solve has longer to run
-        than a new process takes to start and open the image."""
+        the job cannot reuse the solve's work (lambda changed, or the solve runs the pipeline:
+        several objects, a box or lasso, the GMM) and the solve has longer to run than a new
+        process takes to start and open the image. A pipeline solve is expected to take as
+        long as the last one, or, before any, one solve from scratch per label in it."""
         if not (channel.outstanding and channel.backend == "cpu"
-                and channel.client.can_interrupt_cpu and channel.lam != self.lam):
+                and channel.client.can_interrupt_cpu):
             return False
-        sent, fresh = min(channel.outstanding.values())
-        expected = channel.fresh_seconds if fresh else channel.incremental_seconds
+        sent, fresh, plain, labels = min(channel.outstanding.values())
+        if plain and channel.lam == self.lam:
+            return False  # the next job re-solves incrementally from this solve's flow
+        if plain:
+            expected = channel.fresh_seconds if fresh else channel.incremental_seconds
+        elif channel.pipeline_seconds == channel.pipeline_seconds:
+            expected = channel.pipeline_seconds
+        else:
+            expected = channel.fresh_seconds * max(labels, 2)
         remaining = expected - (time.perf_counter() - sent)
         restart = channel.client.start_seconds + channel.opened_seconds
         return bool(remaining > restart)  # False while any estimate is unknown (nan)
@@ -425,7 +363,9 @@ class SegmentationController:
             return
         if not outcome.cancelled and not outcome.error:
             seconds = outcome.seconds.get("total", float("nan"))
-            if outcome.incremental:
+            if not sent[2]:
+                channel.pipeline_seconds = seconds
+            elif outcome.incremental:
                 channel.incremental_seconds = seconds
             else:
                 channel.fresh_seconds = seconds
@@ -502,10 +442,6 @@ class SegmentationController:
         return self._client_class(self._on_reply_from_thread, name=name, nice=nice)
 
 
-def _expected_backend(device: str) -> str:
-    """The backend ``device`` will use ("cpu", "cuda"), or "unavailable"."""
-    from graphcut.solver import BackendUnavailableError, resolve_device
-    try:
-        return resolve_device(device)
-    except (BackendUnavailableError, ValueError):
-        return "unavailable"
+
+__all__ = ["Listener", "PostQueue", "SegmentationController", "SESSION_BYTES_PER_PIXEL",
+           "SOLVER_NICENESS", "SPARE_NICENESS", "PREVIEW_MIN_PIXELS", "spare_bytes"]

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from graphcut.segmentation._output import PALETTE
+from graphcut.io import PALETTE
 
-from .strokes import BACKGROUND, FOREGROUND, MAX_LABEL
+from graphcut.io import BACKGROUND, FOREGROUND, MAX_LABEL
 
 FIRST_COLOUR = (255, 0, 0)      # object 1: red, as seed strokes have always been
 BACKGROUND_COLOUR = (0, 64, 255)
@@ -44,6 +44,12 @@ class LabelList:
 
     def __init__(self):
         self.labels: list[ObjectLabel] = []
+        self.current = FOREGROUND
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to one object, "Object 1" in red, painted (a new image starts so)."""
+        self.labels.clear()
         self.current = FOREGROUND
         self.add()
 

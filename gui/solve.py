@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import graphcut
-from graphcut.segmentation._segment import only_binary_labels
+from graphcut.segmentation import only_binary_labels
 from graphcut.solver import SolveCancelled
 
 from .options import SegmentOptions, clean_up
@@ -191,7 +191,7 @@ class Solver:
             if self._segmenter.backend == "cuda":
                 # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
                 # next update compares the seeds with the throwaway ones: still exact)
-                from graphcut.warmup import warm_up
+                from graphcut.segmentation import warm_up
                 warm_up(self._segmenter)
         except Exception as error:  # reported to the user, never raised into the app
             self.close()

@@ -1,7 +1,7 @@
 """The seed label image being painted, with brush strokes and undo/redo. No Qt in here.
 
-Labels follow DESIGN.md: 0 = no seed, 1 = foreground, 2 = background (uint8, shape (H, W));
-further objects are 3, 4, ... up to 254 (``graphcut.segment``'s several-object seeds).
+Labels are the library's (``graphcut.seeds``): 0 = no seed, 1 = foreground, 2 = background
+(uint8, shape (H, W)); further objects are 3, 4, ... up to ``MAX_LABEL`` (254).
 An edit may also change the canvas's *constraint* (the box or lasso, ``options.py``), so that
 undo and redo cover it too.
 Coordinates are (row, column) in pixels, the scikit-image convention; a point with integer
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-NONE, FOREGROUND, BACKGROUND = 0, 1, 2
-LABELS = (NONE, FOREGROUND, BACKGROUND)
-MAX_LABEL = 254  # 255 is refused by graphcut (a 0/255 mask given as seeds)
+from graphcut.io import BACKGROUND, FOREGROUND, MAX_LABEL, NONE  # noqa: F401 (re-exported)
+
 _EMPTY = (slice(0, 0), slice(0, 0))
 
 
@@ -30,6 +29,7 @@ class _Edit:
     before: np.ndarray
     after: np.ndarray
     constraint: tuple | None = None
+    serial: int = 0  # the canvas's state after this edit (see SeedCanvas.state)
 
 
 class SeedCanvas:
@@ -53,6 +53,8 @@ class SeedCanvas:
         self._max_history = max_history
         self.constraint = None           # the box / lasso (opaque here), set by set_constraint
         self._saved_constraint = None    # as of the last end_edit / undo / redo
+        self._serial = 0                 # edits made so far: each edit's state number
+        self._base_state = 0             # the state below the oldest edit kept for undo
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -69,6 +71,19 @@ class SeedCanvas:
         """Numbers of (object, background) seed pixels (objects: every label but 0 and 2)."""
         background = int(np.count_nonzero(self._labels == BACKGROUND))
         return int(np.count_nonzero(self._labels)) - background, background
+
+    @property
+    def state(self) -> int:
+        """A number for the labels and constraint as they are now: undo and redo return to
+        earlier numbers, every new edit gets a new one. Equal numbers mean equal contents,
+        so ``canvas.state == saved`` tells whether the canvas is back where it was saved."""
+        return self._undo[-1].serial if self._undo else self._base_state
+
+    @property
+    def has_content(self) -> bool:
+        """Whether there is any seed, or a box or lasso (something a user could lose)."""
+        box, lasso = self.constraint or (None, None)
+        return bool(self._labels.any()) or box is not None or lasso is not None
 
     @property
     def can_undo(self) -> bool:
@@ -105,9 +120,14 @@ class SeedCanvas:
         if region == _EMPTY and constraint is None:
             return False
         after = self._labels[region].copy()
-        self._undo.append(_Edit(region, self._saved[region].copy(), after, constraint))
+        self._serial += 1
+        self._undo.append(_Edit(region, self._saved[region].copy(), after, constraint,
+                                self._serial))
         self._saved[region] = after
-        del self._undo[:-self._max_history]
+        if len(self._undo) > self._max_history:
+            dropped = self._undo[-self._max_history - 1]
+            self._base_state = dropped.serial
+            del self._undo[:-self._max_history]
         self._redo.clear()
         return True
 

@@ -50,6 +50,26 @@ def lasso_vertices(points) -> tuple | None:
     return tuple(kept) if len(kept) >= 3 else None
 
 
+def lasso_area(vertices) -> float:
+    """The area enclosed by the closed polygon ``vertices`` ((row, col) each), in square
+    image pixels (the shoelace formula; a self-crossing outline counts its loops with their
+    signs). Zero for a lasso drawn along a line.
+
+    Examples
+    --------
+    >>> lasso_area([(0, 0), (0, 4), (3, 4), (3, 0)])
+    12.0
+    >>> lasso_area([(0, 0), (5, 5), (2, 2)])
+    0.0
+    """
+    if len(vertices) < 3:
+        return 0.0
+    rows = [float(r) for r, _ in vertices]
+    cols = [float(c) for _, c in vertices]
+    twice = sum(rows[i - 1] * cols[i] - rows[i] * cols[i - 1] for i in range(len(rows)))
+    return abs(twice) / 2.0
+
+
 def _scene(row: float, col: float) -> QPointF:
     return QPointF(col + 0.5, row + 0.5)
 

@@ -113,7 +113,7 @@ class RecordingProgress(QProgressDialog):
 @pytest.mark.parametrize("cancel", [False, True])
 def test_a_long_wait_before_saving_shows_progress_and_can_be_cancelled(
         window, image_file, tmp_path, monkeypatch, slow_session, cancel):
-    from graphcut.gui import files
+    from graphcut.gui import file_actions as files
     monkeypatch.setattr(files, "QProgressDialog", RecordingProgress)
     monkeypatch.setattr(files, "SAVE_PROGRESS_DELAY_MS", 50)
     monkeypatch.setattr(RecordingProgress, "shown", [])
@@ -322,7 +322,7 @@ def test_the_empty_canvas_says_how_to_open_an_image(window, image_file):
 
 def test_controls_help_lists_every_key_of_every_action(window, monkeypatch):
     shown = []
-    monkeypatch.setattr(window, "show_message", lambda title, text: shown.append(text))
+    monkeypatch.setattr(window, "show_help", lambda title, text: shown.append(text))
     window.help_action.trigger()
     text = shown[0]
     keyed = [action for action in window.actions()

@@ -278,7 +278,7 @@ def test_one_object_with_a_lasso_travels_to_the_cli(window, image_file, tmp_path
 
 def test_controls_help_lists_the_new_tools(window, monkeypatch):
     shown = []
-    monkeypatch.setattr(window, "show_message", lambda title, text: shown.append(text))
+    monkeypatch.setattr(window, "show_help", lambda title, text: shown.append(text))
     window.help_action.trigger()
     text = shown[0]
     for entry in ("Box", "Lasso", "Clean up result", "GrabCut colour model (GMM)",

@@ -27,12 +27,12 @@ from graphcut._safety import (NAME_MAX, TEMPORARY_NAME, NotARegularFileError, Np
                               SymlinkRefusedError, open_no_follow, read_npy, read_small_file,
                               temporary_prefix)
 from graphcut.cli import main
-from graphcut.imageio import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
-from graphcut.seeds import read_seeds
+from graphcut.io import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
+from graphcut.io import read_seeds
 from graphcut.solver.memory import LIMIT_VARIABLE
 from graphcut.solver.networks import CSRNetwork
-from graphcut.volumeio import (VolumeReadError, is_volume, read_volume, read_volume_seeds,
-                               segment_volume_paths)
+from graphcut.io import VolumeReadError, is_volume, read_volume, read_volume_seeds
+from graphcut.segmentation import segment_volume_paths
 from test_segment import disc_image, disc_seeds
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
@@ -255,8 +255,8 @@ def test_sparse_npy_bomb_is_refused_before_reading(tmp_path, monkeypatch):
 def test_a_volume_too_large_to_segment_is_refused_from_its_headers(tmp_path, monkeypatch):
     """50 MB of voxels decode within the limit but segmenting them needs ~13 GiB: refused
     from the headers, as check_image_file refuses an image, before anything is decoded."""
-    import graphcut.volumeio as volumeio
-    from graphcut.memory import check_volume_file
+    import graphcut.segmentation._volume_paths as volume_paths
+    from graphcut.segmentation import check_volume_file
     sparse_npy(tmp_path / "v.npy", (50, 1000, 1000))
     sparse_npy(tmp_path / "s.npy", (50, 1000, 1000))
     monkeypatch.setenv(LIMIT_VARIABLE, "1G")
@@ -264,7 +264,7 @@ def test_a_volume_too_large_to_segment_is_refused_from_its_headers(tmp_path, mon
     def must_not_read(*args, **kwargs):
         raise AssertionError("the volume was read before the memory check")
 
-    monkeypatch.setattr(volumeio, "read_volume", must_not_read)
+    monkeypatch.setattr(volume_paths, "read_volume", must_not_read)
     with pytest.raises(MemoryError, match=r"v\.npy \(1000x1000 grey\), 50 slices on the CPU"):
         segment_volume_paths(tmp_path / "v.npy", tmp_path / "s.npy", tmp_path / "m.tif",
                              device="cpu")
@@ -361,7 +361,7 @@ def test_deep_settings_json_is_a_clear_error(tmp_path):
 
 
 def test_huge_settings_files_are_refused_by_their_size(tmp_path, monkeypatch):
-    from graphcut.segmentation._settings import read_settings
+    from graphcut.io import read_settings
     path = tmp_path / "s.json"
     with open(path, "wb") as handle:
         handle.truncate(200_000_000)  # sparse: 200 MB declared
@@ -478,7 +478,7 @@ def test_sigterm_during_segment_leaves_no_temporary_file(tmp_path):
     out.mkdir()
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import graphcut.imageio as imageio
+        import graphcut.io._writing as imageio
         real_fsync = os.fsync
         def fsync_then_terminated(descriptor):  # SIGTERM arrives while the mask is written
             os.kill(os.getpid(), signal.SIGTERM)

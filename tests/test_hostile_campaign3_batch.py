@@ -26,7 +26,7 @@ from graphcut.batch import (FAILED, OK, SKIPPED, SUMMARY_NAME, read_mask_metadat
                             serial_runner)
 from graphcut.batch._lock import LOCK_NAME
 from graphcut.batch._run import remove_temporary_files
-from graphcut.volumeio import read_volume_record
+from graphcut.io import read_volume_record
 from test_hostile_campaign3 import run_cli, volume_pair
 from test_segment import disc_image, disc_seeds
 
@@ -225,7 +225,7 @@ def test_sigterm_during_a_volume_batch_leaves_no_temporary_file(tmp_path):
         os.link(seeds / "vol.npy", seeds / f"{stem}.npy")
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import graphcut.volumeio as volumeio
+        import graphcut.io._volumes as volumeio
         real = volumeio.atomic_write
         def write_then_terminated(path, write, **options):
             def interrupted(handle):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .._safety import TEMPORARY_NAME, SymlinkRefusedError
-from ..imageio import default_max_pixels
+from ..io import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
 from ._jobs import Job, duplicate_stems, find_jobs
@@ -289,7 +289,7 @@ def _log_failure(job: Job, record: dict) -> None:
         log.warning("%s: failed: %s", display(job.image.name), record["reason"])
 
 
-# Temporary files of graphcut.imageio.atomic_write (masks, overlays, volumes, the summary):
+# Temporary files of graphcut.io.atomic_write (masks, overlays, volumes, the summary):
 # ".<name or its start>.<8 random characters>.tmp".
 _TEMPORARY = TEMPORARY_NAME
 

@@ -89,7 +89,7 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
             records = run_batch(images_dir, seeds_dir, out_dir, jobs=jobs, **options)
         else:
             try:
-                from graphcut.distributed import run_batch_dask
+                from graphcut.batch.dask import run_batch_dask
             except ImportError as error:  # distributed is an optional extra
                 raise click.UsageError(f"--scheduler / --local-cluster need Dask distributed "
                                        f"(pip install 'graphcut[distributed]'): {error}") \

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import graphcut
-from graphcut.seeds import BACKGROUND, FOREGROUND
+from graphcut.io import BACKGROUND, FOREGROUND
 
 OBJECT_LABEL, BACKGROUND_LABEL = 1, 2
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from magicgui.widgets import CheckBox, ComboBox, Container, FloatSpinBox, Label, PushButton
 
-from graphcut.energy import DEFAULT_LAM
+from graphcut.segmentation import DEFAULT_LAM
 
 from ._controller import (BACKGROUND_LABEL, OBJECT_LABEL, Coalescer, MissingScribbles,
                           ScribbleSegmenter, Segmentation, spatial_shape)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._variants import CONSTANTS
 
-__all__ = ["MAX_BLOCKS", "THREADS", "constant", "launch_grid"]
+__all__ = ["CONSTANTS", "MAX_BLOCKS", "THREADS", "constant", "launch_grid"]
 
 
 def constant(name: str) -> int:

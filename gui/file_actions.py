@@ -1,10 +1,11 @@
-"""Opening and saving files for the main window: :class:`FileOperations`, a mixin of
-:class:`~graphcut.gui.window.MainWindow`.
+"""Opening and saving files for the main window: :class:`FileActions`.
 
 Rules kept here:
 
-- an image is read and checked before the user is asked about unsaved seeds, so a broken file
-  never costs them their seeds;
+- an image is read, checked and made ready to show (memory checked first, then its screen
+  layers and seed canvas built) before the user is asked about unsaved seeds, so a broken or
+  too large file never costs them their seeds, and the old document stays until the new one
+  is ready;
 - images above the *image size limit* (Pillow's decompression-bomb limit by default; File >
   Image size limit or ``graphcut gui --max-pixels``) are refused with a message naming the
   setting;
@@ -13,12 +14,10 @@ Rules kept here:
   suffixes are refused;
 - saved seeds get their settings (lambda, colour model, clean-up, box or lasso, the label
   list) in a JSON file of the same name (``graphcut.segmentation.settings_path``), which
-  ``graphcut segment`` / ``batch`` read, and Load seeds reads back;
+  ``graphcut segment`` / ``batch`` read, and Load seeds reads back; the two are written as a
+  pair (``seed_files.py``): both or neither;
 - saving the mask or overlay while a segmentation runs waits for it (with a progress dialog
   the user may cancel), so the file is the result of the seeds on screen.
-
-The mixin uses the window's document state (``_image``, ``_canvas``, ``_mask``, paths) and
-its ``_set_image`` / ``_replace_seeds`` / ``is_busy`` / messages.
 """
 
 from __future__ import annotations
@@ -32,14 +31,14 @@ from PyQt6.QtCore import QEventLoop, QTimer, Qt
 from PyQt6.QtWidgets import QFileDialog, QInputDialog, QProgressDialog
 
 import graphcut
-from graphcut.imageio import (IMAGE_SUFFIXES, ImageTooLargeError, check_lossless_suffix,
+from graphcut.io import (IMAGE_SUFFIXES, ImageTooLargeError, check_lossless_suffix,
                               default_max_pixels)
+from graphcut.segmentation import allowed_region, load_for_seeds, write_result
 
-from graphcut.segmentation import (allowed_region, load_for_seeds, settings_path,
-                                   write_result, write_settings)
-
-from .display import to_display_rgba
+from .document import Document
 from .options import SegmentOptions
+from .prepare import prepare_image
+from .seed_files import save_seed_pair
 
 SAVE_PROGRESS_DELAY_MS = 300  # a save that waits longer than this shows a progress dialog
 _POLL_MS = 20
@@ -69,10 +68,13 @@ def _read_warnings():
         logger.removeHandler(handler)
 
 
-class FileOperations:
-    """Open images and seeds, save masks, overlays and seeds (see the module doc)."""
+class FileActions:
+    """Open images and seeds, save masks, overlays and seeds of ``document`` (module doc)."""
 
-    _max_pixels: int | None = None
+    def __init__(self, window, document: Document, max_pixels: int | None = None):
+        self.window, self.document = window, document
+        self._max_pixels: int | None = None
+        self.set_max_pixels(max_pixels)
 
     # ----- settings ---------------------------------------------------------------------------
     def max_pixels(self) -> int:
@@ -87,63 +89,69 @@ class FileOperations:
 
     # ----- scripting surface ------------------------------------------------------------------
     def open_image(self, path) -> bool:
-        """Open an image file; on failure show an error and keep the current image.
+        """Open an image file; on failure show an error and keep the current document.
 
-        The file is read before unsaved seeds are asked about. Returns whether the image was
-        opened.
+        The file is read, its memory checked and its screen layers built before unsaved
+        seeds are asked about. Returns whether the image was opened.
         """
-        path = Path(path)
+        window, path = self.window, Path(path)
         try:
             with _read_warnings() as warnings:
                 image = graphcut.read_image(path, max_pixels=self._max_pixels)
-            if image.ndim not in (2, 3):
-                raise ValueError(f"unsupported image shape {image.shape}")
-            rgba = to_display_rgba(image)
+            prepared = prepare_image(image, path)
         except ImageTooLargeError as error:
-            self.show_error("Image too large", self._too_large_text(path, error))
+            window.show_error("Image too large", self._too_large_text(path, error))
             return False
-        except (OSError, ValueError, TypeError, MemoryError) as error:
-            self.show_error("Cannot open image", f"Cannot open {path}:\n{error}")
+        except MemoryError as error:
+            window.show_error("Not enough memory", f"Cannot open {path}:\n{error}\n\nThe image "
+                              "that is open stays open, with its seeds.")
             return False
-        if not self._may_discard_seeds():
+        except (OSError, ValueError, TypeError) as error:
+            window.show_error("Cannot open image", f"Cannot open {path}:\n{error}")
             return False
-        self._set_image(image, path, rgba)
+        if not window._may_discard_seeds():
+            return False
+        window._show_document(prepared)
         notes = [record.getMessage() for record in warnings]
         if notes:
-            self._size_label.setText(f"{self._size_label.text()}, first page only")
-            self.statusBar().showMessage(notes[0], 15000)
-            self.show_message("Only the first page was opened",
-                              "\n".join(notes) + "\n\nThe app segments single images: the "
-                              "other pages are not shown, segmented or saved.")
+            window._size_label.setText(f"{window._size_label.text()}, first page only")
+            window.statusBar().showMessage(notes[0], 15000)
+            window.show_message("Only the first page was opened",
+                                "\n".join(notes) + "\n\nThe app segments single images: the "
+                                "other pages are not shown, segmented or saved.")
         return True
 
     def load_seeds(self, path) -> bool:
-        """Replace the seeds with those of a label or stroke PNG (undoable).
+        """Replace the seeds with those of a label or stroke PNG (undoable), and the label
+        list, λ and options with those of its settings JSON, when there is one.
 
         On failure (unreadable file, size differs from the image, ...) show an error and keep
         the current seeds. Returns whether the seeds were loaded.
         """
-        if self._image is None:
-            self.show_error("Cannot load seeds", "Open an image first, then load its seeds.")
+        window, document = self.window, self.document
+        if document.image is None:
+            window.show_error("Cannot load seeds", "Open an image first, then load its seeds.")
             return False
         path = Path(path)
         try:
-            labels = graphcut.read_seeds(path, shape=self._image.shape[:2], require_both=False,
-                                         multi=True)
+            labels = graphcut.read_seeds(path, shape=document.image.shape[:2],
+                                         require_both=False, multi=True)
             settings = load_for_seeds(path)
-            options = SegmentOptions.from_settings(settings, self._options)
+            options = SegmentOptions.from_settings(settings, document.options)
             allowed_region(labels.shape, box=options.box, lasso=options.lasso)
-        except (OSError, ValueError, TypeError) as error:
-            self.show_error("Cannot load seeds", f"Cannot load seeds from {path}:\n{error}")
+        except (OSError, ValueError, TypeError, MemoryError) as error:
+            window.show_error("Cannot load seeds", f"Cannot load seeds from {path}:\n{error}")
             return False
-        self._labels.load_settings(settings.get("labels"))
-        self.label_panel.refresh()
-        self._on_labels_changed("look")
+        document.labels.reset()
+        document.labels.load_settings(settings.get("labels"))
+        window.tools.reset_labels()
         if settings.get("lam") is not None:
-            self.set_lam(settings["lam"])
-        self.set_cleanup(options.cleans_up)
-        self.set_model(options.model)
-        self._replace_seeds(labels, path, (options.box, options.lasso))
+            window.set_lam(settings["lam"])
+        window.set_cleanup(options.cleans_up)
+        window.set_model(options.model)
+        window.painting.replace(labels, (options.box, options.lasso))
+        document.mark_saved(path)
+        window._show_modified()
         return True
 
     def save_mask(self, path) -> bool:
@@ -155,8 +163,8 @@ class FileOperations:
         mask = self._current_mask("mask")
         if mask is None:
             return False
-        return self._write("mask", path, lambda: graphcut.write_mask(path, mask,
-                                                                     inputs=self._inputs()))
+        return self._write("mask", path, lambda: graphcut.write_mask(
+            path, mask, inputs=self.document.inputs()))
 
     def save_overlay(self, path) -> bool:
         """Write the image with the result drawn over it as the screen shows it (the fill in
@@ -168,14 +176,19 @@ class FileOperations:
             return False
         from PIL import Image
 
-        from graphcut.imageio import atomic_save
+        from graphcut.io import atomic_save
 
         from .overlay import composite_result
-        labels = self._result_labels
-        rgb = composite_result(self.view.image_layer.array, mask, self.result_style(), labels,
-                               None if labels is None else self._labels.result_colours())
-        return self._write("overlay", path, lambda: atomic_save(Image.fromarray(rgb), path,
-                                                                inputs=self._inputs()))
+        document = self.document
+        labels = document.result_labels
+
+        def write():
+            rgb = composite_result(self.window.view.image_layer.array, mask,
+                                   self.window.result_style(), labels,
+                                   None if labels is None else document.labels.result_colours())
+            atomic_save(Image.fromarray(rgb), path, inputs=document.inputs())
+
+        return self._write("overlay", path, write)
 
     def save_labels(self, path) -> bool:
         """Write the result as a label image, PNG or TIFF (uint8: 0 background, each object
@@ -185,32 +198,32 @@ class FileOperations:
             return False
         if self._current_mask("label image") is None:
             return False
-        labels = self.result_labels()
-        return self._write("label image", path, lambda: write_result(path, labels,
-                                                                     inputs=self._inputs()))
+        labels = self.document.result_label_image()
+        return self._write("label image", path, lambda: write_result(
+            path, labels, inputs=self.document.inputs()))
 
     def save_seeds(self, path) -> bool:
         """Write the seeds as a label image, PNG or TIFF (0 none, 1 foreground, 2 background,
         3, 4, ... further objects), and next to it (same name, ``.json``) the settings that
-        segment them as the window does. Returns success."""
-        if self._canvas is None:
-            self.show_error("Nothing to save", "Open an image and paint seeds first.")
+        segment them as the window does: both files or neither (a failure leaves the
+        previous pair as it was). Returns success."""
+        window, document = self.window, self.document
+        if document.canvas is None:
+            window.show_error("Nothing to save", "Open an image and paint seeds first.")
             return False
         if not self._check_suffix(path, "seed label image"):
             return False
-        inputs = tuple(p for p in (self._image_path,) if p is not None)
-        labels = self._canvas.labels.copy()
-        settings = {**self._options.settings(self.lam()), "labels": self._labels.to_settings()}
-
-        def write():
-            graphcut.write_seeds(path, labels, inputs=inputs)
-            write_settings(settings_path(path), settings, inputs=inputs)
-
-        if self._write("seeds", path, write):
-            self._seeds_path = Path(path)
-            self._set_seeds_dirty(False)
-            return True
-        return False
+        inputs = tuple(p for p in (document.path,) if p is not None)
+        labels = document.canvas.labels.copy()
+        state = document.canvas.state
+        settings = document.seed_settings(window.lam())
+        if not self._write("seeds", path, lambda: save_seed_pair(path, labels, settings,
+                                                                  inputs=inputs)):
+            return False
+        if document.canvas.state == state:
+            document.mark_saved(path)
+        window._show_modified()
+        return True
 
     def wait_for_result(self, what: str = "result") -> bool:
         """Wait until the mask on screen is the segmentation of the seeds on screen.
@@ -220,12 +233,13 @@ class FileOperations:
         stroke can change the seeds meanwhile), whose Cancel gives up. Returns False when
         cancelled.
         """
-        if not self.is_busy():
+        window, live = self.window, self.window.live
+        if not live.is_busy():
             return True
-        if self._lam_timer.isActive():
-            self._request_segmentation()
+        if live.lam_timer.isActive():
+            live.request()
         dialog = QProgressDialog(f"Segmenting the current seeds before saving the {what}…",
-                                 "Cancel", 0, 0, self)
+                                 "Cancel", 0, 0, window)
         dialog.setWindowTitle(f"Saving the {what}")
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
         dialog.setAutoClose(False)
@@ -235,12 +249,12 @@ class FileOperations:
         show = QTimer(singleShot=True, interval=SAVE_PROGRESS_DELAY_MS)
         show.timeout.connect(dialog.show)
         poll = QTimer(interval=_POLL_MS)
-        poll.timeout.connect(lambda: None if self.is_busy() else loop.quit())
+        poll.timeout.connect(lambda: None if live.is_busy() else loop.quit())
         dialog.canceled.connect(loop.quit)
         show.start()
         poll.start()
         try:
-            if self.is_busy():
+            if live.is_busy():
                 loop.exec()
             cancelled = dialog.wasCanceled()
         finally:
@@ -256,20 +270,20 @@ class FileOperations:
         """The mask of the seeds on screen, after waiting for it; None (and a message) when
         there is none or the user cancelled."""
         if not self.wait_for_result(what):
-            self.statusBar().showMessage(f"The {what} was not saved (cancelled while "
-                                         "segmenting)", 8000)
+            self.window.statusBar().showMessage(f"The {what} was not saved (cancelled while "
+                                                "segmenting)", 8000)
             return None
-        if self._mask is None:
-            self.show_error("Nothing to save", "There is no segmentation of the current seeds: "
-                            "paint foreground and background seeds first.")
+        if self.document.mask is None:
+            self.window.show_error("Nothing to save", "There is no segmentation of the current "
+                                   "seeds: paint foreground and background seeds first.")
             return None
-        return self._mask
+        return self.document.mask
 
     def _check_suffix(self, path, what: str) -> bool:
         try:
             check_lossless_suffix(path, what)
         except ValueError as error:
-            self.show_error(f"Cannot save the {what}", str(error))
+            self.window.show_error(f"Cannot save the {what}", str(error))
             return False
         return True
 
@@ -281,111 +295,78 @@ class FileOperations:
                 "files that decode to huge images).\n\nIf the image is genuine, raise the limit "
                 "with File > Image size limit… and open it again.")
 
-    def _inputs(self) -> tuple:
-        return tuple(p for p in (self._image_path, self._seeds_path) if p is not None)
-
     def _write(self, what: str, path, write) -> bool:
         try:
             write()
-        except (OSError, ValueError, TypeError) as error:
-            self.show_error(f"Cannot save the {what}", str(error))
+        except (OSError, ValueError, TypeError, MemoryError) as error:
+            self.window.show_error(f"Cannot save the {what}", str(error) or type(error).__name__)
             return False
-        self.statusBar().showMessage(f"Saved the {what} to {path}", 5000)
+        self.window.statusBar().showMessage(f"Saved the {what} to {path}", 5000)
         return True
 
-    def _default_path(self, suffix: str) -> str:
-        if self._image_path is None:
-            return ""
-        return str(self._image_path.with_name(f"{self._image_path.stem}_{suffix}.png"))
-
-    def _default_seeds_path(self) -> str:
-        if self._seeds_path is not None:
-            return str(self._seeds_path)
-        if self._image_path is None:
-            return ""
-        sibling = self._image_path.parent.parent / "seeds"
-        if sibling.is_dir():
-            return str(sibling / f"{self._image_path.stem}.png")
-        return self._default_path("seeds")
-
     # ----- dialogs ----------------------------------------------------------------------------
-    def _open_image_dialog(self) -> None:
+    def open_image_dialog(self) -> None:
         patterns = " ".join(f"*{suffix}" for suffix in IMAGE_SUFFIXES)
+        folder = self.document.path
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open image", str(self._image_path.parent) if self._image_path else "",
+            self.window, "Open image", str(folder.parent) if folder else "",
             f"Images ({patterns});;All files (*)")
         if path:
             self.open_image(path)
 
-    def _load_seeds_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load seeds", self._default_seeds_path(),
+    def load_seeds_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Load seeds",
+                                              self.document.default_seeds_path(),
                                               "PNG images (*.png);;All files (*)")
         if path:
             self.load_seeds(path)
 
     def _save_dialog(self, title: str, default: str, filters: str = "PNG images (*.png)") -> str:
-        path, _ = QFileDialog.getSaveFileName(self, title, default, filters)
+        path, _ = QFileDialog.getSaveFileName(self.window, title, default, filters)
         if path and not Path(path).suffix:
             path += ".png"
         return path
 
-    def _save_mask_dialog(self) -> None:
-        path = self._save_dialog("Save mask (lossless: PNG or TIFF)", self._default_path("mask"),
-                                 LOSSLESS_FILTER)
+    def save_mask_dialog(self) -> None:
+        path = self._save_dialog("Save mask (lossless: PNG or TIFF)",
+                                 self.document.default_path("mask"), LOSSLESS_FILTER)
         if path:
             self.save_mask(path)
 
-    def _save_overlay_dialog(self) -> None:
-        path = self._save_dialog("Save overlay", self._default_path("overlay"))
+    def save_overlay_dialog(self) -> None:
+        path = self._save_dialog("Save overlay", self.document.default_path("overlay"))
         if path:
             self.save_overlay(path)
 
-    def _save_labels_dialog(self) -> None:
+    def save_labels_dialog(self) -> None:
         path = self._save_dialog("Save labels (lossless: PNG or TIFF)",
-                                 self._default_path("labels"), LOSSLESS_FILTER)
+                                 self.document.default_path("labels"), LOSSLESS_FILTER)
         if path:
             self.save_labels(path)
 
-    def _save_seeds_dialog(self) -> bool:
+    def save_seeds_dialog(self) -> bool:
         path = self._save_dialog("Save seeds (lossless: PNG or TIFF)",
-                                 self._default_seeds_path(), LOSSLESS_FILTER)
+                                 self.document.default_seeds_path(), LOSSLESS_FILTER)
         return bool(path) and self.save_seeds(path)
 
-    def _max_pixels_dialog(self) -> None:
+    def max_pixels_dialog(self) -> None:
         megapixels, ok = QInputDialog.getDouble(
-            self, "Image size limit",
+            self.window, "Image size limit",
             "Largest image to open, in millions of pixels (width × height).\nLarger files are "
             "refused as possible decompression bombs\n(small files that decode to huge "
             f"images). Default: {default_max_pixels() / 1e6:.1f}.",
             self.max_pixels() / 1e6, 0.001, 1e6, 3)
         if ok:
             self.set_max_pixels(max(1, round(megapixels * 1e6)))
-            self.statusBar().showMessage(
+            self.window.statusBar().showMessage(
                 f"Image size limit: {self.max_pixels() / 1e6:.1f} million pixels", 5000)
 
-    # ----- drag and drop ----------------------------------------------------------------------
-    def dragEnterEvent(self, event) -> None:
-        if _local_files(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
 
-    def dragMoveEvent(self, event) -> None:
-        self.dragEnterEvent(event)
-
-    def dropEvent(self, event) -> None:
-        files = _local_files(event.mimeData())
-        if not files:
-            event.ignore()
-            return
-        event.acceptProposedAction()
-        self.open_image(files[0])
-
-
-def _local_files(mime) -> list[str]:
+def local_files(mime) -> list[str]:
+    """The local files of a drag's MIME data (empty when there are none)."""
     if not mime.hasUrls():
         return []
     return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
 
 
-__all__ = ["FileOperations", "SAVE_PROGRESS_DELAY_MS"]
+__all__ = ["FileActions", "SAVE_PROGRESS_DELAY_MS", "local_files"]
