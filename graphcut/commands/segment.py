@@ -267,7 +267,7 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
     device_ready.result()  # the device's usage error (exit 2), if any, before any reading
     started = time.perf_counter()
     try:
-        if volume:  # its memory is checked from the arrays, once read
+        if volume:  # its memory is checked from the headers (memory.check_volume_file)
             mask, result = segment_volume_paths(image, seeds_path, output,
                                                 overlay_path=overlay_path,
                                                 lam=DEFAULT_LAM if lam is None else lam,
