@@ -22,6 +22,8 @@ from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSE
                          Histogram, HistogramModel, bin_indices, check_bins, cost_table,
                          histogram_costs)
 from ._texture import local_contrast, with_texture
+from ._features import DEFAULT_SCALES, feature_names, image_features, pixel_features
+from ._learned import CLASSIFIERS, Learned, LearnedModel, learned_models
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 
@@ -47,6 +49,7 @@ def register_model(cls: type) -> type:
 
 register_model(Histogram)
 register_model(GMM)
+register_model(Learned)
 
 
 def as_model(model) -> AppearanceModel:
@@ -131,7 +134,9 @@ def make_model(name: str, **options) -> ColourModel:
     return cls(**{key: value for key, value in options.items() if value is not None})
 
 
-__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "COVARIANCE_FLOOR", "ColourModel",
+__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel",
+           "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
+           "learned_models", "pixel_features",
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",
            "Histogram", "HistogramModel", "MODELS", "ModelPair", "PerLabelModel",
            "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model", "bin_indices", "check_bins",

@@ -14,8 +14,8 @@ from ._capacities import (DEFAULT_SCALE, INT32_MAX, quantize, quantize_weights, 
 from ._cleanup import clean_labels, clean_mask, fill_holes, keep_connected
 from ._grabcut import DEFAULT_TOL, Iterated, iterate_binary, iterate_labels
 from ._memory import (ENERGY_BYTES_PER_PIXEL, NETWORK_BYTES_PER_PIXEL, array_segmentation_backend,
-                      check_image_file, file_bytes, segmentation_backend,
-                      segmentation_bytes)
+                      check_image_file, check_volume_file, file_bytes,
+                      segmentation_backend, segmentation_bytes)
 from ._problems import BinaryProblem, LabelProblem, binary_problem, cut_capacity, label_problem
 from ._regions import allowed_region, box_mask, lasso_mask
 from ._seed_histograms import SeedHistograms, capacities_from_tables
@@ -39,7 +39,7 @@ __all__ = [
     "LOCALITY_REACH", "ENERGY_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL", "GridCuts", "INT32_MAX",
     "Iterated", "KEEP_CHOICES", "LabelProblem", "MODEL_CHOICES", "SETTING_KEYS", "SIGMA_MIN",
     "SeedHistograms", "Segmenter", "allowed_region", "array_module", "array_segmentation_backend",
-    "binary_problem", "box_mask", "build_network", "capacities_from_tables", "check_image_file", "file_bytes",
+    "binary_problem", "box_mask", "build_network", "capacities_from_tables", "check_image_file", "check_volume_file", "file_bytes",
     "check_positive", "check_seeds_for", "check_settings", "check_sigma", "clean_labels",
     "clean_mask", "cut_capacity", "estimate_sigma", "fill_holes", "image_as_float", "is_mask", "iterate_binary",
     "iterate_labels", "keep_connected", "label_overlay", "label_problem", "lasso_mask",
