@@ -128,6 +128,16 @@ def next_click(mask, truth):
     return interior_point(best[1]), best[2]
 
 
+def load_set(name, count=None):
+    """The items of set ``name``: generated composites (:func:`quality_data.make_set`) or,
+    for ``photos-dev`` / ``photos-test``, real photographs with masks drawn by people
+    (:func:`quality_photos.photo_set`)."""
+    if name.startswith("photos-"):
+        from quality_photos import photo_set
+        return photo_set(name.partition("-")[2], count)
+    return make_set(name, count)
+
+
 # ---- methods --------------------------------------------------------------------------
 
 def run_graphcut(options, device):
@@ -222,7 +232,7 @@ def _task(args):
     index, set_name, count, methods, protocols, device = args
     if "cv2" in sys.modules:
         sys.modules["cv2"].setNumThreads(1)  # one image per process: no oversubscription
-    item = make_set(set_name, index + 1)[index]
+    item = load_set(set_name, index + 1)[index]
     runs = []
     for name in methods:
         segmenter = method(name, device)
@@ -272,7 +282,7 @@ def quality(args):
     for name in methods:
         parse_method(name)
     protocols = args.protocols.split(",")
-    count = len(make_set(args.set, args.count))
+    count = len(load_set(args.set, args.count))
     tasks = [(i, args.set, args.count, methods, protocols, args.device) for i in range(count)]
     started = time.perf_counter()
     runs = []
@@ -339,9 +349,11 @@ def speed(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=("dev", "test", "extra"), default="test",
+    parser.add_argument("--set", choices=("dev", "test", "extra", "photos-dev", "photos-test"), default="test",
                         help="dev: for choosing options; test: for reporting; extra: a "
-                             "second report set, to confirm a gain is not fitted to dev")
+                             "second report set, to confirm a gain is not fitted to dev; "
+                             "photos-dev / photos-test: real photographs "
+                             "(bench/quality_photos.py)")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")
     parser.add_argument("--methods", default=",".join(m for m in METHODS if m != "otsu"),
                         help="comma-separated names of METHODS; or ';'-separated, each "
