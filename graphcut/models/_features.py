@@ -105,7 +105,7 @@ def pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
     --------
     >>> import numpy as np
     >>> pixel_features(np.random.default_rng(0).random((32, 40, 3))).shape
-    (32, 40, 31)
+    (32, 40, 27)
     """
     if values.ndim < 3:
         raise ValueError(f"values must be (H, W, C) or (D, H, W, C), got shape {values.shape}")
