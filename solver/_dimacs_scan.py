@@ -45,6 +45,10 @@ class DimacsError(ValueError):
         super().__init__(f"{where}: {reason}")
 
 
+# Users import it from graphcut.solver.dimacs (or graphcut.solver); tracebacks say so too.
+DimacsError.__module__ = "graphcut.solver.dimacs"
+
+
 def _open(path: Path):
     """Open a regular file for binary reading, decompressing by extension (.gz, .bz2, anything
     else plain); returns ``(handle, compressed)``. Refuses FIFOs, devices and folders."""

@@ -94,10 +94,12 @@ def read_dimacs(path) -> CSRNetwork:
     A malformed file names the file and the line:
 
     >>> _ = Path("bad.max").write_text("p max 3 1\\nn 1 s\\nn 3 t\\na 1 9 4\\n")
-    >>> read_dimacs("bad.max")
-    Traceback (most recent call last):
-        ...
-    graphcut.solver.dimacs.DimacsError: bad.max, line 4: ...
+    >>> from graphcut.solver import DimacsError
+    >>> try:
+    ...     read_dimacs("bad.max")
+    ... except DimacsError as error:
+    ...     print(error)
+    bad.max, line 4: arc head 9 is out of range: expected a vertex id in 1..3
     """
     path = Path(path)
     handle, raw = _open(path)

@@ -192,7 +192,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     Both outputs are written atomically and never replace an input; PNG masks record their
     parameters and inputs (:func:`read_mask_metadata`), PNGs are encoded with
     :data:`PNG_OPTIONS`. Before anything is decoded, the image's header is checked against
-    the memory the segmentation needs (on the CPU, :func:`graphcut.memory.check_image_file`;
+    the memory the segmentation needs (on the CPU, :func:`graphcut.segmentation.check_image_file`;
     on the GPU path, decoding is checked by :func:`graphcut.read_image` and the GPU's need by
     :func:`graphcut.segment`, which with ``device="auto"`` sends an image too large for the
     GPU to the CPU).
@@ -220,7 +220,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     ------
     OSError or ValueError or MemoryError
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
-        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError
+        :func:`graphcut.segment`, :func:`graphcut.segmentation.check_image_file` (a MemoryError
         when the image cannot fit) and the writers raise.
     """
     stages = {} if timings is None else timings

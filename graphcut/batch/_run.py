@@ -289,7 +289,7 @@ def _log_failure(job: Job, record: dict) -> None:
         log.warning("%s: failed: %s", display(job.image.name), record["reason"])
 
 
-# Temporary files of graphcut.imageio.atomic_write (masks, overlays, volumes, the summary):
+# Temporary files of graphcut.io.atomic_write (masks, overlays, volumes, the summary):
 # ".<name or its start>.<8 random characters>.tmp".
 _TEMPORARY = TEMPORARY_NAME
 

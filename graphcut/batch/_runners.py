@@ -103,7 +103,7 @@ def _ignore_sigint() -> None:
 
 def cpu_image_bytes(path, *, max_pixels=None) -> int:
     """Host bytes to decode and segment the image file ``path`` on the CPU, from its header
-    (:mod:`graphcut.memory`); 0 for a file that cannot be read (its worker reports why)."""
+    (:mod:`graphcut.segmentation`); 0 for a file that cannot be read (its worker reports why)."""
     from ..io import image_info
     from ..segmentation import file_bytes, segmentation_bytes
     try:

@@ -107,6 +107,8 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
         raise click.UsageError(str(error)) from None
     except OSError as error:  # an unwritable output folder, an unreachable scheduler
         raise click.ClickException(str(error)) from None
+    except MemoryError as error:  # a previous summary.csv too large to read
+        raise click.ClickException(str(error) or type(error).__name__) from None
     totals = counts(records)
     click.echo(f"{len(records)} images: {totals[OK]} ok, {totals[SKIPPED]} skipped, "
                f"{totals[FAILED]} failed; summary in "

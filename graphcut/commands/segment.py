@@ -41,8 +41,9 @@ class BoxType(click.ParamType):
 
 
 model_option = click.option(
-    "--model", type=click.Choice(["histogram", "gmm"]), default=None,
-    help="Colour model: histogram (Boykov-Jolly) or gmm (GrabCut's Gaussian mixtures). "
+    "--model", type=click.Choice(["histogram", "gmm", "learned"]), default=None,
+    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
+         "learned (a classifier on filter features trained on the seeds). "
          "Default: the seeds' settings file, else histogram.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
@@ -266,7 +267,7 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
     device_ready.result()  # the device's usage error (exit 2), if any, before any reading
     started = time.perf_counter()
     try:
-        if volume:  # its memory is checked from the arrays, once read
+        if volume:  # its memory is checked from the headers (memory.check_volume_file)
             mask, result = segment_volume_paths(image, seeds_path, output,
                                                 overlay_path=overlay_path,
                                                 lam=DEFAULT_LAM if lam is None else lam,

@@ -38,7 +38,7 @@ def _read_truth(path: Path, shape) -> np.ndarray:
     from graphcut.stereo.io import read_disparity
     try:
         truth = np.asarray(read_disparity(path), dtype=np.float64)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, MemoryError) as error:
         raise click.ClickException(f"cannot read ground truth {path}: {error}") from None
     if truth.shape != tuple(shape):
         raise click.ClickException(f"ground truth {path} is {truth.shape[1]}x{truth.shape[0]}, "

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from graphcut._safety import NotARegularFileError, check_regular_file
+from graphcut._safety import require_regular_file
 from graphcut.solver.memory import HostMemoryError, require_host_memory
 
 log = logging.getLogger("graphcut.imageio")
@@ -256,10 +256,12 @@ def read_image(path, *, max_pixels: int | None = None) -> np.ndarray:
     >>> image = read_image("photo.png")
     >>> image.shape, image.dtype
     ((4, 6, 3), dtype('uint8'))
-    >>> read_image("missing.png")
-    Traceback (most recent call last):
-        ...
-    graphcut.io._images.ImageReadError: ...missing.png...
+    >>> from graphcut import ImageReadError
+    >>> try:
+    ...     read_image("missing.png")
+    ... except ImageReadError as error:
+    ...     print(error)
+    missing.png: ...
     """
     name = os.fspath(path)
     _require_regular_file(name)
@@ -294,16 +296,8 @@ def _finite(name: str, array: np.ndarray) -> np.ndarray:
 
 def _require_regular_file(name: str) -> None:
     """ImageReadError for a missing file, a folder, a FIFO or a device (which Pillow would
-    wait on, or read forever)."""
-    try:
-        check_regular_file(name)
-    except FileNotFoundError:
-        raise ImageReadError(f"{name}: no such file") from None
-    except NotARegularFileError as error:
-        raise ImageReadError(str(error)) from None
-    except OSError as error:
-        raise ImageReadError(f"{name}: cannot read the file "
-                             f"({error.strerror or error})") from None
+    wait on, or read forever); see :func:`graphcut._safety.require_regular_file`."""
+    require_regular_file(name, ImageReadError)
 
 
 # Bytes per pixel of Pillow's own storage of a mode: 1 or 2, else 4 (RGB is stored as RGBX).

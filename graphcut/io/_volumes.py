@@ -30,7 +30,7 @@ from graphcut._safety import (NotARegularFileError, NpyReadError, check_regular_
 from graphcut.solver.memory import HostMemoryError, require_host_memory
 
 from ._images import (IMAGE_SUFFIXES, ImageMemoryError, ImageReadError, ImageTooLargeError,
-                      default_max_pixels, open_image, read_image)
+                      default_max_pixels, image_info, open_image, read_image)
 from ._seeds import LABEL_MODES, _refuse_inexact, check_seeds, read_seeds, strokes_to_labels
 from ._writing import atomic_write
 from ._tiff import open_tiff
@@ -217,17 +217,50 @@ def read_volume_record(path) -> dict | None:
     """The record a volume mask TIFF written by :func:`write_volume_mask` carries (None when
     it has none, is not a regular file or cannot be read); reads the first page's header."""
     import json
-
-    import tifffile
     try:
         check_regular_file(path)
-        with tifffile.TiffFile(os.fspath(path)) as tif:
+        with open_tiff(os.fspath(path), os.fspath(path)) as tif:
             metadata = tif.shaped_metadata
             text = metadata[0].get(RECORD_KEY) if metadata else None
         record = json.loads(text) if isinstance(text, str) else None
     except Exception:  # any unreadable file simply has no record
         return None
     return record if isinstance(record, dict) else None
+
+
+def volume_layout(path, *, max_pixels: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape ((D, H, W) or (D, H, W, C)) and dtype :func:`read_volume` would return, from
+    the headers alone (a ``.npy`` header, a TIFF's series, a folder's first slice and number
+    of slices): nothing is decoded.
+
+    Raises:
+        VolumeReadError: as :func:`read_volume`; ImageReadError: a first slice that cannot
+            be read.
+    """
+    path = Path(path)
+    name = os.fspath(path)
+    if path.is_dir():
+        files = _slice_files(path)
+        info = image_info(files[0], max_pixels=max_pixels)
+        channels = () if info.channels == 1 else (info.channels,)
+        return (len(files), info.height, info.width) + channels, info.dtype
+    try:
+        check_regular_file(path)
+    except OSError as error:
+        raise VolumeReadError(f"{name}: cannot read it ({error})") from None
+    if path.suffix.lower() == ".npy":
+        shape, dtype = _npy_header(path)
+        return tuple(shape), dtype
+    if path.suffix.lower() not in TIFF_SUFFIXES:
+        raise VolumeReadError(f"{name}: not a volume file")
+    try:
+        with open_tiff(name, name) as tif:
+            series = tif.series[0]
+            axes, shape, dtype = series.axes, tuple(series.shape), np.dtype(series.dtype)
+    except Exception as error:  # tifffile raises many types for bad files
+        raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
+    empty = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: only the shape matters
+    return _as_zyxc(empty, axes, name).shape, dtype
 
 
 def write_volume_seeds(path, labels, *, inputs=()) -> None:
@@ -419,5 +452,5 @@ def _read_slices(folder: Path, max_pixels=None) -> np.ndarray:
 
 __all__ = ["MASK_SUFFIXES", "RECORD_KEY", "TIFF_SUFFIXES", "VOLUME_SUFFIXES", "VolumeReadError",
            "is_volume", "read_volume", "read_volume_record", "read_volume_seeds",
-           "segments_as_volume", "write_volume_mask", "write_volume_overlay",
+           "segments_as_volume", "volume_layout", "write_volume_mask", "write_volume_overlay",
            "write_volume_seeds"]

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import copy
 
-# Names imported here but not in __all__ are helpers other packages import by name.
 from ._base import AppearanceModel, ColourModel, ModelPair, PerLabelModel, is_whole
 from ._gmm import COVARIANCE_FLOOR, DEFAULT_COMPONENTS, GMM, GMMModel
 from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSES, UNIFORM_WEIGHT,
                          Histogram, HistogramModel, bin_indices, check_bins, cost_table,
                          histogram_costs)
 from ._texture import local_contrast, with_texture
+from ._features import DEFAULT_SCALES, feature_names, image_features, pixel_features
+from ._learned import CLASSIFIERS, Learned, LearnedModel, learned_models
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 
@@ -48,6 +49,7 @@ def register_model(cls: type) -> type:
 
 register_model(Histogram)
 register_model(GMM)
+register_model(Learned)
 
 
 def as_model(model) -> AppearanceModel:
@@ -132,8 +134,11 @@ def make_model(name: str, **options) -> ColourModel:
     return cls(**{key: value for key, value in options.items() if value is not None})
 
 
-__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "COVARIANCE_FLOOR", "ColourModel",
-           "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM",
-           "GMMModel", "Histogram", "HistogramModel", "MODELS", "ModelPair",
-           "PerLabelModel", "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model",
-           "make_model", "model_from_settings", "register_model"]
+__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel",
+           "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
+           "learned_models", "pixel_features",
+           "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",
+           "Histogram", "HistogramModel", "MODELS", "ModelPair", "PerLabelModel",
+           "SMOOTHING_PASSES", "UNIFORM_WEIGHT", "as_model", "bin_indices", "check_bins",
+           "cost_table", "histogram_costs", "is_whole", "local_contrast", "make_model",
+           "model_from_settings", "register_model", "with_texture"]

@@ -276,12 +276,11 @@ class GMM(PerLabelModel):
     ----------
     components : int, optional
         Gaussians per label; ``None``: 5.
-    iterations : int, optional
-        GrabCut's re-estimations at most; ``None``: 5.
-    seed_share, locality, far_cost : float, optional
-        ``None``: 0.1, 2 nats, 5 nats (:class:`~graphcut.models.AppearanceModel`).
-    texture : int, optional
-        Radius of the local-contrast channel; 0: colours only; ``None``: 4.
+    **knobs
+        ``iterations`` (int): GrabCut's re-estimations at most; ``None``: 5.
+        ``seed_share``, ``locality``, ``far_cost`` (float): ``None``: 0.1, 2 nats, 5 nats
+        (:class:`~graphcut.models.AppearanceModel`). ``texture`` (int): radius of the
+        local-contrast channel; 0: colours only; ``None``: 4.
 
     Examples
     --------

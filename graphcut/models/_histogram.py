@@ -196,9 +196,10 @@ class Histogram(PerLabelModel):
     ----------
     bins : int, optional
         Histogram bins per channel, 2..256; ``None``: 64 for grey, 16 for colour images.
-    iterations, seed_share, locality, far_cost : optional
-        The pipeline's knobs (:class:`~graphcut.models.AppearanceModel`); ``None`` keeps the
-        defaults (0 each: today's Boykov-Jolly energy).
+    **knobs
+        The pipeline's knobs ``iterations``, ``seed_share``, ``locality`` and ``far_cost``
+        (:class:`~graphcut.models.AppearanceModel`); ``None`` keeps the defaults (0 each:
+        today's Boykov-Jolly energy).
 
     Examples
     --------

@@ -176,3 +176,44 @@ def check_image_file(path, device: str, *, max_pixels: int | None = None) -> str
     info = image_info(path, max_pixels=max_pixels)
     return segmentation_backend(info.height, info.width, info.channels, device,
                                 name=os.fspath(path), held_bytes=file_bytes(info))
+
+
+def check_volume_file(path, device: str, *, max_pixels: int | None = None) -> str | None:
+    """:func:`check_image_file` for a volume (multi-page TIFF, ``.npy``, folder of slices):
+    from the headers alone (:func:`graphcut.io.volume_layout`), check that decoding the volume
+    and its seeds and segmenting it fit on ``device``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The volume.
+    device : str
+        "auto", "cpu" or "cuda".
+    max_pixels : int, optional
+        The per-slice pixel limit (see :func:`graphcut.io.read_volume`).
+
+    Returns
+    -------
+    str or None
+        The backend it will run on; None when the headers cannot be read (the readers then
+        say why).
+
+    Raises
+    ------
+    HostMemoryError, GPUMemoryError
+        As :func:`segmentation_backend`; the message names the file, its size and the memory
+        needed and available.
+    """
+    from graphcut.io import volume_layout
+    try:
+        shape, dtype = volume_layout(path, max_pixels=max_pixels)
+    except (OSError, ValueError):
+        return None
+    if len(shape) not in (3, 4):
+        return None
+    depth, height, width = shape[:3]
+    channels = shape[3] if len(shape) == 4 else 1
+    voxels = depth * height * width
+    held = 2 * voxels * channels * dtype.itemsize + 2 * voxels  # the volume and the seeds
+    return segmentation_backend(height, width, min(max(channels, 1), 4), device,
+                                name=os.fspath(path), held_bytes=held, depth=depth)

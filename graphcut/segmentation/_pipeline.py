@@ -16,7 +16,7 @@ from graphcut.solver import CutResult
 
 from ._cleanup import clean_labels
 from ._grabcut import iterate_binary, iterate_labels
-from ._regions import allowed_region
+from ._regions import allowed_region, region_core
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
 # fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
@@ -80,6 +80,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
         binary = xp.where(is_object, xp.uint8(FOREGROUND),
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
         sample = (~background) if has_region else is_object
+        if has_region and getattr(model, "core", 0):  # the learned model: the region's core
+            sample = xp.asarray(region_core(region, model.core)) | is_object
         samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                         for s in (sample, background))
         run = iterate_binary(values, nlinks, binary, model, samples,

@@ -10,6 +10,7 @@ from graphcut.io import (MASK_SUFFIXES, TIFF_SUFFIXES, read_volume, read_volume_
                          write_volume_mask, write_volume_overlay)
 
 from ._boykov_jolly import DEFAULT_LAM
+from ._memory import check_volume_file
 from ._segment import segment
 
 
@@ -26,6 +27,7 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
     Returns ``(mask, result)``; raises what the readers, :func:`graphcut.segment` and the
     writers raise.
     """
+    check_volume_file(volume_path, device, max_pixels=max_pixels)  # from the headers
     volume = read_volume(volume_path, max_pixels=max_pixels)
     seeds = read_volume_seeds(seeds_path, volume.shape, max_pixels=max_pixels)
     for option, path in (("mask", mask_path), ("overlay", overlay_path)):

@@ -26,12 +26,12 @@ def warm_up(session) -> float:
     the user's first stroke) or for single-pixel images (no room for two seeds).
     """
     started = time.perf_counter()
-    h, w = session.shape
-    if session.backend != "cuda" or h * w < 2:
+    shape = tuple(session.shape)  # (H, W) or a volume's (D, H, W)
+    if session.backend != "cuda" or int(np.prod(shape)) < 2:
         return 0.0
-    seeds = np.zeros((h, w), dtype=np.uint8)
-    seeds[h // 2, w // 2] = FOREGROUND  # never (0, 0) when there are two pixels or more
-    seeds[0, 0] = BACKGROUND
+    seeds = np.zeros(shape, dtype=np.uint8)
+    seeds[tuple(n // 2 for n in shape)] = FOREGROUND  # never the corner with two pixels or more
+    seeds[(0,) * len(shape)] = BACKGROUND
     session.update(seeds)
     return time.perf_counter() - started
 

@@ -69,8 +69,8 @@ def test_every_cli_command_has_a_guide():
     assert ":module: graphcut.cli" in reference and ":depth: 1" in reference
 
 
-REFERENCE_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.segmentation", "graphcut.stereo",
-                      "graphcut.labeling", "graphcut.batch", "graphcut.models")
+REFERENCE_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.segmentation", "graphcut.io",
+                      "graphcut.stereo", "graphcut.labeling", "graphcut.batch", "graphcut.models")
 
 
 def test_every_public_function_and_class_has_an_api_entry():

@@ -16,7 +16,7 @@ import inspect
 import pytest
 
 PUBLIC_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.solver.generators",
-                   "graphcut.segmentation", "graphcut.stereo", "graphcut.labeling",
+                   "graphcut.segmentation", "graphcut.io", "graphcut.stereo", "graphcut.labeling",
                    "graphcut.batch", "graphcut.models")
 MIN_DOCUMENTED = 15  # issue #26: at least this many public names have examples that run
 GPU = doctest.register_optionflag("GPU")

@@ -27,12 +27,13 @@ from graphcut._safety import (NAME_MAX, TEMPORARY_NAME, NotARegularFileError, Np
                               SymlinkRefusedError, open_no_follow, read_npy, read_small_file,
                               temporary_prefix)
 from graphcut.cli import main
-from graphcut.io import (ImageMemoryError, ImageReadError, ImageTooLargeError, VolumeReadError,
-                         atomic_write, is_volume, read_seeds, read_volume, read_volume_seeds)
-from graphcut.segmentation import segment_volume_paths
+from graphcut.io import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
+from graphcut.io import read_seeds
 from graphcut.solver.memory import LIMIT_VARIABLE
 from graphcut.solver.networks import CSRNetwork
-from synthetic import disc_image, disc_seeds
+from graphcut.io import VolumeReadError, is_volume, read_volume, read_volume_seeds
+from graphcut.segmentation import segment_volume_paths
+from test_segment import disc_image, disc_seeds
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
 
@@ -251,6 +252,27 @@ def test_sparse_npy_bomb_is_refused_before_reading(tmp_path, monkeypatch):
         read_volume(path, max_pixels=10)
 
 
+def test_a_volume_too_large_to_segment_is_refused_from_its_headers(tmp_path, monkeypatch):
+    """50 MB of voxels decode within the limit but segmenting them needs ~13 GiB: refused
+    from the headers, as check_image_file refuses an image, before anything is decoded."""
+    import graphcut.segmentation._volume_paths as volume_paths
+    from graphcut.segmentation import check_volume_file
+    sparse_npy(tmp_path / "v.npy", (50, 1000, 1000))
+    sparse_npy(tmp_path / "s.npy", (50, 1000, 1000))
+    monkeypatch.setenv(LIMIT_VARIABLE, "1G")
+
+    def must_not_read(*args, **kwargs):
+        raise AssertionError("the volume was read before the memory check")
+
+    monkeypatch.setattr(volume_paths, "read_volume", must_not_read)
+    with pytest.raises(MemoryError, match=r"v\.npy \(1000x1000 grey\), 50 slices on the CPU"):
+        segment_volume_paths(tmp_path / "v.npy", tmp_path / "s.npy", tmp_path / "m.tif",
+                             device="cpu")
+    monkeypatch.setenv(LIMIT_VARIABLE, "64G")
+    assert check_volume_file(tmp_path / "v.npy", "cpu") == "cpu"
+    assert check_volume_file(tmp_path / "missing.npy", "cpu") is None
+
+
 def test_batch_refuses_the_bombs_as_failed_images(tmp_path):
     images, seeds, out = tmp_path / "images", tmp_path / "seeds", tmp_path / "out"
     images.mkdir(), seeds.mkdir()
@@ -300,6 +322,19 @@ def test_stereo_refuses_fifos_as_images_and_ground_truth(tmp_path):
                        tmp_path / "d.npy", "--device", "cpu", "--overwrite", *extra)
         assert done.returncode == 1, done.stderr
         assert "named pipe (FIFO)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_stereo_ground_truth_bomb_is_a_clear_error(tmp_path, monkeypatch):
+    for name in ("left.png", "right.png"):
+        Image.fromarray(np.zeros((20, 30), np.uint8)).save(tmp_path / name)
+    sparse_npy(tmp_path / "gt.npy", (30000, 30000), np.float64)  # 7.2 GB declared
+    monkeypatch.setenv(LIMIT_VARIABLE, "256M")
+    result = CliRunner().invoke(main, ["stereo", str(tmp_path / "left.png"),
+                                       str(tmp_path / "right.png"), "-d", "4", "-o",
+                                       str(tmp_path / "d.npy"), "--device", "cpu",
+                                       "--ground-truth", str(tmp_path / "gt.npy")])
+    assert result.exit_code == 1, result.output
+    assert "cannot read ground truth" in result.output and "GRAPHCUT_MEMORY_LIMIT" in result.output
 
 
 def test_stereo_dump_folder_is_not_replaced_without_overwrite(tmp_path):

@@ -123,6 +123,18 @@ def test_a_summary_symlink_to_dev_zero_is_refused(tmp_path):
     assert (out / SUMMARY_NAME).is_symlink()
 
 
+def test_a_huge_previous_summary_is_refused_by_its_size(tmp_path):
+    images, seeds, out = folders(tmp_path)
+    out.mkdir()
+    with open(out / SUMMARY_NAME, "wb") as handle:
+        handle.truncate(1 << 30)  # sparse: 1 GiB declared, nothing on disk
+    done = run_cli("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu",
+                   "--no-progress", env={"GRAPHCUT_MEMORY_LIMIT": "256M"})
+    assert done.returncode == 1, done.stderr
+    assert "previous summary" in done.stderr and "Traceback" not in done.stderr
+    assert not (out / "a.png").exists()
+
+
 def test_fifo_volume_seeds_are_a_failed_image_not_missing_seeds(tmp_path):
     images, seeds, out = tmp_path / "images", tmp_path / "seeds", tmp_path / "out"
     images.mkdir(), seeds.mkdir()
