@@ -21,7 +21,7 @@ pytest.importorskip("pytestqt")
 
 import graphcut  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def disc(shape=(40, 50)):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 sgbm_baseline = pytest.importorskip("sgbm_baseline")
 cv2 = pytest.importorskip("cv2")
 
