@@ -33,7 +33,7 @@ from graphcut.solver.memory import LIMIT_VARIABLE
 from graphcut.solver.networks import CSRNetwork
 from graphcut.io import VolumeReadError, is_volume, read_volume, read_volume_seeds
 from graphcut.segmentation import segment_volume_paths
-from test_segment import disc_image, disc_seeds
+from synthetic import disc_image, disc_seeds
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
 
