@@ -1,7 +1,9 @@
 """Wheel build hook: compile the CUDA kernels into fatbins that the wheel ships.
 
 Everything else about the package is declared in pyproject.toml. ``build_py`` here does what
-setuptools' does, then compiles every variant of ``solver/cuda/_variants.py`` with nvcc into
+setuptools' does, then compiles every variant of ``solver/cuda/_variants.py`` (the max-flow
+kernels of ``solver/cuda/`` and the library's kernels beside their launchers, in the folders of
+its ``KERNEL_FOLDERS``, with the constants of its ``CONSTANTS``) with nvcc into
 ``graphcut/solver/cuda/_binaries/`` (machine code for the GPU generations CUDA 13 supports, PTX
 for newer ones, and a manifest of the sources' SHA-256). The loader uses them instead of NVRTC,
 so the first GPU solve after an install does not wait for a compiler.

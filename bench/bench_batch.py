@@ -56,7 +56,7 @@ from PIL import Image, ImageDraw
 
 import graphcut.batch._image as image_stage
 from graphcut.batch import OK, STAGE_FIELDS, default_runner, run_batch, usable_cores
-from graphcut.imageio import overlay
+from graphcut.io import overlay
 from graphcut.solver import resolve_device
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -61,8 +61,8 @@ def segment_and_name_gpu(**kwargs) -> dict:
 
 def warm_up(device: str) -> str:
     """One small segmentation on this worker, so that one-time costs are not timed."""
-    from graphcut.imageio import read_image
-    from graphcut.seeds import read_seeds
+    from graphcut.io import read_image
+    from graphcut.io import read_seeds
     from graphcut.segmentation import segment
     image = read_image(SAMPLES / "images" / "coins.png")
     seeds = read_seeds(SAMPLES / "seeds" / "coins.png", image.shape)

@@ -62,9 +62,9 @@ def camera_network(side: int) -> CSRNetwork:
     """The camera sample's segmentation network, image and seeds upscaled to side x side."""
     from skimage.transform import resize
 
-    from graphcut.energy import build_network
-    from graphcut.imageio import read_image
-    from graphcut.seeds import read_seeds
+    from graphcut.segmentation import build_network
+    from graphcut.io import read_image
+    from graphcut.io import read_seeds
 
     image = read_image(SAMPLES / "images" / "camera.png")
     seeds = read_seeds(SAMPLES / "seeds" / "camera.png", image.shape[:2])
@@ -120,7 +120,7 @@ def stereo_moves() -> dict[int, CSRNetwork]:
     """Networks of the alpha-expansion moves STEREO_MOVES on the full-size motorcycle pair
     (max disparity 64, the defaults of ``graphcut stereo``), as host CSR networks."""
     from graphcut.stereo import disparity
-    from graphcut.stereo_io import motorcycle_pair
+    from graphcut.stereo.io import motorcycle_pair
 
     left, right, _ = motorcycle_pair()
     kept: dict[int, CSRNetwork] = {}

@@ -26,7 +26,7 @@ import json, sys
 import numpy as np
 import graphcut
 import graphcut.solver.cpu
-from graphcut.memory import segmentation_bytes
+from graphcut.segmentation import segmentation_bytes
 h, w, colour, device = {h}, {w}, {colour}, {device!r}
 rng = np.random.default_rng(0)
 image = rng.integers(0, 256, (h, w, 3) if colour else (h, w), dtype=np.uint8)

@@ -52,12 +52,15 @@ from scipy import ndimage  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import quality_baselines  # noqa: E402
+from quality_baselines import (run_cv2, run_cv2_box, run_cv2_clean, run_otsu,  # noqa: E402
+                               run_rf)
 from quality_data import make_set, scaled_item  # noqa: E402
 
 MAX_INTERACTIONS = 20
 STROKE_RADIUS = 5
 TARGETS = (0.85, 0.90)
-FILL_HOLES = 100  # pixels, for the clean-up variants
+FILL_HOLES = quality_baselines.FILL_HOLES  # pixels, for the clean-up variants
 
 METHODS = {
     "histogram": dict(model="histogram", iterations=0),
@@ -65,8 +68,20 @@ METHODS = {
     "gmm": dict(model="gmm", iterations=0),
     "gmm-iter": dict(model="gmm", iterations=5),
     "gmm-iter-clean": dict(model="gmm", iterations=5, keep="connected", fill_holes=FILL_HOLES),
+    "learned": dict(model="learned"),
+    "learned-clean": dict(model="learned", keep="connected", fill_holes=FILL_HOLES),
     "cv2": None,
+    "cv2-clean": None,
+    "cv2-box": None,
+    "rf": None,
+    "otsu": None,
 }
+# the baselines: OpenCV's GrabCut (fair strokes protocol, see run_cv2), with the same clean-up
+# as ours ("-clean"), or from the box alone ("cv2-box": the strokes are not given to it); an
+# ilastik-style random forest on our own features (graphcut.segmentation.features) trained on
+# the same seeds (and a box's inside / outside), no graph cut; a global Otsu threshold
+# (brighter = object; inside the box when there is one).
+BASELINES = ("cv2", "cv2-clean", "cv2-box", "rf", "otsu")
 PROTOCOLS = ("strokes", "box")
 
 
@@ -134,22 +149,6 @@ def run_graphcut(options, device):
     return run
 
 
-def run_cv2(image, seeds, box, iterations=5):
-    import cv2
-    rgb = image if image.ndim == 3 else np.repeat(image[..., None], 3, axis=-1)
-    bgr = np.ascontiguousarray(rgb[..., ::-1])
-    mask = np.full(image.shape[:2], cv2.GC_PR_BGD if box is None else cv2.GC_BGD, np.uint8)
-    if box is not None:
-        r0, c0, r1, c1 = box
-        mask[r0:r1, c0:c1] = cv2.GC_PR_FGD
-    mask[seeds == 1] = cv2.GC_FGD
-    mask[seeds == 2] = cv2.GC_BGD
-    background = np.zeros((1, 65), np.float64)
-    foreground = np.zeros((1, 65), np.float64)
-    cv2.grabCut(bgr, mask, None, background, foreground, iterations, cv2.GC_INIT_WITH_MASK)
-    return (mask == cv2.GC_FGD) | (mask == cv2.GC_PR_FGD)
-
-
 def parse_method(name):
     """A method of :data:`METHODS`, or ``base:key=value,...`` (e.g.
     ``gmm-iter:seed_share=0.3,lam=30``): a listed method with options changed."""
@@ -169,7 +168,10 @@ def parse_method(name):
 
 def method(name, device):
     options = parse_method(name)
-    return run_cv2 if options is None else run_graphcut(options, device)
+    if options is None:
+        return {"cv2": run_cv2, "cv2-clean": run_cv2_clean, "cv2-box": run_cv2_box,
+                "rf": run_rf, "otsu": run_otsu}[name.partition(":")[0]]
+    return run_graphcut(options, device)
 
 
 # ---- robot ----------------------------------------------------------------------------
@@ -353,7 +355,7 @@ def main(argv=None):
                              "photos-dev / photos-test: real photographs "
                              "(bench/quality_photos.py)")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")
-    parser.add_argument("--methods", default=",".join(METHODS),
+    parser.add_argument("--methods", default=",".join(m for m in METHODS if m != "otsu"),
                         help="comma-separated names of METHODS; or ';'-separated, each "
                              "possibly 'name:key=value,...' with changed options")
     parser.add_argument("--protocols", default=",".join(PROTOCOLS))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import itertools
 import statistics
 import time
@@ -34,15 +33,15 @@ from stroke_scripts import STROKE_KINDS, script_for
 
 import graphcut
 from graphcut.gui.strokes import SeedCanvas
-from graphcut.solver.cuda import grid
 
 
 def run(schedule_fields, image, seeds, strokes):
     import cupy
 
-    import graphcut.session as session_module
-    original = session_module._interactive_schedule
-    session_module._interactive_schedule = functools.partial(grid.Schedule, **schedule_fields)
+    import graphcut.solver.cuda.incremental as incremental
+    original = dict(incremental.INTERACTIVE_SCHEDULE)
+    incremental.INTERACTIVE_SCHEDULE.clear()
+    incremental.INTERACTIVE_SCHEDULE.update(schedule_fields)
     try:
         session = graphcut.Segmenter(image, device="cuda")
         session.prepare()
@@ -64,7 +63,8 @@ def run(schedule_fields, image, seeds, strokes):
             counters.append(session.last_result.stats)
         return first, times, masks, counters
     finally:
-        session_module._interactive_schedule = original
+        incremental.INTERACTIVE_SCHEDULE.clear()
+        incremental.INTERACTIVE_SCHEDULE.update(original)
 
 
 def parse_schedule(text: str) -> dict:

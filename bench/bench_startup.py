@@ -78,7 +78,7 @@ API_SCRIPT = textwrap.dedent("""
     out = {"import_graphcut": imported - started, "read_inputs": read - imported,
            "cuda_status": status - read, "device": why}
     if warm == "warm_up":
-        from graphcut.warmup import warm_up
+        from graphcut.segmentation import warm_up
         t = time.perf_counter()
         session = graphcut.Segmenter(image, device="cuda")
         out["segmenter_init"] = time.perf_counter() - t

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from graphcut.solver import cuda_status
-from graphcut.stereo import MedianFill, bad_pixel_rate, disparity
+from graphcut.stereo import CensusParameters, MedianFill, bad_pixel_rate, disparity
 from graphcut.stereo.io import motorcycle_pair
 from graphcut.stereo.synthetic import synthetic_scene
 
@@ -205,7 +205,7 @@ def summary(results, args) -> str:
     for name, rows in results:
         ours = [row for row in rows if row["method"] == "graphcut"]
         by_label = {row["method"]: row["bad"] for row in rows}
-        cells = [f"{by_label.get(label, float('nan')):.2%}" for label in (
+        cells = [f"{by_label[label]:.2%}" if label in by_label else "-" for label in (
             "SGBM raw, tuned on dev pairs", "SGBM filled, tuned on dev pairs",
             "SGBM raw, best on this pair (oracle)", "SGBM filled, best on this pair (oracle)")]
         oracles = [row["bad"] for row in rows if row.get("oracle")]
@@ -255,6 +255,9 @@ def main(argv=None) -> int:
                         help="timed runs of our CPU backend (default 1: it takes a minute)")
     parser.add_argument("--max-cycles", type=int, default=2)
     parser.add_argument("--no-sgbm", action="store_true", help="skip OpenCV")
+    parser.add_argument("--census-lambdas", default=None, metavar="CENSUS,COLOUR",
+                        help="ours with CensusParameters(census_lambda=CENSUS, "
+                             "colour_lambda=COLOUR) instead of the defaults")
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
@@ -310,6 +313,10 @@ def main(argv=None) -> int:
             print(f"{name}: running {device} ...", file=sys.stderr, flush=True)
             repeats = args.repeats if device == "cuda" else args.cpu_repeats
             options = {"median_fill": MedianFill()} if args.median_fill else {}
+            if args.census_lambdas:
+                census, colour = (float(v) for v in args.census_lambdas.split(","))
+                options["census"] = CensusParameters(census_lambda=census,
+                                                     colour_lambda=colour)
             rows.append(run_ours(device, scene, repeats, args.max_cycles, options))
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)

@@ -43,14 +43,14 @@ step stereo_full 100 $PY bench/bench_stereo.py --devices cuda --repeats 3
 step stereo_half 45 $PY bench/bench_stereo.py --devices cuda --repeats 3 --downscale 2
 ecl=()
 if [ -n "${ECL_BINARY:-}" ]; then ecl=(--ecl-binary "$ECL_BINARY"); fi
-step csr 300 $PY bench/bench_csr.py --repeats 3 --cpu-repeats 1 "${ecl[@]}" \
+step csr 300 $PY bench/bench_csr.py --repeats 3 --cpu-repeats 1 ${ecl[@]+"${ecl[@]}"} \
     --instances rlg-long-512x1024,rlg-wide-1024x1024,rlg-wide-2048x2048,genrmf-wide-a64,genrmf-long-a32,genrmf-wide-a128
 fi
 if [[ $part == *b* ]]; then
 wheel=()
 if [ -n "${FRESH_WHEEL:-}" ]; then wheel=(--wheel "$FRESH_WHEEL"); fi
 step startup 150 $PY bench/bench_startup.py --parts fresh_install,commands,api --repeats 3 \
-    --kernels auto "${wheel[@]}"
+    --kernels auto ${wheel[@]+"${wheel[@]}"}
 step cleanup 60 $PY bench/bench_cleanup.py --sizes 2048x2048,3000x4000 --repeats 5 --strokes 10
 step interactive 200 $PY bench/bench_interactive.py --device cuda --sizes 2048x2048,3000x4000 \
     --strokes 10 --parts session,pipeline --gui no

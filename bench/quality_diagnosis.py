@@ -35,20 +35,20 @@ from quality_data import make_set  # noqa: E402
 def oracle_segmenter(item, texture, lam=35.0):
     """A bench_quality segmenter whose colour models are GMMs fitted to the truth (fixed),
     with the GMM's default stroke priors, seeds hard, one cut."""
-    from graphcut.energy import image_as_float
+    from graphcut._arrays import image_as_float
     from graphcut.models import make_model
-    from graphcut.segmentation._energy import binary_problem
-    from graphcut.segmentation._segment import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY,
-                                                _locality_priors, check_options,
-                                                nlink_capacities)
-    from graphcut.segmentation._texture import with_texture
+    from graphcut.segmentation import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY, binary_problem,
+                                       quantize_weights, resolve_options, weights_of_values)
+    from graphcut.segmentation._pipeline import _locality_priors
+    from graphcut.models._texture import with_texture
     from graphcut.solver import min_cut
 
     colours = image_as_float(item.image)
     values = with_texture(colours, texture)
     costs = [make_model("gmm").fit(values, m).costs(values) for m in (item.truth, ~item.truth)]
-    options = check_options(model="gmm", lam=lam)
-    nlinks = nlink_capacities(colours, options)
+    options = resolve_options("gmm", lam=lam)
+    nlinks = tuple(quantize_weights(w, options["lam"], scale=options["scale"])
+                   for w in weights_of_values(colours, None))
 
     def run(image, seeds, box):
         priors = _locality_priors(seeds, [1, 2], DEFAULT_LOCALITY["gmm"], np,
@@ -87,7 +87,7 @@ def main(argv=None):
     parser.add_argument("--images", default="16,23", help="comma-separated item indices")
     args = parser.parse_args(argv)
     items = make_set(args.set)
-    from graphcut.segmentation._energy import binary_problem
+    from graphcut.segmentation import binary_problem
     from graphcut.solver import min_cut
     for index in map(int, args.images.split(",")):
         item = items[index]

@@ -27,18 +27,19 @@ def main(output=ROOT / "docs" / "napari_screenshot.png") -> int:
     viewer.window.resize(1400, 860)
     viewer.add_image(volume, name="cells", colormap="gray")
     viewer.add_labels(seeds, name="scribbles")
-    dock, widget = viewer.window.add_plugin_dock_widget("graphcut", "Graph cut")
+    dock, widget = viewer.window.add_plugin_dock_widget("graphcut", "Graph cut segmentation")
     from qtpy.QtCore import Qt
     viewer.window._qt_window.resizeDocks([dock], [360], Qt.Horizontal)
     widget.device_combo.value = "auto"
+    widget.channels_combo.value = "none"  # a grey volume, not channels
     widget.segment()
     app = QApplication.instance()
-    while widget.last is None:
+    session = widget.session
+    while session.last_error is None and (session.last_outcome is None or session.is_busy()):
         app.processEvents()
-    if "failed" in widget.status.value:
+    if session.last_error:
         print(widget.status.value, file=sys.stderr)
         return 1
-    viewer.layers["graphcut mask"].opacity = 0.5
     viewer.dims.ndisplay = 3
     viewer.camera.angles = (-10, 30, 75)
     viewer.camera.zoom = 7

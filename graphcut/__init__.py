@@ -1,8 +1,12 @@
 """graphcut: image segmentation and max-flow/min-cut with a GPU push-relabel core.
 
 The public names of the subpackages most programs need are importable from here: segmentation
-(:func:`segment`, :class:`Segmenter`), image, seed and volume files, the energy's parts, and
-the solver's networks and :func:`min_cut`.
+(:func:`segment`, :class:`Segmenter`, the model objects :class:`Histogram` and :class:`GMM`),
+image, seed and volume files, the energy's parts, and the solver's networks and
+:func:`min_cut`. They load lazily (PEP 562 module ``__getattr__``): ``import graphcut``
+imports no PyMaxflow, Pillow, SciPy, scikit-image, CuPy, Dask or Qt; each name imports its
+package the first time it is used. The library's layout is described in
+``docs/architecture.md``.
 
 Examples
 --------
@@ -21,22 +25,44 @@ array([[0, 0, 0, 0, 0, 0],
        [0, 0, 0, 0, 0, 0]])
 """
 
-from .energy import (DEFAULT_LAM, DEFAULT_SCALE, build_network, estimate_sigma, nlink_weights,
-                     regional_costs, terminal_capacities)
-from .imageio import ImageReadError, ImageTooLargeError, read_image, write_mask, write_overlay
-from .seeds import BACKGROUND, FOREGROUND, NONE, check_seeds, read_seeds, write_seeds
-from .segmentation import segment
-from .session import Segmenter
-from .solver import CSRNetwork, CutResult, GridNetwork, min_cut
-from .volumeio import (VolumeReadError, read_volume, read_volume_seeds, write_volume_mask,
-                       write_volume_seeds)
+from __future__ import annotations
 
-__all__ = [
-    "BACKGROUND", "CSRNetwork", "CutResult", "DEFAULT_LAM", "DEFAULT_SCALE", "FOREGROUND",
-    "GridNetwork", "ImageReadError", "ImageTooLargeError", "NONE", "Segmenter", "build_network",
-    "check_seeds", "estimate_sigma",
-    "min_cut", "nlink_weights", "read_image", "read_seeds", "regional_costs", "segment",
-    "terminal_capacities", "write_mask", "write_overlay", "write_seeds",
-    "VolumeReadError", "read_volume", "read_volume_seeds", "write_volume_mask",
-    "write_volume_seeds",
-]
+import importlib
+
+# public name -> the package that defines it
+_HOMES = {
+    "graphcut.io": (
+        "BACKGROUND", "FOREGROUND", "NONE", "ImageReadError", "ImageTooLargeError",
+        "VolumeReadError", "check_seeds", "read_image", "read_seeds", "read_volume",
+        "read_volume_seeds", "write_mask", "write_overlay", "write_seeds", "write_volume_mask",
+        "write_volume_seeds",
+    ),
+    "graphcut.segmentation": (
+        "DEFAULT_LAM", "DEFAULT_SCALE", "Segmenter", "build_network", "estimate_sigma",
+        "nlink_weights", "regional_costs", "segment", "terminal_capacities",
+    ),
+    "graphcut.models": ("GMM", "Histogram"),
+    "graphcut.solver": ("CSRNetwork", "CutResult", "GridNetwork", "min_cut"),
+}
+_SUBPACKAGES = ("batch", "commands", "io", "labeling", "models", "segmentation", "solver",
+                "stereo")
+_HOME_OF = {name: home for home, names in _HOMES.items() for name in names}
+
+__all__ = sorted(_HOME_OF)
+
+
+def __getattr__(name: str):
+    """A public name (or subpackage) of graphcut, imported on first use."""
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"graphcut.{name}")
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'graphcut' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    """The module's names, the lazy ones included."""
+    return sorted(set(globals()) | set(__all__))

@@ -271,6 +271,10 @@ def npy_header(path):
                 raise ValueError(f"unsupported .npy format version {version}")
             shape, _, dtype = read_header(handle, max_header_size=100_000)
             offset = handle.tell()
+    except NotARegularFileError as error:
+        raise NpyReadError(str(error)) from None
+    except FileNotFoundError:
+        raise NpyReadError(f"{name}: no such file") from None
     except (OSError, ValueError, EOFError) as error:
         raise NpyReadError(f"{name}: not a .npy array that can be read ({error})") from None
     if dtype.hasobject:

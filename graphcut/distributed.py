@@ -1,9 +1,10 @@
-"""Batch segmentation on a Dask cluster: the public name of :mod:`graphcut.batch.dask`.
+"""Deprecated: moved to graphcut.batch.dask. This module only re-exports those names, with a
+DeprecationWarning, and will be removed."""
 
-Needs the ``distributed`` extra: ``pip install 'graphcut[distributed]'``.
-"""
+import warnings
 
-from .batch import dask as _dask
-from .batch.dask import *  # noqa: F403
+warnings.warn("graphcut.distributed is deprecated: import from graphcut.batch.dask",
+              DeprecationWarning, stacklevel=2)
 
-__all__ = _dask.__all__
+from graphcut.batch.dask import *  # noqa: F401,F403
+from graphcut.batch.dask import __all__  # noqa: F401

@@ -1,4 +1,11 @@
-"""Former home of the stereo energy terms; they live in :mod:`graphcut.stereo` now."""
+"""Deprecated: moved to graphcut.stereo. This module only re-exports those names, with a
+DeprecationWarning, and will be removed."""
 
-from graphcut.stereo._costs import *  # noqa: F401,F403
-from graphcut.stereo._costs import __all__  # noqa: F401
+import warnings
+
+warnings.warn("graphcut.stereo_costs is deprecated: import from graphcut.stereo",
+              DeprecationWarning, stacklevel=2)
+
+from graphcut.stereo import (CensusParameters, PairWeights, as_grey_levels,  # noqa: F401
+                             census_costs, data_costs, right_view_labels,
+                             smoothness_weights)

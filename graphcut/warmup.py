@@ -1,39 +1,9 @@
-"""Preparing a segmentation session ahead of its first real update.
+"""Deprecated: moved to graphcut.segmentation. This module only re-exports those names, with a
+DeprecationWarning, and will be removed."""
 
-The first GPU update of a :class:`~graphcut.Segmenter` pays for what later ones reuse: CuPy's
-kernels for the energy (compiled by NVRTC on a machine's first run, else loaded from CuPy's
-cache), the solver's kernels (a shipped fatbin, else NVRTC), the solver state for the image's
-shape, the page-locked upload buffers and the captured CUDA graphs. :func:`warm_up` pays all of
-that with one throwaway update (one object and one background seed), for example while the app
-shows a newly opened image, so that the user's first stroke costs what later strokes do. The
-next update re-solves incrementally from the throwaway preflow, with the exact answer of a fresh
-solve (the Segmenter's guarantee).
-"""
+import warnings
 
-from __future__ import annotations
+warnings.warn("graphcut.warmup is deprecated: import from graphcut.segmentation",
+              DeprecationWarning, stacklevel=2)
 
-import time
-
-import numpy as np
-
-from .seeds import BACKGROUND, FOREGROUND
-
-
-def warm_up(session) -> float:
-    """Run one throwaway update on a GPU ``session`` (a Segmenter); returns the seconds spent.
-
-    Does nothing for CPU sessions (there is nothing to compile, and a full CPU solve would delay
-    the user's first stroke) or for single-pixel images (no room for two seeds).
-    """
-    started = time.perf_counter()
-    h, w = session.shape
-    if session.backend != "cuda" or h * w < 2:
-        return 0.0
-    seeds = np.zeros((h, w), dtype=np.uint8)
-    seeds[h // 2, w // 2] = FOREGROUND  # never (0, 0) when there are two pixels or more
-    seeds[0, 0] = BACKGROUND
-    session.update(seeds)
-    return time.perf_counter() - started
-
-
-__all__ = ["warm_up"]
+from graphcut.segmentation import warm_up  # noqa: F401

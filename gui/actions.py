@@ -16,7 +16,7 @@ from PyQt6.QtGui import (QAction, QActionGroup, QColor, QIcon, QKeySequence, QPa
 from PyQt6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QSizePolicy, QSlider, QToolBar,
                              QToolButton, QWidget)
 
-from graphcut.seeds import BACKGROUND, FOREGROUND, NONE
+from graphcut.io import BACKGROUND, FOREGROUND, NONE
 
 from .boxes import BrushBox, LamBox
 from .label_panel import swatch

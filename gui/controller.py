@@ -52,8 +52,8 @@ from .controller_parts import (SESSION_BYTES_PER_PIXEL, SOLVER_NICENESS, SPARE_N
 from .controller_parts import Channel as _Channel
 from .controller_parts import expected_backend as _expected_backend
 from .options import SegmentOptions
-from .sharing import SeedDelta, SharedArray, shared_memory_fits, union
-from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor
+from .sharing import SeedDelta, SharedArray, shared_memory_fits, to_slices, union
+from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor, spatial_shape
 from .worker import Crashed, ProcessClient, ThreadClient
 
 log = logging.getLogger("graphcut.gui")
@@ -97,6 +97,7 @@ class SegmentationController:
         self._spare: _Channel | None = None
         self._no_spare_for = None      # the image the spare failed to open
         self._image = None
+        self._channel_axis, self._spacing = -1, None
         self._shared: SharedArray | None = None
         self._token = 0
         self._seeds: np.ndarray | None = None
@@ -112,13 +113,20 @@ class SegmentationController:
         self._exact.client.send("ping", None)
 
     # ----- the image and its seeds ----------------------------------------------------------
-    def open_image(self, image: np.ndarray) -> None:
+    def open_image(self, image: np.ndarray, *, channel_axis: int | None = -1,
+                   spacing=None) -> None:
         """Segment ``image`` from now on (not copied: do not modify it); drops everything about
-        the previous image, a running solve of it included."""
+        the previous image, a running solve of it included.
+
+        ``channel_axis`` and ``spacing`` as in :class:`~.solve.Session`: the defaults are the
+        app's 2-D images (grey, or colour channels last); ``channel_axis=None`` opens a grey
+        volume (D, H, W), whose seeds and masks are 3-D (no previews)."""
         self._token += 1
         self._invalidate()
         self._image = image
-        self._seeds = np.zeros(image.shape[:2], dtype=np.uint8)
+        self._channel_axis = channel_axis
+        self._spacing = None if spacing is None else tuple(float(v) for v in spacing)
+        self._seeds = np.zeros(spatial_shape(image.shape, channel_axis), dtype=np.uint8)
         self._counts[:] = 0
         self._counts[graphcut.NONE] = self._seeds.size
         old_shared, self._shared = self._shared, None
@@ -130,7 +138,8 @@ class SegmentationController:
         if self._spare is not None:
             self._spare.token = None  # opened again once the first exact mask is shown
         self._open(self._exact)
-        factor = preview_factor(image.shape[:2], self._preview_pixels)
+        factor = preview_factor(self._seeds.shape, self._preview_pixels) \
+            if self._seeds.ndim == 2 else 1
         wanted = factor > 1 and (self._preview_mode is True or (
             self._preview_mode == "auto" and self.expected_backend == "cpu"
             and image.shape[0] * image.shape[1] >= PREVIEW_MIN_PIXELS))
@@ -146,20 +155,18 @@ class SegmentationController:
             old_shared.close()  # solvers that mapped it keep their mapping until they drop it
 
     def set_seeds(self, labels: np.ndarray, region=None) -> None:
-        """The seed labels changed inside ``region`` (a pair of slices; None: anywhere).
-        Only that part of ``labels`` is read, and copied."""
+        """The seed labels changed inside ``region`` (a pair of slices, one slice per axis for
+        a volume; None: anywhere). Only that part of ``labels`` is read, and copied."""
         if self._seeds is None:
             raise RuntimeError("open an image first")
         if region is None:
-            region = (slice(0, self._seeds.shape[0]), slice(0, self._seeds.shape[1]))
-        rows, cols = region
-        rows, cols = slice(*rows.indices(self._seeds.shape[0])[:2]), \
-            slice(*cols.indices(self._seeds.shape[1])[:2])
-        new = np.asarray(labels[rows, cols], dtype=np.uint8)
-        self._counts -= np.bincount(self._seeds[rows, cols].ravel(), minlength=256)
+            region = tuple(slice(0, n) for n in self._seeds.shape)
+        region = tuple(slice(*s.indices(n)[:2]) for s, n in zip(region, self._seeds.shape))
+        new = np.asarray(labels[region], dtype=np.uint8)
+        self._counts -= np.bincount(self._seeds[region].ravel(), minlength=256)
         self._counts += np.bincount(new.ravel(), minlength=256)
-        self._seeds[rows, cols] = new
-        box = (rows.start, max(rows.start, rows.stop), cols.start, max(cols.start, cols.stop))
+        self._seeds[region] = new
+        box = tuple(bound for s in region for bound in (s.start, max(s.start, s.stop)))
         for channel in self._channels():
             channel.dirty = "all" if channel.dirty == "all" else union(channel.dirty, box)
 
@@ -224,10 +231,10 @@ class SegmentationController:
         if channel.dirty == "all":
             delta = SeedDelta(None, self._seeds.copy())
         elif channel.dirty is None:
-            delta = SeedDelta((0, 0, 0, 0), self._seeds[:0, :0].copy())
+            empty = (0, 0) * self._seeds.ndim
+            delta = SeedDelta(empty, self._seeds[to_slices(empty)].copy())
         else:
-            r0, r1, c0, c1 = channel.dirty
-            delta = SeedDelta(channel.dirty, self._seeds[r0:r1, c0:c1].copy())
+            delta = SeedDelta(channel.dirty, self._seeds[to_slices(channel.dirty)].copy())
         channel.dirty = None
         if channel.lam != self.lam:
             channel.fresh_next = True
@@ -242,7 +249,7 @@ class SegmentationController:
     def _open(self, channel: _Channel) -> None:
         image = self._shared.ref if self._shared is not None else self._image
         channel.client.send("open", Session(self._token, image, self.lam, self.device,
-                                            channel.factor))
+                                            channel.factor, self._channel_axis, self._spacing))
         channel.token = self._token
         channel.dirty = "all"  # the solver starts from empty seeds
         channel.outstanding.clear()
@@ -266,7 +273,7 @@ class SegmentationController:
             return False
         from graphcut.solver.memory import available_bytes
         available = available_bytes()
-        return available is not None and available >= 2 * spare_bytes(self._image.shape)
+        return available is not None and available >= 2 * spare_bytes((self._seeds.size, 1))
 
     def _open_spare(self) -> None:
         """Open the current image in the spare solver (made first if needed), when wanted."""

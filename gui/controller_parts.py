@@ -26,7 +26,7 @@ SPARE_NICENESS = 5
 def spare_bytes(shape) -> int:
     """Memory a spare exact CPU solver of an image of ``shape`` (rows, cols, ...) needs: a
     second session, plus the peak of building it (the energy)."""
-    from graphcut.memory import ENERGY_BYTES_PER_PIXEL
+    from graphcut.segmentation import ENERGY_BYTES_PER_PIXEL
     pixels = int(shape[0]) * int(shape[1])
     return (SESSION_BYTES_PER_PIXEL + ENERGY_BYTES_PER_PIXEL["colour"]) * pixels
 

@@ -31,7 +31,7 @@ from PyQt6.QtCore import QEventLoop, QTimer, Qt
 from PyQt6.QtWidgets import QFileDialog, QInputDialog, QProgressDialog
 
 import graphcut
-from graphcut.imageio import (IMAGE_SUFFIXES, ImageTooLargeError, check_lossless_suffix,
+from graphcut.io import (IMAGE_SUFFIXES, ImageTooLargeError, check_lossless_suffix,
                               default_max_pixels)
 from graphcut.segmentation import allowed_region, load_for_seeds, write_result
 
@@ -176,7 +176,7 @@ class FileActions:
             return False
         from PIL import Image
 
-        from graphcut.imageio import atomic_save
+        from graphcut.io import atomic_save
 
         from .overlay import composite_result
         document = self.document

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from graphcut.segmentation._output import PALETTE
+from graphcut.io import PALETTE
 
-from graphcut.seeds import BACKGROUND, FOREGROUND, MAX_LABEL
+from graphcut.io import BACKGROUND, FOREGROUND, MAX_LABEL
 
 FIRST_COLOUR = (255, 0, 0)      # object 1: red, as seed strokes have always been
 BACKGROUND_COLOUR = (0, 64, 255)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphcut._arrays import to_host
-from graphcut.seeds import FOREGROUND, object_labels
+from graphcut.io import FOREGROUND, object_labels
 from graphcut.segmentation import allowed_region, clean_labels, clean_mask
 
 # The app's clean-up when it is on (Segment > Clean up): keep the object parts connected to

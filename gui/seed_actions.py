@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut.seeds import FOREGROUND
+from graphcut.io import FOREGROUND
 
 from .document import Document
 from .overlay import seed_layer

@@ -19,7 +19,7 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-Region = tuple  # (row_start, row_stop, col_start, col_stop), ints
+Region = tuple  # (row_start, row_stop, col_start, col_stop), ints; volumes: a pair per axis
 
 
 @dataclass(frozen=True)
@@ -120,40 +120,50 @@ class MaskUpdate:
     @classmethod
     def between(cls, old, new) -> "MaskUpdate":
         """The update that turns ``old`` into ``new`` (bool (H, W), NumPy or CuPy; ``old``
-        None: the whole of ``new``). Bits are computed on ``new``'s device."""
+        None: the whole of ``new``). Bits are computed on ``new``'s device. A volume
+        (D, H, W, ...) is handled as its (D * H * ..., W) view: ``region`` is then a rectangle
+        of that view and ``shape`` the volume's shape."""
+        shape = tuple(new.shape)
+        if new.ndim != 2:
+            new = new.reshape(-1, shape[-1])
+            old = None if old is None else old.reshape(-1, shape[-1])
         xp = _array_module(new)
         h, w = new.shape
         if xp is not np:  # the shipped mask kernels (no CuPy kernel to compile)
             from graphcut.segmentation import masks
             region = (0, h, 0, w) if old is None else masks.changed_region(old, new)
             if region is None:
-                return cls((h, w), None)
-            return cls((h, w), region, masks.packed_bits(new, region))
+                return cls(shape, None)
+            return cls(shape, region, masks.packed_bits(new, region))
         if old is None:
             region = (0, h, 0, w)
         else:
             changed = old != new
             rows = xp.flatnonzero(changed.any(axis=1))
             if rows.size == 0:
-                return cls((h, w), None)
+                return cls(shape, None)
             cols = xp.flatnonzero(changed.any(axis=0))
             bounds = xp.stack([rows[0], rows[-1], cols[0], cols[-1]])
             r0, r1, c0, c1 = (int(v) for v in (bounds.get() if xp is not np else bounds))
             region = (r0, r1 + 1, c0, c1 + 1)
         bits = xp.packbits(new[to_slices(region)])
-        return cls((h, w), region, (bits.get() if xp is not np else bits).tobytes())
+        return cls(shape, region, (bits.get() if xp is not np else bits).tobytes())
 
     def apply(self, mask: np.ndarray) -> tuple | None:
-        """Write the update into ``mask`` (bool, NumPy); returns the changed region as a pair
-        of slices, or None."""
+        """Write the update into ``mask`` (bool, NumPy); returns the changed region as a tuple
+        of slices (one per axis; for a volume the slabs of its first axis that changed), or
+        None."""
         if self.region is None:
             return None
-        slices = to_slices(self.region)
+        view = mask if mask.ndim == 2 else mask.reshape(-1, mask.shape[-1])
         r0, r1, c0, c1 = self.region
         count = (r1 - r0) * (c1 - c0)
         values = np.unpackbits(np.frombuffer(self.bits, np.uint8), count=count)
-        mask[slices] = values.reshape(r1 - r0, c1 - c0).view(bool)
-        return slices
+        view[to_slices(self.region)] = values.reshape(r1 - r0, c1 - c0).view(bool)
+        if mask.ndim == 2:
+            return to_slices(self.region)
+        per_slab = int(np.prod(mask.shape[1:-1]))
+        return (slice(r0 // per_slab, (r1 - 1) // per_slab + 1),) + full_slices(mask.shape)[1:]
 
 
 def mask_fraction(mask) -> float:
@@ -165,26 +175,26 @@ def mask_fraction(mask) -> float:
 
 
 def to_slices(region: Region) -> tuple:
-    r0, r1, c0, c1 = region
-    return slice(r0, r1), slice(c0, c1)
+    """``(start0, stop0, start1, stop1, ...)`` as a tuple of slices, one per axis."""
+    return tuple(slice(region[i], region[i + 1]) for i in range(0, len(region), 2))
 
 
 def full_slices(shape) -> tuple:
-    return slice(0, shape[0]), slice(0, shape[1])
+    return tuple(slice(0, n) for n in shape)
 
 
 def union(a: Region | None, b: Region | None) -> Region | None:
-    """The bounding rectangle of two regions (None is empty)."""
+    """The bounding box of two regions (None is empty)."""
     if a is None:
         return b
     if b is None:
         return a
-    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]))
+    return tuple(min(a[i], b[i]) if i % 2 == 0 else max(a[i], b[i]) for i in range(len(a)))
 
 
 def from_slices(slices) -> Region:
-    rows, cols = slices
-    return (rows.start, rows.stop, cols.start, cols.stop)
+    """A tuple of slices (steps of 1, bounds set) as ``(start0, stop0, start1, stop1, ...)``."""
+    return tuple(bound for s in slices for bound in (s.start, s.stop))
 
 
 def _array_module(array):

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import graphcut
-from graphcut.segmentation._segment import only_binary_labels
+from graphcut.segmentation import only_binary_labels
 from graphcut.solver import SolveCancelled
 
 from .options import SegmentOptions, clean_up
-from .sharing import ArrayRef, AttachedArray, MaskUpdate, SeedDelta, mask_fraction, union
+from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slices,
+                      mask_fraction, to_slices, union)
 
 # A preview grid has at most about this many pixels (a PyMaxflow solve of ~0.1 s on one core).
 PREVIEW_PIXELS = 250_000
@@ -51,7 +52,13 @@ class Session:
             to shared memory, or the array itself (a solver on a thread of the app).
         lam: the smoothness weight to start with.
         device: "auto", "cpu" or "cuda".
-        preview_factor: 1 = exact solver; k > 1 = preview solver on a grid reduced k times.
+        preview_factor: 1 = exact solver; k > 1 = preview solver on a grid reduced k times
+            (2-D images only).
+        channel_axis: -1 when a last axis of a 3-D image holds colour channels (the app's
+            images); None for a grey volume (D, H, W); -1 also for a multichannel volume
+            (D, H, W, C). A 2-D image is grey whatever this says.
+        spacing: the pixel or voxel spacing per spatial axis (None: 1), as for
+            ``graphcut.Segmenter``.
     """
 
     token: int
@@ -59,6 +66,8 @@ class Session:
     lam: float
     device: str
     preview_factor: int = 1
+    channel_axis: int | None = -1
+    spacing: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +148,16 @@ class MissingSession(RuntimeError):
     """A job names an image the solver does not hold."""
 
 
+def spatial_shape(shape, channel_axis=-1) -> tuple:
+    """The shape of an image's seeds and mask: ``shape`` without its channel axis (a 2-D
+    ``shape`` has none; ``channel_axis`` None: none either)."""
+    shape = tuple(int(n) for n in shape)
+    if channel_axis is None or len(shape) == 2:
+        return shape
+    axis = channel_axis % len(shape)
+    return shape[:axis] + shape[axis + 1:]
+
+
 def preview_factor(shape, pixels: int = PREVIEW_PIXELS) -> int:
     """The smallest reduction factor that brings an image of ``shape`` to at most ``pixels``."""
     return max(1, math.ceil(math.sqrt(shape[0] * shape[1] / pixels)))
@@ -177,7 +196,7 @@ class Solver:
             else:
                 image = np.asarray(session.image)
             self._session, self._image = session, image
-            self._seeds = np.zeros(image.shape[:2], np.uint8)
+            self._seeds = np.zeros(spatial_shape(image.shape, session.channel_axis), np.uint8)
             self._dirty = "all"
             self._lam = float(session.lam)
             if session.preview_factor > 1:
@@ -186,12 +205,12 @@ class Solver:
                 device, lam = "cpu", self._lam / session.preview_factor
             else:
                 device, lam = session.device, self._lam
-            self._segmenter = _make_segmenter(image, lam, device, "histogram")
+            self._segmenter = _make_segmenter(image, lam, device, "histogram", session)
             self._model = "histogram"
             if self._segmenter.backend == "cuda":
                 # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
                 # next update compares the seeds with the throwaway ones: still exact)
-                from graphcut.warmup import warm_up
+                from graphcut.segmentation import warm_up
                 warm_up(self._segmenter)
         except Exception as error:  # reported to the user, never raised into the app
             self.close()
@@ -215,8 +234,7 @@ class Solver:
             return False
         region = job.seeds.apply(self._seeds)
         self._dirty = "all" if self._dirty == "all" or job.seeds.region is None \
-            else union(self._dirty, (region[0].start, region[0].stop,
-                                     region[1].start, region[1].stop))
+            else union(self._dirty, from_slices(region))
         self._lam = float(job.lam)
         return True
 
@@ -236,8 +254,7 @@ class Solver:
                 seeds, region = self._preview.reduce_seeds(self._seeds, self._dirty)
             else:
                 seeds = self._seeds
-                region = None if self._dirty == "all" else \
-                    (slice(self._dirty[0], self._dirty[1]), slice(self._dirty[2], self._dirty[3]))
+                region = None if self._dirty == "all" else to_slices(self._dirty)
             self._dirty = None
             mask, labels = self._segment(seeds, region, job.options, cancel)
             solved = time.perf_counter()
@@ -273,7 +290,7 @@ class Solver:
             options = SegmentOptions()
         if options.model != self._model:
             self._segmenter = _make_segmenter(self._image, self._lam, self._session.device,
-                                              options.model)
+                                              options.model, self._session)
             self._model, region = options.model, None
         several = not only_binary_labels(seeds)
         if options.has_region or several or options.model != "histogram":
@@ -350,10 +367,13 @@ class _Reducer:
         return np.outer(rows, cols).astype(np.float64)
 
 
-def _make_segmenter(image, lam: float, device: str, model: str):
+def _make_segmenter(image, lam: float, device: str, model: str, session: Session):
     """A prepared ``graphcut.Segmenter`` of ``image`` (keep="all": the app cleans up itself,
-    so that the histogram's incremental path stays today's)."""
-    segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=-1, device=device, model=model)
+    so that the histogram's incremental path stays today's); the session's channel axis and
+    spacing (the preview's reduced image always has its channels last)."""
+    channel_axis = -1 if session.preview_factor > 1 else session.channel_axis
+    segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=channel_axis, device=device,
+                                   model=model, spacing=session.spacing)
     segmenter.prepare()
     return segmenter
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphcut.seeds import BACKGROUND, FOREGROUND, MAX_LABEL, NONE  # noqa: F401 (re-exported)
+from graphcut.io import BACKGROUND, FOREGROUND, MAX_LABEL, NONE  # noqa: F401 (re-exported)
 
 _EMPTY = (slice(0, 0), slice(0, 0))
 

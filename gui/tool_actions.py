@@ -17,7 +17,7 @@ import dataclasses
 
 from PyQt6.QtCore import Qt
 
-from graphcut.seeds import FOREGROUND
+from graphcut.io import FOREGROUND
 from graphcut.segmentation import allowed_region
 
 from .document import Document

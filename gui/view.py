@@ -24,7 +24,7 @@ from PyQt6.QtCore import QPointF, QRectF, Qt, pyqtSignal
 from PyQt6.QtGui import QColor, QPainter, QPen, QTransform
 from PyQt6.QtWidgets import QGraphicsEllipseItem, QGraphicsScene, QGraphicsView
 
-from graphcut.seeds import BACKGROUND
+from graphcut.io import BACKGROUND
 
 from .layers import ArrayLayer, ResultLayer
 

@@ -33,7 +33,7 @@ from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QApplication, QColorDialog, QLabel, QMainWindow, QMessageBox
 
 import graphcut
-from graphcut.seeds import FOREGROUND
+from graphcut.io import FOREGROUND
 
 from .actions import (DEFAULT_BRUSH_RADIUS, build_actions, build_menus, build_toolbar,
                       controls_help)

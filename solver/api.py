@@ -116,7 +116,8 @@ def cuda_device_name() -> str:
 
     Examples
     --------
-    >>> cuda_device_name()  # doctest: +SKIP
+    >>> from graphcut.solver import cuda_device_name
+    >>> cuda_device_name()  # doctest: +GPU
     'NVIDIA H100 80GB HBM3'
     """
     from .cuda import device_name
@@ -212,7 +213,8 @@ def require_gpu_memory(need_bytes: int, what: str, *, headroom: float = 0.9) -> 
 
     Examples
     --------
-    >>> require_gpu_memory(2**20, "a 1 MiB test")  # doctest: +SKIP
+    >>> from graphcut.solver import require_gpu_memory
+    >>> require_gpu_memory(2**20, "a 1 MiB test")  # doctest: +GPU
     """
     from . import cuda
     cuda.require_free_memory(need_bytes, what, headroom=headroom)

@@ -12,6 +12,7 @@ def is_cupy(array) -> bool:
     Examples
     --------
     >>> import numpy as np
+    >>> from graphcut.solver.arrays import is_cupy
     >>> is_cupy(np.zeros(3))
     False
     """
@@ -35,6 +36,7 @@ def array_module(*arrays):
     Examples
     --------
     >>> import numpy as np
+    >>> from graphcut.solver import array_module
     >>> array_module(np.zeros(2), [1, 2]).__name__
     'numpy'
     """

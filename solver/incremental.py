@@ -250,6 +250,7 @@ def check_region(region, shape) -> tuple[slice, ...]:
 
     Examples
     --------
+    >>> from graphcut.solver.incremental import check_region
     >>> check_region((slice(2, 50), slice(None)), (10, 4))
     (slice(2, 10, None), slice(0, 4, None))
     """

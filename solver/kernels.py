@@ -17,8 +17,7 @@ Importing this module imports neither CuPy nor the loader: they load on the firs
 
 from __future__ import annotations
 
-from .cuda._variants import CONSTANTS
-from .cuda.launch import MAX_BLOCKS, THREADS, constant, launch_grid
+from .cuda.launch import CONSTANTS, MAX_BLOCKS, THREADS, constant, launch_grid
 
 GRID_BFS_TILE = constant("BFS_TILE_2D_X")   # x and y pixels of grid_kernels.cu's 2-D BFS tile
 
@@ -50,13 +49,13 @@ def kernel(source: str, name: str, defines=None, *, cooperative: bool = False):
     --------
     >>> count = kernel("segmentation/mask_kernels.cu", "count_true")  # doctest: +SKIP
     """
-    from .cuda._loader import kernel as load
+    from .cuda.module import kernel as load
     return load(source, name, defines, cooperative=cooperative)
 
 
 def load_module(source: str, defines=None, *, cooperative: bool = False):
     """The ``cupy.RawModule`` of a CUDA source (see :func:`kernel`), loaded once per process."""
-    from .cuda._loader import load_module as load
+    from .cuda.module import load_module as load
     return load(source, defines, cooperative=cooperative)
 
 

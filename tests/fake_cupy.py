@@ -27,6 +27,7 @@ import ctypes
 import re
 import shutil
 import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -78,6 +79,23 @@ template <typename T> static inline T atomicMax(T* a, T v) { T old = *a; if (v >
 # must import them afresh (and drop them afterwards), with GRAPHCUT_CUDA_KERNELS=nvrtc.
 LOADERS = ("graphcut.solver.cuda._loader", "graphcut.solver.cuda.module",
            "graphcut.segmentation.energy_kernels", "graphcut.segmentation.masks")
+
+
+
+def rebind_parents(names) -> None:
+    """Make each package's attribute for its submodule in ``names`` the module in
+    ``sys.modules`` again (or drop it): after a test swapped modules there, ``from package
+    import submodule`` would otherwise still find the swapped-out module."""
+    for name in names:
+        parent_name, _, child = name.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        if parent is None:
+            continue
+        if name in sys.modules:
+            setattr(parent, child, sys.modules[name])
+        elif child in vars(parent):
+            delattr(parent, child)
+
 
 _POINTER_TYPES = {"int": np.int32, "long long": np.int64, "unsigned long long": np.uint64,
                   "bool": np.bool_, "double": np.float64, "float": np.float32,

@@ -34,6 +34,7 @@ import types
 from pathlib import Path
 
 import numpy as np
+from fake_cupy import rebind_parents
 
 CU_FILE = Path(__file__).resolve().parent.parent / "solver" / "cuda" / "grid_kernels.cu"
 MASK_FILE = "segmentation/mask_kernels.cu"
@@ -160,6 +161,11 @@ def fake_cupy(free_bytes: int = 8 * 2**30) -> types.ModuleType:
     return cp
 
 
+# The library's kernel launchers, which import cupy when first imported (beside their kernels)
+LAUNCHERS = ("graphcut.segmentation.energy_kernels", "graphcut.segmentation.masks",
+             "graphcut.segmentation.flood")
+
+
 @contextlib.contextmanager
 def cuda_modules_on_model():
     """``graphcut.solver.cuda`` imported afresh against the CuPy stand-in, with
@@ -170,7 +176,7 @@ def cuda_modules_on_model():
 
     def ours(name):
         return name == "cupy" or name.startswith("cupy.") or \
-            name.startswith("graphcut.solver.cuda")
+            name.startswith("graphcut.solver.cuda") or name in LAUNCHERS
 
     saved = {name: sys.modules.pop(name) for name in list(sys.modules) if ours(name)}
     had_cuda = "cuda" in vars(solver_package)
@@ -185,6 +191,7 @@ def cuda_modules_on_model():
         for name in [name for name in sys.modules if ours(name)]:
             del sys.modules[name]
         sys.modules.update(saved)
+        rebind_parents(LAUNCHERS)
         if had_cuda:
             solver_package.cuda = old_cuda
         elif "cuda" in vars(solver_package):

@@ -13,6 +13,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
+pytest.importorskip("PyQt6.QtCore", reason="the app's views need PyQt6 (graphcut[gui])")
+
 from graphcut import BACKGROUND, FOREGROUND  # noqa: E402
 from graphcut.gui import seed_files  # noqa: E402
 from graphcut.gui.document import Document  # noqa: E402

@@ -161,8 +161,8 @@ def test_segment_file_on_an_image_it_cannot_read_in_time(tmp_path):
 def _overlay_by_the_float_formula(image, mask, *, color=(255, 40, 0), opacity=0.45,
                                   outline=(255, 255, 0)):
     """The overlay as first written: float display values, float blend, rounded once."""
-    from graphcut.energy import image_as_float
-    from graphcut.imageio import _inner_boundary
+    from graphcut._arrays import image_as_float
+    from graphcut.io._overlay import _inner_boundary
     values = image_as_float(image)
     low, high = float(values.min()), float(values.max())
     if low < 0.0 or high > 1.0:
@@ -183,7 +183,7 @@ def _overlay_by_the_float_formula(image, mask, *, color=(255, 40, 0), opacity=0.
 def test_the_fast_overlay_equals_the_float_formula(shape, dtype):
     """The overlay (tabulated tint, uint8 shortcut) is the float formula's, pixel for pixel,
     for every uint8 level and random colours, opacities and masks."""
-    from graphcut.imageio import overlay
+    from graphcut.io import overlay
     rng = np.random.default_rng(sum(shape))
     if dtype == np.uint8:
         image = rng.integers(0, 256, shape, dtype=np.uint8)

@@ -10,7 +10,7 @@ from scipy import ndimage
 
 import gpu_model
 from graphcut.segmentation import clean_labels, clean_mask
-from graphcut.seeds import BACKGROUND, FOREGROUND
+from graphcut.io import BACKGROUND, FOREGROUND
 
 def random_case(rng, shape, density=0.55):
     """A blobby random mask with holes and islands, and seeds that respect it (object seeds

@@ -228,12 +228,12 @@ def test_missing_file_is_an_os_error(tmp_path):
 
 
 def test_clean_files_never_take_the_python_fallback(tmp_path, monkeypatch):
-    from graphcut.solver import dimacs
+    from graphcut.solver import _dimacs_reader
 
     def fail(*args):
         raise AssertionError("the per-line Python parser ran on a clean file")
 
-    monkeypatch.setattr(dimacs, "_slow_arcs", fail)
+    monkeypatch.setattr(_dimacs_reader, "_slow_arcs", fail)
     network = random_csr_network(np.random.default_rng(8), 40, 300, source_degree=4,
                                  sink_degree=4)
     write_dimacs(network, tmp_path / "a.max", comment="c")

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from graphcut.solver import CSRNetwork, dimacs
+from graphcut.solver import CSRNetwork, _dimacs_reader
 from graphcut.solver.dimacs import DimacsError, read_dimacs
 
 INT32_MAX = 2**31 - 1
@@ -214,7 +214,7 @@ def test_any_chunk_size_gives_the_same_answer(folder, data, chunk):
     """The file is parsed a chunk at a time (1 MiB); chunk boundaries anywhere, even inside
     every line, change nothing: the same network or the same line-numbered error."""
     assume(not _declares_huge_network(data))
-    with patch.object(dimacs, "CHUNK_BYTES", chunk):
+    with patch.object(_dimacs_reader, "CHUNK_BYTES", chunk):
         check(folder / "chunked.max", data)
 
 

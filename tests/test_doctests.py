@@ -2,19 +2,22 @@
 
 Every name exported by the public packages (their ``__all__``) is looked up through the
 package, so the examples are found wherever the code that defines them lives. They run on the
-CPU; an example marked ``# doctest: +GPU`` needs a GPU (CuPy and a device) and is skipped
-without one.
+CPU, each with the names of the module that defines its object (as ``doctest`` gives them);
+an example marked ``# doctest: +GPU`` needs a GPU (CuPy and a device) and is skipped without
+one.
 """
 
 from __future__ import annotations
 
 import doctest
 import importlib
+import inspect
 
 import pytest
 
-PUBLIC_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.segmentation", "graphcut.stereo",
-                   "graphcut.labeling", "graphcut.batch", "graphcut.models")
+PUBLIC_PACKAGES = ("graphcut", "graphcut.solver", "graphcut.solver.generators",
+                   "graphcut.segmentation", "graphcut.io", "graphcut.stereo", "graphcut.labeling",
+                   "graphcut.batch", "graphcut.models")
 MIN_DOCUMENTED = 15  # issue #26: at least this many public names have examples that run
 GPU = doctest.register_optionflag("GPU")
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
@@ -41,7 +44,9 @@ def public_doctests() -> list[doctest.DocTest]:
                 continue
             seen.add(id(obj))
             find = own_docstring.find if obj is package else finder.find
-            for test in find(obj, name, module=False, globs={}):
+            home = inspect.getmodule(obj)  # the examples see their module's names, as in doctest
+            globs = dict(vars(home)) if home is not None else {}
+            for test in find(obj, name, module=False, globs=globs):
                 if test.examples and test.name not in tests:
                     tests[test.name] = test
     return [tests[name] for name in sorted(tests)]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import graphcut
-from graphcut.energy import (array_module, build_network, estimate_sigma, image_as_float,
+from graphcut.segmentation import (array_module, build_network, estimate_sigma, image_as_float,
                              nlink_weights, quantize, regional_costs, terminal_capacities)
 from test_segment import disc_image, disc_seeds
 
@@ -246,7 +246,7 @@ def test_network_built_on_the_gpu_equals_the_cpu_one():
 def test_histogram_smoothing_is_the_binomial_kernel_with_zero_outside():
     """Two [1, 2, 1] / 4 passes per axis: a single count spreads as [1, 4, 6, 4, 1] / 16 along
     every axis (outer product), and mass beyond the histogram's edge is lost, not folded back."""
-    from graphcut.energy import _smooth
+    from graphcut.models._histogram import _smooth
     centre = np.zeros((7, 9, 5))
     centre[3, 4, 2] = 1.0
     kernel = np.array([1, 4, 6, 4, 1]) / 16

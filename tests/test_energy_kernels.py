@@ -19,9 +19,10 @@ import pytest
 
 import fake_cupy
 import graphcut
-from graphcut import energy
+from graphcut import models
+from graphcut import segmentation as energy
+from graphcut.segmentation._boundary import _squared_differences
 from graphcut.solver import CutResult
-from graphcut.solver import min_cut as real_min_cut
 from graphcut.solver.dynamic import (fresh_terminals, reparameterize_nlinks,
                                      reparameterize_terminals, restart_nlinks)
 from preflow_model import random_links, random_state
@@ -44,39 +45,48 @@ def _stand_in(kernel_library, monkeypatch):
              if name in sys.modules}
     sys.modules["cupy"] = module
     import graphcut.segmentation._segment as segmentation
-    import graphcut.session as session
+    import graphcut.segmentation._segmenter as session
+    import graphcut.segmentation._solving as solving
+    from graphcut.solver import open_grid_solver as real_open_grid_solver
 
-    def min_cut(network, *, device="auto"):
-        if device == "cpu":
-            return real_min_cut(network, device="cpu")
-        assert device == "cuda" and network.on_gpu
-        fake_cupy.set_strict(False)
-        try:
-            cut = real_min_cut(network.to_numpy(), device="cpu")
-        finally:
-            fake_cupy.set_strict(True)
-        return CutResult(cut.flow, cut.source_side.view(fake_cupy.ndarray), "cuda", cut.stats)
+    class SolverOnTheCPU:
+        """The CPU incremental solver behind the GPU one's interface (device arrays in, a
+        device mask out)."""
 
-    class SolverOnTheCPU(session._GridSolverCPU):
-        """The CPU solver behind the GPU session's interface (device arrays in, a device mask
-        out)."""
+        device_name = "stand-in"
 
-        def __init__(self, shape, nlinks):
-            super().__init__(shape, [link.get() for link in nlinks])
+        def __init__(self, network):
+            fake_cupy.set_strict(False)
+            try:
+                host = network.to_numpy()
+            finally:
+                fake_cupy.set_strict(True)
+            self.solver = real_open_grid_solver(host, device="cpu")
 
-        def set_nlinks(self, nlinks):
-            super().set_nlinks([np.asarray(getattr(link, "get", lambda: link)())
-                                for link in nlinks])
+        def set_terminals(self, source, sink, *, region=None):
+            self.solver.set_terminals(source.get(), sink.get(), region=region)
 
-        def solve(self, source, sink, cancel):
-            flow, mask, counters = super().solve(source.get(), sink.get(), cancel)
-            return flow, np.ascontiguousarray(mask).view(fake_cupy.ndarray), counters
+        def set_nlinks(self, forward, backward=None):
+            self.solver.set_nlinks([np.asarray(getattr(link, "get", lambda: link)())
+                                    for link in forward])
+
+        def solve(self, *, cancel=None):
+            cut = self.solver.solve(cancel=cancel)
+            mask = np.ascontiguousarray(cut.source_side).view(fake_cupy.ndarray)
+            return CutResult(cut.flow, mask, "cuda", cut.stats)
+
+        def close(self):
+            self.solver.close()
+
+    def open_grid_solver(network, *, device="auto"):
+        if device == "cuda":
+            return SolverOnTheCPU(network)
+        return real_open_grid_solver(network, device=device)
 
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: device)
     monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *a: "cuda")
-    monkeypatch.setattr(segmentation, "min_cut", min_cut)
     monkeypatch.setattr(session, "resolve_device", lambda device: device)
-    monkeypatch.setattr(session, "_GridSolverGPU", SolverOnTheCPU)
+    monkeypatch.setattr(solving, "open_grid_solver", open_grid_solver)
     monkeypatch.setattr(session.Segmenter, "device_name", "stand-in")
     fake_cupy.set_strict(True)
     try:
@@ -86,6 +96,7 @@ def _stand_in(kernel_library, monkeypatch):
         for name in ("cupy", *fake_cupy.LOADERS):
             sys.modules.pop(name, None)
         sys.modules.update(saved)
+        fake_cupy.rebind_parents(fake_cupy.LOADERS)
 
 
 def on_host(array):
@@ -158,14 +169,14 @@ def test_differences_sigma_and_weights(gpu, shape):
     rng = np.random.default_rng(len(shape))
     values = rng.random(shape)
     differences, sums = gpu_kernels().squared_differences(gpu.asarray(values))
-    expected = energy._squared_differences(values)
+    expected = _squared_differences(values)
     for got, want, total in zip(differences, expected, sums, strict=True):
         np.testing.assert_array_equal(on_host(got), want)  # same order of additions
         assert np.isclose(total, float(want.sum()), rtol=1e-12)
     spacing = (2.0, 1.0, 0.5)[-(len(shape) - 1):]
     for sigma in (None, 0.3):
-        got = energy._nlink_weights(gpu.asarray(values), sigma, spacing)
-        expected = energy._nlink_weights(values, sigma, spacing)
+        got = energy.weights_of_values(gpu.asarray(values), sigma, spacing)
+        expected = energy.weights_of_values(values, sigma, spacing)
         for a, b in zip(got, expected, strict=True):
             np.testing.assert_allclose(on_host(a), b, rtol=1e-14, atol=0)
     assert np.isclose(energy.estimate_sigma(gpu.asarray(values)), energy.estimate_sigma(values),
@@ -233,9 +244,9 @@ def test_cells_histograms_and_costs(gpu, bins, grey):
     seeds = disc_seeds(inside)
     values = energy.image_as_float(image)
     channels = values.shape[-1]
-    nbins = energy._check_bins(bins, channels)
-    index = energy._bin_indices(gpu.asarray(values), nbins)
-    np.testing.assert_array_equal(on_host(index), energy._bin_indices(values, nbins))
+    nbins = models.check_bins(bins, channels)
+    index = models.bin_indices(gpu.asarray(values), nbins)
+    np.testing.assert_array_equal(on_host(index), models.bin_indices(values, nbins))
     got = energy.regional_costs(gpu.asarray(image), gpu.asarray(seeds), bins=bins)
     expected = energy.regional_costs(image, seeds, bins=bins)
     for a, b in zip(got, expected, strict=True):  # tables on the host: exactly NumPy's

@@ -27,12 +27,12 @@ from graphcut._safety import (NAME_MAX, TEMPORARY_NAME, NotARegularFileError, Np
                               SymlinkRefusedError, open_no_follow, read_npy, read_small_file,
                               temporary_prefix)
 from graphcut.cli import main
-from graphcut.imageio import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
-from graphcut.seeds import read_seeds
+from graphcut.io import ImageMemoryError, ImageReadError, ImageTooLargeError, atomic_write
+from graphcut.io import read_seeds
 from graphcut.solver.memory import LIMIT_VARIABLE
 from graphcut.solver.networks import CSRNetwork
-from graphcut.volumeio import (VolumeReadError, is_volume, read_volume, read_volume_seeds,
-                               segment_volume_paths)
+from graphcut.io import VolumeReadError, is_volume, read_volume, read_volume_seeds
+from graphcut.segmentation import segment_volume_paths
 from test_segment import disc_image, disc_seeds
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
@@ -215,6 +215,20 @@ def test_compressed_multi_page_tiff_bomb_is_refused_before_decoding(tmp_path, mo
         read_volume(path, max_pixels=1000)
 
 
+def test_a_tiff_of_many_shaped_series_is_read_as_one_stack(tmp_path):
+    """300 one-pixel pages each written as its own shaped series: tifffile's series detection
+    is quadratic in their number (20000 took minutes, for the first page alone); past 256
+    pages they are read as one stack, every page."""
+    path = tmp_path / "pages.tif"
+    with tifffile.TiffWriter(path) as tif:
+        for z in range(300):
+            tif.write(np.full((1, 1), z % 256, np.uint8), contiguous=False)
+    assert is_volume(path)
+    volume = read_volume(path)
+    assert volume.shape == (300, 1, 1)
+    assert np.array_equal(volume[:, 0, 0], np.arange(300) % 256)
+
+
 def sparse_npy(path: Path, shape, dtype=np.uint8) -> Path:
     """A .npy whose header declares ``shape`` and whose data is a hole (sparse on disk)."""
     with open(path, "wb") as handle:
@@ -236,6 +250,27 @@ def test_sparse_npy_bomb_is_refused_before_reading(tmp_path, monkeypatch):
         read_volume_seeds(path)
     with pytest.raises(ImageTooLargeError):
         read_volume(path, max_pixels=10)
+
+
+def test_a_volume_too_large_to_segment_is_refused_from_its_headers(tmp_path, monkeypatch):
+    """50 MB of voxels decode within the limit but segmenting them needs ~13 GiB: refused
+    from the headers, as check_image_file refuses an image, before anything is decoded."""
+    import graphcut.segmentation._volume_paths as volume_paths
+    from graphcut.segmentation import check_volume_file
+    sparse_npy(tmp_path / "v.npy", (50, 1000, 1000))
+    sparse_npy(tmp_path / "s.npy", (50, 1000, 1000))
+    monkeypatch.setenv(LIMIT_VARIABLE, "1G")
+
+    def must_not_read(*args, **kwargs):
+        raise AssertionError("the volume was read before the memory check")
+
+    monkeypatch.setattr(volume_paths, "read_volume", must_not_read)
+    with pytest.raises(MemoryError, match=r"v\.npy \(1000x1000 grey\), 50 slices on the CPU"):
+        segment_volume_paths(tmp_path / "v.npy", tmp_path / "s.npy", tmp_path / "m.tif",
+                             device="cpu")
+    monkeypatch.setenv(LIMIT_VARIABLE, "64G")
+    assert check_volume_file(tmp_path / "v.npy", "cpu") == "cpu"
+    assert check_volume_file(tmp_path / "missing.npy", "cpu") is None
 
 
 def test_batch_refuses_the_bombs_as_failed_images(tmp_path):
@@ -275,6 +310,33 @@ def test_stereo_checks_memory_before_decoding(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "differ in size" in result.output
 
 
+def test_stereo_refuses_fifos_as_images_and_ground_truth(tmp_path):
+    for name in ("left.png", "right.png"):
+        Image.fromarray(np.zeros((20, 30), np.uint8)).save(tmp_path / name)
+    for name in ("gt.npy", "gt.pfm", "gt.png", "fifo.png"):
+        os.mkfifo(tmp_path / name)
+    for left, truth in (("left.png", "gt.npy"), ("left.png", "gt.pfm"), ("left.png", "gt.png"),
+                        ("fifo.png", None)):
+        extra = ["--ground-truth", tmp_path / truth] if truth else []
+        done = run_cli("stereo", tmp_path / left, tmp_path / "right.png", "-d", "4", "-o",
+                       tmp_path / "d.npy", "--device", "cpu", "--overwrite", *extra)
+        assert done.returncode == 1, done.stderr
+        assert "named pipe (FIFO)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_stereo_ground_truth_bomb_is_a_clear_error(tmp_path, monkeypatch):
+    for name in ("left.png", "right.png"):
+        Image.fromarray(np.zeros((20, 30), np.uint8)).save(tmp_path / name)
+    sparse_npy(tmp_path / "gt.npy", (30000, 30000), np.float64)  # 7.2 GB declared
+    monkeypatch.setenv(LIMIT_VARIABLE, "256M")
+    result = CliRunner().invoke(main, ["stereo", str(tmp_path / "left.png"),
+                                       str(tmp_path / "right.png"), "-d", "4", "-o",
+                                       str(tmp_path / "d.npy"), "--device", "cpu",
+                                       "--ground-truth", str(tmp_path / "gt.npy")])
+    assert result.exit_code == 1, result.output
+    assert "cannot read ground truth" in result.output and "GRAPHCUT_MEMORY_LIMIT" in result.output
+
+
 def test_stereo_dump_folder_is_not_replaced_without_overwrite(tmp_path):
     dump = tmp_path / "dump"
     dump.mkdir()
@@ -299,7 +361,7 @@ def test_deep_settings_json_is_a_clear_error(tmp_path):
 
 
 def test_huge_settings_files_are_refused_by_their_size(tmp_path, monkeypatch):
-    from graphcut.segmentation._settings import read_settings
+    from graphcut.io import read_settings
     path = tmp_path / "s.json"
     with open(path, "wb") as handle:
         handle.truncate(200_000_000)  # sparse: 200 MB declared
@@ -416,7 +478,7 @@ def test_sigterm_during_segment_leaves_no_temporary_file(tmp_path):
     out.mkdir()
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import graphcut.imageio as imageio
+        import graphcut.io._writing as imageio
         real_fsync = os.fsync
         def fsync_then_terminated(descriptor):  # SIGTERM arrives while the mask is written
             os.kill(os.getpid(), signal.SIGTERM)

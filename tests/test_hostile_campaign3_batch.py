@@ -26,7 +26,7 @@ from graphcut.batch import (FAILED, OK, SKIPPED, SUMMARY_NAME, read_mask_metadat
                             serial_runner)
 from graphcut.batch._lock import LOCK_NAME
 from graphcut.batch._run import remove_temporary_files
-from graphcut.volumeio import read_volume_record
+from graphcut.io import read_volume_record
 from test_hostile_campaign3 import run_cli, volume_pair
 from test_segment import disc_image, disc_seeds
 
@@ -70,6 +70,18 @@ def test_a_planted_lock_symlink_is_refused_and_its_target_untouched(tmp_path):
     assert not (out / "a.png").exists()
 
 
+def test_a_planted_overlays_symlink_is_refused(tmp_path):
+    images, seeds, out = folders(tmp_path)
+    out.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (out / "overlays").symlink_to(outside)
+    with pytest.raises(OSError, match="symbolic link"):
+        run_batch(images, seeds, out, device="cpu", progress=False, overlay=True,
+                  runner=serial_runner)
+    assert list(outside.iterdir()) == []
+
+
 def test_a_lock_fifo_is_refused_without_waiting(tmp_path):
     images, seeds, out = folders(tmp_path)
     out.mkdir()
@@ -77,6 +89,15 @@ def test_a_lock_fifo_is_refused_without_waiting(tmp_path):
     done = run_cli("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu",
                    "--no-progress", timeout=60)
     assert done.returncode == 1 and "FIFO" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("name", [LOCK_NAME, SUMMARY_NAME])
+def test_a_folder_in_place_of_the_lock_or_summary_is_refused(tmp_path, name):
+    images, seeds, out = folders(tmp_path)
+    (out / name).mkdir(parents=True)
+    with pytest.raises(OSError, match=f"{name}: is a folder, not a regular file"):
+        batch(images, seeds, out)
+    assert not (out / "a.png").exists()
 
 
 def test_a_summary_fifo_is_refused_without_hanging(tmp_path):
@@ -100,6 +121,18 @@ def test_a_summary_symlink_to_dev_zero_is_refused(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "symbolic link" in done.stderr and "Traceback" not in done.stderr
     assert (out / SUMMARY_NAME).is_symlink()
+
+
+def test_a_huge_previous_summary_is_refused_by_its_size(tmp_path):
+    images, seeds, out = folders(tmp_path)
+    out.mkdir()
+    with open(out / SUMMARY_NAME, "wb") as handle:
+        handle.truncate(1 << 30)  # sparse: 1 GiB declared, nothing on disk
+    done = run_cli("batch", images, "--seeds-dir", seeds, "-o", out, "--device", "cpu",
+                   "--no-progress", env={"GRAPHCUT_MEMORY_LIMIT": "256M"})
+    assert done.returncode == 1, done.stderr
+    assert "previous summary" in done.stderr and "Traceback" not in done.stderr
+    assert not (out / "a.png").exists()
 
 
 def test_fifo_volume_seeds_are_a_failed_image_not_missing_seeds(tmp_path):
@@ -192,7 +225,7 @@ def test_sigterm_during_a_volume_batch_leaves_no_temporary_file(tmp_path):
         os.link(seeds / "vol.npy", seeds / f"{stem}.npy")
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import graphcut.volumeio as volumeio
+        import graphcut.io._volumes as volumeio
         real = volumeio.atomic_write
         def write_then_terminated(path, write, **options):
             def interrupted(handle):

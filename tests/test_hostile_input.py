@@ -34,8 +34,8 @@ from PIL import Image
 import graphcut
 from graphcut.batch import FAILED, OK, segment_file
 from graphcut.cli import main
-from graphcut.imageio import ImageMemoryError, ImageReadError, image_info, read_image
-from graphcut.memory import segmentation_bytes
+from graphcut.io import ImageMemoryError, ImageReadError, image_info, read_image
+from graphcut.segmentation import segmentation_bytes
 from graphcut.solver import CSRNetwork, GridNetwork, min_cut
 from graphcut.solver import cpu as cpu_backend
 from graphcut.solver.dimacs import (COMPRESSED_BYTES_PER_ARC, COMPRESSED_SLACK_BYTES,
@@ -56,7 +56,7 @@ _PROLOGUE = """
 import json, resource, sys, time, traceback
 import numpy as np
 import graphcut, graphcut.batch, graphcut.cli, graphcut.solver.cpu, graphcut.solver.dimacs
-import graphcut.memory
+import graphcut.segmentation._memory
 
 def _status(key):
     for line in open("/proc/self/status"):
@@ -522,7 +522,7 @@ def test_too_large_for_the_gpu_falls_back_or_is_refused_before_building(
 
 
 _PEAK_CASE = """
-from graphcut.memory import segmentation_bytes
+from graphcut.segmentation import segmentation_bytes
 h, w = 1500, 2000
 rng = np.random.default_rng(0)
 image = rng.integers(0, 256, (h, w, 3) if {colour} else (h, w), dtype=np.uint8)
@@ -597,7 +597,8 @@ def test_smallest_sigma_and_tiny_differences_work():
 def test_output_suffixes_are_checked_before_the_solve(tmp_path, pair, monkeypatch, option, name,
                                                       accepted):
     """The campaign: -o mask.txt failed only after the whole solve."""
-    monkeypatch.setattr(graphcut.segmentation._segment, "min_cut", None)  # a solve would fail
+    import graphcut.segmentation._solving as solving
+    monkeypatch.setattr(solving, "open_grid_solver", None)  # a solve would fail
     args = ["-o", tmp_path / "m.png", option, tmp_path / name] if option != "-o" else \
         ["-o", tmp_path / name]
     result = cli("segment", pair / "disc.png", "--seeds", pair / "seeds.png", *args,

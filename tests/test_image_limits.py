@@ -13,8 +13,8 @@ from PIL import Image
 
 import graphcut
 from graphcut.cli import main
-from graphcut.imageio import ImageReadError, ImageTooLargeError, read_image, write_mask
-from graphcut.seeds import read_seeds, write_seeds
+from graphcut.io import ImageReadError, ImageTooLargeError, read_image, write_mask
+from graphcut.io import read_seeds, write_seeds
 
 SIZE = (60, 60)  # 3600 pixels: "too large" once Pillow's limit is lowered to 1000
 

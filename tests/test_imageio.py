@@ -9,9 +9,9 @@ import pytest
 from PIL import Image
 
 import graphcut
-from graphcut.imageio import ImageReadError, atomic_save, overlay, read_image, write_mask, \
+from graphcut.io import ImageReadError, atomic_save, overlay, read_image, write_mask, \
     write_overlay
-from graphcut.seeds import read_seeds, strokes_to_labels, write_seeds
+from graphcut.io import read_seeds, strokes_to_labels, write_seeds
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 

@@ -5,11 +5,16 @@ copy of the checkout gets an import it forbids."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: import-linter depends on tomli there
+    import tomli as tomllib
 
 import pytest
 
@@ -53,6 +58,9 @@ VIOLATIONS = [
     ("gui/sharing.py", "from graphcut.solver.cuda._loader import kernel",
      "use only the solver's public names"),
     ("solver/networks.py", "from . import api", "No import cycles between the solver's modules"),
+    ("graphcut/io/_overlay.py", "from graphcut.segmentation import clean_mask",
+     "Files in and out (graphcut.io) segment nothing"),
+    ("graphcut/models/_gmm.py", "import graphcut.batch", "The appearance models do not reach"),
 ]
 
 
@@ -68,6 +76,5 @@ def test_each_contract_catches_its_violation(checkout_copy, path, line, contract
     finally:
         target.write_text(original)
     assert done.returncode != 0, done.stdout
-    broken = [row for row in done.stdout.splitlines() if "BROKEN" in row or contract in row]
-    assert any(contract in row for row in broken), done.stdout
-    assert "Contracts: 3 kept, 1 broken." in done.stdout, done.stdout
+    flat = " ".join(done.stdout.split())  # contract names may wrap over lines
+    assert re.search(re.escape(contract) + r"(?:(?!KEPT).){0,120}? BROKEN", flat), done.stdout

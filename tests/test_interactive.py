@@ -12,7 +12,7 @@ import pytest
 
 import graphcut
 from graphcut import Segmenter, build_network, segment
-from graphcut.energy import (SeedHistograms, capacities_from_tables, image_as_float, quantize,
+from graphcut.segmentation import (SeedHistograms, capacities_from_tables, image_as_float, quantize,
                              regional_costs, seed_pins, terminal_capacities)
 from graphcut.gui.controller import (SOLVER_NICENESS, SPARE_NICENESS, Listener, PostQueue,
                                      SegmentationController)
@@ -109,8 +109,8 @@ def test_segmenter_on_random_stroke_sequences_equals_fresh_segment(use_region, r
                                                                    monkeypatch):
     """With region hints or without, and with PyMaxflow's search trees reused after every
     stroke (1.0), never (0.0) or when few t-links changed (0.1, the default)."""
-    from graphcut.session import _GridSolverCPU
-    monkeypatch.setattr(_GridSolverCPU, "REUSE_TREES_AT_MOST", reuse_trees)
+    import graphcut.solver.cpu_incremental as bk
+    monkeypatch.setattr(bk, "REUSE_TREES_AT_MOST", reuse_trees)
     rng = np.random.default_rng(3 + use_region)
     image, truth = colour_image(rng)
     seeds = start_seeds(truth.shape)
@@ -168,7 +168,7 @@ def test_segmenter_rejects_bad_regions_and_labels():
 def test_segmenter_takes_a_pair_of_models():
     """Any (object, background) pair with fit(values, mask) and costs(values) plugs in; the
     histogram costs given that way equal the built-in fast path."""
-    from graphcut.energy import _bin_indices, _cost_table
+    from graphcut.models import bin_indices as _bin_indices, cost_table as _cost_table
 
     class Histogram:
         def fit(self, values, mask):

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import multivariate_normal
 
 import graphcut
-from graphcut.energy import image_as_float
+from graphcut._arrays import image_as_float
 from graphcut.models import GMMModel, HistogramModel, make_model
 
 TRUE_MEANS = np.array([[0.2, 0.3, 0.4], [0.7, 0.2, 0.1], [0.5, 0.8, 0.6]])

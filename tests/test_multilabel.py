@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import graphcut
-from graphcut.energy import quantize
+from graphcut.segmentation import quantize
 from graphcut.segmentation import label_problem
-from graphcut.seeds import check_seeds, object_labels
+from graphcut.io import check_seeds, object_labels
 from graphcut.labeling import alpha_expansion, labeling_energy
 
 
@@ -131,7 +131,8 @@ def test_two_labels_are_solved_exactly():
         mask, result = graphcut.segment(image, seeds, model="gmm", lam=lam, iterations=0,
                                         locality=0, far_cost=0, texture=0, device="cpu",
                                         return_result=True)
-        from graphcut.energy import image_as_float, nlink_weights
+        from graphcut._arrays import image_as_float
+        from graphcut.segmentation import nlink_weights
         from graphcut.models import GMMModel
         from graphcut.segmentation import binary_problem
         values = image_as_float(image)

@@ -1,253 +1,317 @@
-"""The napari plugin: its Qt-free solver side (scribbles -> mask, the one-job-at-a-time rule),
-the npe2 manifest as napari's plugin manager finds it, and the dock widget driven headless
-(Qt's offscreen platform) on napari's ViewerModel, with real Labels-layer painting.
+"""The napari plugin on napari's ViewerModel, without Qt: the layers bound to the app's
+segmentation controller (gui/napari/_session.py). Strokes go through napari's own paint path
+(the Labels layer's mouse bindings, as a drag of the brush); results are checked against
+``graphcut.segment`` of the same scribbles.
 
-napari's own Viewer needs an OpenGL context for its canvas, which Qt's offscreen platform does
-not give; the test through napari's `make_napari_viewer` fixture therefore skips, saying so,
-where no OpenGL is available (as on CI), and the widget tests use `ViewerModel` (napari's
-viewer without the canvas), which exercises the same layers, events and widget code.
-"""
+Solvers run on threads here (quick to start); tests/test_napari_widget.py drives the dock
+widget with the solver processes the plugin uses."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+pytest.importorskip("napari")
+
 import graphcut  # noqa: E402
-from graphcut.gui.napari._controller import (Coalescer, MissingScribbles,  # noqa: E402
-                                             ScribbleSegmenter, run_here,
-                                             seeds_from_scribbles)
+from graphcut.gui.controller import PostQueue  # noqa: E402
+from graphcut.gui.napari._session import NEEDS_BOTH, LayerSegmentation  # noqa: E402
+from graphcut.gui.options import SegmentOptions  # noqa: E402
 
 
-def disc(shape=(40, 50), rgb=False, seed=0):
+def disc(shape=(40, 50), seed=0):
     rng = np.random.default_rng(seed)
     grid = np.indices(shape)
     centre = [n / 2 for n in shape]
     inside = sum(((g - c) / (n / 3)) ** 2 for g, c, n in zip(grid, centre, shape)) < 1
     image = np.clip(np.where(inside, 170, 80) + rng.normal(0, 20, shape), 0, 255)
-    image = image.astype(np.uint8)
-    if rgb:
-        image = np.stack([image, 255 - image, image // 2], axis=-1)
-    scribbles = np.zeros(shape, np.uint8)
-    scribbles[tuple(n // 2 for n in shape)] = 1
-    scribbles[(0,) * len(shape)] = 2
-    scribbles[tuple(n - 1 for n in shape)] = 2
-    return image, scribbles, inside
+    return image.astype(np.uint8)
 
 
-# ---- Qt-free solver side ------------------------------------------------------------------------
+class Bench:
+    """A ViewerModel with an image, a scribbles layer and a LayerSegmentation on threads."""
 
-def test_scribble_labels_become_seeds():
-    labels = np.array([[0, 1, 2, 3, 7]], dtype=np.int32)
-    np.testing.assert_array_equal(seeds_from_scribbles(labels), [[0, 1, 2, 0, 0]])
+    def __init__(self, image, *, channels="ask", scale=None, live=True, shape=None,
+                 **image_kwargs):
+        from napari.components import ViewerModel
+        self.viewer = ViewerModel()
+        kwargs = {} if scale is None else {"scale": scale}
+        self.image = self.viewer.add_image(image, name="image", **kwargs, **image_kwargs)
+        shape = shape or self.spatial_shape(image, channels, image_kwargs.get("rgb", False))
+        self.scribbles = self.viewer.add_labels(np.zeros(shape, np.uint8), name="scribbles",
+                                                **({} if scale is None else
+                                                   {"scale": scale[-len(shape):]}))
+        self.scribbles.brush_size = 3
+        self.post = PostQueue()
+        self.statuses = []
+        self.session = LayerSegmentation(self.viewer, post=self.post, use_process=False,
+                                         on_status=lambda text, error:
+                                         self.statuses.append((text, error)))
+        self.session.set_device("cpu")
+        self.session.set_layers(self.image, self.scribbles, channels)
+        self.session.set_live(live)
 
+    @staticmethod
+    def spatial_shape(image, channels, rgb):
+        if rgb or channels == "last":
+            return image.shape[:-1]
+        return image.shape[1:] if channels == "first" else image.shape
 
-@pytest.mark.parametrize("shape,rgb", [((40, 50), False), ((40, 50), True), ((12, 20, 24), False)])
-def test_scribble_segmenter_equals_segment(shape, rgb):
-    image, scribbles, inside = disc(shape, rgb)
-    segmenter = ScribbleSegmenter()
-    result = segmenter.segment(image, scribbles, rgb=rgb, device="cpu")
-    expected = graphcut.segment(image, seeds_from_scribbles(scribbles), device="cpu",
-                                channel_axis=-1 if rgb else None)
-    np.testing.assert_array_equal(result.mask, expected)
-    assert (result.mask == inside).mean() > 0.9
-    assert result.backend == "cpu" and not result.incremental
-    assert ("voxels" if len(shape) == 3 else "px") in result.summary()
-    scribbles[0, 1] = 2
-    again = segmenter.segment(image, scribbles, rgb=rgb, device="cpu", image_key=None)
-    assert again.incremental
-    np.testing.assert_array_equal(again.mask, graphcut.segment(
-        image, seeds_from_scribbles(scribbles), device="cpu", channel_axis=-1 if rgb else None))
-    third = segmenter.segment(image, scribbles, rgb=rgb, device="cpu", lam=3)
-    assert not third.incremental  # another lambda: a new session
+    def drag(self, points, label, mouse_event):
+        """A brush stroke through napari's mouse bindings: press, moves, release."""
+        from napari.utils._proxies import ReadOnlyWrapper
+        from napari.utils.interactions import (mouse_move_callbacks, mouse_press_callbacks,
+                                               mouse_release_callbacks)
+        layer = self.scribbles
+        layer.mode, layer.selected_label = "paint", label
+        displayed = tuple(range(layer.ndim))[-2:]
+        point = list(points[0])
 
+        def event(kind, position, dragging):
+            return ReadOnlyWrapper(mouse_event(type=kind, is_dragging=dragging,
+                                               position=tuple(position), view_direction=None,
+                                               dims_displayed=displayed, dims_point=point))
+        mouse_press_callbacks(layer, event("mouse_press", points[0], False))
+        for position in points[1:]:
+            mouse_move_callbacks(layer, event("mouse_move", position, True))
+        mouse_release_callbacks(layer, event("mouse_release", points[-1], False))
 
-def test_scribble_segmenter_errors():
-    image, scribbles, _ = disc()
-    segmenter = ScribbleSegmenter()
-    with pytest.raises(MissingScribbles, match="object scribble"):
-        segmenter.segment(image, np.where(scribbles == 1, 0, scribbles), device="cpu")
-    with pytest.raises(MissingScribbles, match="background scribble"):
-        segmenter.segment(image, np.where(scribbles == 2, 0, scribbles), device="cpu")
-    with pytest.raises(ValueError, match=r"\(40, 49\) but the image's is \(40, 50\)"):
-        segmenter.segment(image, scribbles[:, 1:], device="cpu")
-    with pytest.raises(ValueError, match="2-D image, an RGB image or a 3-D volume"):
-        segmenter.segment(np.zeros((2, 3, 4, 5)), np.zeros((2, 3, 4, 5)), device="cpu")
+    def settle(self, timeout=30.0):
+        """Run what was posted until the newest request has its exact answer."""
+        self.post.run_pending(0.05)
+        while self.session.is_busy():
+            assert self.post.run_pending(timeout), "no answer"
+        self.post.run_pending(0.05)
 
-
-def test_coalescer_runs_one_job_and_only_the_newest_request():
-    started, done = [], []
-    queued = []  # jobs handed to a "worker" that the test finishes by hand
-
-    def submit(job, on_done, on_error, on_finished):
-        queued.append((job, on_done, on_finished))
-
-    counter = iter(range(100))
-
-    def make_job():
-        number = next(counter)
-        started.append(number)
-        return lambda: number
-
-    coalescer = Coalescer(make_job, submit, done.append, pytest.fail)
-    coalescer.request()
-    for _ in range(3):      # three strokes while the first job runs
-        coalescer.request()
-    assert started == [0] and coalescer.pending
-    job, on_done, on_finished = queued.pop(0)
-    on_done(job())
-    on_finished()
-    assert started == [0, 1] and not coalescer.pending   # one catch-up job, not three
-    job, on_done, on_finished = queued.pop(0)
-    on_done(job())
-    on_finished()
-    assert done == [0, 1] and not coalescer.running and not queued
+    def expected(self, **kwargs):
+        options = self.session.options.segment_kwargs(self.session.lam)
+        options.update(kwargs)
+        return graphcut.segment(self.image.data, np.asarray(self.scribbles.data),
+                                device="cpu", **options)
 
 
-def test_coalescer_reports_errors_and_recovers():
-    errors, done = [], []
-
-    def failing():
-        raise MissingScribbles("paint an object scribble (label 1)")
-
-    jobs = iter([failing, lambda: 5])
-    coalescer = Coalescer(lambda: next(jobs), run_here, done.append, errors.append)
-    coalescer.request()
-    coalescer.request()
-    assert [str(e) for e in errors] == ["paint an object scribble (label 1)"] and done == [5]
-
-
-# ---- manifest -----------------------------------------------------------------------------------
-
-def test_manifest_is_discovered_by_napari_plugin_manager():
-    npe2 = pytest.importorskip("npe2")
-    manager = npe2.PluginManager.instance()
-    manager.discover()
-    manifest = manager.get_manifest("graphcut")
-    assert [w.display_name for w in manifest.contributions.widgets] == ["Graph cut"]
-    assert {s.key for s in manifest.contributions.sample_data} == {"cells", "coins"}
-    widget_command = manifest.contributions.widgets[0].command
-    command = next(c for c in manifest.contributions.commands if c.id == widget_command)
-    assert command.python_name == "graphcut.gui.napari._widget:GraphCutWidget"
+def test_painting_live_segments_each_stroke_and_keeps_the_selection(MouseEvent):
+    bench = Bench(disc())
+    bench.viewer.layers.selection.active = bench.scribbles
+    bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
+    bench.settle()
+    assert bench.statuses[-1] == (NEEDS_BOTH, False)  # a status line, not an error
+    assert bench.session.output_layer is None
+    bench.drag([(2, 2), (2, 45), (37, 45)], 2, MouseEvent)
+    bench.settle()
+    output = bench.session.output_layer
+    assert output is not None and output.name == "image graphcut"
+    np.testing.assert_array_equal(output.data, bench.expected().astype(np.uint8))
+    assert bench.viewer.layers.selection.active is bench.scribbles
+    assert set(bench.viewer.layers.selection) == {bench.scribbles}
+    assert bench.statuses[-1][0].startswith("exact · cpu")
+    bench.drag([(37, 3), (30, 3)], 2, MouseEvent)  # a second stroke: an incremental solve
+    bench.settle()
+    assert bench.session.last_outcome.incremental
+    np.testing.assert_array_equal(output.data, bench.expected().astype(np.uint8))
+    assert bench.viewer.layers.selection.active is bench.scribbles
 
 
-def test_sample_data_commands():
-    from graphcut.gui.napari import _samples
-    (volume, _, kind), (seeds, _, labels_kind) = _samples.cells_volume()
-    assert (kind, labels_kind) == ("image", "labels") and volume.shape == seeds.shape
-    (image, _, _), (seeds, _, _) = _samples.coins_image()
-    assert image.shape[:2] == seeds.shape
+def test_undo_and_redo_resegment(MouseEvent):
+    bench = Bench(disc())
+    bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
+    bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
+    bench.settle()
+    bench.drag([(37, 3), (37, 45)], 2, MouseEvent)
+    bench.settle()
+    after = bench.session.output_layer.data.copy()
+    bench.scribbles.undo()
+    bench.settle()
+    np.testing.assert_array_equal(bench.session.output_layer.data,
+                                  bench.expected().astype(np.uint8))
+    bench.scribbles.redo()
+    bench.settle()
+    np.testing.assert_array_equal(bench.session.output_layer.data, after)
+    bench.scribbles.undo()
+    bench.scribbles.undo()  # no background left: the old mask goes, the status says why
+    bench.settle()
+    assert not bench.session.output_layer.data.any()
+    assert bench.statuses[-1] == (NEEDS_BOTH, False)
 
 
-# ---- the dock widget ----------------------------------------------------------------------------
-
-@pytest.fixture
-def model_viewer(qtbot):
-    pytest.importorskip("napari")
-    from napari.components import ViewerModel
-    return ViewerModel()
-
-
-def make_widget(viewer, qtbot, **kwargs):
-    from graphcut.gui.napari._widget import GraphCutWidget
-    widget = GraphCutWidget(viewer, **kwargs)
-    qtbot.addWidget(widget.native)
-    widget.device_combo.value = "cpu"
-    return widget
+def test_several_objects_go_to_one_labels_layer_with_their_labels(MouseEvent):
+    image = disc((40, 60))
+    image[5:15, 5:15] = 230  # a second object
+    bench = Bench(image)
+    bench.drag([(20, 28), (20, 32)], 1, MouseEvent)
+    bench.drag([(9, 9), (10, 10)], 3, MouseEvent)
+    bench.drag([(38, 2), (38, 58)], 2, MouseEvent)
+    bench.settle()
+    expected = bench.expected()
+    assert set(np.unique(expected)) == {0, 1, 3}
+    np.testing.assert_array_equal(bench.session.output_layer.data, expected)
 
 
-def mask_layer(viewer):
-    from graphcut.gui.napari._widget import MASK_LAYER
-    return viewer.layers[MASK_LAYER]
+def test_layers_named_like_the_output_are_left_alone(MouseEvent):
+    image = disc()
+    bench = Bench(image)
+    saved = bench.viewer.add_image(np.full(image.shape, 7, np.uint8), name="image graphcut")
+    other = bench.viewer.add_labels(np.full(image.shape, 5, np.uint8), name="graphcut mask")
+    bench.session.set_layers(bench.image, bench.scribbles, "ask")
+    bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
+    bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
+    bench.settle()
+    output = bench.session.output_layer
+    assert output is not saved and output is not other
+    assert (saved.data == 7).all() and (other.data == 5).all()
+    output.name = "renamed"  # found by identity, not by name
+    bench.drag([(37, 3), (37, 45)], 2, MouseEvent)
+    bench.settle()
+    assert bench.session.output_layer is output
+    np.testing.assert_array_equal(output.data, bench.expected().astype(np.uint8))
+    bench.viewer.layers.remove(output)  # removed by the user: a new one comes
+    bench.drag([(30, 3), (37, 3)], 2, MouseEvent)
+    bench.settle()
+    assert bench.session.output_layer is not output
+    assert bench.session.output_layer in bench.viewer.layers
 
 
-@pytest.mark.parametrize("shape,rgb", [((40, 50), False), ((40, 50), True), ((12, 20, 24), False)])
-def test_widget_segments_2d_rgb_and_volume(model_viewer, qtbot, shape, rgb):
-    image, scribbles, _ = disc(shape, rgb)
-    model_viewer.add_image(image, name="image", rgb=rgb)
-    model_viewer.add_labels(scribbles, name="my scribbles")
-    widget = make_widget(model_viewer, qtbot, submit=run_here)
-    assert widget.image_combo.value.name == "image"
-    assert widget.scribbles_combo.value.name == "my scribbles"
-    widget.segment_button.clicked.emit()
-    expected = graphcut.segment(image, seeds_from_scribbles(scribbles), device="cpu",
-                                channel_axis=-1 if rgb else None)
-    np.testing.assert_array_equal(mask_layer(model_viewer).data, expected.astype(np.uint8))
-    assert widget.status.value.startswith("cpu (CPU")
+def test_live_resegments_on_lambda_options_device_and_layer_changes(MouseEvent):
+    bench = Bench(disc())
+    bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
+    bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
+    bench.settle()
+    number = bench.session.controller.latest
+    bench.session.set_lam(80.0)
+    bench.settle()
+    assert bench.session.controller.latest > number
+    np.testing.assert_array_equal(bench.session.output_layer.data,
+                                  bench.expected().astype(np.uint8))
+    bench.session.set_options(dataclasses.replace(SegmentOptions().with_cleanup(True)))
+    bench.settle()
+    np.testing.assert_array_equal(bench.session.output_layer.data,
+                                  bench.expected().astype(np.uint8))
+    before = bench.session.controller
+    bench.session.set_device("auto")
+    bench.settle()
+    assert bench.session.controller is not before and bench.session.last_outcome.factor == 1
+    first_output = bench.session.output_layer
+    kept = first_output.data.copy()
+    # another image of another shape, with its scribbles: its own output layer
+    small = disc((30, 35), seed=1)
+    other = bench.viewer.add_image(small, name="other")
+    scribbles = bench.viewer.add_labels(np.zeros(small.shape, np.uint8), name="other s")
+    scribbles.data[15, 17], scribbles.data[0, 0] = 1, 2
+    bench.session.set_layers(other, scribbles, "ask")
+    bench.settle()
+    new_output = bench.session.output_layer
+    assert new_output is not first_output and new_output.data.shape == small.shape
+    np.testing.assert_array_equal(first_output.data, kept)
+    expected = graphcut.segment(small, scribbles.data, device="cpu",
+                                **bench.session.options.segment_kwargs(80.0))
+    np.testing.assert_array_equal(new_output.data, expected.astype(np.uint8))
+    bench.session.set_layers(bench.image, bench.scribbles, "ask")  # back: its own layer again
+    bench.settle()
+    assert bench.session.output_layer is first_output
+    np.testing.assert_array_equal(first_output.data, kept)
 
 
-def stroke(layer, coord, label):
-    """Paint through napari's API (which emits the Labels layer's `paint` event), then let
-    Qt deliver what the widget scheduled."""
-    from qtpy.QtWidgets import QApplication
-    layer.paint(coord, label)
-    QApplication.processEvents()
+def test_volume_scale_is_the_voxel_spacing(MouseEvent):
+    volume = disc((12, 20, 24))
+    bench = Bench(volume, channels="none", scale=(3.0, 1.0, 1.0))
+    bench.scribbles.data[6, 10, 12] = 1
+    bench.scribbles.data[0, 0, 0] = bench.scribbles.data[11, 19, 23] = 2
+    bench.session.segment()
+    bench.settle()
+    expected = graphcut.segment(volume, bench.scribbles.data, device="cpu", channel_axis=None,
+                                spacing=(3.0, 1.0, 1.0),
+                                **bench.session.options.segment_kwargs(bench.session.lam))
+    np.testing.assert_array_equal(bench.session.output_layer.data, expected.astype(np.uint8))
+    assert tuple(bench.session.output_layer.scale) == (3.0, 1.0, 1.0)
+    isotropic = graphcut.segment(volume, bench.scribbles.data, device="cpu",
+                                 channel_axis=None)
+    assert not np.array_equal(expected, isotropic)  # the spacing mattered
 
 
-def test_widget_live_follows_painting(model_viewer, qtbot):
-    image, _, _ = disc((12, 20, 24))
-    model_viewer.add_image(image, name="volume")
-    widget = make_widget(model_viewer, qtbot, submit=run_here)
-    layer = widget.add_scribbles_layer()
-    assert layer.data.shape == image.shape and widget.scribbles_combo.value is layer
-    widget.live_box.value = True
-    layer.brush_size = 3
-    stroke(layer, (6, 10, 12), 1)
-    assert "background scribble" in widget.status.value
-    stroke(layer, (0, 2, 2), 2)
-    first = mask_layer(model_viewer).data.copy()
-    assert first.any() and not widget.last.incremental
-    stroke(layer, (6, 3, 3), 2)
-    assert widget.last.incremental
-    np.testing.assert_array_equal(
-        mask_layer(model_viewer).data,
-        graphcut.segment(image, seeds_from_scribbles(layer.data), device="cpu"))
-    widget.live_box.value = False
-    stroke(layer, (6, 17, 20), 2)
-    assert widget.last.incremental and "0 px" not in widget.status.value
-    np.testing.assert_array_equal(mask_layer(model_viewer).data.astype(bool),
-                                  widget.last.mask)   # unchanged: live is off
+def test_channels_first_is_asked_for_and_used():
+    grey = disc()
+    image = np.stack([grey, 255 - grey, grey // 2])  # (C, Y, X)
+    bench = Bench(image, channels="ask", live=False, shape=grey.shape)
+    bench.scribbles.data[20, 25], bench.scribbles.data[0, 0] = 1, 2
+    assert bench.session.segment() is None
+    text, error = bench.statuses[-1]
+    assert not error and "choose its channels" in text  # a question, not a failure
+    bench.session.set_layers(bench.image, bench.scribbles, "first")
+    bench.session.segment()
+    bench.settle()
+    expected = graphcut.segment(np.moveaxis(image, 0, -1), bench.scribbles.data, device="cpu",
+                                **bench.session.options.segment_kwargs(bench.session.lam))
+    np.testing.assert_array_equal(bench.session.output_layer.data, expected.astype(np.uint8))
 
 
-def test_widget_thread_worker(model_viewer, qtbot):
-    """The default path: the segmentation runs in a napari thread_worker."""
-    image, scribbles, _ = disc()
-    model_viewer.add_image(image, name="image")
-    model_viewer.add_labels(scribbles, name="scribbles")
-    widget = make_widget(model_viewer, qtbot)
-    widget.segment()
-    qtbot.waitUntil(lambda: widget.last is not None, timeout=30000)
-    qtbot.waitUntil(lambda: not widget._coalescer.running, timeout=30000)
-    np.testing.assert_array_equal(
-        mask_layer(model_viewer).data,
-        graphcut.segment(image, seeds_from_scribbles(scribbles), device="cpu"))
+def test_real_failures_are_errors():
+    bench = Bench(disc(), live=False)
+    wrong = bench.viewer.add_labels(np.zeros((10, 10), np.uint8), name="wrong")
+    bench.session.set_layers(bench.image, wrong, "ask")
+    assert bench.session.segment() is None
+    text, error = bench.statuses[-1]
+    assert error and "has shape (10, 10) but the image 'image' (40, 50)" in text
+    big = bench.viewer.add_labels(np.zeros((40, 50), np.int32), name="int32")
+    big.data[3, 4], big.data[20, 25], big.data[0, 0] = 300, 1, 2
+    bench.session.set_layers(bench.image, big, "ask")
+    assert bench.session.segment() is None
+    text, error = bench.statuses[-1]
+    assert error and "scribble label 300 is not a seed label" in text
 
 
-def test_widget_reports_missing_layers(model_viewer, qtbot):
-    widget = make_widget(model_viewer, qtbot, submit=run_here)
-    widget.segment()
-    assert "choose an image layer" in widget.status.value
-    assert widget.add_scribbles_layer() is None and "open an image" in widget.status.value
+def test_removing_the_layers_ends_the_solvers():
+    bench = Bench(disc(), live=False)
+    bench.scribbles.data[20, 25], bench.scribbles.data[0, 0] = 1, 2
+    bench.session.segment()
+    bench.settle()
+    assert bench.session.controller is not None
+    bench.viewer.layers.remove(bench.image)
+    assert bench.session.controller is None and bench.session.image_layer is None
+    assert bench.session.segment() is None
 
 
-def test_widget_in_napari_viewer(make_napari_viewer, qtbot):
-    """The widget docked through napari's plugin manager in a real napari Viewer (needs an
-    OpenGL context for the canvas; skipped, with the reason, where there is none)."""
-    image, scribbles, _ = disc()
-    viewer = make_napari_viewer()
-    try:  # the query napari's image layers make first; it fails without an OpenGL context
-        from napari._vispy.utils.gl import get_gl_extensions
-        get_gl_extensions()
-    except Exception as error:
-        pytest.skip(f"napari's canvas has no OpenGL context here ({error})")
-    viewer.add_image(image, name="image")
-    viewer.add_labels(scribbles, name="scribbles")
-    _, widget = viewer.window.add_plugin_dock_widget("graphcut", "Graph cut")
-    widget.device_combo.value = "cpu"
-    widget.segment()
-    qtbot.waitUntil(lambda: widget.last is not None, timeout=30000)
-    assert "graphcut mask" in viewer.layers
+def test_box_and_clean_up_are_the_apps(MouseEvent):
+    """The app's options reach the solver: a box (outside is background) with clean-up."""
+    bench = Bench(disc())
+    bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
+    bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
+    bench.settle()
+    unboxed = bench.session.output_layer.data.copy()
+    options = SegmentOptions().with_cleanup(True).with_region(box=(12, 18, 30, 34))
+    bench.session.set_options(options)
+    bench.settle()
+    expected = bench.expected()
+    assert not expected[:, :18].any() and not np.array_equal(expected, unboxed.astype(bool))
+    np.testing.assert_array_equal(bench.session.output_layer.data, expected.astype(np.uint8))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape,channels", [((12, 20, 24), "none"), ((60, 80), "ask")])
+def test_gpu_results_equal_the_cpu_library(shape, channels):
+    """On the GPU (solver warmed up, masks sent as edits computed on the card), volumes and
+    images give ``graphcut.segment``'s CPU masks, stroke after stroke (napari's brush,
+    ``Labels.paint``: no Qt needed)."""
+    image = disc(shape)
+    bench = Bench(image, channels=channels, scale=(2.0,) + (1.0,) * (len(shape) - 1))
+    bench.session.set_device("cuda")
+    centre = tuple(n // 2 for n in shape)
+    bench.scribbles.data[centre] = 1
+    bench.scribbles.data[(0,) * len(shape)] = 2
+    bench.session.segment()
+    bench.settle()
+    assert bench.session.last_outcome.backend == "cuda"
+    lead = (centre[0],) if len(shape) == 3 else ()
+    for label, point in ((2, (shape[-2] - 2, 3)), (1, (centre[-2], centre[-1] + 2))):
+        bench.scribbles.paint(lead + point, label)
+        bench.settle()
+        expected = graphcut.segment(image, np.asarray(bench.scribbles.data), device="cpu",
+                                    channel_axis=None, spacing=bench.image.scale,
+                                    **bench.session._effective_options()
+                                    .segment_kwargs(bench.session.lam))
+        np.testing.assert_array_equal(bench.session.output_layer.data,
+                                      expected.astype(np.uint8))

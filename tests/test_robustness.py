@@ -28,8 +28,8 @@ import graphcut
 from graphcut import solver
 from graphcut.batch import FAILED, OK, run_batch, segment_file
 from graphcut.cli import main
-from graphcut.imageio import ImageReadError, read_image, write_mask
-from graphcut.seeds import read_seeds
+from graphcut.io import ImageReadError, read_image, write_mask
+from graphcut.io import read_seeds
 from test_segment import disc_image, disc_seeds, disc_truth, iou
 
 H, W = 60, 80
@@ -366,8 +366,8 @@ def test_device_cuda_without_a_gpu_is_a_usage_error(tmp_path, good, monkeypatch)
 
 # ---- GPU faults (a fake CUDA backend that runs out of memory) -------------------------------
 
-class FakeGPUMemoryError(MemoryError):
-    pass
+class FakeGPUMemoryError(solver.GPUMemoryError):
+    """What the fake backend raises: a GPUMemoryError, as the real one's."""
 
 
 @pytest.fixture
@@ -406,6 +406,32 @@ def fake_gpu(monkeypatch):
     monkeypatch.setattr(solver, "cuda", fake, raising=False)
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setattr(solver.api, "cuda_status", lambda: (True, "Fake GPU"))
+
+    class FakeGridSolver:
+        """The segmentation's incremental solver on the fake GPU: every solve is the fake's
+        grid_min_cut of the network with the capacities last set."""
+
+        device_name = "Fake GPU"
+
+        def __init__(self, network):
+            self.source, self.sink, self.forward = network.source, network.sink, network.forward
+
+        def set_terminals(self, source, sink, *, region=None):
+            self.source, self.sink = source, sink
+
+        def set_nlinks(self, forward, backward=None):
+            self.forward = tuple(forward)
+
+        def solve(self, *, cancel=None):
+            return grid_min_cut(solver.GridNetwork(self.source, self.sink, forward=self.forward))
+
+        def close(self):
+            pass
+
+    import graphcut.segmentation._solving as solving
+    real_open = solving.open_grid_solver
+    monkeypatch.setattr(solving, "open_grid_solver", lambda network, *, device="auto": (
+        FakeGridSolver(network) if device == "cuda" else real_open(network, device=device)))
     return fake
 
 
@@ -699,7 +725,14 @@ def test_gpu_out_of_memory_while_building_falls_back_with_auto(monkeypatch, capl
     expected = graphcut.segment(image, seeds, device="cpu")
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: "cuda")
     monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *args: "cuda")
-    monkeypatch.setattr(segmentation, "_segment_on_gpu", out_of_memory)
+    real_segmenter = segmentation.Segmenter
+
+    def segmenter(image, *, device, **options):  # runs out of memory on the GPU
+        if device != "cpu":
+            out_of_memory()
+        return real_segmenter(image, device=device, **options)
+
+    monkeypatch.setattr(segmentation, "Segmenter", segmenter)
     with caplog.at_level("WARNING", logger="graphcut"):
         mask = segmentation.segment(image, seeds, device="auto")
     assert "segmenting on the CPU instead" in caplog.text

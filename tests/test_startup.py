@@ -165,7 +165,7 @@ def test_app_solver_prepares_the_session_before_the_first_stroke():
 
 
 def test_warm_up_leaves_cpu_sessions_alone():
-    from graphcut.warmup import warm_up
+    from graphcut.segmentation import warm_up
     image = graphcut.read_image(SAMPLE)
     session = graphcut.Segmenter(image, device="cpu")
     assert warm_up(session) == 0.0 and session.last_result is None
@@ -260,7 +260,7 @@ def test_warm_up_prepares_the_state_the_next_solve_uses():
 
 @pytest.mark.gpu
 def test_warmed_up_session_answers_like_fresh_segments():
-    from graphcut.warmup import warm_up
+    from graphcut.segmentation import warm_up
     image = graphcut.read_image(SAMPLE)
     seeds = graphcut.read_seeds(SAMPLE_SEEDS, image.shape)
     session = graphcut.Segmenter(image, device="cuda")

@@ -196,7 +196,8 @@ def test_census_costs_find_a_shift_and_ignore_gain_and_bias():
     left = data.astronaut()[180:240, 180:300]
     right = np.roll(left, -7, axis=1)  # left (y, x) == right (y, x - 7)
     darker = np.clip(right.astype(int) * 0.8 + 10, 0, 255).astype(np.uint8)
-    parameters = CensusParameters(colour_lambda=1e6)  # the census part alone
+    # the census part alone, with the lambda the thresholds below were set for
+    parameters = CensusParameters(census_lambda=20.0, colour_lambda=1e6)
     for other in (right, darker):
         costs = census_costs(left, other, max_disparity=12, channel_axis=-1,
                              parameters=parameters)
@@ -732,9 +733,9 @@ def test_cli_errors(pair_files, tmp_path):
 
 
 def test_former_module_names_still_import():
-    from graphcut.stereo_costs import data_costs as former_data_costs
-    from graphcut.stereo_io import InstanceDump as FormerDump
-    from graphcut.stereo_io import motorcycle_pair  # noqa: F401
+    from graphcut.stereo import data_costs as former_data_costs
+    from graphcut.stereo.io import InstanceDump as FormerDump
+    from graphcut.stereo.io import motorcycle_pair  # noqa: F401
     assert former_data_costs is data_costs and FormerDump is InstanceDump
     import graphcut.labeling
     import graphcut.stereo

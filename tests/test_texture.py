@@ -8,7 +8,7 @@ import pytest
 from scipy import ndimage
 
 import graphcut
-from graphcut.segmentation._texture import local_contrast, with_texture
+from graphcut.models._texture import local_contrast, with_texture
 
 
 def reference_contrast(values, radius):

@@ -16,7 +16,7 @@ from PIL import Image
 import graphcut
 from graphcut.cli import main
 from graphcut.solver import cut_capacity, min_cut
-from graphcut.volumeio import VolumeReadError, is_volume
+from graphcut.io import VolumeReadError, is_volume
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "volume"
 sys.path.insert(0, str(SAMPLE))

@@ -272,11 +272,15 @@ def test_model_change_nlinks_checks_shapes(model_grid):
 
 
 @pytest.mark.parametrize("shape", [(9, 40), (4, 6, 33)])
-def test_model_session_solver_keeps_the_flow_across_lam_changes(model_grid, shape):
-    """The GPU Segmenter's solver (graphcut.session._GridSolverGPU): set_nlinks after a solve
+def test_model_session_solver_keeps_the_flow_across_lam_changes(model_grid, shape, monkeypatch):
+    """The GPU Segmenter's solver (graphcut.segmentation.GridCuts): set_nlinks after a solve
     keeps the flow (change_nlinks) and the next solve, with new terminals as after a lam
     change, equals PyMaxflow's fresh one; before any solve it loads the n-links afresh."""
-    from graphcut.session import _GridSolverGPU
+    import graphcut.segmentation._solving as solving
+    from graphcut.segmentation import GridCuts
+    from graphcut.solver.cuda.incremental import PushRelabelGridSolver
+    monkeypatch.setattr(solving, "open_grid_solver",  # the model GPU has no CUDA driver
+                        lambda network, device: PushRelabelGridSolver(network))
     cupy = sys.modules["cupy"]
     rng = np.random.default_rng(len(shape))
     ndim = len(shape)
@@ -291,15 +295,16 @@ def test_model_session_solver_keeps_the_flow_across_lam_changes(model_grid, shap
         return (np.clip(40 * score, 0, None).astype(np.int32),
                 np.clip(-40 * score, 0, None).astype(np.int32))
 
-    solver = _GridSolverGPU(shape, nlinks(10.0))
+    solver = GridCuts(shape, nlinks(10.0), "cuda")
     solver.set_nlinks(nlinks(20.0))  # not solved yet: a fresh load
     source, sink = terminals()
     for lam in (20.0, 50.0, 3.0, 0.0, 9.0):
         if lam != 20.0:
             solver.set_nlinks(nlinks(lam))
             source, sink = terminals()
-        flow, mask, counters = solver.solve(cupy.asarray(source), cupy.asarray(sink), None)
-        assert counters["nlink_change"] == (None if lam == 20.0 else "kept")
+        cut = solver.solve(cupy.asarray(source), cupy.asarray(sink))
+        flow, mask = cut.flow, cut.source_side
+        assert cut.stats["nlink_change"] == (None if lam == 20.0 else "kept")
         links = [a.get() for a in nlinks(lam)][::-1]
         expected = min_cut(GridNetwork(source, sink, forward=links), device="cpu")
         assert flow == expected.flow

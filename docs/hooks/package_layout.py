@@ -13,6 +13,8 @@ import re
 import shutil
 from pathlib import Path
 
+from mkdocs.plugins import event_priority
+
 try:
     import tomllib
 except ImportError:  # Python 3.10
@@ -41,6 +43,7 @@ def lay_out(mapping: dict[str, Path], target: Path) -> None:
                         dirs_exist_ok=True)
 
 
+@event_priority(100)  # before mkdocstrings' own on_config makes its loader look at the folder
 def on_config(config):
     lay_out(package_dirs(), LAYOUT)
     return config

@@ -13,7 +13,7 @@ progress, and keeps the summary as images finish, so every runner gives the same
 
 Modules: ``_image`` (one image), ``_jobs`` (planning), ``_runners``, ``_run`` (run_batch),
 ``_summary`` (summary.csv), ``_lock`` (one run per output folder), ``dask`` (the Dask runner;
-needs ``graphcut[distributed]``). Memory estimates come from :mod:`graphcut.memory`.
+needs ``graphcut[distributed]``). Memory estimates come from :mod:`graphcut.segmentation`.
 """
 
 from ._image import METADATA_KEY, PNG_OPTIONS, read_mask_metadata, segment_file, segment_paths

@@ -42,12 +42,11 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, PngImagePlugin
 
-from ..energy import DEFAULT_LAM
-from ..imageio import atomic_save, check_lossless_suffix, overlay, read_image
-from ..memory import check_image_file
+from ..io import (atomic_save, check_lossless_suffix, overlay, read_image, read_volume_record,
+                  segments_as_volume)
+from ..segmentation import DEFAULT_LAM, check_image_file, segment_volume_paths
 from ..segmentation import (label_overlay, read_request, segment, settings_path)
 from ..solver import resolve_device
-from ..volumeio import read_volume_record, segment_volume_paths, segments_as_volume
 from ._records import FAILED, OK, SKIPPED, display, make_record
 
 log = logging.getLogger("graphcut.batch")
@@ -193,7 +192,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     Both outputs are written atomically and never replace an input; PNG masks record their
     parameters and inputs (:func:`read_mask_metadata`), PNGs are encoded with
     :data:`PNG_OPTIONS`. Before anything is decoded, the image's header is checked against
-    the memory the segmentation needs (on the CPU, :func:`graphcut.memory.check_image_file`;
+    the memory the segmentation needs (on the CPU, :func:`graphcut.segmentation.check_image_file`;
     on the GPU path, decoding is checked by :func:`graphcut.read_image` and the GPU's need by
     :func:`graphcut.segment`, which with ``device="auto"`` sends an image too large for the
     GPU to the CPU).
@@ -221,7 +220,7 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     ------
     OSError or ValueError or MemoryError
         What :func:`graphcut.read_image`, :func:`graphcut.read_seeds`,
-        :func:`graphcut.segment`, :func:`graphcut.memory.check_image_file` (a MemoryError
+        :func:`graphcut.segment`, :func:`graphcut.segmentation.check_image_file` (a MemoryError
         when the image cannot fit) and the writers raise.
     """
     stages = {} if timings is None else timings

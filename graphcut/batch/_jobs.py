@@ -8,8 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..imageio import IMAGE_SUFFIXES
-from ..volumeio import VOLUME_SUFFIXES, is_volume, segments_as_volume
+from ..io import IMAGE_SUFFIXES, VOLUME_SUFFIXES, is_volume, segments_as_volume
 from ._records import OVERLAY_FOLDER, display
 
 
@@ -82,7 +81,7 @@ def check_folders(images_dir: Path, seeds_dir: Path, out_dir: Path) -> None:
 
 def find_jobs(images_dir, seeds_dir, out_dir, *, overlay=False) -> list[Job]:
     """The jobs of a batch, sorted by image name: every entry directly in ``images_dir`` with
-    an image suffix (:data:`graphcut.imageio.IMAGE_SUFFIXES`; hidden names and folders
+    an image suffix (:data:`graphcut.io.IMAGE_SUFFIXES`; hidden names and folders
     ignored), its seed file ``seeds_dir/<stem>.png`` (None when missing) and its outputs in
     ``out_dir``. Entries that are not regular files (symbolic link loops, broken links, FIFOs,
     ...) and seed files of that kind are jobs with a ``problem``, so that the summary lists

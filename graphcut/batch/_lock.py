@@ -64,8 +64,7 @@ def _acquire(path: Path, out_dir, fcntl) -> int | None:
         try:
             descriptor = open_no_follow(path, os.O_RDWR | os.O_CREAT, 0o644)
         except (SymlinkRefusedError, NotARegularFileError) as error:
-            raise OSError(errno.EEXIST, f"cannot use the lock file {display(path)!r}: "
-                                        f"{error}") from None
+            raise OSError(f"cannot use the batch lock file: {error}") from None
         except OSError as error:
             raise OSError(error.errno, f"cannot create the lock file {display(path)!r}: "
                                        f"{error.strerror}") from None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import sys
 from pathlib import Path
 
-from .._safety import TEMPORARY_NAME
-from ..imageio import default_max_pixels
+from .._safety import TEMPORARY_NAME, SymlinkRefusedError
+from ..io import default_max_pixels
 from ..solver import resolve_device
 from ._image import ALREADY_DONE, KEPT_UNRECORDED, UNRECORDED, skipped_record, stale_reason
 from ._jobs import Job, duplicate_stems, find_jobs
@@ -214,8 +215,13 @@ def output_folder(out_dir, *, overlay: bool):
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    overlays = out_dir / OVERLAY_FOLDER
+    if overlay and overlays.is_symlink():  # planted: overlays would be written outside
+        raise SymlinkRefusedError(errno.ELOOP, f"{display(overlays)}: is a symbolic link; "
+                                               "graphcut never writes through a symbolic link "
+                                               "among its outputs: remove it")
     if overlay:
-        (out_dir / OVERLAY_FOLDER).mkdir(exist_ok=True)
+        overlays.mkdir(exist_ok=True)
     with output_folder_lock(out_dir):
         remove_temporary_files(out_dir)  # a killed run's; never another run's (we hold the lock)
         try:
@@ -283,7 +289,7 @@ def _log_failure(job: Job, record: dict) -> None:
         log.warning("%s: failed: %s", display(job.image.name), record["reason"])
 
 
-# Temporary files of graphcut.imageio.atomic_write (masks, overlays, volumes, the summary):
+# Temporary files of graphcut.io.atomic_write (masks, overlays, volumes, the summary):
 # ".<name or its start>.<8 random characters>.tmp".
 _TEMPORARY = TEMPORARY_NAME
 

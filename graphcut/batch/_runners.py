@@ -103,9 +103,9 @@ def _ignore_sigint() -> None:
 
 def cpu_image_bytes(path, *, max_pixels=None) -> int:
     """Host bytes to decode and segment the image file ``path`` on the CPU, from its header
-    (:mod:`graphcut.memory`); 0 for a file that cannot be read (its worker reports why)."""
-    from ..imageio import image_info
-    from ..memory import file_bytes, segmentation_bytes
+    (:mod:`graphcut.segmentation`); 0 for a file that cannot be read (its worker reports why)."""
+    from ..io import image_info
+    from ..segmentation import file_bytes, segmentation_bytes
     try:
         info = image_info(path, max_pixels=max_pixels)
     except Exception:  # noqa: BLE001 - the worker reports unreadable files properly

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from .._safety import open_no_follow, read_small_file
-from ..imageio import atomic_write
+from ..io import atomic_write
 from ._records import SUMMARY_FIELDS
 
 _ENCODING = dict(encoding="utf-8", errors="surrogateescape")
@@ -48,11 +48,15 @@ def read_summary(path) -> dict[str, dict]:
     The file is read only when it is a regular file (not through a symbolic link), after its
     size was checked against the memory available.
 
-    Raises:
-        graphcut.solver.files.NotARegularFileError: it is a FIFO, a device, a socket or a
-            folder (refused by name, never opened).
-        graphcut._safety.SymlinkRefusedError: it is a symbolic link.
-        graphcut.solver.memory.HostMemoryError: it is too large for the memory available.
+    Raises
+    ------
+    graphcut.solver.files.NotARegularFileError
+        it is a FIFO, a device, a socket or a
+        folder (refused by name, never opened).
+    graphcut._safety.SymlinkRefusedError
+        it is a symbolic link.
+    graphcut.solver.memory.HostMemoryError
+        it is too large for the memory available.
     """
     try:
         data = read_small_file(path, "previous summary", follow_symlinks=False)

@@ -89,7 +89,7 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
             records = run_batch(images_dir, seeds_dir, out_dir, jobs=jobs, **options)
         else:
             try:
-                from graphcut.distributed import run_batch_dask
+                from graphcut.batch.dask import run_batch_dask
             except ImportError as error:  # distributed is an optional extra
                 raise click.UsageError(f"--scheduler / --local-cluster need Dask distributed "
                                        f"(pip install 'graphcut[distributed]'): {error}") \
@@ -107,6 +107,8 @@ def batch(images_dir, seeds_dir, out_dir, device, lam, sigma, model, iterations,
         raise click.UsageError(str(error)) from None
     except OSError as error:  # an unwritable output folder, an unreachable scheduler
         raise click.ClickException(str(error)) from None
+    except MemoryError as error:  # a previous summary.csv too large to read
+        raise click.ClickException(str(error) or type(error).__name__) from None
     totals = counts(records)
     click.echo(f"{len(records)} images: {totals[OK]} ok, {totals[SKIPPED]} skipped, "
                f"{totals[FAILED]} failed; summary in "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from graphcut.energy import DEFAULT_LAM
+from graphcut.segmentation import DEFAULT_LAM
 
 from .common import device_option, max_pixels_option, resolve_device_or_usage_error
 

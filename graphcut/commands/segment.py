@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from graphcut.energy import DEFAULT_LAM, SIGMA_MIN
+from graphcut.segmentation import DEFAULT_LAM, SIGMA_MIN
 
 from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_error_message,
                      overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
@@ -41,8 +41,9 @@ class BoxType(click.ParamType):
 
 
 model_option = click.option(
-    "--model", type=click.Choice(["histogram", "gmm"]), default=None,
-    help="Colour model: histogram (Boykov-Jolly) or gmm (GrabCut's Gaussian mixtures). "
+    "--model", type=click.Choice(["histogram", "gmm", "learned"]), default=None,
+    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
+         "learned (a classifier on filter features trained on the seeds). "
          "Default: the seeds' settings file, else histogram.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
@@ -129,7 +130,7 @@ class _DeviceStart:
 
 def _check_box(image: Path, box) -> None:
     """Usage error (exit 2) for a box outside the image (its size read from the header)."""
-    from graphcut.imageio import image_info
+    from graphcut.io import image_info
 
     try:  # the header only; a FIFO or a device is refused, never opened
         info = image_info(image, max_pixels=0)
@@ -216,10 +217,9 @@ def segment(image, seeds_path, box, output, overlay_path, device, lam, sigma, sp
 def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam, sigma, spacing,
              max_pixels, overwrite, options):
     from graphcut.batch import segment_paths
-    from graphcut.imageio import check_lossless_suffix, check_writable_image_suffix
-    from graphcut.memory import check_image_file
-    from graphcut.volumeio import (MASK_SUFFIXES, TIFF_SUFFIXES, segment_volume_paths,
-                                   segments_as_volume)
+    from graphcut.io import (MASK_SUFFIXES, TIFF_SUFFIXES, check_lossless_suffix,
+                             check_writable_image_suffix, segments_as_volume)
+    from graphcut.segmentation import check_image_file, segment_volume_paths
 
     volume = seeds_path is not None and segments_as_volume(image, seeds_path)
     if volume and options:
@@ -267,7 +267,7 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
     device_ready.result()  # the device's usage error (exit 2), if any, before any reading
     started = time.perf_counter()
     try:
-        if volume:  # its memory is checked from the arrays, once read
+        if volume:  # its memory is checked from the headers (memory.check_volume_file)
             mask, result = segment_volume_paths(image, seeds_path, output,
                                                 overlay_path=overlay_path,
                                                 lam=DEFAULT_LAM if lam is None else lam,

@@ -15,7 +15,7 @@ _GREY_MODES = {"L", "I;16", "I", "F"}
 
 def _read_image(path: Path) -> np.ndarray:
     """The image as a grey (H, W) or RGB (H, W, 3) array; alpha and palettes are dropped."""
-    from graphcut.imageio import open_image
+    from graphcut.io import open_image
     try:
         with open_image(path) as image:
             if image.mode in ("1", "LA", "La"):
@@ -38,7 +38,7 @@ def _read_truth(path: Path, shape) -> np.ndarray:
     from graphcut.stereo.io import read_disparity
     try:
         truth = np.asarray(read_disparity(path), dtype=np.float64)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, MemoryError) as error:
         raise click.ClickException(f"cannot read ground truth {path}: {error}") from None
     if truth.shape != tuple(shape):
         raise click.ClickException(f"ground truth {path} is {truth.shape[1]}x{truth.shape[0]}, "
@@ -235,9 +235,9 @@ def _check_pair_memory(left: Path, right: Path, max_disparity: int, backend: str
                        data_cost: str) -> None:
     """From the two images' headers: a ClickException when their sizes differ, or when
     decoding them and computing the disparity would not fit in the memory available."""
-    from graphcut.imageio import decode_bytes, image_info
+    from graphcut.io import decode_bytes, image_info
     from graphcut.solver.memory import HostMemoryError, require_host_memory
-    from graphcut.stereo._disparity import host_memory_needed, memory_needed
+    from graphcut.stereo import host_memory_needed, memory_needed
     try:
         infos = [image_info(path) for path in (left, right)]
     except (OSError, ValueError) as error:  # ImageReadError names the file and the reason

@@ -4,8 +4,8 @@ Used by :mod:`graphcut.stereo` (disparities) and by anything that labels pixels 
 several labels given per-pixel costs and smoothness weights.
 """
 
-from ._expansion import (ExpansionResult, Move, MoveCallback, PairWeights, alpha_expansion,
-                         expansion_network, labeling_energy)
+from ._expansion import ExpansionResult, Move, MoveCallback, alpha_expansion
+from ._moves import PairWeights, expansion_network, labeling_energy
 
 __all__ = ["ExpansionResult", "Move", "MoveCallback", "PairWeights", "alpha_expansion",
            "expansion_network", "labeling_energy"]

@@ -56,26 +56,16 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 
 from graphcut.solver import CutResult, GridNetwork, min_cut, resolve_device
 
+from ._moves import (PairWeights, _array_module, _as_weights, _check_cap, _check_problem,
+                     _energy, _gather, _move_network)
+
 log = logging.getLogger("graphcut.labeling")
-
-INT32_MAX = int(np.iinfo(np.int32).max)
-
-
-class PairWeights(NamedTuple):
-    """Smoothness weights of the 4-connected grid's edges (integers >= 0).
-
-    ``horizontal[y, x]`` joins ``(y, x)`` and ``(y, x + 1)``: shape (H, W - 1).
-    ``vertical[y, x]`` joins ``(y, x)`` and ``(y + 1, x)``: shape (H - 1, W).
-    """
-
-    horizontal: np.ndarray
-    vertical: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -181,147 +171,6 @@ class ExpansionResult:
 
 MoveCallback = Callable[[Move, GridNetwork, CutResult], object]
 
-
-def _array_module(array):
-    if type(array).__module__.startswith("cupy"):
-        import cupy
-        return cupy
-    return np
-
-
-def _check_cap(linear_truncation) -> int:
-    if isinstance(linear_truncation, bool) or not isinstance(linear_truncation,
-                                                             (int, np.integer)) \
-            or not 1 <= linear_truncation <= INT32_MAX:
-        raise ValueError(f"linear_truncation must be an int >= 1 (1 = Potts), got "
-                         f"{linear_truncation!r}")
-    return int(linear_truncation)
-
-
-def _check_problem(costs, weights, cap: int) -> None:
-    """Shapes, dtypes and value ranges of a problem; raises ValueError/TypeError."""
-    if costs.ndim != 3 or min(costs.shape) < 1:
-        raise ValueError(f"costs must be a non-empty (L, H, W) array, got shape {costs.shape}")
-    if costs.dtype.kind not in "iu":
-        raise TypeError(f"costs must hold integers, got dtype {costs.dtype}")
-    _, h, w = costs.shape
-    horizontal, vertical = weights
-    largest_weight = 0
-    for name, array, shape in (("horizontal", horizontal, (h, w - 1)),
-                               ("vertical", vertical, (h - 1, w))):
-        if array.shape != shape:
-            raise ValueError(f"smoothness weights {name} must have shape {shape} for costs of "
-                             f"shape {costs.shape}, got {array.shape}")
-        if array.dtype.kind not in "iu":
-            raise TypeError(f"smoothness weights {name} must hold integers, got {array.dtype}")
-        if array.size:
-            if int(array.min()) < 0:
-                raise ValueError(f"smoothness weights {name} must be >= 0")
-            largest_weight = max(largest_weight, int(array.max()))
-    if int(costs.min()) < 0:
-        raise ValueError("costs must be >= 0")
-    # a terminal capacity is at most a data cost plus 2 w cap for each of 4 edges
-    largest_pair = largest_weight * min(cap, costs.shape[0] - 1 or 1)
-    if int(costs.max()) + 8 * largest_pair > INT32_MAX:
-        raise ValueError(f"costs up to {int(costs.max())} with pairwise costs up to "
-                         f"{largest_pair} overflow int32 capacities; rescale them")
-
-
-def _as_weights(weights, xp) -> PairWeights:
-    """The two weight arrays as contiguous int32 arrays of module ``xp`` (after
-    :func:`_check_problem`)."""
-    return PairWeights(*(xp.ascontiguousarray(xp.asarray(w), dtype=np.int32) for w in weights))
-
-
-# ----------------------------------------------------------------- NumPy model of the kernels
-
-def _pair_cost(weight, a, b, cap):
-    """``weight * min(|a - b|, cap)`` as int64 (a, b label arrays or ints)."""
-    xp = _array_module(weight)
-    return weight.astype(np.int64) * xp.minimum(xp.abs(a - b), cap)
-
-
-def _gather(costs, labels):
-    """``costs[labels[y, x], y, x]`` for every pixel."""
-    xp = _array_module(costs)
-    return xp.take_along_axis(costs, labels[xp.newaxis].astype(np.intp), axis=0)[0]
-
-
-def _energy(data_term, weights, labels, cap: int) -> int:
-    """Exact energy given the per-pixel data cost of ``labels`` (``data_term``)."""
-    horizontal, vertical = weights
-    total = int(data_term.sum(dtype=np.int64))
-    total += int(_pair_cost(horizontal, labels[:, :-1], labels[:, 1:], cap).sum())
-    total += int(_pair_cost(vertical, labels[:-1, :], labels[1:, :], cap).sum())
-    return total
-
-
-def _move_network(cost_alpha, current, weights, labels, alpha: int, cap: int):
-    """The move's network arrays and constant from whole-array operations (NumPy or CuPy)."""
-    xp = _array_module(labels)
-    horizontal, vertical = weights
-    keep = current.astype(np.int64)
-    change = cost_alpha.astype(np.int64)
-    constant = 0
-    arcs = []
-    for weight, p, q, tail, head in (
-            (horizontal, labels[:, :-1], labels[:, 1:], np.s_[:, :-1], np.s_[:, 1:]),
-            (vertical, labels[:-1, :], labels[1:, :], np.s_[:-1, :], np.s_[1:, :])):
-        a = _pair_cost(weight, p, q, cap)
-        b = _pair_cost(weight, p, alpha, cap)
-        c = _pair_cost(weight, alpha, q, cap)
-        change[tail] += c - a
-        change[head] -= c
-        constant += int(a.sum())
-        arcs.append((b + c - a).astype(np.int32))
-    shared = xp.minimum(keep, change)
-    constant += int(shared.sum())
-    right, down = arcs
-    network = GridNetwork(source=(change - shared).astype(np.int32),
-                          sink=(keep - shared).astype(np.int32), right=right, down=down,
-                          left=xp.zeros(right.shape, dtype=np.int32),
-                          up=xp.zeros(down.shape, dtype=np.int32))
-    return network, constant
-
-
-def expansion_network(costs, weights, labels, alpha: int, *,
-                      linear_truncation: int = 1) -> tuple[GridNetwork, int]:
-    """The min-cut network of the expansion move for ``alpha`` from ``labels``.
-
-    Source side = keep the current label, sink side = switch to ``alpha`` (see the module
-    docstring for the construction). NumPy or CuPy arrays in; the network lives on the same
-    side.
-
-    Returns
-    -------
-    tuple[GridNetwork, int]
-        ``(network, constant)`` with ``labeling_energy(after cut y) == constant + capacity of
-        y`` for every cut ``y``; in particular the optimal move's energy is
-        ``constant + max flow``.
-    """
-    xp = _array_module(costs)
-    cap = _check_cap(linear_truncation)
-    _check_problem(costs, PairWeights(*weights), cap)
-    weights = _as_weights(weights, xp)
-    labels = xp.asarray(labels, dtype=np.int32)
-    return _move_network(costs[alpha], _gather(costs, labels), weights, labels, int(alpha),
-                         cap)
-
-
-def labeling_energy(costs, weights, labels, *, linear_truncation: int = 1) -> int:
-    """Exact energy of ``labels`` (H, W) under data ``costs`` (L, H, W) and pairwise
-    ``weights`` with ``V = w min(|a - b|, linear_truncation)``.
-
-    NumPy or CuPy arrays (all of one kind). Returns a Python int.
-    """
-    xp = _array_module(costs)
-    cap = _check_cap(linear_truncation)
-    labels = xp.asarray(labels)
-    weights = PairWeights(*(xp.asarray(w) for w in weights))
-    return _energy(_gather(costs, labels), weights, labels, cap)
-
-
-# --------------------------------------------------------------------------- the two loops
 
 class _HostMoves:
     """The expansion loop's per-move arithmetic with NumPy."""

@@ -31,10 +31,9 @@ import math
 
 import numpy as np
 
-from graphcut._arrays import to_host
-from graphcut.energy import array_module
+from graphcut._arrays import array_module, to_host
 
-from ._base import ColourModel, check_sample
+from ._base import ColourModel, PerLabelModel, check_sample
 
 DEFAULT_COMPONENTS = 5
 DEFAULT_EM_STEPS = 2
@@ -65,6 +64,20 @@ class GMMModel(ColourModel):
         (K, C) means (after fitting).
     covariances
         (K, C, C) covariances, floor included (after fitting).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.models import GMMModel
+    >>> rng = np.random.default_rng(0)
+    >>> dark, bright = rng.normal(0.2, 0.02, (4, 4, 1)), rng.normal(0.8, 0.02, (4, 4, 1))
+    >>> values = np.concatenate([dark, bright], axis=1)          # (H, W, C) in [0, 1]
+    >>> model = GMMModel(components=1).fit(values, values[..., 0] < 0.5)
+    >>> model.means.round(2)
+    array([[0.19]])
+    >>> costs = model.costs(values)                              # nats, (H, W)
+    >>> bool(costs[0, 0] < costs[0, 7])                          # dark pixels cost less
+    True
     """
 
     name = "gmm"
@@ -252,3 +265,47 @@ def _principal_axis(x, weight, members):
     covariance = to_host((centred * w[:, None]).T @ centred) / total
     eigenvalues, eigenvectors = np.linalg.eigh(covariance)
     return float(eigenvalues[-1]), eigenvectors[:, -1], mean
+
+
+class GMM(PerLabelModel):
+    """GrabCut's appearance model: each label's Gaussian mixture (:class:`GMMModel`),
+    re-estimated over GrabCut's iterations, with seeds that weigh and act locally and the
+    local contrast as one more channel.
+
+    Parameters
+    ----------
+    components : int, optional
+        Gaussians per label; ``None``: 5.
+    **knobs
+        ``iterations`` (int): GrabCut's re-estimations at most; ``None``: 5.
+        ``seed_share``, ``locality``, ``far_cost`` (float): ``None``: 0.1, 2 nats, 5 nats
+        (:class:`~graphcut.models.AppearanceModel`). ``texture`` (int): radius of the
+        local-contrast channel; 0: colours only; ``None``: 4.
+
+    Examples
+    --------
+    >>> from graphcut.models import GMM
+    >>> GMM(components=3, texture=0).settings()
+    {'model': 'gmm', 'components': 3, 'texture': 0}
+    """
+
+    name = "gmm"
+    lam = 35.0
+    components = None
+    iterations = 5
+    seed_share = 0.1
+    locality = 2.0
+    far_cost = 5.0
+    texture = 4
+    knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture")
+
+    def __init__(self, components=None, **knobs):
+        super().__init__(components=components, **knobs)
+
+    def check_knob(self, key, value):
+        if key == "components":
+            return GMMModel(value).components  # its range check and message
+        return super().check_knob(key, value)
+
+    def label_model(self) -> GMMModel:
+        return GMMModel() if self.components is None else GMMModel(self.components)

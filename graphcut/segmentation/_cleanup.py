@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from graphcut._arrays import to_host
+from graphcut._labels import BACKGROUND, FOREGROUND
+from graphcut.io import KEEP_CHOICES
 
-KEEP_CHOICES = ("all", "connected")
 _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)  # 4-connected
 
 
@@ -94,8 +95,23 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     fill_holes_area
         holes of fewer pixels than this, free of background seeds and not
         open to the border, join the object (0: none).
+
+    Examples
+    --------
+    The part not connected to the object seed goes, the 1-pixel hole is filled:
+
+    >>> import numpy as np
+    >>> from graphcut.segmentation import clean_mask
+    >>> mask = np.array([[1, 1, 1, 0, 1],
+    ...                  [1, 0, 1, 0, 0],
+    ...                  [1, 1, 1, 0, 0]], bool)
+    >>> seeds = np.zeros((3, 5), np.uint8)
+    >>> seeds[0, 0], seeds[2, 4] = 1, 2
+    >>> clean_mask(mask, seeds, keep="connected", fill_holes_area=2).astype(int)
+    array([[1, 1, 1, 0, 0],
+           [1, 1, 1, 0, 0],
+           [1, 1, 1, 0, 0]])
     """
-    from graphcut.seeds import BACKGROUND, FOREGROUND
 
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")
@@ -153,7 +169,6 @@ def clean_labels(labels, object_labels, seeds, *, keep="all", fill_holes_area=0,
     (the largest part when none does); holes of fewer than ``fill_holes_area`` pixels made
     only of background and free of background seeds and of ``outside`` pixels join the
     object around them."""
-    from graphcut.seeds import BACKGROUND
 
     if keep not in KEEP_CHOICES:
         raise ValueError(f"keep must be one of {', '.join(KEEP_CHOICES)}, got {keep!r}")

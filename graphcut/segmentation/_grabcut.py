@@ -22,9 +22,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from graphcut.energy import array_module
+from graphcut._arrays import array_module
 
-from ._energy import binary_problem, label_problem
+from ._problems import binary_problem, label_problem
 
 # An iteration that lowers the energy by less than this many nats per pixel ends the run.
 DEFAULT_TOL = 1e-4
@@ -83,19 +83,19 @@ class _Clock:
         return {**self.seconds, "total": time.perf_counter() - self.started}
 
 
-def iterate_binary(values, nlinks, constraints, models, samples, *, iterations, tol, scale,
+def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, tol, scale,
                    cut, weights=None, priors=None) -> Iterated:
-    """One object: ``models`` = (object, background), ``samples`` = their first samples (bool
-    or float weights), ``constraints`` 0 free / 1 object / 2 background, ``cut(network) ->
+    """One object: ``model`` the appearance model (:class:`~graphcut.models.AppearanceModel`)
+    of the labels (object, background), ``samples`` = their first samples (bool or float
+    weights), ``constraints`` 0 free / 1 object / 2 background, ``cut(network) ->
     CutResult``; ``weights``: every pixel's weight in the samples of the re-estimations
     (None: 1); ``priors``: per label, None or a fixed (H, W) cost added to its model's."""
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    for model, sample in zip(models, samples):
-        model.fit(values, sample)
+    model.fit(values, list(samples))
     t = clock.add("fit", t)
-    problem = _binary(values, nlinks, constraints, models, scale, clock, weights, priors)
+    problem = _binary(values, nlinks, constraints, model, scale, clock, weights, priors)
     t = time.perf_counter()
     result = cut(problem.network)
     t = clock.add("cut", t)
@@ -109,10 +109,9 @@ def iterate_binary(values, nlinks, constraints, models, samples, *, iterations, 
         if not bool(mask.any()) or bool(mask.all()):
             break  # one label has no pixel left to learn from
         t = time.perf_counter()
-        models[0].refit(values, _sample(mask, weights))
-        models[1].refit(values, _sample(~mask, weights))
+        model.refit(values, [_sample(mask, weights), _sample(~mask, weights)])
         clock.add("fit", t)
-        new_problem = _binary(values, nlinks, constraints, models, scale, clock, weights, priors)
+        new_problem = _binary(values, nlinks, constraints, model, scale, clock, weights, priors)
         if new_problem.energy(mask) > energy:
             break  # the refit did not lower the energy (rounding): converged
         t = time.perf_counter()
@@ -138,15 +137,16 @@ def _sample(selected, weights):
     return array_module(weights).where(selected, weights, 0.0)
 
 
-def _costs(values, model, prior):
+def _costs(values, model, priors):
+    """Every label's costs under the fitted ``model``, plus its fixed prior (if any)."""
     costs = model.costs(values)
-    return costs if prior is None else costs + prior
+    return [c if prior is None else c + prior
+            for c, prior in zip(costs, priors or [None] * len(costs))]
 
 
-def _binary(values, nlinks, constraints, models, scale, clock, weights, priors):
+def _binary(values, nlinks, constraints, model, scale, clock, weights, priors):
     t = time.perf_counter()
-    cost_object, cost_background = (_costs(values, model, prior)
-                                    for model, prior in zip(models, priors or (None, None)))
+    cost_object, cost_background = _costs(values, model, priors)
     t = clock.add("costs", t)
     problem = binary_problem(cost_object, cost_background, nlinks, constraints, scale=scale,
                              weights=weights)
@@ -154,9 +154,10 @@ def _binary(values, nlinks, constraints, models, scale, clock, weights, priors):
     return problem
 
 
-def iterate_labels(values, nlinks, pinned, models, samples, *, iterations, tol, scale,
+def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, scale,
                    device, max_cycles=20, weights=None, priors=None) -> Iterated:
-    """K labels: ``models[i]`` / ``samples[i]`` for label index i (0 = background);
+    """K labels: ``model`` the appearance model of all of them, ``samples[i]`` label index
+    i's first sample (0 = background);
     ``pinned`` int (H, W), -1 free else the label index; moves by alpha-expansion on
     ``device``."""
     from graphcut.labeling import alpha_expansion
@@ -164,10 +165,10 @@ def iterate_labels(values, nlinks, pinned, models, samples, *, iterations, tol, 
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    for model, sample in zip(models, samples):
-        model.fit(values, sample)
+    model.fit(values, list(samples))
     clock.add("fit", t)
-    problem = _labels(values, nlinks, pinned, models, scale, clock, weights, priors)
+    count = len(samples)
+    problem = _labels(values, nlinks, pinned, model, scale, clock, weights, priors)
     t = time.perf_counter()
     result = alpha_expansion(problem.costs, problem.weights, device=device,
                              max_cycles=max_cycles)
@@ -178,14 +179,13 @@ def iterate_labels(values, nlinks, pinned, models, samples, *, iterations, tol, 
     history = [energy]
     done = 0
     while done < iterations:
-        present = [bool((labels == index).any()) for index in range(len(models))]
+        present = [bool((labels == index).any()) for index in range(count)]
         if not all(present):
             break
         t = time.perf_counter()
-        for index, model in enumerate(models):
-            model.refit(values, _sample(labels == index, weights))
+        model.refit(values, [_sample(labels == index, weights) for index in range(count)])
         clock.add("fit", t)
-        new_problem = _labels(values, nlinks, pinned, models, scale, clock, weights, priors)
+        new_problem = _labels(values, nlinks, pinned, model, scale, clock, weights, priors)
         if new_problem.energy(labels) > energy:
             break
         t = time.perf_counter()
@@ -207,11 +207,10 @@ def iterate_labels(values, nlinks, pinned, models, samples, *, iterations, tol, 
                     clock.total(), result)
 
 
-def _labels(values, nlinks, pinned, models, scale, clock, weights, priors):
+def _labels(values, nlinks, pinned, model, scale, clock, weights, priors):
     xp = array_module(values)
     t = time.perf_counter()
-    costs = xp.stack([_costs(values, model, prior)
-                      for model, prior in zip(models, priors or [None] * len(models))])
+    costs = xp.stack(_costs(values, model, priors))
     t = clock.add("costs", t)
     problem = label_problem(costs, nlinks, pinned, scale=scale, weights=weights)
     clock.add("problem", t)

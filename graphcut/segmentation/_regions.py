@@ -99,3 +99,34 @@ def _is_integer(value) -> bool:
         return True
     return isinstance(value, (float, np.floating)) and math.isfinite(value) \
         and float(value).is_integer()
+
+
+def region_core(region, fraction: float):
+    """The core of a box's or lasso's region: its pixels at least ``fraction`` times the
+    largest (Euclidean) distance from the region's outline (the image border counts as
+    outline), a host bool (H, W).
+
+    Parameters
+    ----------
+    region : array-like of bool (H, W)
+        The allowed region (:func:`allowed_region`), NumPy or CuPy.
+    fraction : float
+        0 keeps the whole region, 1 only its deepest pixels.
+
+    Returns
+    -------
+    numpy.ndarray of bool (H, W)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> region = np.zeros((7, 7), bool); region[1:6, 1:6] = True
+    >>> int(region_core(region, 0.5).sum())
+    9
+    """
+    from scipy import ndimage
+
+    from graphcut._arrays import to_host
+    distance = ndimage.distance_transform_edt(np.pad(np.asarray(to_host(region)), 1))
+    distance = distance[1:-1, 1:-1]
+    return distance >= fraction * distance.max()

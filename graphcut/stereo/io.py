@@ -81,7 +81,7 @@ def read_disparity(path) -> np.ndarray:
     the stored value is 0; ``.pfm`` (Middlebury's format) as float64 with NaN where the stored
     value is not finite."""
     from graphcut._safety import read_npy
-    from graphcut.imageio import open_image
+    from graphcut.io import open_image
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npy":

@@ -20,13 +20,20 @@ def _require(path: Path) -> Path:
     return path
 
 
+def _paintable(seeds):
+    """The scribbles as a writable uint8 array of their own (a file reader may hand back a
+    read-only view, which napari's brush cannot paint into)."""
+    import numpy as np
+    return np.array(seeds, dtype=np.uint8, copy=True)
+
+
 def cells_volume():
     """The synthetic cell volume (40 x 64 x 64) and its scribbles."""
     volume = graphcut.read_volume(_require(SAMPLES / "volume" / "cells.tif"))
     seeds = graphcut.read_volume_seeds(_require(SAMPLES / "volume" / "cells_seeds.tif"),
                                        volume.shape)
     return [(volume, {"name": "cells"}, "image"),
-            (seeds, {"name": "scribbles"}, "labels")]
+            (_paintable(seeds), {"name": "scribbles"}, "labels")]
 
 
 def coins_image():
@@ -34,4 +41,4 @@ def coins_image():
     image = graphcut.read_image(_require(SAMPLES / "images" / "coins.png"))
     seeds = graphcut.read_seeds(_require(SAMPLES / "seeds" / "coins.png"), image.shape[:2])
     return [(image, {"name": "coins"}, "image"),
-            (seeds, {"name": "scribbles"}, "labels")]
+            (_paintable(seeds), {"name": "scribbles"}, "labels")]

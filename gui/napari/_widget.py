@@ -1,55 +1,77 @@
-"""The napari dock widget: pick the image and the scribbles, press Segment or turn on Live.
+"""The napari dock widget: choose the image and the scribbles, press Segment or turn on Live.
 
-Built from magicgui widgets (no fixed Qt binding); the segmentation runs in a napari
-``thread_worker`` through :class:`~._controller.ScribbleSegmenter` and the answer goes to a
-Labels layer named "graphcut mask" (label 1 = object). With Live on, every finished stroke on
-the scribbles layer (napari's ``paint`` event) or a replaced scribbles array re-segments; a
-stroke made while a segmentation runs is answered as soon as it ends (only the newest).
+Built from magicgui widgets (no fixed Qt binding). The work is done by
+:class:`~._session.LayerSegmentation` (Qt-free) with the desktop app's segmentation controller:
+solver processes, previews, the colour model, the box and the clean-up. This module only wires
+the controls to it and brings the solvers' answers to the viewer's thread (a queued signal).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
-import numpy as np
 from magicgui.widgets import CheckBox, ComboBox, Container, FloatSpinBox, Label, PushButton
 
-from graphcut.energy import DEFAULT_LAM
+from graphcut.segmentation import DEFAULT_LAM, MODEL_CHOICES
 
-from ._controller import (BACKGROUND_LABEL, OBJECT_LABEL, Coalescer, MissingScribbles,
-                          ScribbleSegmenter, Segmentation, spatial_shape)
+from ..options import APP_DEFAULTS
+from ._layers import (BACKGROUND_LABEL, CHANNEL_CHOICES, OBJECT_LABEL, needs_channel_choice,
+                      prepare_image)
+from ._session import LayerSegmentation
 
 if TYPE_CHECKING:
     import napari
 
-MASK_LAYER = "graphcut mask"
 SCRIBBLES_LAYER = "scribbles"
+HINT = (f"scribbles: label {OBJECT_LABEL} = object, {BACKGROUND_LABEL} = background, "
+        "3 and up = more objects")
 
 
-def thread_submit(job, on_done, on_error, on_finished) -> None:
-    """Run ``job`` in a napari thread_worker; the callbacks run on the GUI thread."""
-    from napari.qt.threading import create_worker
-    worker = create_worker(job, _start_thread=False)
-    worker.returned.connect(on_done)
-    worker.errored.connect(on_error)
-    worker.finished.connect(on_finished)
-    worker.start()
+def make_post():
+    """``post(function)``: run ``function`` on the Qt main thread at the next event-loop turn
+    (queued even when called from that thread)."""
+    from qtpy.QtCore import QObject, Qt, Signal
+
+    class _Poster(QObject):
+        posted = Signal(object)
+
+    poster = _Poster()
+    poster.posted.connect(lambda function: function(), Qt.ConnectionType.QueuedConnection)
+    return _Post(poster)
+
+
+class _Post:
+    """A callable that keeps its QObject alive."""
+
+    def __init__(self, poster):
+        self.poster = poster
+
+    def __call__(self, function) -> None:
+        self.poster.posted.emit(function)
 
 
 class GraphCutWidget(Container):
-    """Graph-cut segmentation of the image layer from the scribbles layer.
+    """Graph-cut segmentation of an image layer from a scribbles (Labels) layer.
 
-    ``submit`` (tests, scripts) replaces the thread worker, e.g. with
-    :func:`~._controller.run_here` to segment synchronously.
+    Parameters
+    ----------
+    viewer : napari.viewer.Viewer
+        The viewer (or a ``ViewerModel``).
+    use_process : bool
+        Solve in solver processes (the default; the viewer never waits for a solve). False
+        solves on threads of napari's process (tests).
     """
 
-    def __init__(self, viewer: napari.viewer.Viewer, *, submit=None):
+    def __init__(self, viewer: napari.viewer.Viewer, *, use_process: bool = True):
         super().__init__(labels=True)
         self.viewer = viewer
-        self.segmenter = ScribbleSegmenter()
-        self.last: Segmentation | None = None
-        self.image_combo = ComboBox(label="image", choices=self._image_layers,
-                                    nullable=True)
+        self.session = LayerSegmentation(viewer, post=make_post(), on_status=self._show_status,
+                                         use_process=use_process)
+        self.image_combo = ComboBox(label="image", choices=self._image_layers, nullable=True)
+        self.channels_combo = ComboBox(label="channels", value="ask",
+                                       choices=[(text, key) for key, text
+                                                in CHANNEL_CHOICES.items()])
         self.scribbles_combo = ComboBox(label="scribbles", choices=self._labels_layers,
                                         nullable=True)
         self.new_scribbles_button = PushButton(text="New scribbles layer")
@@ -58,110 +80,137 @@ class GraphCutWidget(Container):
                                     "smoother boundaries that follow edges more")
         self.device_combo = ComboBox(label="device", choices=["auto", "cpu", "cuda"],
                                      value="auto")
+        self.model_combo = ComboBox(label="colour model", choices=list(MODEL_CHOICES),
+                                    value="histogram", tooltip="histogram: fast; gmm: "
+                                    "GrabCut's Gaussian mixtures (photos)")
+        self.cleanup_box = CheckBox(text="Clean up (keep parts touching the scribbles, fill "
+                                    "small holes)", value=True)
+        self.box_combo = ComboBox(label="box", choices=self._shapes_layers, nullable=True,
+                                  tooltip="a Shapes layer whose first shape's bounding box "
+                                  "holds the object (2-D images)")
         self.segment_button = PushButton(text="Segment")
-        self.live_box = CheckBox(text="Live (re-segment after every stroke)", value=False)
-        self.status = Label(value=f"scribbles: label {OBJECT_LABEL} = object, "
-                                  f"{BACKGROUND_LABEL} = background")
-        self.status.native.setWordWrap(True)
-        self.extend([self.image_combo, self.scribbles_combo, self.new_scribbles_button,
-                     self.lam_box, self.device_combo, self.segment_button, self.live_box,
-                     self.status])
-        self._coalescer = Coalescer(self._make_job, submit or thread_submit, self._show,
-                                    self._failed)
-        self._watched = None
+        self.live_box = CheckBox(text="Live (re-segment after every change)", value=False)
+        self.status = Label(value=HINT)
+        self._fit_status()
+        self.extend([self.image_combo, self.channels_combo, self.scribbles_combo,
+                     self.new_scribbles_button, self.lam_box, self.device_combo,
+                     self.model_combo, self.cleanup_box, self.box_combo, self.segment_button,
+                     self.live_box, self.status])
+        self._box_layer = None
         self.new_scribbles_button.changed.connect(self.add_scribbles_layer)
         self.segment_button.changed.connect(self.segment)
-        self.scribbles_combo.changed.connect(self._watch_scribbles)
-        self.live_box.changed.connect(lambda live: live and self._on_scribbles_changed())
+        for combo in (self.image_combo, self.channels_combo, self.scribbles_combo):
+            combo.changed.connect(self._layers_changed)
+        self.lam_box.changed.connect(lambda value: self.session.set_lam(float(value)))
+        self.device_combo.changed.connect(lambda value: self.session.set_device(value))
+        for control in (self.model_combo, self.cleanup_box, self.box_combo):
+            control.changed.connect(self._options_changed)
+        self.live_box.changed.connect(lambda live: self.session.set_live(live))
         for event in (viewer.layers.events.inserted, viewer.layers.events.removed,
                       viewer.layers.events.reordered):
             event.connect(self._refresh_choices)
+        self.session.set_lam(float(self.lam_box.value))
+        self._options_changed()
         self._refresh_choices()
+        session, refresh = self.session, self._refresh_choices
+        events = (viewer.layers.events.inserted, viewer.layers.events.removed,
+                  viewer.layers.events.reordered)
 
-    # -- layers ----------------------------------------------------------------------------
+        def closed(*args) -> None:  # the dock widget is gone: its solvers and handlers too
+            session.close()
+            for event in events:
+                event.disconnect(refresh)
+        self.native.destroyed.connect(closed)
 
+    # ----- layers ---------------------------------------------------------------------------
     def _image_layers(self, widget=None):
         from napari.layers import Image
-        return [(layer.name, layer) for layer in self.viewer.layers
-                if isinstance(layer, Image)]
+        return [(layer.name, layer) for layer in self.viewer.layers if isinstance(layer, Image)]
 
     def _labels_layers(self, widget=None):
         from napari.layers import Labels
         return [(layer.name, layer) for layer in self.viewer.layers
-                if isinstance(layer, Labels) and layer.name != MASK_LAYER]
+                if isinstance(layer, Labels)
+                and not any(layer is output for output in self.session.outputs)]
+
+    def _shapes_layers(self, widget=None):
+        from napari.layers import Shapes
+        return [(layer.name, layer) for layer in self.viewer.layers if isinstance(layer, Shapes)]
 
     def _refresh_choices(self, event=None) -> None:
-        self.image_combo.reset_choices()
-        self.scribbles_combo.reset_choices()
+        for combo in (self.image_combo, self.scribbles_combo, self.box_combo):
+            combo.reset_choices()
         if self.image_combo.value is None and self.image_combo.choices[1:]:
             self.image_combo.value = self.image_combo.choices[-1]
         if self.scribbles_combo.value is None and self.scribbles_combo.choices[1:]:
             self.scribbles_combo.value = self.scribbles_combo.choices[-1]
+        self._layers_changed()
+
+    def _layers_changed(self, *args) -> None:
+        image = self.image_combo.value
+        self.channels_combo.visible = image is not None and needs_channel_choice(image)
+        self.session.set_layers(image, self.scribbles_combo.value, self.channels_combo.value)
 
     def add_scribbles_layer(self, *args):
-        """A new Labels layer shaped like the image (spatially), brush on the object label."""
+        """A new Labels layer shaped like the image (spatially), painting the object label."""
         image = self.image_combo.value
         if image is None:
-            self.status.value = "open an image first"
+            self._show_status("open an image first", False)
             return None
-        shape = spatial_shape(image.data.shape, image.rgb)
-        layer = self.viewer.add_labels(np.zeros(shape, dtype=np.uint8), name=SCRIBBLES_LAYER,
-                                       scale=image.scale[:len(shape)],
-                                       translate=image.translate[:len(shape)])
+        try:
+            prepared = prepare_image(image, self.channels_combo.value)
+        except ValueError as error:
+            self._show_status(str(error), True)
+            return None
+        import numpy as np
+        layer = self.viewer.add_labels(np.zeros(prepared.shape, dtype=np.uint8),
+                                       name=SCRIBBLES_LAYER, scale=prepared.scale,
+                                       translate=prepared.translate)
         layer.selected_label = OBJECT_LABEL
         layer.mode = "paint"
         self.scribbles_combo.value = layer
         return layer
 
-    def _watch_scribbles(self, layer) -> None:
-        if self._watched is not None:
-            for event in (self._watched.events.paint, self._watched.events.data):
-                event.disconnect(self._on_scribbles_changed)
-        self._watched = layer
-        if layer is not None:
-            for event in (layer.events.paint, layer.events.data):
-                event.connect(self._on_scribbles_changed)
-
-    def _on_scribbles_changed(self, event=None) -> None:
-        if self.live_box.value:
-            # after the event: Labels.paint() emits `paint` before it writes the data
-            from qtpy.QtCore import QTimer
-            QTimer.singleShot(0, self.segment)
-
-    # -- segmentation ----------------------------------------------------------------------
-
-    def segment(self, *args) -> None:
-        """Segment now (or as soon as the running segmentation ends)."""
-        self._coalescer.request()
-
-    def _make_job(self):
-        image, scribbles = self.image_combo.value, self.scribbles_combo.value
-        if image is None or scribbles is None:
-            raise MissingScribbles("choose an image layer and a scribbles layer")
-        data = np.asarray(image.data)
-        seeds = np.array(scribbles.data, copy=True)  # the user may paint on meanwhile
-        options = dict(rgb=bool(image.rgb), lam=float(self.lam_box.value),
-                       device=self.device_combo.value, image_key=(id(image), id(image.data)))
-        self.status.value = "segmenting..."
-        return lambda: self.segmenter.segment(data, seeds, **options)
-
-    def _show(self, result: Segmentation) -> None:
-        self.last = result
-        mask = result.mask.astype(np.uint8)
-        layer = next((layer for layer in self.viewer.layers if layer.name == MASK_LAYER), None)
-        if layer is not None and layer.data.shape == mask.shape:
-            layer.data[...] = mask
-            layer.refresh()
-        else:
+    # ----- options --------------------------------------------------------------------------
+    def _options_changed(self, *args) -> None:
+        layer = self.box_combo.value
+        if layer is not self._box_layer:
+            if self._box_layer is not None:
+                self._box_layer.events.data.disconnect(self._options_changed)
+            self._box_layer = layer
             if layer is not None:
-                self.viewer.layers.remove(layer)
-            image = self.image_combo.value
-            ndim = mask.ndim
-            self.viewer.add_labels(mask, name=MASK_LAYER, opacity=0.45,
-                                   scale=image.scale[:ndim] if image else None,
-                                   translate=image.translate[:ndim] if image else None)
-        self.status.value = result.summary()
+                layer.events.data.connect(self._options_changed)
+        options = dataclasses.replace(APP_DEFAULTS.with_cleanup(bool(self.cleanup_box.value)),
+                                      model=self.model_combo.value)
+        self.session.set_options(options.with_region(box=box_of(layer)))
 
-    def _failed(self, error: BaseException) -> None:
-        self.status.value = (str(error) if isinstance(error, MissingScribbles)
-                             else f"failed: {error}")
+    # ----- actions --------------------------------------------------------------------------
+    def segment(self, *args) -> None:
+        """Segment now (the answer comes when the solver has it)."""
+        self.session.segment()
+
+    def _show_status(self, text: str, error: bool) -> None:
+        self.status.value = text
+        self.status.tooltip = text
+        if error:
+            from napari.utils.notifications import show_error
+            show_error(text)  # a message, no traceback
+
+    def _fit_status(self) -> None:
+        """A long status line wraps instead of widening the dock."""
+        from qtpy.QtWidgets import QSizePolicy
+        native = self.status.native
+        native.setWordWrap(True)
+        native.setMinimumWidth(1)
+        native.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+
+def box_of(layer):
+    """The box ``(row0, col0, row1, col1)`` (half-open, pixels) around a Shapes layer's first
+    shape, or None (no layer or no shape)."""
+    if layer is None or not len(layer.data):
+        return None
+    import numpy as np
+    points = np.asarray(layer.data[0])[:, -2:]
+    low, high = np.floor(points.min(axis=0)), np.ceil(points.max(axis=0))
+    return (int(low[0]), int(low[1]), int(high[0]) + 1, int(high[1]) + 1)

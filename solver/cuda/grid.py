@@ -28,15 +28,14 @@ from ..result import CutResult, SolveCancelled
 from . import GPUMemoryError, device_name, grid3d, require_free_memory
 from .module import kernel
 from .schedule import Schedule, recorded_event, run_batch
-from .transfer import (change_nlinks, checked_links, cut_side, fill_int32, fold_terminals,
-                       int32_on_gpu, load_residuals, prepare_staging, reparameterize,
-                       sum_nonnegative, to_host, upload_grid)
+from .transfer import (DOWN, LEFT, RIGHT, UP, change_nlinks, checked_links, cut_side,
+                       fill_int32, fold_terminals, int32_on_gpu, load_residuals, prepare_staging,
+                       reparameterize, sum_nonnegative, to_host, upload_grid)
 
 SOURCE = "grid_kernels.cu"
 STATE_BYTES_PER_PIXEL = 49
 INT32_MAX = 2**31 - 1
 NETWORK_BYTES_PER_PIXEL = 8  # int32 source and sink staged on the GPU during an upload
-RIGHT, LEFT, DOWN, UP = range(4)
 PR_TILE = (constant("PR_TILE_2D_X"), constant("PR_TILE_2D_Y"))  # (width, height)
 BFS_TILE = constant("BFS_TILE_2D_X")  # == BFS_TILE_2D_Y, compiled in
 

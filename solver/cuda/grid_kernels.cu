@@ -26,13 +26,6 @@
 // The global relabel is an exact BFS from the sink (Bellman-Ford relaxation iterated inside
 // shared-memory tiles), run between push-relabel launches, never concurrently with them.
 
-#define RIGHT 0
-#define LEFT 1
-#define DOWN 2
-#define UP 3
-#define NEXT_SLICE 4
-#define PREV_SLICE 5
-
 // Tile extents (x, y, z) of the blocks: push-relabel tiles (PR) and BFS tiles, passed with -D
 // from CONSTANTS in solver/cuda/_variants.py; the host side (solver/cuda/grid.py, grid3d.py)
 // launches blocks of exactly these shapes, read from the same place.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ._variants import CONSTANTS
 
-__all__ = ["MAX_BLOCKS", "THREADS", "constant", "launch_grid"]
+__all__ = ["CONSTANTS", "MAX_BLOCKS", "THREADS", "constant", "launch_grid"]
 
 
 def constant(name: str) -> int:
@@ -31,6 +31,7 @@ def constant(name: str) -> int:
 
     Examples
     --------
+    >>> from graphcut.solver.kernels import constant
     >>> constant("GRAPHCUT_THREADS")
     256
     """
@@ -66,6 +67,7 @@ def launch_grid(n: int, threads: int = THREADS, max_blocks: int = MAX_BLOCKS
 
     Examples
     --------
+    >>> from graphcut.solver.kernels import launch_grid
     >>> launch_grid(1000)
     ((4,), (256,))
     >>> launch_grid(0)

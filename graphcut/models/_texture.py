@@ -15,7 +15,7 @@ numbers (to rounding).
 
 from __future__ import annotations
 
-from graphcut.energy import array_module
+from graphcut._arrays import array_module
 
 
 def local_contrast(values, radius: int):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphcut.seeds import read_seeds
+from ._seeds import read_seeds
 
 from ._settings import load_for_seeds
 

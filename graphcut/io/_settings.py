@@ -24,7 +24,9 @@ import math
 import os
 from pathlib import Path
 
-from ._cleanup import KEEP_CHOICES
+# The values of the "keep" setting (and of segment(keep=...)): keep every object part, or only
+# the parts connected to a seed or the box's centre.
+KEEP_CHOICES = ("all", "connected")
 
 log = logging.getLogger("graphcut")
 
@@ -60,7 +62,7 @@ def _number(value, where, key, *, minimum, open_minimum=False, integer=False):
 def check_settings(settings: dict, where: str = "settings") -> dict:
     """The known settings of ``settings``, checked (ValueError naming ``where`` and the key
     otherwise); unknown keys are dropped with a logged warning."""
-    from ._segment import MODEL_CHOICES
+    from graphcut.models import APPEARANCE_MODELS as MODEL_CHOICES
 
     if not isinstance(settings, dict):
         raise ValueError(f"{where}: expected a JSON object {{...}}, got {type(settings).__name__}")
@@ -147,7 +149,7 @@ def read_settings(path) -> dict:
 
 def write_settings(path, settings: dict, *, inputs=()) -> None:
     """Write ``settings`` (checked first) as JSON, atomically, with the format version."""
-    from graphcut.imageio import atomic_write
+    from ._writing import atomic_write
 
     checked = check_settings(dict(settings), f"settings for {os.fspath(path)!r}")
     document = {VERSION_KEY: FORMAT_VERSION}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from graphcut.imageio import atomic_save, display_rgb, write_mask, write_overlay
+from ._overlay import display_rgb, write_overlay
+from ._writing import atomic_save, write_mask
 
 # Tints of object labels in overlays, by order of the label (1, 3, 4, ...); repeats after 10.
 PALETTE = np.array([(255, 40, 0), (0, 120, 255), (255, 200, 0), (200, 0, 255), (0, 200, 80),

@@ -5,7 +5,7 @@ Energy of a labelling L of the pixels under colour models theta (nats):
     E(L, theta) = sum_p D_p(L_p; theta) + sum_{p~q, L_p != L_q} lam w_pq
 
 with ``D_p(l) = costs of label l's model at p`` (``-log p(I_p | l)``) and ``w_pq`` the
-contrast weights of :func:`graphcut.energy.nlink_weights`. Hard constraints (seeds, pixels
+contrast weights of :func:`graphcut.segmentation.nlink_weights`. Hard constraints (seeds, pixels
 outside a box or lasso) pin pixels to a label.
 
 The solvers see integers: per pixel, every label's cost is lowered by the same ``shift_p``
@@ -28,9 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from graphcut.energy import array_module, quantize, terminal_capacities
-from graphcut.seeds import BACKGROUND, FOREGROUND
+from graphcut._arrays import array_module
+from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.solver import GridNetwork
+
+from ._capacities import quantize, terminal_capacities
 
 
 def _sum(array) -> float:

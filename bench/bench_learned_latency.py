@@ -1,0 +1,58 @@
+"""Latency of the learned appearance model through graphcut.Segmenter: the first mask
+(features + training + cut) and each later stroke (training + scoring + cut; the features
+are kept), on a scaled composite of bench/quality_data.py, strokes placed on the current
+mask's largest error (correcting strokes, as the robot user of bench_quality.py does).
+
+    python bench/bench_learned_latency.py --megapixels 4 --device cpu --strokes 3
+    python bench/bench_learned_latency.py --megapixels 4,12 --device cuda --strokes 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_quality import add_stroke, interior_point, iou, next_click  # noqa: E402
+from quality_data import scaled_item  # noqa: E402
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--megapixels", default="4")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--strokes", type=int, default=5)
+    parser.add_argument("--model", default="learned")
+    args = parser.parse_args(argv)
+    import graphcut
+    print("| MP | device | model | first mask s | stroke s (median) | strokes | IoU last |")
+    print("|---|---|---|---|---|---|---|")
+    for mp in (float(v) for v in args.megapixels.split(",")):
+        item = scaled_item(mp)
+        truth = item.truth
+        seeds = np.zeros(truth.shape, np.uint8)
+        add_stroke(seeds, truth, interior_point(truth), 1)
+        add_stroke(seeds, truth, interior_point(~truth), 2)
+        session = graphcut.Segmenter(item.image, model=args.model, device=args.device)
+        started = time.perf_counter()
+        mask = np.asarray(session.update(seeds.copy()), dtype=bool)
+        first = time.perf_counter() - started
+        times = []
+        for _ in range(args.strokes):
+            point, label = next_click(mask, truth)
+            add_stroke(seeds, truth, point, label)
+            started = time.perf_counter()
+            mask = np.asarray(session.update(seeds.copy()), dtype=bool)
+            times.append(time.perf_counter() - started)
+        print(f"| {truth.size / 1e6:.1f} | {session.backend} | {args.model} | {first:.3f} | "
+              f"{statistics.median(times):.3f} | {len(times)} | {iou(mask, truth):.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Dask clusters for the batch: the local cluster (one worker per GPU or per core), the worker
+set-up hook, the GPU count of a cluster and the driver's task watchdog. Used by
+:mod:`graphcut.batch.dask`, which documents the faults handled."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+
+import dask
+from distributed import Nanny, Scheduler, SpecCluster
+
+from ._runners import GPU_PIPELINE_DEPTH
+
+log = logging.getLogger("graphcut.batch")
+
+# How many dying workers a task may take with it before it is given up (local clusters;
+# Dask's default is 3).
+ALLOWED_FAILURES = 2
+# Seconds without a heartbeat after which a local cluster's scheduler restarts a worker
+# (Dask's default is 5 minutes; the scheduler never uses less than 10 heartbeat intervals).
+WORKER_TTL = 30.0
+# How often the driver checks the tasks' run times against task_timeout (seconds).
+WATCH_INTERVAL = 1.0
+GPU = "GPU"
+# Share of a GPU resource each GPU task asks for: up to 8 images in flight per card.
+GPU_TASK_SHARE = 1.0 / GPU_PIPELINE_DEPTH
+# Prefix of the keys of the batch's tasks (the watchdog times only those).
+_KEY_PREFIX = "graphcut-segment-"
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may use, as values for ``CUDA_VISIBLE_DEVICES`` (indices or
+    UUIDs): those listed in ``CUDA_VISIBLE_DEVICES`` when it is set, else 0..count-1; [] when
+    the CUDA backend cannot run here."""
+    from ..solver import cuda_status
+    ok, _ = cuda_status()
+    if not ok:
+        return []
+    import cupy
+    count = cupy.cuda.runtime.getDeviceCount()
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None and listed.strip():
+        return [g.strip() for g in listed.split(",") if g.strip()][:count]
+    return [str(i) for i in range(count)]
+
+
+def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None = None,
+                  allowed_failures: int = ALLOWED_FAILURES, worker_ttl: float = WORKER_TTL,
+                  silence_logs=logging.ERROR):
+    """A Dask cluster of ``n_workers`` worker processes on this machine (each under a nanny
+    that restarts it if it dies), scheduler in this process, listening on 127.0.0.1 only.
+
+    Sets Dask's ``distributed.worker.daemon`` to False in this process (worker processes may
+    then start the CPU tasks' solver processes).
+
+    Parameters
+    ----------
+    n_workers
+        number of worker processes (>= 1).
+    gpus
+        None, or one ``CUDA_VISIBLE_DEVICES`` value per worker: worker i then sees only
+        GPU ``gpus[i]`` and offers the resource ``GPU=1``.
+    threads_per_worker
+        tasks run at once per worker. None: 1 on the CPU (a solve keeps a
+        core busy and holds the GIL), :data:`GPU_PIPELINE_DEPTH` per GPU worker (the
+        pipeline around the card).
+    allowed_failures
+        dying workers a task may take with it before it is given up.
+    worker_ttl
+        seconds without a heartbeat before the scheduler restarts a worker.
+    silence_logs
+        level below which Dask's own log messages are hidden.
+
+    Returns
+    -------
+    distributed.SpecCluster
+        A ``distributed.SpecCluster``; use it as a context manager, or ``close()`` it.
+    """
+    if int(n_workers) < 1:
+        raise ValueError(f"a local cluster needs at least 1 worker, got {n_workers}")
+    if gpus is not None and len(gpus) < n_workers:
+        raise ValueError(f"{n_workers} workers need {n_workers} GPUs, got {len(gpus)}: "
+                         f"{', '.join(map(str, gpus)) or 'none'}")
+    if threads_per_worker is None:
+        threads_per_worker = 1 if gpus is None else GPU_PIPELINE_DEPTH
+    workers = {}
+    for i in range(int(n_workers)):
+        options = {"nthreads": threads_per_worker, "host": "127.0.0.1", "dashboard": False,
+                   "silence_logs": silence_logs, "preload": [__name__]}
+        if gpus is not None:
+            options["env"] = {"CUDA_VISIBLE_DEVICES": str(gpus[i])}
+            options["resources"] = {GPU: 1}
+        workers[f"graphcut-worker-{i}"] = {"cls": Nanny, "options": options}
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard": False,
+                                               "dashboard_address": ":0",
+                                               "allowed_failures": allowed_failures,
+                                               "worker_ttl": f"{worker_ttl}s"}}
+    # Worker processes that may start processes (the CPU tasks' solver processes, see
+    # segment_file_on_worker); the nanny reads this whenever it (re)starts a worker, so it is
+    # set for this process, not only while the cluster starts.
+    dask.config.set({"distributed.worker.daemon": False})
+    # A worker holds only the tasks it runs (no queue of its own): a worker that dies then
+    # takes no waiting image's retry budget with it, and idle workers get the next image.
+    settings = {"distributed.scheduler.worker-saturation": 1.0}
+    if gpus is not None:
+        # Dask sets MALLOC_TRIM_THRESHOLD_ in its workers (memory back to the OS sooner); that
+        # also fixes glibc's mmap threshold, so every 4 MP array of the pipeline is a fresh
+        # mmap whose pages fault in again: 25 % fewer images/s per GPU worker (measured with
+        # bench/bench_batch_multigpu.py). GPU workers keep glibc's adaptive default.
+        settings["distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"] = None
+    with dask.config.set(settings):
+        return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs,
+                           name="graphcut")
+
+
+def dask_setup(worker) -> None:
+    """Preload hook of :func:`local_cluster`'s workers: they ignore SIGINT. Ctrl-C in a
+    terminal reaches the whole process group; the driver alone handles it (it cancels the
+    tasks and closes the cluster, which stops the workers)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def gpu_worker_count(client) -> int:
+    """Number of the cluster's workers that offer a GPU resource."""
+    try:
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:  # older distributed: no n_workers argument
+        info = client.scheduler_info()
+    return sum(1 for worker in info.get("workers", {}).values()
+               if worker.get("resources", {}).get(GPU, 0) >= 1)
+
+
+class _Watchdog:
+    """Restarts the worker of any task that has been processing for more than ``timeout``
+    seconds (its task then runs again elsewhere), from a thread of the driver."""
+
+    def __init__(self, client, timeout: float):
+        self.client = client
+        self.timeout = float(timeout)
+        self.timed_out: set[str] = set()
+        self._seen: dict[tuple[str, str], float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="graphcut-watchdog",
+                                        daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._stop.wait(WATCH_INTERVAL):
+            try:
+                self.check()
+            except Exception:  # noqa: BLE001 - a failed check is retried at the next tick
+                log.debug("task watchdog check failed", exc_info=True)
+
+    def check(self) -> None:
+        now = time.monotonic()
+        processing = self.client.processing()
+        current = {(worker, str(key)) for worker, keys in processing.items() for key in keys}
+        self._seen = {pair: self._seen.get(pair, now) for pair in current}
+        late = {worker for (worker, key), since in self._seen.items()
+                if now - since > self.timeout and str(key).startswith(_KEY_PREFIX)}
+        for worker in late:
+            keys = [key for (w, key) in self._seen if w == worker]
+            self.timed_out.update(keys)
+            log.warning("a task has run for more than %g s on %s; restarting that worker",
+                        self.timeout, worker)
+            for pair in [pair for pair in self._seen if pair[0] == worker]:
+                del self._seen[pair]
+            self.client.restart_workers([worker], raise_for_error=False)

@@ -1,0 +1,357 @@
+"""``LearnedModel``: appearance learned from the seeds by a classifier in feature space.
+
+Unlike the histogram and the GMM, which describe each label on its own, a classifier tells the
+labels apart: it is trained on all labels' samples at once (the seeds; with a box, its inside
+as the object's and its outside as the background's) and gives every pixel a probability per
+label, whose ``-log`` is that label's cost. The labels' models are therefore *linked views* of
+one shared classifier: :func:`learned_models` makes them, each view's :meth:`~LearnedModel.fit`
+hands over its label's sample, and the first :meth:`~LearnedModel.costs` after a change trains
+the classifier on all samples.
+
+``values`` are per-pixel feature vectors ``(H, W, F)`` (usually
+:func:`graphcut.segmentation.features.pixel_features`, standardised); NumPy or CuPy, and the
+training and scoring run on that device with the same formulas.
+
+Classifiers (``classifier=``):
+
+- ``"logistic"`` (the default): L2-regularised logistic regression on the features and their
+  squares (``2 F + 1`` weights per label, one-against-the-rest for more than two labels),
+  trained by a fixed number of Newton steps: a few small ``(2F+1)^2`` solves, GPU-friendly
+  and deterministic.
+- ``"gaussian"``: naive Bayes, one diagonal Gaussian per label in feature space (closed form).
+
+Each label's sample is reduced to at most ``max_samples`` pixels (a fixed-seed random choice,
+so equal inputs train equal classifiers) and the labels weigh equally in training (balanced
+classes: a stroke of 50 pixels counts as much as a background of a million).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcut._arrays import array_module
+
+from ._base import AppearanceModel, ColourModel
+from ._features import image_features
+
+CLASSIFIERS = ("logistic", "gaussian")
+#: L2 penalty of the logistic regression, per unit of total sample weight
+DEFAULT_L2 = 0.1
+#: Newton steps of the logistic regression
+NEWTON_STEPS = 8
+#: pixels per label used for training at most
+MAX_SAMPLES = 8000
+#: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
+MIN_PROBABILITY = 1e-4
+_SAMPLE_SEED = 20240624
+#: pixels scored at once (bounds the scoring's temporary memory to ~ SCORE_CHUNK * F floats)
+SCORE_CHUNK = 1 << 18
+
+
+def _flat_sample(values, mask, max_samples):
+    """(features (n, F) float64, weights (n,)) of the pixels ``mask`` selects (weights > 0),
+    at most ``max_samples`` of them chosen by a fixed-seed random draw, weights scaled so
+    that their total is the full sample's."""
+    xp = array_module(values)
+    flat_mask = mask.reshape(-1)
+    weights = flat_mask.astype(xp.float64)
+    index = xp.nonzero(weights > 0)[0]
+    total = float(weights[index].sum()) if index.size else 0.0
+    if index.size > max_samples:
+        chosen = np.random.default_rng(_SAMPLE_SEED).choice(int(index.size), max_samples,
+                                                            replace=False)
+        chosen.sort()
+        index = index[xp.asarray(chosen)]
+    flat = values.reshape(-1, values.shape[-1])
+    x = flat[index].astype(xp.float64)
+    w = weights[index]
+    if w.size:
+        w = w * (total / float(w.sum()))
+    return x, w
+
+
+def _design(x, xp):
+    """[1, x, x^2]: a quadratic (diagonal) logistic regression."""
+    ones = xp.ones((x.shape[0], 1), dtype=x.dtype)
+    return xp.concatenate([ones, x, x * x], axis=1)
+
+
+def fit_logistic(x, y, w, *, l2=DEFAULT_L2, steps=NEWTON_STEPS):
+    """Weights ``beta`` of an L2-regularised logistic regression by Newton's method.
+
+    Parameters
+    ----------
+    x : array (n, d)
+        Design matrix (include a column of ones for an intercept), NumPy or CuPy, float64.
+    y : array (n,)
+        Targets 0 / 1.
+    w : array (n,)
+        Sample weights >= 0.
+    l2 : float
+        Penalty ``l2 * sum(w) * |beta[1:]|^2 / 2`` (the intercept is not penalised).
+    steps : int
+        Newton steps (a fixed number: deterministic, and enough on standardised features).
+
+    Returns
+    -------
+    array (d,)
+        ``p(y = 1 | x) = 1 / (1 + exp(-x @ beta))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.c_[np.ones(4), [-2.0, -1.0, 1.0, 2.0]]
+    >>> beta = fit_logistic(x, np.array([0, 0, 1, 1.0]), np.ones(4))
+    >>> bool(beta[1] > 0)
+    True
+    """
+    xp = array_module(x)
+    d = x.shape[1]
+    beta = xp.zeros(d, dtype=xp.float64)
+    penalty = xp.full(d, l2 * float(w.sum()), dtype=xp.float64)
+    penalty[0] = 1e-9
+    for _ in range(steps):
+        z = xp.clip(x @ beta, -30.0, 30.0)
+        p = 1.0 / (1.0 + xp.exp(-z))
+        gradient = x.T @ (w * (p - y)) + penalty * beta
+        curvature = w * xp.maximum(p * (1.0 - p), 1e-6)
+        hessian = (x * curvature[:, None]).T @ x + xp.diag(penalty)
+        beta = beta - xp.linalg.solve(hessian, gradient)
+    return beta
+
+
+class _Shared:
+    """The classifier the linked :class:`LearnedModel` views share."""
+
+    def __init__(self, count, classifier, l2, max_samples):
+        self.samples = [None] * count
+        self.classifier = classifier
+        self.l2 = l2
+        self.max_samples = max_samples
+        self.stale = True
+        self.params = None
+        self.scored = None     # (values, costs (count, H, W)) of the last scoring
+
+    def set_sample(self, index, values, mask):
+        self.samples[index] = _flat_sample(values, mask, self.max_samples)
+        self.stale = True
+
+    def train(self):
+        missing = [i for i, s in enumerate(self.samples) if s is None or not s[0].shape[0]]
+        if missing:
+            raise ValueError("LearnedModel: every label needs sample pixels to learn from; "
+                             f"label(s) {missing} of {len(self.samples)} have none")
+        xp = array_module(self.samples[0][0])
+        if self.classifier == "gaussian":
+            self.params = [_gaussian(x, w, xp) for x, w in self.samples]
+        else:
+            x_all = _design(xp.concatenate([x for x, _ in self.samples]), xp)
+            balanced = [w / float(w.sum()) for _, w in self.samples]
+            w_all = xp.concatenate(balanced) * float(sum(s[0].shape[0] for s in self.samples))
+            labels = xp.concatenate([xp.full(x.shape[0], i) for i, (x, _)
+                                     in enumerate(self.samples)])
+            pairs = [(0, None)] if len(self.samples) == 2 else list(
+                enumerate(self.samples))
+            self.params = [fit_logistic(x_all, (labels == k).astype(xp.float64), w_all,
+                                        l2=self.l2) for k, _ in pairs]
+        self.stale = False
+        self.scored = None
+
+    def costs(self, values, index):
+        if self.stale:
+            self.train()
+        if self.scored is None or self.scored[0] is not values:
+            self.scored = (values, self._score(values))
+        return self.scored[1][index]
+
+    def _score(self, values):
+        """-log p(label | x) for every label, float64 (count, H, W)."""
+        xp = array_module(values)
+        shape = values.shape[:-1]
+        flat = values.reshape(-1, values.shape[-1]).astype(xp.float32, copy=False)
+        if self.classifier == "gaussian":
+            log_like = xp.stack([_gaussian_log(flat, p, xp) for p in self.params])
+            log_like = log_like - log_like.max(axis=0, keepdims=True)
+            log_p = log_like - xp.log(xp.exp(log_like).sum(axis=0, keepdims=True))
+        else:
+            scores = [_linear_quadratic(flat, beta, xp) for beta in self.params]
+            if len(scores) == 1:  # binary: label 0 is the positive class
+                z = xp.clip(scores[0], -30.0, 30.0)
+                log_p = xp.stack([-xp.log1p(xp.exp(-z)), -xp.log1p(xp.exp(z))])
+            else:  # one against the rest, normalised
+                p = xp.stack([1.0 / (1.0 + xp.exp(-xp.clip(s, -30.0, 30.0))) for s in scores])
+                log_p = xp.log(xp.maximum(p / p.sum(axis=0, keepdims=True), 1e-30))
+        log_p = xp.maximum(log_p, np.log(MIN_PROBABILITY))
+        return (-log_p).astype(xp.float64).reshape((len(self.samples),) + shape)
+
+
+def _linear_quadratic(flat, beta, xp):
+    """``[1, x, x^2] @ beta`` for every row of ``flat`` (n, F), in chunks of SCORE_CHUNK rows
+    (memory: a chunk's squares, not the whole image's design matrix), float32."""
+    beta = beta.astype(xp.float32)
+    features = flat.shape[1]
+    out = xp.empty(flat.shape[0], dtype=xp.float32)
+    for start in range(0, flat.shape[0], SCORE_CHUNK):
+        x = flat[start:start + SCORE_CHUNK]
+        out[start:start + SCORE_CHUNK] = (x @ beta[1:features + 1] + (x * x) @ beta[features + 1:]
+                                          + beta[0])
+    return out
+
+
+def _gaussian(x, w, xp):
+    total = float(w.sum())
+    mean = (w[:, None] * x).sum(axis=0) / total
+    var = (w[:, None] * (x - mean) ** 2).sum(axis=0) / total + 1e-2
+    return mean.astype(xp.float32), var.astype(xp.float32)
+
+
+def _gaussian_log(flat, params, xp):
+    mean, var = params
+    return -0.5 * (((flat - mean) ** 2) / var).sum(axis=1) - 0.5 * float(xp.log(var).sum())
+
+
+class LearnedModel(ColourModel):
+    """One label's view of a classifier shared by all labels (see the module's notes).
+
+    Make the views with :func:`learned_models`; a view made alone (``LearnedModel()``) is
+    the first of a pair whose second view is :attr:`partner`.
+
+    Parameters
+    ----------
+    classifier : str
+        ``"logistic"`` (quadratic logistic regression, Newton) or ``"gaussian"`` (naive Bayes).
+    l2 : float
+        The logistic regression's penalty per unit of sample weight (``None``: 0.1).
+    max_samples : int
+        Pixels per label used for training at most (``None``: 8000).
+    """
+
+    name = "learned"
+
+    def __init__(self, classifier="logistic", l2=None, max_samples=None, *, _shared=None,
+                 _index=0):
+        if classifier not in CLASSIFIERS:
+            raise ValueError(f"unknown classifier {classifier!r}; expected one of "
+                             f"{', '.join(CLASSIFIERS)}")
+        l2 = DEFAULT_L2 if l2 is None else float(l2)
+        if not (np.isfinite(l2) and l2 > 0):
+            raise ValueError(f"l2 must be a finite number > 0, got {l2}")
+        max_samples = MAX_SAMPLES if max_samples is None else max_samples
+        if isinstance(max_samples, bool) or int(max_samples) != max_samples or max_samples < 2:
+            raise ValueError(f"max_samples must be an integer >= 2, got {max_samples!r}")
+        self.classifier, self.l2, self.max_samples = classifier, l2, int(max_samples)
+        self._shared = _shared or _Shared(2, classifier, l2, int(max_samples))
+        self._index = _index
+        self._fitted = False
+        if _shared is None:
+            self.partner = LearnedModel(classifier, l2, max_samples, _shared=self._shared,
+                                        _index=1)
+
+    def __repr__(self) -> str:
+        return (f"LearnedModel(classifier={self.classifier!r}, l2={self.l2}, "
+                f"label={self._index} of {len(self._shared.samples)})")
+
+    @property
+    def fitted(self) -> bool:
+        return self._fitted
+
+    def fit(self, values, mask) -> "LearnedModel":
+        if tuple(mask.shape) != tuple(values.shape[:-1]):
+            raise ValueError(f"LearnedModel: mask shape {tuple(mask.shape)} differs from the "
+                             f"features' {tuple(values.shape[:-1])}")
+        if mask.dtype != bool and mask.dtype.kind != "f":
+            raise TypeError(f"LearnedModel: mask must be bool or float weights, got dtype "
+                            f"{mask.dtype}")
+        self._shared.set_sample(self._index, values, mask)
+        if not self._shared.samples[self._index][0].shape[0]:
+            raise ValueError("LearnedModel: the sample is empty (no pixel selected)")
+        self._fitted = True
+        return self
+
+    def refit(self, values, mask) -> "LearnedModel":
+        """Train again on a new sample (GrabCut's re-estimation: the current labelling)."""
+        return self.fit(values, mask)
+
+    def costs(self, values):
+        if not self._fitted:
+            raise RuntimeError("LearnedModel.costs() called before fit()")
+        return self._shared.costs(values, self._index)
+
+
+def learned_models(count: int, classifier="logistic", l2=None, max_samples=None) -> list:
+    """``count`` (>= 2) linked :class:`LearnedModel` views of one classifier, one per label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.linspace(-1, 1, 20).reshape(4, 5, 1)
+    >>> obj, bg = learned_models(2)
+    >>> costs = obj.fit(x, x[..., 0] > 0.5).costs(x) if bg.fit(x, x[..., 0] < -0.5) else None
+    >>> bool(costs[0, 0] > costs[-1, -1])
+    True
+    """
+    if isinstance(count, bool) or int(count) != count or count < 2:
+        raise ValueError(f"learned_models needs count >= 2 labels, got {count!r}")
+    first = LearnedModel(classifier, l2, max_samples)
+    shared = _Shared(int(count), first.classifier, first.l2, first.max_samples)
+    return [LearnedModel(classifier, l2, max_samples, _shared=shared, _index=i)
+            for i in range(int(count))]
+
+
+class Learned(AppearanceModel):
+    """The learned appearance model: a classifier on per-pixel filter features
+    (:mod:`graphcut.models._features`), trained on every label's sample at once, whose
+    ``-log`` probabilities are the labels' costs (see this module's notes).
+
+    Parameters
+    ----------
+    classifier : str
+        ``"logistic"`` (quadratic logistic regression, Newton steps) or ``"gaussian"``.
+    l2 : float
+        Penalty of the logistic regression per unit of sample weight (``None``: 0.1).
+    core : float
+        With a box or lasso, the object's sample is the region's core: its pixels at least
+        ``core`` times the largest distance from the outline (``None``: 0.5), plus the object
+        seeds.
+    iterations, seed_share, locality, far_cost :
+        The pipeline's knobs (:class:`AppearanceModel`).
+    """
+
+    name = "learned"
+    lam = 4.0
+    iterations = 0
+    seed_share = 0.1
+    locality = 0.0
+    far_cost = 0.0
+    texture = 0
+    classifier = "logistic"
+    l2 = DEFAULT_L2
+    core = 0.5
+    knobs = ("classifier", "l2", "core", "iterations", "seed_share", "locality", "far_cost")
+
+    def check_knob(self, key, value):
+        if key == "classifier":
+            if value not in CLASSIFIERS:
+                raise ValueError(f"unknown classifier {value!r}; expected one of "
+                                 f"{', '.join(CLASSIFIERS)}")
+            return value
+        if key in ("l2", "core"):
+            value = float(value)
+            low_ok = value > 0 if key == "l2" else value >= 0
+            if not (np.isfinite(value) and low_ok and (key == "l2" or value <= 1)):
+                raise ValueError(f"{key} must be a finite number "
+                                 f"{'> 0' if key == 'l2' else 'from 0 to 1'}, got {value}")
+            return value
+        return super().check_knob(key, value)
+
+    def features(self, values):
+        return image_features(values)
+
+    def fit(self, features, samples) -> "Learned":
+        self._views = learned_models(len(samples), classifier=self.classifier, l2=self.l2)
+        for view, sample in zip(self._views, samples):
+            view.fit(features, sample)
+        return self
+
+    def costs(self, features) -> list:
+        return [view.costs(features) for view in self._views]

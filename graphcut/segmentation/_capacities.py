@@ -1,0 +1,173 @@
+"""Integer capacities: float costs scaled and rounded (int32, overflow refused with the term
+named), terminal capacities with the seeds' hard constraints, and the seed pins K_p.
+
+Capacities are integers: every float capacity is multiplied by ``scale`` and rounded, so a
+capacity is within ``0.5 / scale`` of its float value (``scale`` = 1000: 0.0005 nats). The
+maximum flow divided by ``scale`` is then the minimum energy. An object seed gets s -> p = K_p
+and p -> t = 0, a background seed the reverse, with K_p = 1 + the sum of p's n-link
+capacities: p then stays on its side in every minimum cut.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from graphcut._arrays import array_module, same_device
+from graphcut._arrays import energy_kernels as _gpu
+from graphcut.io import BACKGROUND, FOREGROUND, check_seeds
+from graphcut.solver.networks import axis_slice
+
+from ._boundary import check_positive
+
+INT32_MAX = int(np.iinfo(np.int32).max)
+# Float capacities are multiplied by this and rounded to integers.
+DEFAULT_SCALE = 1000.0
+
+
+def quantize(values, *, scale=DEFAULT_SCALE, what="capacities"):
+    """``rint(values * scale)`` as int32, or a ValueError naming ``what`` when a value leaves
+    the int32 range (or is negative or not finite)."""
+    xp = array_module(values)
+    scale = check_positive("scale", scale)
+    if xp is not np and values.dtype == np.float64 and values.flags.c_contiguous:
+        return quantize_weights(values, 1.0, scale=scale, what=what)  # one kernel
+    scaled = xp.rint(xp.asarray(values, dtype=xp.float64) * scale)
+    if scaled.size:
+        low, high = float(scaled.min()), float(scaled.max())
+        if not (math.isfinite(low) and math.isfinite(high)) or low < 0:
+            raise ValueError(f"{what} must be finite and >= 0 (got values from {low} to {high})")
+        if high > INT32_MAX:
+            raise ValueError(f"{what} reach {high:.0f} after scaling by scale={scale:g}, above "
+                             f"the int32 limit {INT32_MAX}; lower lam or scale")
+    return scaled.astype(xp.int32)
+
+
+def quantize_weights(weights, lam, *, scale=DEFAULT_SCALE, what="capacities"):
+    """``quantize(lam * weights, scale=scale, what=what)``, on the GPU in one kernel (the same
+    float64 products, no temporary array)."""
+    if array_module(weights) is np:
+        return quantize(lam * weights, scale=scale, what=what)
+    scale = check_positive("scale", scale)
+    if weights.dtype != np.float64 or not weights.flags.c_contiguous:
+        raise TypeError("quantize on the GPU takes C-contiguous float64 arrays, got "
+                        f"{weights.dtype}")
+    out, high, bad = _gpu().quantize(weights, float(lam), scale)
+    if bad:  # the message wants the range: found on the host (an error path)
+        quantize(lam * weights.get(), scale=scale, what=what)
+    if high is not None and high > INT32_MAX:
+        raise ValueError(f"{what} reach {high:.0f} after scaling by scale={scale:g}, above "
+                         f"the int32 limit {INT32_MAX}; lower lam or scale")
+    return out
+
+
+def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
+                        scale=DEFAULT_SCALE):
+    """Integer source and sink capacities: regional costs plus hard constraints for the seeds.
+
+    This is the cheap part of :func:`build_network` that depends on the seeds; a caller whose
+    seeds change can keep the n-link capacities and the image and rebuild only this.
+
+    Parameters
+    ----------
+    cost_object, cost_background
+        float (H, W) (or (D, H, W)) costs
+        (:func:`regional_costs`), in nats.
+    nlink_caps
+        ``(right, down)`` integer n-link capacities, (H, W-1) and (H-1, W),
+        already quantised (symmetric: each also holds the reverse arc's capacity); for a
+        volume one array per axis, last axis first, as :func:`nlink_weights` returns them.
+    seeds
+        labels shaped like the costs, 0 none, 1 object, 2 background.
+    scale
+        the factor applied to the costs before rounding.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(source, sink)`` int32, shaped like the costs: s -> p = rint(scale * cost_background),
+        p -> t = rint(scale * cost_object); an object seed has s -> p = K_p and p -> t = 0,
+        a background seed the reverse, with K_p = 1 + the sum of p's n-link capacities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import terminal_capacities
+    >>> cost_object = np.array([[0.5, 2.0, 0.0]])
+    >>> cost_background = np.array([[2.0, 0.5, 0.0]])
+    >>> nlinks = (np.array([[3, 4]], np.int32), np.zeros((0, 3), np.int32))   # (right, down)
+    >>> seeds = np.array([[0, 0, 1]], np.uint8)                                 # pixel 2: object
+    >>> source, sink = terminal_capacities(cost_object, cost_background, nlinks, seeds, scale=10)
+    >>> source, sink
+    (array([[20,  5,  5]], dtype=int32), array([[ 5, 20,  0]], dtype=int32))
+    """
+    xp = array_module(cost_object)
+    shape = tuple(cost_object.shape)
+    spatial = len(shape)
+    seeds = check_seeds(same_device(seeds, cost_object), shape, require_both=False)
+    links = tuple(nlink_caps)
+    expected = tuple(shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
+                     for axis in reversed(range(spatial)))
+    if (tuple(cost_background.shape) != shape
+            or tuple(tuple(a.shape) for a in links) != expected):
+        raise ValueError(f"shapes do not match a {'x'.join(map(str, shape))} grid: "
+                         f"cost_background {cost_background.shape}, n-links "
+                         f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
+    source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
+    sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
+    pin = seed_pins(links)
+    if xp is not np:
+        _gpu().apply_seed_pins(_gpu().seed_labels(seeds)[0], pin, source, sink)
+        return source, sink
+    is_object = seeds == FOREGROUND
+    is_background = seeds == BACKGROUND
+    zero = xp.int32(0)
+    source = xp.where(is_object, pin, xp.where(is_background, zero, source)).astype(xp.int32)
+    sink = xp.where(is_background, pin, xp.where(is_object, zero, sink)).astype(xp.int32)
+    return source, sink
+
+
+def seed_pins(nlink_caps):
+    """The hard-constraint capacity K_p = 1 + the sum of p's n-link capacities, int32, shaped
+    like the grid.
+
+    Parameters
+    ----------
+    nlink_caps
+        integer n-link capacities, one array per axis, last axis first, as
+        :func:`nlink_weights` orders them: ``(right, down)``, (H, W-1) and (H-1, W), for
+        an image; ``(right, down, next_slice)`` for a volume.
+
+    Raises
+    ------
+    ValueError
+        a K_p above the int32 limit (lower lam or scale).
+    """
+    links = tuple(nlink_caps)
+    xp = array_module(*links)
+    spatial = len(links)
+    if xp is not np:
+        pins, largest = _gpu().seed_pins(tuple(xp.ascontiguousarray(a, dtype=xp.int32)
+                                               for a in links))
+        if largest > INT32_MAX:
+            raise ValueError(f"the hard-constraint capacity of a seeded pixel reaches "
+                             f"{largest}, above the int32 limit {INT32_MAX}; lower lam or "
+                             "scale")
+        return pins
+    shape = list(links[0].shape)
+    shape[-1] += 1  # the first array lacks one along the last axis
+    incident = xp.zeros(tuple(shape), dtype=xp.int64)
+    for axis, link in zip(reversed(range(spatial)), links):
+        incident[axis_slice(spatial, axis, 0, -1)] += link
+        incident[axis_slice(spatial, axis, 1, None)] += link
+    pin = incident + 1
+    if int(pin.max()) > INT32_MAX:
+        raise ValueError(f"the hard-constraint capacity of a seeded pixel reaches "
+                         f"{int(pin.max())}, above the int32 limit {INT32_MAX}; lower lam or "
+                         "scale")
+    return pin.astype(xp.int32)
+
+
+__all__ = ["DEFAULT_SCALE", "INT32_MAX", "quantize", "quantize_weights", "seed_pins",
+           "terminal_capacities"]

@@ -1,0 +1,179 @@
+"""The segmentation pipeline's general update: every appearance model, boxes and lassos,
+several objects, GrabCut iterations, clean-up (:func:`segment_values`), and the
+:class:`~graphcut.solver.CutResult` it reports."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from graphcut._arrays import array_module, to_host
+from graphcut._labels import BACKGROUND, FOREGROUND, NONE
+from graphcut.io import check_seeds, object_labels
+from graphcut.solver import CutResult
+
+from ._cleanup import clean_labels
+from ._grabcut import iterate_binary, iterate_labels
+from ._regions import allowed_region, region_core
+
+# Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
+# fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
+# LOCALITY_REACH * sqrt(H * W) (5 % of a square image's side).
+LOCALITY_REACH = 0.05
+# Strokes only (no box or lasso): an object's cost rises with the distance d to its nearest
+# seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
+# image's side), so that regions far from every object stroke do not turn object merely for
+# sharing a colour with it (the box does this job when there is one). Chosen on
+# bench/bench_quality.py's development set.
+FAR_REACH = 0.2
+
+
+def segment_values(values, nlinks, seeds, o, *, device, cut):
+    """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
+    :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
+    n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
+    constraints from the seeds and the box / lasso, the labels' samples, the model fitted and
+    its costs turned into t-links; one-object cuts go through ``cut(network) -> CutResult``
+    (the :class:`Segmenter`'s incremental solver), K-label moves through alpha-expansion on
+    ``device``; GrabCut's iterations refit and re-cut; clean-up last.
+
+    Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
+    xp = array_module(values)
+    shape = values.shape[:2]
+    region = allowed_region(shape, box=o["box"], lasso=o["lasso"])
+    has_region = region is not None
+    if seeds is None:
+        if not has_region:
+            raise ValueError("nothing marks the object: give seeds (at least one object and "
+                             "one background seed) or a box or lasso")
+        seeds = xp.zeros(shape, dtype=xp.uint8)
+    else:
+        if array_module(seeds) is not xp:
+            seeds = xp.asarray(to_host(seeds))
+        seeds = check_seeds(seeds, shape, require_both=not has_region, multi=True)
+    objects = object_labels(seeds)
+    outside = None
+    constraints = seeds
+    if has_region:
+        outside = xp.asarray(~region)
+        stray = int(((seeds != NONE) & (seeds != BACKGROUND) & outside).sum())
+        if stray:
+            raise ValueError(f"{stray} object seed pixel(s) lie outside the box / lasso, where "
+                             "everything is background; erase them or enlarge the box")
+        constraints = xp.where(outside, xp.uint8(BACKGROUND), seeds).astype(xp.uint8)
+        if not bool((constraints == BACKGROUND).any()):
+            raise ValueError("the box / lasso covers the whole image and there is no "
+                             "background seed: nothing is known to be background")
+    model = o["appearance"]
+    weights = _seed_weights(seeds, objects, o["seed_share"])
+    background = constraints == BACKGROUND
+    labels_in_order = [objects[0] if objects else FOREGROUND, BACKGROUND] \
+        if len(objects) <= 1 else [BACKGROUND, *objects]
+    far_cost = 0.0 if has_region else o["far_cost"]
+    priors = _locality_priors(seeds, labels_in_order, o["locality"], xp,
+                              far_cost=far_cost, objects=objects or [FOREGROUND])
+    if len(objects) <= 1:
+        label = objects[0] if objects else FOREGROUND
+        is_object = constraints == label
+        binary = xp.where(is_object, xp.uint8(FOREGROUND),
+                          xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
+        sample = (~background) if has_region else is_object
+        if has_region and getattr(model, "core", 0):  # the learned model: the region's core
+            sample = xp.asarray(region_core(region, model.core)) | is_object
+        samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
+                        for s in (sample, background))
+        run = iterate_binary(values, nlinks, binary, model, samples,
+                             iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                             cut=cut, weights=weights, priors=priors)
+        mask = to_host(run.labels).astype(bool)
+        labels = np.where(mask, label, 0).astype(np.uint8)
+    else:
+        pinned = xp.full(shape, -1, dtype=xp.int64)
+        pinned = xp.where(background, 0, pinned)
+        samples = [background]
+        for index, label in enumerate(objects, start=1):
+            pinned = xp.where(constraints == label, index, pinned)
+            samples.append(constraints == label)
+        if weights is not None:
+            samples = [xp.where(s, weights, 0.0) for s in samples]
+        run = iterate_labels(values, nlinks, pinned, model, samples,
+                             iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                             device=device, weights=weights, priors=priors)
+        lookup = np.array([0] + objects, dtype=np.uint8)
+        labels = lookup[to_host(run.labels)]
+    if o["keep"] != "all" or o["fill_holes"] > 0:
+        labels = clean_labels(labels, objects or [FOREGROUND], to_host(seeds), keep=o["keep"],
+                              fill_holes_area=o["fill_holes"],
+                              outside=None if outside is None else to_host(outside))
+    single = objects in ([], [FOREGROUND])
+    return (labels == FOREGROUND if single else labels), run
+
+
+def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
+    """Per label (in ``labels`` order): None, or a fixed cost (H, W) in nats added to its
+    colour model's, from the distance d (pixels) to the label's nearest seed:
+
+    - ``-strength * exp(-d^2 / (2 rho^2))``, ``rho = LOCALITY_REACH * sqrt(H * W)``: a bonus
+      for every label near its strokes;
+    - for the labels in ``objects`` also ``far_cost * (1 - exp(-d^2 / (2 R^2)))``, ``R =
+      FAR_REACH * sqrt(H * W)``: a cost for an object far from its strokes.
+
+    The distances are exact Euclidean distance transforms of the host seeds (SciPy), so the
+    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device."""
+    if strength <= 0 and far_cost <= 0:
+        return None
+    from scipy import ndimage
+
+    host = to_host(seeds)
+    size = math.sqrt(host.size)
+    rho, reach = LOCALITY_REACH * size, FAR_REACH * size
+    priors = [None] * len(labels)
+    for index, label in enumerate(labels):
+        chosen = host == label
+        far = far_cost if label in objects else 0.0
+        if chosen.any() and (strength > 0 or far > 0):
+            squared = ndimage.distance_transform_edt(~chosen) ** 2
+            cost = np.zeros(host.shape)
+            if strength > 0:
+                cost -= strength * np.exp(-squared / (2 * rho * rho))
+            if far > 0:
+                cost += far * -np.expm1(-squared / (2 * reach * reach))
+            priors[index] = xp.asarray(cost)
+    return priors if any(p is not None for p in priors) else None
+
+
+def _seed_weights(seeds, objects, share):
+    """Float (H, W) sample weights: 1, and for the seeds of each label ``share * H * W /
+    (its seed count)`` (at least 1); None when every weight is 1."""
+    if share <= 0:
+        return None
+    xp = array_module(seeds)
+    weights = xp.ones(seeds.shape, dtype=xp.float64)
+    for label in [*objects, BACKGROUND]:
+        chosen = seeds == label
+        count = int(chosen.sum())
+        if count:
+            weights = xp.where(chosen, max(1.0, share * seeds.size / count), weights)
+    return weights
+
+
+def result_of(run, objects_mask, o, started) -> CutResult:
+    """The :class:`CutResult` that :func:`segment` returns for the :class:`Iterated` ``run``
+    (see its docstring)."""
+    return _result(run, objects_mask, o, started)
+
+
+def _result(run, objects_mask, o, started) -> CutResult:
+    last_stats = dict(run.last.stats) if isinstance(run.last, CutResult) else {
+        "expansion": run.last}
+    seconds = dict(last_stats.get("seconds", {}))
+    seconds.update(total=run.cut_seconds, segment=time.perf_counter() - started,
+                   stages=run.seconds)
+    stats = {**last_stats, "seconds": seconds, "iterations": run.iterations,
+             "energies": list(run.history), "model": o["model"], "lam": o["lam"]}
+    return CutResult(run.flow, objects_mask, run.backend, stats)
+
+
+__all__ = ["FAR_REACH", "LOCALITY_REACH", "result_of", "segment_values"]

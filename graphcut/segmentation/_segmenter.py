@@ -1,0 +1,409 @@
+"""``Segmenter``: one image, many seed edits, each answered by an incremental re-solve.
+
+For interactive use. What depends only on the image is computed once: the n-link weights
+(kept as floats, so that a new lam only rescales them), the histogram cell of every pixel,
+the hard-constraint capacities and the solver's n-links. Each :meth:`Segmenter.update` then
+costs little besides the max-flow itself:
+
+- appearance: every update refits the model on the seeds (and the box's inside / outside),
+  computes every label's costs and turns them into t-links (:mod:`._pipeline`); for the
+  histogram model with one cut the seed histograms are instead kept up to date from the
+  pixels whose label changed (:class:`~graphcut.segmentation.SeedHistograms`), their costs
+  are two small per-cell tables and one lookup per pixel gives the same terminal capacities
+  (one kernel on the GPU);
+- solve: the t-links go to the solver's incremental interface (:class:`._solving.GridCuts`
+  over :func:`graphcut.solver.open_grid_solver`), which keeps its flow: on the GPU the
+  push-relabel preflow with the Kohli-Torr update, on the CPU PyMaxflow's graph and search
+  trees. A new lam keeps the flow too where the backend can.
+
+:func:`graphcut.segment` is one update of a new Segmenter, so the mask and the flow value of
+every update equal those of a fresh :func:`graphcut.segment` with the same seeds and options
+(the tests check this on long random edit sequences), for every model, box or lasso, several
+objects, iterations and clean-up.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from graphcut._arrays import array_module, energy_kernels, image_as_float, to_host
+from graphcut._labels import BACKGROUND, FOREGROUND
+from graphcut.io import check_seeds
+from graphcut.solver import CutResult, resolve_device
+
+from graphcut.models import Histogram
+
+from ._boundary import check_positive, weights_of_values
+from ._capacities import quantize_weights, seed_pins
+from ._options import resolve_options
+from ._pipeline import result_of, segment_values
+from ._seed_histograms import SeedHistograms, capacities_from_tables
+from ._solving import GridCuts
+
+CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
+
+
+class Segmenter:
+    """Segment one image (or volume) again and again as its seeds change.
+
+    Parameters
+    ----------
+    image
+        grey or colour image, or volume, as for :func:`graphcut.segment`. Not modified.
+        A grey (D, H, W) volume needs ``channel_axis=None`` (a 3-D array is otherwise read
+        as an (H, W, C) colour image).
+    model
+        the appearance model, as for :func:`graphcut.segment`: a model object such as
+        ``graphcut.models.GMM(components=5)``, a name (``"histogram"``, the default, or
+        ``"gmm"``), a settings dict, or a pair ``(object_model, background_model)`` of
+        objects with ``fit(values, mask)`` and ``costs(values)``; refitted on every update
+        (the caller's object is copied, never changed).
+    lam
+        smoothness weight; ``None``: the model's. Change it later with :meth:`set_lam` (the
+        image's weights are kept; on the GPU the solver's flow too, on the CPU its graph
+        restarts).
+    keep, fill_holes, channel_axis
+        as for :func:`graphcut.segment`.
+    device
+        "auto", "cpu" or "cuda"; the choice made is in :attr:`backend`.
+    **options
+        as for :func:`graphcut.segment`: the energy's ``sigma``, ``spacing``, ``scale``,
+        ``tol``, and the model's knobs as keyword arguments (``bins``, ``components``,
+        ``iterations``, ...); fixed for the session.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut import Segmenter
+    >>> image = np.zeros((6, 10), np.uint8)
+    >>> image[1:5, 1:4] = 200                 # a bright square
+    >>> image[1:5, 6:9] = 100                 # a grey one
+    >>> seeds = np.zeros_like(image)
+    >>> seeds[2, 2], seeds[0, 0] = 1, 2
+    >>> session = Segmenter(image, device="cpu")
+    >>> session.update(seeds).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    One more object seed on the grey square; ``region`` says where the seeds changed, and the
+    re-solve starts from the previous flow:
+
+    >>> seeds[2, 7] = 1
+    >>> session.update(seeds, region=np.s_[2:3, 7:8]).astype(int)
+    array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+           [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]])
+
+    The answer equals a fresh :func:`graphcut.segment`'s:
+
+    >>> from graphcut import segment
+    >>> _, fresh = segment(image, seeds, device="cpu", return_result=True)
+    >>> session.last_result.flow == fresh.flow
+    True
+
+    Any model re-solves incrementally, e.g. GrabCut's mixtures:
+
+    >>> from graphcut.models import GMM
+    >>> gmm = Segmenter(image, model=GMM(components=2), device="cpu")
+    >>> int(gmm.update(seeds).sum())
+    24
+
+    On a GPU the solver's state stays in GPU memory between updates:
+
+    >>> int(Segmenter(image, device="cuda").update(seeds).sum())  # doctest: +GPU
+    24
+    """
+
+    def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
+                 channel_axis=-1, device="auto", **options):
+        o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
+                            channel_axis=channel_axis, **options)
+        self._options = o
+        #: the appearance model object (fitted on every update; the caller's is never changed)
+        self.model = o["appearance"]
+        self.backend = resolve_device(device)
+        self._tabled = tabled(o)
+        self._image, self._channel_axis, self._features = image, channel_axis, None
+        self._seeds_stale = False  # a pipeline update left the incremental seed state behind
+        if self.backend == "cuda":
+            import cupy
+            image = cupy.asarray(image) if array_module(image) is np else image
+        self.sigma, self.bins = o["sigma"], getattr(self.model, "bins", None)
+        self.scale = check_positive("scale", o["scale"])
+        self._values = image_as_float(image, channel_axis=channel_axis)
+        self.shape = tuple(self._values.shape[:-1])
+        self._xp = array_module(self._values)
+        self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
+        self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])  # last axis first
+        self._histograms = None
+        if self._tabled:
+            self._histograms = SeedHistograms(self._values, bins=self.bins)
+            self._values = None      # the bins and weights hold all the image's part now
+        self._seeds = None           # host uint8 copy of the seeds last given to update()
+        self._seeds_device = None    # the same on the GPU (cuda backend)
+        self._solver = None          # GridCuts (the incremental solver), made by prepare()
+        self.last_result: CutResult | None = None
+        self.lam = None
+        self.set_lam(o["lam"])
+
+    def _one_shot(self) -> None:
+        """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
+        update): the float n-link weights, 16 bytes a pixel, and on the table route the seed
+        histograms and pins once the capacities are computed and the n-link capacities once
+        the solver holds them, so that the peak is about a fresh solve's."""
+        self._weights = None
+
+    @property
+    def device_name(self) -> str:
+        if self.backend == "cuda":
+            from graphcut.solver import cuda_device_name
+            return cuda_device_name()
+        return CPU_DEVICE_NAME
+
+    @property
+    def device_seeds(self):
+        """The seeds of the last :meth:`update` (uint8 (H, W)) on the solver's device: a CuPy
+        array on the GPU (kept there between updates), else NumPy. Read-only by convention;
+        None before the first update."""
+        if self._on_gpu and self._seeds_device is not None:
+            return self._seeds_device
+        return self._seeds
+
+    def set_lam(self, lam) -> None:
+        """Use another smoothness weight from the next :meth:`update` on. The image's weights,
+        the colour model and the seeds are kept. On the GPU the solver keeps its flow too: the
+        new n-link capacities are applied to the kept preflow with the Kohli-Torr
+        reparameterisation (``GridState.change_nlinks``), and the next update resumes from it
+        like a stroke does. On the CPU PyMaxflow's graph starts over (it cannot lower an arc's
+        capacity while keeping its flow)."""
+        lam = float(lam)
+        if not (math.isfinite(lam) and lam >= 0.0):
+            raise ValueError(f"lam must be a finite number >= 0, got {lam}")
+        if lam == self.lam:
+            return
+        what = "n-link capacities (lam * weights)"
+        nlinks = tuple(quantize_weights(w, lam, scale=self.scale, what=what)
+                       for w in self._weights)
+        self._pins = seed_pins(nlinks)
+        self._nlinks, self.lam = nlinks, lam
+        if self._solver is not None:
+            self._solver.set_nlinks(nlinks)
+
+    def prepare(self) -> float:
+        """Build the solver's seed-independent part now (PyMaxflow's graph with its n-links, or
+        the GPU state), so that the first :meth:`update` does not wait for it. Returns the
+        seconds it took (0 when already built)."""
+        if self._solver is not None:
+            return 0.0
+        started = time.perf_counter()
+        self._solver = GridCuts(self.shape, self._nlinks, self.backend)
+        self._solver.open()
+        if self._on_gpu:  # compile the capacity kernel now, not at the first stroke
+            one = self._xp.zeros((1, 1), dtype=self._xp.int32)
+            capacities_from_tables(one, self._xp.zeros((1, 1), dtype=self._xp.uint8), one,
+                                   one[0], one[0])
+        return time.perf_counter() - started
+
+    def update(self, seeds, *, region=None, cancel=None, device_mask=False, box=None,
+               lasso=None):
+        """Segment with these seeds; returns the bool mask, True = object (or, for seeds of
+        several objects, the label image).
+
+        Parameters
+        ----------
+        seeds
+            (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
+            of each. NumPy or CuPy; not modified.
+        region
+            optional tuple of slices, one per axis (``(rows, cols)`` for an image),
+            that contains every pixel whose label changed since the last update (e.g. a
+            stroke's bounding box); only that part is read and checked. ``None`` compares
+            the whole array.
+        cancel
+            optional callable polled during a GPU solve (between launch batches);
+            when it returns True the solve stops with
+            :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
+            update continues from where the solve stopped. (PyMaxflow cannot be
+            interrupted: on the CPU this is ignored.)
+        device_mask
+            return the mask on the solver's device (a CuPy array on the GPU).
+        box, lasso
+            as for :func:`graphcut.segment` (seeds may then be None).
+
+        Returns
+        -------
+        numpy.ndarray
+            The bool (H, W) mask, a NumPy array unless ``device_mask``.
+        """
+        started = time.perf_counter()
+        if region is not None:
+            region = _check_region(region, self.shape)
+        if self._needs_pipeline(seeds, box, lasso):
+            return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started)
+        if self._seeds_stale:
+            region, self._seeds_stale = None, False  # compare the whole array once
+        self._take_seeds(seeds, region)
+        source, sink = self._terminal_capacities()
+        if self._weights is None:  # one shot: free what only later updates need before the
+            self._pins = self._histograms = self._seeds = None  # solver's graph is built
+        if self._on_gpu:  # so that the energy's time is its own, not the solve's
+            self._xp.cuda.get_current_stream().synchronize()
+        built = time.perf_counter()
+        self.prepare()
+        if self._weights is None:  # one shot: the solver has the n-links
+            self._nlinks = self._solver._nlinks = None
+        built_solver = time.perf_counter()
+        solved = self._solver.solve(source, sink, cancel=cancel)
+        mask = solved.source_side
+        if not device_mask:
+            mask = to_host(mask)
+        done = time.perf_counter()
+        stats = {**solved.stats,
+                 "seconds": {"energy": built - started, "prepare": built_solver - built,
+                             "solve": done - built_solver, "total": done - started}}
+        self.last_result = CutResult(solved.flow, mask, self.backend, stats)
+        return mask
+
+    # -- the segmentation pipeline (colour models, iterations, boxes, several objects) -----
+
+    def _needs_pipeline(self, seeds, box, lasso) -> bool:
+        if not self._tabled or box is not None or lasso is not None or seeds is None:
+            return True
+        return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
+                and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
+
+    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
+        if len(self.shape) != 2:
+            raise ValueError("volumes are segmented with today's energy only: the histogram "
+                             "model without iterations, box, lasso, clean-up or further objects")
+        if self._features is None:  # once per image
+            values = self._values
+            if values is None:
+                image = self._image
+                if self.backend == "cuda" and array_module(image) is np:
+                    import cupy
+                    image = cupy.asarray(image)
+                values = image_as_float(image, channel_axis=self._channel_axis)
+            self._features = self.model.features(values)
+        values = self._features
+        if seeds is not None:
+            seeds = self._xp.asarray(seeds)
+        self.prepare()
+
+        def cut(network):
+            return self._solver.solve(network.source, network.sink, cancel=cancel)
+
+        options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
+        output, run = segment_values(values, self._nlinks, seeds, options,
+                                     device=self.backend, cut=cut)
+        self._seeds_stale = True
+        self.last_result = result_of(run, np.asarray(output) != 0, options, started)
+        if device_mask and self.backend == "cuda":
+            return self._xp.asarray(output)
+        return output
+
+    # -- seeds and capacities ---------------------------------------------------------------
+
+    def _take_seeds(self, seeds, region) -> None:
+        """Copy the new seeds (or their ``region``) and count the edit in the colour model."""
+        on_gpu = array_module(seeds) is not np
+        if not on_gpu:
+            seeds = np.asarray(seeds)
+        if seeds.ndim != len(self.shape):
+            raise ValueError(
+                f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image is "
+                f"{'x'.join(map(str, self.shape))}: a {len(self.shape)}-D image needs "
+                f"{len(self.shape)}-D seeds (a grey volume needs channel_axis=None)")
+        if region is None or self._seeds is None:
+            after = check_seeds(seeds.get() if on_gpu else np.asarray(seeds), self.shape,
+                                require_both=False)
+            region = tuple(slice(0, n) for n in self.shape)
+            if self._seeds is None:
+                self._seeds = np.zeros(self.shape, np.uint8)
+        else:
+            region = _check_region(region, self.shape)
+            after = seeds[region]
+            after = check_seeds(after.get() if on_gpu else np.asarray(after),
+                                name="seeds in the edited region", require_both=False)
+        before = self._seeds[region]
+        if self._histograms is not None:
+            self._histograms.edit(region, before, after)
+        self._seeds[region] = after
+        if self._on_gpu:
+            import cupy
+            if self._seeds_device is None:
+                self._seeds_device = cupy.asarray(self._seeds)
+            else:  # copies only: no CuPy kernel to compile
+                energy_kernels().upload_region(self._seeds_device, self._seeds, region)
+        object_seeds, background_seeds = self._seed_counts()
+        if not object_seeds:
+            raise ValueError("seeds contain no foreground seed (label 1 / red stroke); mark at "
+                             "least one pixel of the object")
+        if not background_seeds:
+            raise ValueError("seeds contain no background seed (label 2 / blue stroke); mark "
+                             "at least one background pixel")
+
+    def _seed_counts(self) -> tuple[int, int]:
+        if self._histograms is not None:
+            return self._histograms.seed_counts
+        return (int(np.count_nonzero(self._seeds == FOREGROUND)),
+                int(np.count_nonzero(self._seeds == BACKGROUND)))
+
+    def _terminal_capacities(self):
+        seeds = self._seeds_device if self._on_gpu else self._seeds
+        source_table, sink_table = self._histograms.capacity_tables(self.scale)
+        if self._on_gpu:
+            import cupy
+            source_table, sink_table = cupy.asarray(source_table), cupy.asarray(sink_table)
+        return capacities_from_tables(self._histograms.index, seeds, self._pins, source_table,
+                                      sink_table)
+
+
+def tabled(o) -> bool:
+    """Whether the options ``o`` (:func:`resolve_options`) let the histogram model answer
+    updates from per-cell cost tables kept up to date from seed edits (the same capacities
+    as its general pipeline update, computed from the edited pixels only): the histogram
+    model with one cut, plain seed counts, no locality, far cost or clean-up."""
+    return (type(o["appearance"]) is Histogram and not o["iterations"]
+            and not o["seed_share"] and not o["locality"] and not o["far_cost"]
+            and o["keep"] == "all" and not o["fill_holes"])
+
+
+def only_binary_labels(seeds) -> bool:
+    """Whether the integer label array ``seeds`` holds no label above 2 (no further object).
+    On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
+    if array_module(seeds) is np:
+        return int(np.asarray(seeds).max()) <= BACKGROUND
+    try:
+        _, (_, _, unknown) = energy_kernels().seed_labels(seeds)
+    except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
+        return int(seeds.max()) <= BACKGROUND
+    return not unknown
+
+
+def _check_region(region, shape):
+    """``region`` as a tuple of slices (one per axis) with steps of 1, clipped to ``shape``."""
+    try:
+        region = tuple(region)
+        if len(region) != len(shape):
+            raise ValueError
+        bounds = [s.indices(n) for s, n in zip(region, shape)]
+    except (TypeError, ValueError, AttributeError):
+        raise TypeError(f"region must be a tuple of {len(shape)} slices, one per axis "
+                        f"((rows, cols) for an image), got {region!r}") from None
+    if any(step != 1 for _, _, step in bounds):
+        raise ValueError(f"region slices must have step 1, got {region!r}")
+    return tuple(slice(start, max(start, stop)) for start, stop, _ in bounds)
+
+
+__all__ = ["Segmenter", "only_binary_labels", "tabled"]
