@@ -349,7 +349,8 @@ def speed(args):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=("dev", "test", "extra", "photos-dev", "photos-test"), default="test",
+    parser.add_argument("--set", default="test",
+                        choices=("dev", "test", "extra", "photos-dev", "photos-test"),
                         help="dev: for choosing options; test: for reporting; extra: a "
                              "second report set, to confirm a gain is not fitted to dev; "
                              "photos-dev / photos-test: real photographs "
