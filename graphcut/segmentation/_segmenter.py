@@ -33,6 +33,7 @@ from graphcut._arrays import array_module, energy_kernels, image_as_float, to_ho
 from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.io import check_seeds
 from graphcut.solver import CutResult, resolve_device
+from graphcut.solver.incremental import check_region
 
 from graphcut.models import Histogram
 
@@ -248,7 +249,7 @@ class Segmenter:
         """
         started = time.perf_counter()
         if region is not None:
-            region = _check_region(region, self.shape)
+            region = check_region(region, self.shape)
         if self._needs_pipeline(seeds, box, lasso):
             return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started)
         if self._seeds_stale:
@@ -332,7 +333,7 @@ class Segmenter:
             if self._seeds is None:
                 self._seeds = np.zeros(self.shape, np.uint8)
         else:
-            region = _check_region(region, self.shape)
+            region = check_region(region, self.shape)
             after = seeds[region]
             after = check_seeds(after.get() if on_gpu else np.asarray(after),
                                 name="seeds in the edited region", require_both=False)
@@ -390,21 +391,6 @@ def only_binary_labels(seeds) -> bool:
     except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
         return int(seeds.max()) <= BACKGROUND
     return not unknown
-
-
-def _check_region(region, shape):
-    """``region`` as a tuple of slices (one per axis) with steps of 1, clipped to ``shape``."""
-    try:
-        region = tuple(region)
-        if len(region) != len(shape):
-            raise ValueError
-        bounds = [s.indices(n) for s, n in zip(region, shape)]
-    except (TypeError, ValueError, AttributeError):
-        raise TypeError(f"region must be a tuple of {len(shape)} slices, one per axis "
-                        f"((rows, cols) for an image), got {region!r}") from None
-    if any(step != 1 for _, _, step in bounds):
-        raise ValueError(f"region slices must have step 1, got {region!r}")
-    return tuple(slice(start, max(start, stop)) for start, stop, _ in bounds)
 
 
 __all__ = ["Segmenter", "only_binary_labels", "tabled"]
