@@ -305,16 +305,20 @@ class Learned(AppearanceModel):
 
     Parameters
     ----------
-    classifier : str
-        ``"logistic"`` (quadratic logistic regression, Newton steps) or ``"gaussian"``.
-    l2 : float
-        Penalty of the logistic regression per unit of sample weight (``None``: 0.1).
-    core : float
-        With a box or lasso, the object's sample is the region's core: its pixels at least
-        ``core`` times the largest distance from the outline (``None``: 0.5), plus the object
-        seeds.
-    iterations, seed_share, locality, far_cost :
-        The pipeline's knobs (:class:`AppearanceModel`).
+    **knobs
+        ``classifier`` (str): ``"logistic"`` (quadratic logistic regression, Newton steps)
+        or ``"gaussian"``; ``None``: ``"logistic"``. ``l2`` (float): penalty of the
+        logistic regression per unit of sample weight; ``None``: 0.1. ``core`` (float,
+        0..1): with a box or lasso, the object's sample is the region's core, its pixels at
+        least ``core`` times the largest distance from the outline, plus the object seeds;
+        ``None``: 0.5. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
+        pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
+
+    Examples
+    --------
+    >>> from graphcut.models import Learned
+    >>> Learned(classifier="gaussian").settings()
+    {'model': 'learned', 'classifier': 'gaussian'}
     """
 
     name = "learned"
