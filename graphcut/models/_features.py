@@ -11,8 +11,9 @@ computed with the same formulas on the CPU (NumPy / SciPy) and on the GPU (CuPy 
   eigenvalues of the Hessian ``s^2 * H(G_s * I)`` (whose sum is the Laplacian of Gaussian),
   all scale-normalised so that one structure gives similar numbers at every scale.
 
-Features are then standardised over the image (each one minus its mean over all pixels,
-divided by its standard deviation, a constant feature left at 0), so that a classifier's
+Features are then standardised over the image (each one minus its mean over the pixels,
+divided by its standard deviation, a constant feature left at 0; above
+:data:`STATISTICS_PIXELS` pixels the statistics come from a regular subsample of them), so that a classifier's
 regularisation means the same on dark 16-bit fluorescence and on bright photographs.
 
 The spatial axes are all axes but the last: ``values`` is ``(H, W, C)`` or ``(D, H, W, C)``
@@ -27,6 +28,9 @@ from graphcut._arrays import array_module
 
 #: Gaussian scales (pixels) of the filter bank (chosen on bench/bench_quality.py's dev split)
 DEFAULT_SCALES = (1.0, 2.0, 4.0, 8.0)
+#: pixels at most whose statistics standardise a feature (a regular subsample: every k-th
+#: pixel in memory order; all of them up to this size)
+STATISTICS_PIXELS = 1 << 20
 
 
 def _ndimage(xp):
@@ -140,10 +144,13 @@ def pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
         for eigenvalue in _hessian_eigenvalues(xp, ndimage, grey, s):
             put(eigenvalue)
     if standardise:  # one column at a time: float64 statistics without a float64 copy
+        flat = features.reshape(-1, features.shape[-1])
+        stride = -(-flat.shape[0] // STATISTICS_PIXELS)  # a regular subsample of the pixels
         for k in range(features.shape[-1]):
             column = features[..., k]
-            mean = float(column.mean(dtype=xp.float64))
-            std = float(column.std(dtype=xp.float64))
+            sample = flat[::stride, k]
+            mean = float(sample.mean(dtype=xp.float64))
+            std = float(sample.std(dtype=xp.float64))
             column -= mean
             if std > 1e-12:
                 column /= std

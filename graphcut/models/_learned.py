@@ -44,8 +44,11 @@ MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
 MIN_PROBABILITY = 1e-4
 _SAMPLE_SEED = 20240624
-#: pixels scored at once (bounds the scoring's temporary memory to ~ SCORE_CHUNK * F floats)
-SCORE_CHUNK = 1 << 18
+#: the largest cost, -log MIN_PROBABILITY (nats)
+MAX_COST = float(-np.log(MIN_PROBABILITY))
+#: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
+#: floats)
+SCORE_CHUNK = 1 << 20
 
 
 def _flat_sample(values, mask, max_samples):
@@ -165,37 +168,51 @@ class _Shared:
         return self.scored[1][index]
 
     def _score(self, values):
-        """-log p(label | x) for every label, float64 (count, H, W)."""
+        """-log p(label | x) for every label, float64 (count, H, W): one pass over the
+        features in chunks of rows (:func:`_chunk_rows`), each chunk's scores, probabilities
+        and costs computed while it is in cache; no full-image temporary but the result."""
         xp = array_module(values)
         shape = values.shape[:-1]
-        flat = values.reshape(-1, values.shape[-1]).astype(xp.float32, copy=False)
+        flat = values.reshape(-1, values.shape[-1])
+        if flat.dtype != xp.float32:
+            flat = flat.astype(xp.float32)
+        count = len(self.samples)
+        out = xp.empty((count, flat.shape[0]), dtype=xp.float64)
+        params = self.params if self.classifier == "gaussian" else [
+            (b[1:flat.shape[1] + 1].astype(xp.float32), b[flat.shape[1] + 1:].astype(
+                xp.float32), float(b[0])) for b in self.params]
+        step = _chunk_rows(xp, flat.shape[1])
+        for start in range(0, flat.shape[0], step):
+            x = flat[start:start + step]
+            out[:, start:start + step] = self._chunk_costs(x, params, xp)
+        return out.reshape((count,) + shape)
+
+    def _chunk_costs(self, x, params, xp):
+        """Costs (count, n) float32 of the feature rows ``x`` (n, F) float32."""
         if self.classifier == "gaussian":
-            log_like = xp.stack([_gaussian_log(flat, p, xp) for p in self.params])
+            log_like = xp.stack([_gaussian_log(x, p, xp) for p in params])
             log_like = log_like - log_like.max(axis=0, keepdims=True)
             log_p = log_like - xp.log(xp.exp(log_like).sum(axis=0, keepdims=True))
-        else:
-            scores = [_linear_quadratic(flat, beta, xp) for beta in self.params]
-            if len(scores) == 1:  # binary: label 0 is the positive class
-                z = xp.clip(scores[0], -30.0, 30.0)
-                log_p = xp.stack([-xp.log1p(xp.exp(-z)), -xp.log1p(xp.exp(z))])
-            else:  # one against the rest, normalised
-                p = xp.stack([1.0 / (1.0 + xp.exp(-xp.clip(s, -30.0, 30.0))) for s in scores])
-                log_p = xp.log(xp.maximum(p / p.sum(axis=0, keepdims=True), 1e-30))
-        log_p = xp.maximum(log_p, np.log(MIN_PROBABILITY))
-        return (-log_p).astype(xp.float64).reshape((len(self.samples),) + shape)
+            return xp.minimum(-log_p, MAX_COST)
+        squares = x * x
+        scores = [x @ linear + squares @ quadratic + xp.float32(bias)
+                  for linear, quadratic, bias in params]
+        if len(scores) == 1:  # binary: label 0 is the positive class; -log p = softplus
+            z = xp.clip(scores[0], xp.float32(-30), xp.float32(30))
+            cost_first = xp.log1p(xp.exp(-z))
+            costs = xp.stack([cost_first, cost_first + z])
+        else:  # one against the rest, normalised
+            p = xp.stack([1.0 / (1.0 + xp.exp(-xp.clip(s, -30.0, 30.0))) for s in scores])
+            costs = -xp.log(xp.maximum(p / p.sum(axis=0, keepdims=True), 1e-30))
+        return xp.minimum(costs, MAX_COST)
 
 
-def _linear_quadratic(flat, beta, xp):
-    """``[1, x, x^2] @ beta`` for every row of ``flat`` (n, F), in chunks of SCORE_CHUNK rows
-    (memory: a chunk's squares, not the whole image's design matrix), float32."""
-    beta = beta.astype(xp.float32)
-    features = flat.shape[1]
-    out = xp.empty(flat.shape[0], dtype=xp.float32)
-    for start in range(0, flat.shape[0], SCORE_CHUNK):
-        x = flat[start:start + SCORE_CHUNK]
-        out[start:start + SCORE_CHUNK] = (x @ beta[1:features + 1] + (x * x) @ beta[features + 1:]
-                                          + beta[0])
-    return out
+def _chunk_rows(xp, features):
+    """Rows scored at once: ~256 kB of features on the CPU (they stay in cache through the
+    chunk's few passes), SCORE_CHUNK rows on a GPU (few kernel launches)."""
+    if xp.__name__ == "numpy":
+        return max(1024, (1 << 18) // (4 * max(1, features)))
+    return SCORE_CHUNK
 
 
 def _gaussian(x, w, xp):
