@@ -1,0 +1,86 @@
+"""The learned model's GPU path (features, training, scoring: the same code with CuPy) run
+with the NumPy stand-in for CuPy (tests/support/fake_cupy.py) and ``cupyx.scipy.ndimage``
+standing in as SciPy's: the features and the costs equal the NumPy path's."""
+
+import sys
+import types
+
+import numpy as np
+import pytest
+from scipy import ndimage as scipy_ndimage
+
+import fake_cupy
+from graphcut.models import learned_models
+from graphcut.models._features import STATISTICS_PIXELS, pixel_features
+
+# float32 features and scores on both sides, the same operations in the same order: the
+# stand-in runs NumPy, so only the chunking of the scoring differs (CPU vs GPU chunk sizes)
+COST_TOLERANCE = 1e-5   # nats
+FEATURE_TOLERANCE = 1e-6
+
+
+@pytest.fixture
+def cupy(monkeypatch):
+    module = fake_cupy.fake_cupy_module(None)
+    ndimage = types.ModuleType("cupyx.scipy.ndimage")
+
+    def gaussian_filter(values, *args, **kwargs):
+        return fake_cupy._wrap(scipy_ndimage.gaussian_filter(np.asarray(values), *args,
+                                                             **kwargs))
+
+    ndimage.gaussian_filter = gaussian_filter
+    scipy = types.ModuleType("cupyx.scipy")
+    scipy.ndimage = ndimage
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scipy = scipy
+    for name, value in (("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
+                        ("cupyx.scipy.ndimage", ndimage)):
+        monkeypatch.setitem(sys.modules, name, value)
+    return module
+
+
+def _on_stand_in(array):
+    return type(array).__module__.split(".")[0] == "cupy"
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_features_equal_numpy(cupy, channels):
+    values = np.random.default_rng(channels).random((40, 52, channels)).astype(np.float32)
+    cpu = pixel_features(values)
+    gpu = pixel_features(cupy.asarray(values))
+    assert _on_stand_in(gpu)
+    np.testing.assert_allclose(np.asarray(gpu), cpu, atol=FEATURE_TOLERANCE)
+
+
+@pytest.mark.parametrize("classifier,count", [("logistic", 2), ("logistic", 3),
+                                              ("gaussian", 2)])
+def test_costs_equal_numpy(cupy, classifier, count):
+    rng = np.random.default_rng(count)
+    features = pixel_features(rng.random((64, 70, 3)).astype(np.float32))
+    masks = [np.zeros(features.shape[:2], bool) for _ in range(count)]
+    for index, mask in enumerate(masks):
+        mask[5 + 20 * index:15 + 20 * index, 10:60] = True
+    cpu_views = learned_models(count, classifier=classifier)
+    gpu_views = learned_models(count, classifier=classifier)
+    gpu_features = cupy.asarray(features)
+    for cpu_view, gpu_view, mask in zip(cpu_views, gpu_views, masks):
+        cpu_view.fit(features, mask)
+        gpu_view.fit(gpu_features, cupy.asarray(mask))
+    for cpu_view, gpu_view in zip(cpu_views, gpu_views):
+        gpu_costs = gpu_view.costs(gpu_features)
+        assert _on_stand_in(gpu_costs)
+        np.testing.assert_allclose(np.asarray(gpu_costs), cpu_view.costs(features),
+                                   atol=COST_TOLERANCE)
+
+
+def test_statistics_subsample_is_close_to_all_pixels(monkeypatch):
+    """Above STATISTICS_PIXELS pixels the standardisation uses a regular subsample; on a
+    natural-looking image its mean and standard deviation are those of all pixels."""
+    from graphcut.models import _features
+    rng = np.random.default_rng(5)
+    values = scipy_ndimage.gaussian_filter(rng.random((300, 310)), 3)[..., None]
+    monkeypatch.setattr(_features, "STATISTICS_PIXELS", 300 * 310 // 7)
+    sub = pixel_features(values)
+    assert STATISTICS_PIXELS > 300 * 310  # the module's own value: every pixel here
+    np.testing.assert_allclose(sub.mean(axis=(0, 1)), 0, atol=0.05)
+    np.testing.assert_allclose(sub.std(axis=(0, 1)), 1, atol=0.05)
