@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
@@ -128,6 +128,8 @@ class _Shared:
 
     def __init__(self, count, classifier, l2, max_samples):
         self.samples = [None] * count
+        self.prior = [None] * count     # (x, w) of each label's image prior, or None
+        self.prior_weight = 0.0
         self.classifier = classifier
         self.l2 = l2
         self.max_samples = max_samples
@@ -139,6 +141,14 @@ class _Shared:
         self.samples[index] = _flat_sample(values, mask, self.max_samples)
         self.stale = True
 
+    def set_prior(self, index, values, mask, weight):
+        """The pixels ``mask`` selects as label ``index``'s weak prior sample, weighing
+        ``weight`` times the label's own sample in training (None: no prior)."""
+        self.prior[index] = None if mask is None else _flat_sample(values, mask,
+                                                                   self.max_samples)
+        self.prior_weight = float(weight)
+        self.stale = True
+
     def train(self):
         missing = [i for i, s in enumerate(self.samples) if s is None or not s[0].shape[0]]
         if missing:
@@ -148,11 +158,14 @@ class _Shared:
         if self.classifier == "gaussian":
             self.params = [_gaussian(x, w, xp) for x, w in self.samples]
         else:
-            x_all = _design(xp.concatenate([x for x, _ in self.samples]), xp)
-            balanced = [w / float(w.sum()) for _, w in self.samples]
-            w_all = xp.concatenate(balanced) * float(sum(s[0].shape[0] for s in self.samples))
-            labels = xp.concatenate([xp.full(x.shape[0], i) for i, (x, _)
-                                     in enumerate(self.samples)])
+            parts = [(i, x, w / float(w.sum())) for i, (x, w) in enumerate(self.samples)]
+            parts += [(i, p[0], p[1] * (self.prior_weight / float(p[1].sum())))
+                      for i, p in enumerate(self.prior)
+                      if p is not None and p[0].shape[0] and self.prior_weight > 0]
+            x_all = _design(xp.concatenate([x for _, x, _ in parts]), xp)
+            w_all = xp.concatenate([w for _, _, w in parts]) * float(
+                sum(s[0].shape[0] for s in self.samples))
+            labels = xp.concatenate([xp.full(x.shape[0], i) for i, x, _ in parts])
             pairs = [(0, None)] if len(self.samples) == 2 else list(
                 enumerate(self.samples))
             self.params = [fit_logistic(x_all, (labels == k).astype(xp.float64), w_all,
@@ -348,13 +361,20 @@ class Learned(AppearanceModel):
     classifier = "logistic"
     l2 = DEFAULT_L2
     core = 0.5
-    knobs = ("classifier", "l2", "core", "iterations", "seed_share", "locality", "far_cost")
+    prior = 0.0
+    knobs = ("classifier", "l2", "core", "prior", "iterations", "seed_share", "locality",
+             "far_cost")
 
     def check_knob(self, key, value):
         if key == "classifier":
             if value not in CLASSIFIERS:
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
+            return value
+        if key == "prior":
+            value = float(value)
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"prior must be a finite number >= 0, got {value}")
             return value
         if key in ("l2", "core"):
             value = float(value)
@@ -366,13 +386,44 @@ class Learned(AppearanceModel):
         return super().check_knob(key, value)
 
     def features(self, values):
+        self._channels = int(values.shape[-1])
         return image_features(values)
 
     def fit(self, features, samples) -> "Learned":
         self._views = learned_models(len(samples), classifier=self.classifier, l2=self.l2)
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
+        if self.prior > 0 and len(samples) == 2:
+            masks = intensity_prior(features, samples, getattr(self, "_channels", 1))
+            shared = self._views[0]._shared
+            for index, mask in enumerate(masks):
+                shared.set_prior(index, features, mask, self.prior)
         return self
 
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
+
+
+def intensity_prior(features, samples, channels):
+    """Two labels' weak prior samples from the image: a global Otsu threshold of the grey
+    intensity smoothed at the first scale (the mean of the ``gauss*@1`` feature columns)
+    splits the pixels into bright and dark; each label gets the side where most of its
+    sample's weight lies, and neither gets one when both samples lie mostly on one side.
+
+    Returns ``(mask_0, mask_1)``: bool arrays of the features' spatial shape, or Nones."""
+    from skimage.filters import threshold_otsu
+
+    xp = array_module(features)
+    grey = features[..., channels:2 * channels].mean(axis=-1)
+    flat = grey.reshape(-1)
+    stride = max(1, flat.shape[0] // (1 << 16))
+    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
+    bright = grey > threshold
+    sides = []
+    for sample in samples:
+        weight = xp.asarray(sample, dtype=xp.float64)
+        total = float(weight.sum())
+        sides.append(float((weight * bright).sum()) / total > 0.5 if total > 0 else None)
+    if None in sides or sides[0] == sides[1]:
+        return None, None
+    return tuple(bright if side else ~bright for side in sides)

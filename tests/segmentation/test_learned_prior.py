@@ -1,0 +1,71 @@
+"""The learned model's intensity prior (``Learned(prior=...)``): the Otsu split of the image
+gives each label the side its sample lies on (checked against the truth of a synthetic image),
+none when both samples lie on one side, and a segmentation from one click per label then finds
+every bright object, not only the clicked one."""
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+import graphcut
+from graphcut.models import Learned, model_from_settings
+from graphcut.models._features import pixel_features
+from graphcut.models._learned import intensity_prior
+
+
+def _nuclei(seed=0, shape=(96, 112)):
+    """Bright blobs of several brightnesses on a dark, noisy background; uint16 and truth."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:shape[0], :shape[1]]
+    truth = np.zeros(shape, bool)
+    image = 200 + 40 * rng.standard_normal(shape)
+    for index, (r, c) in enumerate([(20, 20), (25, 70), (60, 40), (75, 90), (50, 95)]):
+        blob = (yy - r) ** 2 + (xx - c) ** 2 < 8 ** 2
+        truth |= blob
+        image[blob] += 1500 + 500 * index
+    image = ndimage.gaussian_filter(image, 1)
+    return np.clip(image, 0, 65535).astype(np.uint16), truth
+
+
+def _clicks(truth):
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[18:23, 18:23] = 1         # inside the first (dimmest) blob
+    seeds[40:45, 5:10] = 2          # background
+    return seeds
+
+
+def test_prior_sides_follow_the_samples():
+    image, truth = _nuclei()
+    features = pixel_features(image[..., None].astype(np.float32))
+    seeds = _clicks(truth)
+    obj, bg = intensity_prior(features, (seeds == 1, seeds == 2), 1)
+    assert (obj == ~bg).all()
+    assert (obj == truth).mean() > 0.97          # the bright side is the nuclei
+    swapped = intensity_prior(features, (seeds == 2, seeds == 1), 1)
+    assert (swapped[0] == bg).all()
+    both_dark = intensity_prior(features, (seeds == 2, seeds == 2), 1)
+    assert both_dark == (None, None)
+
+
+def test_one_click_each_finds_every_bright_object():
+    image, truth = _nuclei(seed=1)
+    seeds = _clicks(truth)
+    mask = graphcut.segment(image, seeds, model=Learned(prior=1.0), device="cpu")
+    iou = (mask & truth).sum() / (mask | truth).sum()
+    assert iou > 0.85
+    assert mask[seeds == 1].all() and not mask[seeds == 2].any()
+
+
+def test_prior_incremental_equals_fresh_and_round_trips():
+    image, truth = _nuclei(seed=2)
+    model = Learned(prior=0.5)
+    assert model_from_settings(model.settings()) == model
+    session = graphcut.Segmenter(image, model=model, device="cpu")
+    seeds = _clicks(truth)
+    for stroke in (None, np.s_[73:77, 88:92]):
+        if stroke is not None:
+            seeds[stroke] = 1
+        fresh = graphcut.segment(image, seeds, model=model, device="cpu")
+        np.testing.assert_array_equal(np.asarray(session.update(seeds.copy())), fresh)
+    with pytest.raises(ValueError, match="prior"):
+        Learned(prior=-1)
