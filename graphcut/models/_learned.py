@@ -361,7 +361,7 @@ class Learned(AppearanceModel):
     classifier = "logistic"
     l2 = DEFAULT_L2
     core = 0.5
-    prior = 0.0
+    prior = 0.3
     knobs = ("classifier", "l2", "core", "prior", "iterations", "seed_share", "locality",
              "far_cost")
 
