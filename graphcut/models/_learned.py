@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import array_module, to_host
+from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
+from ._prior import intensity_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -403,27 +404,3 @@ class Learned(AppearanceModel):
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
 
-
-def intensity_prior(features, samples, channels):
-    """Two labels' weak prior samples from the image: a global Otsu threshold of the grey
-    intensity smoothed at the first scale (the mean of the ``gauss*@1`` feature columns)
-    splits the pixels into bright and dark; each label gets the side where most of its
-    sample's weight lies, and neither gets one when both samples lie mostly on one side.
-
-    Returns ``(mask_0, mask_1)``: bool arrays of the features' spatial shape, or Nones."""
-    from skimage.filters import threshold_otsu
-
-    xp = array_module(features)
-    grey = features[..., channels:2 * channels].mean(axis=-1)
-    flat = grey.reshape(-1)
-    stride = max(1, flat.shape[0] // (1 << 16))
-    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
-    bright = grey > threshold
-    sides = []
-    for sample in samples:
-        weight = xp.asarray(sample, dtype=xp.float64)
-        total = float(weight.sum())
-        sides.append(float((weight * bright).sum()) / total > 0.5 if total > 0 else None)
-    if None in sides or sides[0] == sides[1]:
-        return None, None
-    return tuple(bright if side else ~bright for side in sides)

@@ -10,7 +10,7 @@ from scipy import ndimage
 import graphcut
 from graphcut.models import Learned, model_from_settings
 from graphcut.models._features import pixel_features
-from graphcut.models._learned import intensity_prior
+from graphcut.models._prior import intensity_prior
 
 
 def _nuclei(seed=0, shape=(96, 112)):

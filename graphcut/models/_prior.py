@@ -1,0 +1,63 @@
+"""The learned model's weak prior from the image: which side of a global Otsu threshold of
+the intensity each label's sample lies on (:func:`intensity_prior`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcut._arrays import array_module, to_host
+
+#: pixels at most whose intensities set the Otsu threshold (a regular subsample)
+THRESHOLD_PIXELS = 1 << 16
+
+
+def intensity_prior(features, samples, channels):
+    """Two labels' weak prior samples from the image: a global Otsu threshold of the grey
+    intensity smoothed at the first scale (the mean of the ``gauss*@1`` feature columns)
+    splits the pixels into bright and dark; each label gets the side where most of its
+    sample's weight lies, and neither gets one when both samples lie mostly on one side.
+
+    Parameters
+    ----------
+    features : array (H, W, F)
+        :func:`~graphcut.models._features.pixel_features` of an image (NumPy or CuPy).
+    samples : sequence of two arrays (H, W)
+        The labels' samples: bool masks or float weights >= 0.
+    channels : int
+        The image's channel count (the ``gauss*@1`` columns are ``channels .. 2 channels``).
+
+    Returns
+    -------
+    tuple
+        ``(mask_0, mask_1)``: bool arrays (H, W) on the features' device, one the other's
+        complement, or ``(None, None)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> values = np.zeros((8, 8, 1), np.float32)
+    >>> values[:, 4:] = 1.0
+    >>> from graphcut.models._features import pixel_features
+    >>> features = pixel_features(values, scales=(1.0,))
+    >>> dark, bright = np.zeros((8, 8), bool), np.zeros((8, 8), bool)
+    >>> dark[:, 0], bright[:, 7] = True, True
+    >>> first, second = intensity_prior(features, (bright, dark), 1)
+    >>> bool(first[:, 7].all() and second[:, 0].all())
+    True
+    """
+    from skimage.filters import threshold_otsu
+
+    xp = array_module(features)
+    grey = features[..., channels:2 * channels].mean(axis=-1)
+    flat = grey.reshape(-1)
+    stride = max(1, flat.shape[0] // THRESHOLD_PIXELS)
+    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
+    bright = grey > threshold
+    sides = []
+    for sample in samples:
+        weight = xp.asarray(sample, dtype=xp.float64)
+        total = float(weight.sum())
+        sides.append(float((weight * bright).sum()) / total > 0.5 if total > 0 else None)
+    if None in sides or sides[0] == sides[1]:
+        return None, None
+    return tuple(bright if side else ~bright for side in sides)
