@@ -10,6 +10,7 @@ development pairs only, then scored once with bench/bench_stereo.py.
     python bench/stereo_sweep.py                                  # the default grid, CPU
     python bench/stereo_sweep.py --set aggregation_radius=1,3 --set smoothness=4,12
     python bench/stereo_sweep.py --scenes office-photo,stairs-photo --downscale 2
+    python bench/stereo_sweep.py --base lambdas=20 --set lambdas=5,10,15,40 --set window=7x5
 
 Prints one Markdown table: setting, bad pixels per pair, mean; the defaults first.
 """
@@ -26,7 +27,14 @@ from graphcut.stereo import CensusParameters, bad_pixel_rate, disparity
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_stereo import DEVELOPMENT, SCENES, load_scene  # noqa: E402
 
-CENSUS_FIELDS = {"census_lambda": float, "colour_lambda": float, "aggregation_radius": int}
+def _window(text: str) -> tuple[int, int]:
+    width, _, height = text.partition("x")
+    return int(width), int(height)
+
+
+# "lambdas" sets census_lambda and colour_lambda together; "window" is WIDTHxHEIGHT.
+CENSUS_FIELDS = {"census_lambda": float, "colour_lambda": float, "aggregation_radius": int,
+                 "lambdas": float, "window": _window}
 DISPARITY_FIELDS = {"smoothness": int, "flat_factor": int, "edge_threshold": float,
                     "smoothness_truncation": int, "consistency_tolerance": int}
 DEFAULT_GRID = ("aggregation_radius=1,3", "smoothness=6,10", "flat_factor=3,5",
@@ -50,13 +58,19 @@ def parse_setting(text: str) -> list[tuple[str, object]]:
     return [(name, kind(value)) for value in values.split(",")]
 
 
-def keywords(name: str | None, value) -> dict:
-    """disparity() keywords of the defaults with ``name`` set to ``value`` (none: defaults)."""
+def keywords(name: str | None, value, base: dict | None = None) -> dict:
+    """disparity() keywords of ``base`` (default: the defaults) with ``name`` set to ``value``
+    (``name`` None: ``base`` itself)."""
+    options = dict(base or {})
     if name is None:
-        return {}
+        return options
     if name in CENSUS_FIELDS:
-        return {"census": CensusParameters()._replace(**{name: value})}
-    return {name: value}
+        fields = ({"census_lambda": value, "colour_lambda": value} if name == "lambdas"
+                  else {name: value})
+        options["census"] = options.get("census", CensusParameters())._replace(**fields)
+    else:
+        options[name] = value
+    return options
 
 
 def score(scene, options: dict, device: str) -> float:
@@ -71,6 +85,9 @@ def main() -> int:
     parser.add_argument("--scenes", default=",".join(DEVELOPMENT))
     parser.add_argument("--set", action="append", default=None, metavar="NAME=V1,V2",
                         help=f"repeatable; default: {' '.join(DEFAULT_GRID)}")
+    parser.add_argument("--base", action="append", default=[], metavar="NAME=V",
+                        help="repeatable; settings every run starts from instead of the "
+                             "defaults (e.g. lambdas=20, the defaults before issue 25)")
     parser.add_argument("--downscale", type=int, default=1)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--allow-scored", action="store_true",
@@ -82,16 +99,20 @@ def main() -> int:
         parser.error(f"--scenes takes {', '.join(allowed)} (held-out and final pairs only "
                      f"with --allow-scored), got {args.scenes!r}")
     try:
+        base: dict = {}
+        for text in args.base:
+            (name, value), = parse_setting(text)
+            base = keywords(name, value, base)
         settings = [(None, None)] + [s for text in (args.set or DEFAULT_GRID)
                                      for s in parse_setting(text)]
-    except ValueError as error:
+    except ValueError as error:  # also a --base with several values
         parser.error(str(error))
     scenes = {name: load_scene(name, args.downscale) for name in names}
     print(f"| setting | {' | '.join(names)} | mean |")
     print("|---" * (len(names) + 2) + "|")
     for name, value in settings:
-        rates = [score(scene, keywords(name, value), args.device) for scene in scenes.values()]
-        label = "defaults" if name is None else f"{name}={value}"
+        rates = [score(scene, keywords(name, value, base), args.device) for scene in scenes.values()]
+        label = ("base" if args.base else "defaults") if name is None else f"{name}={value}"
         cells = " | ".join(f"{100 * r:.2f}%" for r in rates)
         print(f"| {label} | {cells} | {100 * statistics.mean(rates):.2f}% |", flush=True)
     return 0

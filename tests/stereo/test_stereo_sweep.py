@@ -37,9 +37,20 @@ def test_values_take_the_fields_type_and_unknown_names_are_refused():
         ("aggregation_radius", 1), ("aggregation_radius", 3)]
     assert isinstance(stereo_sweep.parse_setting("edge_threshold=6")[0][1], float)
     with pytest.raises(ValueError, match="aggregation_radius"):
-        stereo_sweep.parse_setting("window=3")
+        stereo_sweep.parse_setting("census_window=3")
     with pytest.raises(ValueError):
         stereo_sweep.parse_setting("smoothness=")
+
+
+def test_base_settings_carry_into_each_run_and_lambdas_set_both():
+    base = stereo_sweep.keywords("lambdas", 20.0)
+    assert base["census"] == CensusParameters(census_lambda=20.0, colour_lambda=20.0)
+    options = stereo_sweep.keywords(*stereo_sweep.parse_setting("window=7x5")[0], base)
+    assert options["census"] == CensusParameters(window=(7, 5), census_lambda=20.0,
+                                                 colour_lambda=20.0)
+    options = stereo_sweep.keywords("smoothness", 6, base)
+    assert options == {"census": base["census"], "smoothness": 6}
+    assert stereo_sweep.keywords(None, None, base) == base
 
 
 @pytest.mark.parametrize("scene", ["motorcycle", "pillars"])
