@@ -290,7 +290,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     parts = set(args.parts.split(","))
-    for folder in args.find_links or ():
+    args.find_links = [folder.resolve() for folder in args.find_links or ()]
+    for folder in args.find_links:
         if not folder.is_dir():
             parser.error(f"--find-links {folder}: not a folder")
     from graphcut.solver import cuda_status
