@@ -1,0 +1,223 @@
+"""Tail mode of the CSR core (``Schedule(tail_threshold=...)``) and its instrumentation.
+
+The control flow of tail mode (block 0 sweeps the small worklists and runs the global relabels
+that come due there itself, early-stopping BFS included, until the active set outgrows the bound
+or a relabel finds no active vertex) is checked on a NumPy model (tests/support/tail_model.py)
+against scipy's maximum flow on random and adversarial networks, forced through the tail path;
+the GPU kernel is checked against the CPU backend with the tail path forced (marked `gpu`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphcut.solver import CSRNetwork, cut_capacity, min_cut
+from graphcut.solver.generators import genrmf, washington_rlg
+from oracle import random_csr_network, scipy_min_cut
+from tail_model import phase1, preflow_violations
+
+
+def chain(length: int, capacity: int, *, rungs: int = 0, seed: int = 0) -> CSRNetwork:
+    """s -> 1 -> 2 -> ... -> length -> t, each arc ``capacity`` (the last one less, so excess
+    must travel back), plus ``rungs`` random backward arcs."""
+    rng = np.random.default_rng(seed)
+    n = length + 2
+    tails = list(range(0, length + 1))
+    heads = list(range(1, length + 2))
+    caps = [capacity] * (length + 1)
+    caps[-1] = max(1, capacity // 3)
+    for _ in range(rungs):
+        u = int(rng.integers(2, length + 1))
+        tails.append(u)
+        heads.append(int(rng.integers(1, u)))
+        caps.append(int(rng.integers(1, capacity + 1)))
+    return CSRNetwork.from_arcs(n, 0, n - 1, np.array(tails), np.array(heads), np.array(caps))
+
+
+def parallel_paths(paths: int, length: int, *, seed: int = 0, top: int = 100) -> CSRNetwork:
+    """``paths`` disjoint s-t paths of ``length`` inner vertices with random capacities (the
+    bottleneck somewhere along each), and cross arcs between neighbouring paths."""
+    rng = np.random.default_rng(seed)
+    ids = 1 + np.arange(paths * length).reshape(paths, length)
+    n = paths * length + 2
+    s, t = 0, n - 1
+    tails = [np.full(paths, s), ids[:, :-1].ravel(), ids[:, -1]]
+    heads = [ids[:, 0], ids[:, 1:].ravel(), np.full(paths, t)]
+    cross = rng.integers(0, paths - 1, size=paths * length // 2) if paths > 1 else []
+    cols = rng.integers(0, length, size=len(cross))
+    tails.append(ids[cross, cols])
+    heads.append(ids[np.asarray(cross) + 1, cols])
+    tails, heads = np.concatenate(tails), np.concatenate(heads)
+    return CSRNetwork.from_arcs(n, s, t, tails, heads, rng.integers(1, top + 1, tails.size))
+
+
+def labels_valid(r, height) -> bool:
+    """h(u) <= h(v) + 1 on every residual arc u -> v out of a vertex other than s."""
+    for u in range(r.n):
+        if u == r.s:
+            continue
+        for e in r.out[u]:
+            if r.rcap[e] > 0 and height[u] > height[int(r.head[e])] + 1:
+                return False
+    return True
+
+
+def assert_model_exact(network, **schedule):
+    """The model's flow, preflow and cut against scipy; returns the model's run."""
+    seen = []
+    run = phase1(network, check=lambda r, h: seen.append(labels_valid(r, h)), **schedule)
+    flow, side = scipy_min_cut(network)
+    assert run.flow == flow
+    assert preflow_violations(network, run.residual) == []
+    assert np.array_equal(run.source_side, side)
+    assert cut_capacity(network, run.source_side) == flow
+    assert all(seen), "a relabel left an invalid labelling"
+    return run
+
+
+TAIL = {"tail": 64, "small": 4, "gr_min": 1, "gr_factor": 0.5}
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["early-stop", "full-bfs"])
+def test_model_tail_random_networks_match_scipy(early):
+    rng = np.random.default_rng(27)
+    tail_runs = 0
+    for _ in range(40):
+        n = int(rng.integers(3, 60))
+        network = random_csr_network(rng, n, 3 * n, source_degree=int(rng.integers(0, 8)),
+                                     sink_degree=int(rng.integers(0, 8)),
+                                     max_capacity=int(rng.choice([1, 10, 1000])))
+        run = assert_model_exact(network, early=early, **TAIL)
+        tail_runs += run.tail_relabels > 0
+        assert run.flow == assert_model_exact(network, early=early, tail=0).flow
+    assert tail_runs > 20  # the tail path is exercised, not skipped
+
+
+def test_model_tail_long_chains():
+    """Long chains: excess has to climb back over the whole chain (many relabel waves), every
+    relabel after the first inside the tail loop."""
+    for length, rungs in [(80, 0), (150, 40), (60, 200)]:
+        run = assert_model_exact(chain(length, 50, rungs=rungs, seed=length), **TAIL)
+        assert run.tail_relabels > 0 and run.ended_in_tail
+
+
+def test_model_tail_many_parallel_paths_hands_back_to_the_grid():
+    """Many parallel paths: the active set outgrows the tail bound after a tail relabel, so the
+    loop hands back to the grid and comes back."""
+    seen_handback = False
+    for seed in range(6):
+        network = parallel_paths(40, 6, seed=seed)
+        run = assert_model_exact(network, tail=12, small=4, gr_min=1, gr_factor=0.5)
+        assert run.tail_relabels > 0
+        seen_handback |= run.handbacks > 0
+    assert seen_handback
+
+
+def test_model_tail_huge_capacities():
+    """Capacities near 2**31 and flows above 2**32: exact int64 arithmetic on every path."""
+    rng = np.random.default_rng(5)
+    top = 2**31 - 1
+    for _ in range(8):
+        n = int(rng.integers(6, 40))
+        pairs = np.unique(rng.integers(0, n, 3 * n) * n + rng.integers(0, n, 3 * n))
+        pairs = pairs[pairs // n != pairs % n]  # no parallel arcs, no self-loops
+        network = CSRNetwork.from_arcs(n, 0, n - 1, pairs // n, pairs % n,
+                                       rng.integers(top // 2, top + 1, pairs.size))
+        run = assert_model_exact(network, **TAIL)
+        assert run.tail_relabels > 0 or run.grid_relabels > 0
+    # four saturated paths of capacity 2**31 - 1 with random cross arcs: flow 4 * (2**31 - 1)
+    paths = parallel_paths(4, 5, seed=1)
+    tails, heads, _ = paths.arcs()
+    big = CSRNetwork.from_arcs(paths.num_vertices, paths.source, paths.sink, tails, heads,
+                               np.full(tails.size, top))
+    assert assert_model_exact(big, **TAIL).flow == 4 * top
+
+
+def test_model_tail_generator_families():
+    for network in (genrmf(3, 4, seed=1), washington_rlg(4, 8, seed=2)):
+        run = assert_model_exact(network, **TAIL)
+        assert run.tail_relabels > 0
+
+
+def test_instrument_summary_splits_at_the_tail_bound():
+    from graphcut.solver.cuda.csr_instrument import (LOG_COUNT, LOG_START, TAIL_ACTIVE,
+                                                     instrument_buffer, instrument_stats)
+    buf = instrument_buffer(np)
+    cells = buf[:LOG_COUNT].reshape(4, 32, 2)
+    cells[0, 12] = (3, 3000)   # 3 grid sweeps of 4096..8191 vertices, 3 us
+    cells[1, 2] = (10, 5000)   # 10 block-0 sweeps of 4..7 vertices
+    cells[1, 9] = (2, 700)     # 2 block-0 sweeps of 512..1023 vertices: not tail
+    cells[2, 5] = (1, 9000)    # 1 tail relabel
+    buf[LOG_COUNT] = 2
+    buf[LOG_START:LOG_START + 4] = [4096 | (0 << 32), 1000, 5 | (1 << 32), 500]
+    stats = instrument_stats(buf)
+    summary = stats["summary"]
+    assert TAIL_ACTIVE == 512
+    assert summary["many_sweeps"] == 5 and summary["tail_sweeps"] == 10
+    assert summary["many_seconds"] == pytest.approx(3.7e-6)
+    assert summary["tail_seconds"] == pytest.approx(5e-6)
+    assert summary["tail_relabels"] == 1 and summary["grid_sweeps"] == 3
+    assert stats["log"]["kind"].tolist() == [0, 1]
+    assert stats["log"]["size"].tolist() == [4096, 5]
+
+
+# ----------------------------------------------------------------- GPU (tail path forced)
+
+def assert_gpu_matches_cpu(network, repeats=2, **options):
+    from graphcut.solver.cuda.csr import Schedule, csr_min_cut
+
+    expected = min_cut(network, device="cpu")
+    for run in range(repeats):
+        result = csr_min_cut(network, schedule=Schedule(**options))
+        assert result.flow == expected.flow, f"run {run}: {result.flow} != {expected.flow}"
+        assert np.array_equal(result.source_side, expected.source_side)
+        assert cut_capacity(network, result.source_side) == result.flow
+    return result
+
+
+GPU_TAIL = [{"tail_threshold": 10**6}, {"tail_threshold": 64, "solo_threshold": 0},
+            {"tail_threshold": 4096, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
+            {"tail_threshold": 10**6, "bfs_early_stop": False},
+            {"tail_threshold": 10**6, "instrument": True}]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("options", GPU_TAIL,
+                         ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_gpu_tail_matches_cpu(options):
+    rng = np.random.default_rng(31)
+    networks = [genrmf(8, 12, seed=5), washington_rlg(20, 40, seed=6),
+                chain(3000, 50, rungs=500), parallel_paths(300, 20, seed=2),
+                parallel_paths(50, 10, seed=3, top=2**31 - 1)]
+    networks += [random_csr_network(rng, n, 3 * n, source_degree=8, sink_degree=8,
+                                    max_capacity=1000) for n in (5, 50, 400, 3000)]
+    for network in networks:
+        assert_gpu_matches_cpu(network, **options)
+
+
+@pytest.mark.gpu
+def test_gpu_tail_runs_relabels_in_block_and_counts_them():
+    result = assert_gpu_matches_cpu(genrmf(10, 20, seed=3), repeats=1,
+                                    tail_threshold=10**6, instrument=True)
+    stats = result.stats
+    trace = stats["trace"]
+    summary = stats["instrument"]["summary"]
+    assert summary["tail_relabels"] > 0
+    assert len(trace["levels"]) == stats["global_relabels"]
+    assert int(trace["levels"].sum()) == stats["bfs_levels"]
+    assert int(trace["sweeps_after"].sum()) == stats["iterations"]
+    assert summary["grid_sweeps"] + summary["solo_sweeps"] == stats["iterations"]
+    assert summary["solo_sweeps"] == stats["solo_sweeps"]
+    assert stats["global_relabels"] > summary["tail_relabels"]  # the first is the grid's
+    assert trace["active"][-1] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("limit", [{"max_sweeps": 1}, {"time_limit_seconds": 1e-9}],
+                         ids=["sweeps", "seconds"])
+def test_gpu_tail_limits_raise(limit):
+    from graphcut.solver.cuda.csr import Schedule, SolverStalledError, csr_min_cut
+
+    with pytest.raises(SolverStalledError, match="limit"):
+        csr_min_cut(genrmf(10, 20, seed=3), schedule=Schedule(tail_threshold=10**6, **limit))
