@@ -24,6 +24,7 @@ stopped at that limit reads "> 60 s (stopped)".
     python bench/bench_csr.py --out results.md       # also write the tables (markdown)
     python bench/bench_csr.py --stereo-dir moves     # also the networks of a stereo dump
     python bench/bench_csr.py --ecl-binary /path/to/ecl-maxflow   # ECL-MaxFlow live too
+    python bench/bench_csr.py --tail-thresholds 0,4096 --instrument   # tail mode on and off
 
 Instances: Washington RLG and genrmf (DIMACS generators), the camera sample's segmentation
 network and smooth random grids as CSR, a 3-D segmentation volume (6-connected, synthetic blobs
@@ -53,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graphcut.solver import CSRNetwork, cuda_status
 from graphcut.solver.generators import genrmf, random_grid, washington_rlg
 
+from csr_families import mesh_network, random_grid3d  # noqa: E402  (bench/)
 from ecl_runner import ecl_column  # noqa: E402  (bench/, on the path above)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -159,6 +161,10 @@ INSTANCES = {
     "volume-128": (lambda: segmentation_volume(128), False),
     "stereo-move-1": (lambda: stereo_moves()[1], False),
     "stereo-move-33": (lambda: stereo_moves()[33], False),
+    "mesh-512x512": (lambda: mesh_network(512, 512), True),       # bench/csr_families.py
+    "mesh-1024x1024": (lambda: mesh_network(1024, 1024), True),
+    "grid3d-random-64": (lambda: random_grid3d(64), True),
+    "grid3d-random-128": (lambda: random_grid3d(128), True),
 }
 
 VARIANTS = {
@@ -280,6 +286,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, help="write the markdown tables here too")
     parser.add_argument("--budget", type=float, default=None,
                         help="start no new instance or schedule row after this many seconds")
+    parser.add_argument("--tail-thresholds", default=None,
+                        help="also run tail mode (Schedule.tail_threshold) with each of these "
+                        "comma-separated thresholds, 0 = off (e.g. 0,4096)")
+    parser.add_argument("--instrument", action="store_true",
+                        help="with --tail-thresholds: summarise one instrumented run each")
     args = parser.parse_args(argv)
     started_all = time.perf_counter()
 
@@ -311,7 +322,7 @@ def main(argv=None) -> int:
              "| faster of HPF and ECL phase I / ours |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    networks = {}
+    networks, tails = {}, {}
     for name in names:
         builder, dimacs = INSTANCES[name][:2]
         expected = INSTANCES[name][2] if len(INSTANCES[name]) > 2 else None
@@ -363,6 +374,15 @@ def main(argv=None) -> int:
         print(row, f"(built in {built:.1f} s; stages {_stages(st)}; solo sweeps "
               f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, blocks "
               f"{st['blocks']}; {trace_summary(st)})", flush=True)
+        if args.tail_thresholds:
+            from csr_tail_rows import tail_rows
+            tails[name] = tail_rows(name, network, [int(x) for x in args.tail_thresholds.split(",")],
+                                    args.repeats, solve, result.flow, gpu_runs, fmt,
+                                    args.instrument)
+            print("\n".join(tails[name]), flush=True)
+    if tails:
+        from csr_tail_rows import HEADER
+        lines += HEADER + [row for rows in tails.values() for row in rows]
 
     if args.variants:
         chosen = (args.variant_instances.split(",") if args.variant_instances else
