@@ -532,21 +532,38 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
 // passes a second barrier before any thread appends again, so every thread takes the same
 // stop decision. Returns the number of active vertices found (the same in every thread);
 // `levels` gets the last BFS level and `alive` the active vertices with height < n before it.
-__device__ __noinline__ int block_relabel(const Ctx& c, int* hold, int early, int* fa, int* fb,
+#define RESET_GROUP 8
+
+__device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early, int* fa, int* fb,
         int* act_g, int* sm, int* sc, int& levels, int& alive, i64& solo_levels) {
     const int n = c.n;
     if (threadIdx.x == 0) {
         for (int k = 0; k < 8; ++k) sc[k] = 0;
     }
     __syncthreads();
+    // One block walks all n vertices: RESET_GROUP vertices per thread and round, their loads
+    // issued together (independent round trips), or the pass would cost n / blockDim round
+    // trips one after another.
     int mine = 0;
-    for (int v = threadIdx.x; v < n; v += blockDim.x) {
-        const int hv = __ldcg(&c.h[v]);
-        if (early) {
-            hold[v] = hv;
-            if (hv < n && v != c.s && v != c.t && __ldcg(&c.excess[v]) > 0) ++mine;
+    for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
+        int hv[RESET_GROUP];
+        i64 ex[RESET_GROUP];
+#pragma unroll
+        for (int k = 0; k < RESET_GROUP; ++k) {
+            const int v = base + k * blockDim.x;
+            hv[k] = v < n ? __ldcg(&c.h[v]) : n;
+            ex[k] = (early && v < n) ? __ldcg(&c.excess[v]) : 0;
         }
-        c.h[v] = v == c.t ? 0 : (v == c.s ? n + 1 : n);
+#pragma unroll
+        for (int k = 0; k < RESET_GROUP; ++k) {
+            const int v = base + k * blockDim.x;
+            if (v >= n) break;
+            if (early) {
+                hold[v] = hv[k];
+                if (hv[k] < n && v != c.s && v != c.t && ex[k] > 0) ++mine;
+            }
+            c.h[v] = v == c.t ? 0 : (v == c.s ? n + 1 : n);
+        }
     }
     if (early) {
         for (int o = 16; o > 0; o >>= 1) mine += __shfl_xor_sync(FULL_MASK, mine, o);
@@ -588,10 +605,18 @@ __device__ __noinline__ int block_relabel(const Ctx& c, int* hold, int early, in
     }
     if (stopped) {
         const int floor_h = level + 1 < n ? level + 1 : n;
-        for (int v = threadIdx.x; v < n; v += blockDim.x) {
-            if (__ldcg(&c.h[v]) == n && v != c.s) {
-                const int old = __ldcg(&hold[v]);
-                c.h[v] = old > floor_h ? old : floor_h;
+        for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
+            int hv[RESET_GROUP], old[RESET_GROUP];
+#pragma unroll
+            for (int k = 0; k < RESET_GROUP; ++k) {
+                const int v = base + k * blockDim.x;
+                hv[k] = v < n ? __ldcg(&c.h[v]) : 0;
+                old[k] = v < n ? __ldcg(&hold[v]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < RESET_GROUP; ++k) {
+                const int v = base + k * blockDim.x;
+                if (v < n && hv[k] == n && v != c.s) c.h[v] = old[k] > floor_h ? old[k] : floor_h;
             }
         }
     }
