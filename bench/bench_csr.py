@@ -54,65 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graphcut.solver import CSRNetwork, cuda_status
 from graphcut.solver.generators import genrmf, random_grid, washington_rlg
 
-from csr_families import mesh_network, random_grid3d  # noqa: E402  (bench/)
+from csr_families import (camera_network, mesh_network, random_grid3d,  # noqa: E402
+                          segmentation_volume)
 from ecl_runner import ecl_column  # noqa: E402  (bench/, on the path above)
-
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
-
-
-def camera_network(side: int) -> CSRNetwork:
-    """The camera sample's segmentation network, image and seeds upscaled to side x side."""
-    from skimage.transform import resize
-
-    from graphcut.segmentation import build_network
-    from graphcut.io import read_image
-    from graphcut.io import read_seeds
-
-    image = read_image(SAMPLES / "images" / "camera.png")
-    seeds = read_seeds(SAMPLES / "seeds" / "camera.png", image.shape[:2])
-    big = resize(image, (side, side), order=1, preserve_range=True,
-                 anti_aliasing=False).astype(image.dtype)
-    rows = np.arange(side) * seeds.shape[0] // side
-    cols = np.arange(side) * seeds.shape[1] // side
-    return build_network(big, seeds[np.ix_(rows, cols)]).to_csr()
-
-
-def segmentation_volume(side: int, *, seed: int = 0) -> CSRNetwork:
-    """A 3-D segmentation network: side^3 voxels (6-connected) plus s and t.
-
-    The volume holds a few random Gaussian blobs (object) in Gaussian noise; terminal capacities
-    are the Boykov-Jolly negative log-likelihoods of two intensity models (object 0.7,
-    background 0.3, sigma 0.2) and each pair of neighbours gets 10 * exp(-(dI)^2 / (2 0.1^2))
-    in both directions, all scaled by 100 and rounded.
-    """
-    rng = np.random.default_rng(seed)
-    grid = np.indices((side,) * 3, dtype=np.float32) / side
-    field = np.zeros((side,) * 3, dtype=np.float32)
-    for _ in range(6):
-        centre = rng.uniform(0.2, 0.8, 3).astype(np.float32)[:, None, None, None]
-        radius = np.float32(rng.uniform(0.08, 0.2))
-        field += np.exp(-((grid - centre) ** 2).sum(axis=0) / (2 * radius ** 2))
-    del grid
-    image = np.where(field > 0.5, 0.7, 0.3).astype(np.float32)
-    image += rng.normal(0, 0.2, image.shape).astype(np.float32)
-    n_vox = side ** 3
-    s, t = n_vox, n_vox + 1
-    ids = np.arange(n_vox, dtype=np.int64).reshape((side,) * 3)
-    to_fg = (image - 0.7) ** 2 / (2 * 0.2 ** 2)  # cost of labelling a voxel object
-    to_bg = (image - 0.3) ** 2 / (2 * 0.2 ** 2)
-    tails = [np.full(n_vox, s), ids.ravel()]
-    heads = [ids.ravel(), np.full(n_vox, t)]
-    caps = [np.rint(100 * to_bg).ravel(), np.rint(100 * to_fg).ravel()]
-    for axis in range(3):
-        a = np.moveaxis(ids, axis, 0)
-        i = np.moveaxis(image, axis, 0)
-        w = np.rint(1000 * np.exp(-(i[1:] - i[:-1]) ** 2 / (2 * 0.1 ** 2))).ravel()
-        tails += [a[:-1].ravel(), a[1:].ravel()]
-        heads += [a[1:].ravel(), a[:-1].ravel()]
-        caps += [w, w]
-    return CSRNetwork.from_arcs(n_vox + 2, s, t, np.concatenate(tails), np.concatenate(heads),
-                                np.concatenate(caps).astype(np.int64))
-
 
 STEREO_MOVES = (1, 33)  # moves of the first cycle kept as instances (alpha 0 and 32)
 
