@@ -46,6 +46,9 @@ typedef unsigned long long u64;
 #define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
 #define CTL_ACT 6       // active vertices found by the current BFS
 #define CTL_ALIVE 7     // 2 ints: active vertices with height < n before BFS k (slot k % 2)
+#define CTL_ACTR 9      // 3 ints: ring of active vertices found per grid-wide BFS level (the
+                        // stop test sums them: CTL_ACT itself may already grow with the next
+                        // level's appends while a slow block still reads it)
 #define CTL_SOLO 12     // 2 x 16 ints: state handed from block 0's solo loop to the whole grid
                         // (handoff j uses CTL_SOLO + 16 * (j % 2): a slow thread may still be
                         // reading handoff j - 1 while block 0 writes handoff j)
@@ -133,11 +136,12 @@ __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 // A list of vertices: entries [0, SOLO_CAP) in shared memory `sm` when it is not null (block 0's
 // solo loops), the rest (or all, when `sm` is null) in the global array `g`; `cnt` is its
-// counter (shared or global).
+// counter (shared or global); `tally`, when not null, is raised by every append too.
 struct List {
     int* g;
     int* sm;
     int* cnt;
+    int* tally;
 };
 
 __device__ __forceinline__ int list_get(const List& l, int i) {
@@ -150,7 +154,10 @@ __device__ __forceinline__ void append(const List& l, int v) {
     const int lane = threadIdx.x & 31;
     const int first = __ffs(mask) - 1;
     int base = 0;
-    if (lane == first) base = atomicAdd(l.cnt, __popc(mask));
+    if (lane == first) {
+        base = atomicAdd(l.cnt, __popc(mask));
+        if (l.tally != nullptr) atomicAdd(l.tally, __popc(mask));
+    }
     base = __shfl_sync(mask, base, first);
     const int i = base + __popc(mask & ((1u << lane) - 1u));
     if (l.sm != nullptr && i < SOLO_CAP) l.sm[i] = v; else l.g[i] = v;
@@ -415,6 +422,9 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
         ctl[CTL_BFS + 1] = 0;
         ctl[CTL_BFS + 2] = 0;
         ctl[CTL_ACT] = 0;
+        ctl[CTL_ACTR + 0] = 0;
+        ctl[CTL_ACTR + 1] = 0;
+        ctl[CTL_ACTR + 2] = 0;
         ctl[CTL_ALIVE + ((round + 1) & 1)] = 0;  // read in the previous round, many barriers ago
     }
     int mine = 0;
@@ -434,18 +444,20 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     // Stop once every active vertex of height < n is found (never when there is none: that
     // BFS must run to the end, its heights give the cut).
     const int target = early ? __ldcg(alive_slot) : 0;
-    const List act_list = {act, nullptr, &ctl[CTL_ACT]};
+    const List act_list = {act, nullptr, &ctl[CTL_ACT], nullptr};  // block 0's solo levels
     // Level 1 (grid step 0): the slots of t, spread over the whole grid (t may have millions of
     // arcs).
     const int tb = __ldg(&c.off[c.t]), te = __ldg(&c.off[c.t + 1]);
     {
         const List first = {front_a, nullptr, &ctl[CTL_BFS + 0]};
-        for (int e = tb + gtid; e < te; e += nthreads) visit(c, e, 1, first, act_list);
+        const List act0 = {act, nullptr, &ctl[CTL_ACT], &ctl[CTL_ACTR + 0]};
+        for (int e = tb + gtid; e < te; e += nthreads) visit(c, e, 1, first, act0);
     }
     GRID_SYNC();
     int count = __ldcg(&ctl[CTL_BFS + 0]);
     int level = 1, step = 1;
-    bool stopped = target > 0 && __ldcg(&ctl[CTL_ACT]) >= target;
+    int found = __ldcg(&ctl[CTL_ACTR + 0]);  // active vertices found so far (all threads agree)
+    bool stopped = target > 0 && found >= target;
     int* fc = front_a;
     int* fn = front_b;
     const int warp = gtid >> 5, nwarps = nthreads >> 5;
@@ -453,7 +465,7 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
         if (count <= small) {
             // Block 0 runs levels alone while the frontier stays small.
             if (blockIdx.x == 0) {
-                int lv = level, cnt = count, steps = 0, stop = 0;
+                int lv = level, cnt = count, steps = 0, stop = 0, got = found;
                 int* a = fc;
                 int* b = fn;
                 int* sa = solo.sm;
@@ -469,12 +481,12 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
                     expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
                     __syncthreads();
                     cnt = solo.cnt[steps % 3];
-                    const int found = __ldcg(&ctl[CTL_ACT]);
+                    got = __ldcg(&ctl[CTL_ACT]);
                     __syncthreads();  // no thread appends again before every thread has read
                     int* tmp = a; a = b; b = tmp;
                     tmp = sa; sa = sb; sb = tmp;
                     ++steps;
-                    if (target > 0 && found >= target) { stop = 1; break; }
+                    if (target > 0 && got >= target) { stop = 1; break; }
                 }
                 if (!stop) flush(sa, a, cnt);
                 if (threadIdx.x == 0) {
@@ -483,6 +495,7 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
                     hand[1] = cnt;
                     hand[2] = steps;
                     hand[3] = stop;
+                    hand[4] = got;
                 }
             }
             GRID_SYNC();
@@ -492,18 +505,24 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
             level = __ldcg(&hand[0]);
             count = __ldcg(&hand[1]);
             stopped = __ldcg(&hand[3]) != 0;
+            found = __ldcg(&hand[4]);
             solo_levels += steps;
             if (steps & 1) { int* tmp = fc; fc = fn; fn = tmp; }
             continue;
         }
         ++level;
-        if (gtid == 0) ctl[CTL_BFS + (step + 1) % 3] = 0;
-        const List in = {fc, nullptr, nullptr};
-        const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3]};
-        expand(c, in, count, level, out, act_list, warp, nwarps);
+        if (gtid == 0) {
+            ctl[CTL_BFS + (step + 1) % 3] = 0;
+            ctl[CTL_ACTR + (step + 1) % 3] = 0;
+        }
+        const List in = {fc, nullptr, nullptr, nullptr};
+        const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3], nullptr};
+        const List act_step = {act, nullptr, &ctl[CTL_ACT], &ctl[CTL_ACTR + step % 3]};
+        expand(c, in, count, level, out, act_step, warp, nwarps);
         GRID_SYNC();
         count = __ldcg(&ctl[CTL_BFS + step % 3]);
-        stopped = target > 0 && __ldcg(&ctl[CTL_ACT]) >= target;
+        found += __ldcg(&ctl[CTL_ACTR + step % 3]);
+        stopped = target > 0 && found >= target;
         ++step;
         int* tmp = fc; fc = fn; fn = tmp;
     }
