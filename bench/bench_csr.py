@@ -124,6 +124,8 @@ VARIANTS = {
     "relabel x0.75": {"relabel_levels_factor": 0.75},
     "solo 1024": {"solo_threshold": 1024},
     "solo 2048": {"solo_threshold": 2048},
+    "tail 512": {"tail_threshold": 512},    # block 0 also runs the relabels of the tail
+    "tail 2048": {"tail_threshold": 2048},
 }
 
 

@@ -562,7 +562,8 @@ __device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early,
     __syncthreads();
     // One block walks all n vertices: RESET_GROUP vertices per thread and round, their loads
     // issued together (independent round trips), or the pass would cost n / blockDim round
-    // trips one after another.
+    // trips one after another. Heights >= n (s, and vertices that cannot reach t: they never
+    // can again) are already what the reset would write; t keeps 0.
     int mine = 0;
     for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
         int hv[RESET_GROUP];
@@ -571,17 +572,21 @@ __device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early,
         for (int k = 0; k < RESET_GROUP; ++k) {
             const int v = base + k * blockDim.x;
             hv[k] = v < n ? __ldcg(&c.h[v]) : n;
-            ex[k] = (early && v < n) ? __ldcg(&c.excess[v]) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < RESET_GROUP; ++k) {
+            const int v = base + k * blockDim.x;
+            ex[k] = (early && hv[k] < n && v != c.t) ? __ldcg(&c.excess[v]) : 0;
         }
 #pragma unroll
         for (int k = 0; k < RESET_GROUP; ++k) {
             const int v = base + k * blockDim.x;
             if (v >= n) break;
-            if (early) {
-                hold[v] = hv[k];
-                if (hv[k] < n && v != c.s && v != c.t && ex[k] > 0) ++mine;
+            if (early) hold[v] = hv[k];
+            if (hv[k] < n && v != c.t) {
+                if (v != c.s && ex[k] > 0) ++mine;
+                c.h[v] = n;
             }
-            c.h[v] = v == c.t ? 0 : (v == c.s ? n + 1 : n);
         }
     }
     if (early) {
