@@ -195,7 +195,8 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         "trace" (per global relabel, the first TRACE_CAP: NumPy arrays "levels", "active"
         found, "alive_before" (0 unless bfs_early_stop), "sweeps_after", "ns_bfs",
         "ns_sweeps"),
-        "device_name", "blocks", "threads" and the schedule.
+        "device_name", "blocks", "threads" and the schedule; with ``schedule.instrument``
+        also "instrument" (per-sweep worklist sizes and times, see :mod:`.csr_instrument`).
 
     Raises:
         GPUMemoryError: the network does not fit in the GPU's free memory.
