@@ -705,13 +705,15 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int* cur = list_a;
     int* nxt = list_b;
     int handoffs = 0;  // solo -> grid handoffs so far (the same in every thread)
+    int grid_grs = 0;  // global relabels by the whole grid (the parity of CTL_ALIVE's slot)
     const u64 started_ns = leader ? now_ns() : 0;  // only the leader reads the clock
 
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
         int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
-                                   (int)grs, solo, handoffs, levels, alive, solo_levels);
+                                   grid_grs, solo, handoffs, levels, alive, solo_levels);
+        ++grid_grs;
         i64 round = grs;  // the leader's trace row (tail relabels move it on)
         ++grs;
         levels_total += levels;
