@@ -108,6 +108,7 @@ INSTANCES = {
     "mesh-512x512": (lambda: mesh_network(512, 512), True),       # bench/csr_families.py
     "mesh-1024x1024": (lambda: mesh_network(1024, 1024), True),
     "grid3d-random-64": (lambda: random_grid3d(64), True),
+    "grid3d-random-100": (lambda: random_grid3d(100), True),
     "grid3d-random-128": (lambda: random_grid3d(128), True),
 }
 
