@@ -1,9 +1,11 @@
 """Decoding the CSR kernel's optional instrumentation (``Schedule(instrument=True)``).
 
 With instrumentation on, the leader thread of ``csr_kernels.cu``'s ``phase1`` records every step
-it times: a sweep by the whole grid ("grid"), a sweep by block 0 alone ("solo") and, in tail
-mode, a global relabel by block 0 alone ("tail_relabel"), each with the size of its list (the
-worklist for a sweep, the active vertices found for a relabel) and its nanoseconds. The kernel
+it times: a sweep by the whole grid ("grid"), a sweep by block 0 alone ("solo"), in tail mode a
+global relabel by block 0 alone ("tail_relabel"), and each level of the grid's global relabels,
+run by the whole grid ("grid_level") or by block 0 alone ("solo_level"); each with the size of
+its list (the worklist for a sweep, the active vertices found for a tail relabel, the frontier
+for a level) and its nanoseconds. The kernel
 keeps a histogram by powers of two of the list size and a log of the first :data:`LOG_CAP`
 steps; this module turns both into NumPy arrays and a summary that splits the sweep time into
 "many active" and "tail" (fewer than :data:`TAIL_ACTIVE` vertices: less than one block's worth of threads).
@@ -13,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-KINDS = ("grid", "solo", "tail_relabel")  # csr_kernels.cu: INSTR_GRID, INSTR_SOLO, INSTR_TAIL_GR
-KIND_SLOTS = 4                            # INSTR_KINDS
+# csr_kernels.cu: INSTR_GRID, INSTR_SOLO, INSTR_TAIL_GR, INSTR_GRID_LEVEL, INSTR_SOLO_LEVEL
+KINDS = ("grid", "solo", "tail_relabel", "grid_level", "solo_level")
+KIND_SLOTS = 6                            # INSTR_KINDS
 BUCKETS = 32
 LOG_COUNT = KIND_SLOTS * BUCKETS * 2      # INSTR_LOGN
 LOG_START = LOG_COUNT + 4                 # INSTR_LOG
@@ -49,14 +52,16 @@ def instrument_stats(buffer: np.ndarray) -> dict:
     Returns
     -------
     dict
-        ``"histogram"``: per kind (``"grid"``, ``"solo"``, ``"tail_relabel"``) a dict of int64
+        ``"histogram"``: per kind (``"grid"``, ``"solo"``, ``"tail_relabel"``, ``"grid_level"``,
+        ``"solo_level"``) a dict of int64
         arrays of length 32, ``"steps"`` and ``"ns"``, indexed by b for list sizes in
         [2**b, 2**(b+1)) (b = 0 also holds size 0);
         ``"log"``: the first ``LOG_CAP`` steps in order, arrays ``"kind"`` (index into
         ``KINDS``), ``"size"`` (vertices in the list) and ``"ns"``;
         ``"steps"``: all steps recorded (may exceed the log);
         ``"summary"``: seconds and step counts of sweeps with at least ``TAIL_ACTIVE``
-        vertices (``"many"``) and with fewer (``"tail"``), and of tail relabels.
+        vertices (``"many"``) and with fewer (``"tail"``), of tail relabels, and of the BFS
+        levels by the grid and by block 0.
 
     Examples
     --------
@@ -98,6 +103,9 @@ def _summary(histogram: dict) -> dict:
                solo_sweeps=int(histogram["solo"]["steps"].sum()),
                tail_relabels=int(histogram["tail_relabel"]["steps"].sum()),
                tail_relabel_seconds=float(histogram["tail_relabel"]["ns"].sum()) * 1e-9)
+    for kind in ("grid_level", "solo_level"):
+        out[f"{kind}s"] = int(histogram[kind]["steps"].sum())
+        out[f"{kind}_seconds"] = float(histogram[kind]["ns"].sum()) * 1e-9
     return out
 
 
@@ -115,10 +123,14 @@ def format_summary(stats: dict) -> str:
         For example ``"sweeps >= 512 active: 120 in 3.1 ms; < 512: 9000 in 250.0 ms; ..."``.
     """
     s = stats["summary"]
-    size = stats["log"]["size"]
+    log = stats["log"]
+    size = log["size"][log["kind"] <= KINDS.index("solo")]
     median = f"{float(np.median(size)):.0f}" if size.size else "-"
     return (f"sweeps >= {s['tail_active']} active: {s['many_sweeps']} in "
             f"{s['many_seconds'] * 1e3:.1f} ms; < {s['tail_active']}: {s['tail_sweeps']} in "
             f"{s['tail_seconds'] * 1e3:.1f} ms (grid {s['grid_sweeps']}, block 0 "
             f"{s['solo_sweeps']}); tail relabels {s['tail_relabels']} in "
-            f"{s['tail_relabel_seconds'] * 1e3:.1f} ms; median list {median}")
+            f"{s['tail_relabel_seconds'] * 1e3:.1f} ms; BFS levels by the grid "
+            f"{s['grid_levels']} in {s['grid_level_seconds'] * 1e3:.1f} ms, by block 0 "
+            f"{s['solo_levels']} in {s['solo_level_seconds'] * 1e3:.1f} ms; median sweep list "
+            f"{median}")

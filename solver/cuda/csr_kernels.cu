@@ -87,13 +87,17 @@ typedef unsigned long long u64;
 // 0) alone. instr[(kind * 32 + b) * 2 + {0, 1}] = steps of this kind whose list held
 // [2^b, 2^(b+1)) vertices (b = 0 also for 0) and their nanoseconds; kinds: INSTR_GRID = a sweep
 // by the whole grid, INSTR_SOLO = a sweep by block 0 alone, INSTR_TAIL_GR = a global relabel by
-// block 0 alone (tail mode; the list size is the active vertices it found). instr[INSTR_LOGN]
+// block 0 alone (tail mode; the list size is the active vertices it found), INSTR_GRID_LEVEL /
+// INSTR_SOLO_LEVEL = a level of the grid's global relabel run by the whole grid / by block 0
+// alone (the list: the frontier it expands). instr[INSTR_LOGN]
 // counts the steps; the first `instr_cap` of them are logged at instr[INSTR_LOG + 2 k] =
 // list size | kind << 32 and instr[INSTR_LOG + 2 k + 1] = nanoseconds.
 #define INSTR_GRID 0
 #define INSTR_SOLO 1
 #define INSTR_TAIL_GR 2
-#define INSTR_KINDS 4
+#define INSTR_GRID_LEVEL 3
+#define INSTR_SOLO_LEVEL 4
+#define INSTR_KINDS 6
 #define INSTR_LOGN (INSTR_KINDS * 64)
 #define INSTR_LOG (INSTR_LOGN + 4)
 
@@ -411,7 +415,7 @@ __device__ __forceinline__ void load_solo(int* sm, const int* g, int count) {
 template <class Grid>
 __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
         int* front_b, int* hold, int small, int early, int round, const Solo& solo,
-        int& handoffs, int& levels, int& alive, i64& solo_levels) {
+        int& handoffs, int& levels, int& alive, i64& solo_levels, i64* instr, int instr_cap) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
     const int n = c.n;
@@ -475,11 +479,17 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
                 __syncthreads();
                 while (cnt > 0 && cnt <= small) {
                     ++lv;
-                    if (threadIdx.x == 0) solo.cnt[(steps + 1) % 3] = 0;
+                    u64 ts = 0;
+                    if (threadIdx.x == 0) {
+                        solo.cnt[(steps + 1) % 3] = 0;
+                        if (instr != nullptr) ts = now_ns();
+                    }
                     const List in = {a, sa, nullptr};
                     const List out = {b, sb, &solo.cnt[steps % 3]};
                     expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
                     __syncthreads();
+                    if (instr != nullptr && threadIdx.x == 0)
+                        record(instr, instr_cap, INSTR_SOLO_LEVEL, cnt, now_ns() - ts);
                     cnt = solo.cnt[steps % 3];
                     got = __ldcg(&ctl[CTL_ACT]);
                     __syncthreads();  // no thread appends again before every thread has read
@@ -511,15 +521,19 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
             continue;
         }
         ++level;
+        u64 ts = 0;
         if (gtid == 0) {
             ctl[CTL_BFS + (step + 1) % 3] = 0;
             ctl[CTL_ACTR + (step + 1) % 3] = 0;
+            if (instr != nullptr) ts = now_ns();
         }
         const List in = {fc, nullptr, nullptr, nullptr};
         const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3], nullptr};
         const List act_step = {act, nullptr, &ctl[CTL_ACT], &ctl[CTL_ACTR + step % 3]};
         expand(c, in, count, level, out, act_step, warp, nwarps);
         GRID_SYNC();
+        if (instr != nullptr && gtid == 0)
+            record(instr, instr_cap, INSTR_GRID_LEVEL, count, now_ns() - ts);
         count = __ldcg(&ctl[CTL_BFS + step % 3]);
         found += __ldcg(&ctl[CTL_ACTR + step % 3]);
         stopped = target > 0 && found >= target;
@@ -712,7 +726,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
         int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
-                                   grid_grs, solo, handoffs, levels, alive, solo_levels);
+                                   grid_grs, solo, handoffs, levels, alive, solo_levels,
+                                   instr, instr_cap);
         ++grid_grs;
         i64 round = grs;  // the leader's trace row (tail relabels move it on)
         ++grs;

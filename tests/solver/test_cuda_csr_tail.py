@@ -144,11 +144,13 @@ def test_instrument_summary_splits_at_the_tail_bound():
     from graphcut.solver.cuda.csr_instrument import (LOG_COUNT, LOG_START, TAIL_ACTIVE,
                                                      instrument_buffer, instrument_stats)
     buf = instrument_buffer(np)
-    cells = buf[:LOG_COUNT].reshape(4, 32, 2)
+    cells = buf[:LOG_COUNT].reshape(6, 32, 2)
     cells[0, 12] = (3, 3000)   # 3 grid sweeps of 4096..8191 vertices, 3 us
     cells[1, 2] = (10, 5000)   # 10 block-0 sweeps of 4..7 vertices
     cells[1, 9] = (2, 700)     # 2 block-0 sweeps of 512..1023 vertices: not tail
     cells[2, 5] = (1, 9000)    # 1 tail relabel
+    cells[3, 10] = (4, 8000)   # 4 grid BFS levels
+    cells[4, 3] = (7, 2100)    # 7 block-0 BFS levels
     buf[LOG_COUNT] = 2
     buf[LOG_START:LOG_START + 4] = [4096 | (0 << 32), 1000, 5 | (1 << 32), 500]
     stats = instrument_stats(buf)
@@ -158,6 +160,8 @@ def test_instrument_summary_splits_at_the_tail_bound():
     assert summary["many_seconds"] == pytest.approx(3.7e-6)
     assert summary["tail_seconds"] == pytest.approx(5e-6)
     assert summary["tail_relabels"] == 1 and summary["grid_sweeps"] == 3
+    assert summary["grid_levels"] == 4 and summary["solo_levels"] == 7
+    assert summary["solo_level_seconds"] == pytest.approx(2.1e-6)
     assert stats["log"]["kind"].tolist() == [0, 1]
     assert stats["log"]["size"].tolist() == [4096, 5]
 
@@ -209,6 +213,10 @@ def test_gpu_tail_runs_relabels_in_block_and_counts_them():
     assert int(trace["sweeps_after"].sum()) == stats["iterations"]
     assert summary["grid_sweeps"] + summary["solo_sweeps"] == stats["iterations"]
     assert summary["solo_sweeps"] == stats["solo_sweeps"]
+    # every BFS level is recorded: the grid's levels (grid-wide or block 0's, level 1 excluded)
+    # plus the tail relabels' (block 0, level 1 excluded)
+    assert summary["solo_levels"] <= stats["solo_levels"]
+    assert summary["grid_levels"] + summary["solo_levels"] <= stats["bfs_levels"]
     assert stats["global_relabels"] > summary["tail_relabels"]  # the first is the grid's
     assert trace["active"][-1] == 0
 
