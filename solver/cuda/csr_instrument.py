@@ -5,7 +5,8 @@ it times: a sweep by the whole grid ("grid"), a sweep by block 0 alone ("solo"),
 global relabel by block 0 alone ("tail_relabel"), and each level of the grid's global relabels,
 run by the whole grid ("grid_level") or by block 0 alone ("solo_level"); each with the size of
 its list (the worklist for a sweep, the active vertices found for a tail relabel, the frontier
-for a level) and its nanoseconds. The kernel
+for a level) and its nanoseconds; "tail_abort" is a tail relabel given up because a frontier
+was wider than the tail bound (the grid then relabels, for the rest of the solve). The kernel
 keeps a histogram by powers of two of the list size and a log of the first :data:`LOG_CAP`
 steps; this module turns both into NumPy arrays and a summary that splits the sweep time into
 "many active" and "tail" (fewer than :data:`TAIL_ACTIVE` vertices: less than one block's worth of threads).
@@ -15,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-# csr_kernels.cu: INSTR_GRID, INSTR_SOLO, INSTR_TAIL_GR, INSTR_GRID_LEVEL, INSTR_SOLO_LEVEL
-KINDS = ("grid", "solo", "tail_relabel", "grid_level", "solo_level")
+# csr_kernels.cu: INSTR_GRID, INSTR_SOLO, INSTR_TAIL_GR, INSTR_GRID_LEVEL, INSTR_SOLO_LEVEL,
+# INSTR_TAIL_ABORT
+KINDS = ("grid", "solo", "tail_relabel", "grid_level", "solo_level", "tail_abort")
 KIND_SLOTS = 6                            # INSTR_KINDS
 BUCKETS = 32
 LOG_COUNT = KIND_SLOTS * BUCKETS * 2      # INSTR_LOGN
@@ -53,7 +55,7 @@ def instrument_stats(buffer: np.ndarray) -> dict:
     -------
     dict
         ``"histogram"``: per kind (``"grid"``, ``"solo"``, ``"tail_relabel"``, ``"grid_level"``,
-        ``"solo_level"``) a dict of int64
+        ``"solo_level"``, ``"tail_abort"``) a dict of int64
         arrays of length 32, ``"steps"`` and ``"ns"``, indexed by b for list sizes in
         [2**b, 2**(b+1)) (b = 0 also holds size 0);
         ``"log"``: the first ``LOG_CAP`` steps in order, arrays ``"kind"`` (index into
@@ -102,7 +104,9 @@ def _summary(histogram: dict) -> dict:
                grid_sweeps=int(histogram["grid"]["steps"].sum()),
                solo_sweeps=int(histogram["solo"]["steps"].sum()),
                tail_relabels=int(histogram["tail_relabel"]["steps"].sum()),
-               tail_relabel_seconds=float(histogram["tail_relabel"]["ns"].sum()) * 1e-9)
+               tail_relabel_seconds=float(histogram["tail_relabel"]["ns"].sum()) * 1e-9,
+               tail_aborts=int(histogram["tail_abort"]["steps"].sum()),
+               tail_abort_seconds=float(histogram["tail_abort"]["ns"].sum()) * 1e-9)
     for kind in ("grid_level", "solo_level"):
         out[f"{kind}s"] = int(histogram[kind]["steps"].sum())
         out[f"{kind}_seconds"] = float(histogram[kind]["ns"].sum()) * 1e-9
@@ -130,7 +134,8 @@ def format_summary(stats: dict) -> str:
             f"{s['many_seconds'] * 1e3:.1f} ms; < {s['tail_active']}: {s['tail_sweeps']} in "
             f"{s['tail_seconds'] * 1e3:.1f} ms (grid {s['grid_sweeps']}, block 0 "
             f"{s['solo_sweeps']}); tail relabels {s['tail_relabels']} in "
-            f"{s['tail_relabel_seconds'] * 1e3:.1f} ms; BFS levels by the grid "
+            f"{s['tail_relabel_seconds'] * 1e3:.1f} ms (given up {s['tail_aborts']}, "
+            f"{s['tail_abort_seconds'] * 1e3:.1f} ms); BFS levels by the grid "
             f"{s['grid_levels']} in {s['grid_level_seconds'] * 1e3:.1f} ms, by block 0 "
             f"{s['solo_levels']} in {s['solo_level_seconds'] * 1e3:.1f} ms; median sweep list "
             f"{median}")

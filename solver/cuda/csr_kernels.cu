@@ -89,7 +89,8 @@ typedef unsigned long long u64;
 // by the whole grid, INSTR_SOLO = a sweep by block 0 alone, INSTR_TAIL_GR = a global relabel by
 // block 0 alone (tail mode; the list size is the active vertices it found), INSTR_GRID_LEVEL /
 // INSTR_SOLO_LEVEL = a level of the grid's global relabel run by the whole grid / by block 0
-// alone (the list: the frontier it expands). instr[INSTR_LOGN]
+// alone (the list: the frontier it expands), INSTR_TAIL_ABORT = a tail relabel given up (list
+// size 0). instr[INSTR_LOGN]
 // counts the steps; the first `instr_cap` of them are logged at instr[INSTR_LOG + 2 k] =
 // list size | kind << 32 and instr[INSTR_LOG + 2 k + 1] = nanoseconds.
 #define INSTR_GRID 0
@@ -97,6 +98,7 @@ typedef unsigned long long u64;
 #define INSTR_TAIL_GR 2
 #define INSTR_GRID_LEVEL 3
 #define INSTR_SOLO_LEVEL 4
+#define INSTR_TAIL_ABORT 5  // a tail relabel given up (a frontier wider than the tail bound)
 #define INSTR_KINDS 6
 #define INSTR_LOGN (INSTR_KINDS * 64)
 #define INSTR_LOG (INSTR_LOGN + 4)
@@ -565,10 +567,14 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
 // passes a second barrier before any thread appends again, so every thread takes the same
 // stop decision. Returns the number of active vertices found (the same in every thread);
 // `levels` gets the last BFS level and `alive` the active vertices with height < n before it.
-#define RESET_GROUP 8
+// A frontier of more than `bound` vertices that the BFS would still expand is too wide for one
+// block: the relabel is given up, every height is put back (from `hold` when early; without
+// early stopping the grid's relabel that follows overwrites every height, and no sweep runs in
+// between) and -1 is returned.
+#define RESET_GROUP 6
 
 __device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early, int* fa, int* fb,
-        int* act_g, int* sm, int* sc, int& levels, int& alive, i64& solo_levels) {
+        int* act_g, int* sm, int* sc, int bound, int& levels, int& alive, i64& solo_levels) {
     const int n = c.n;
     if (threadIdx.x == 0) {
         for (int k = 0; k < 8; ++k) sc[k] = 0;
@@ -625,7 +631,8 @@ __device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early,
     __syncthreads();
     int level = 1, steps = 1;
     bool stopped = target > 0 && found >= target;
-    while (count > 0 && !stopped) {
+    bool too_wide = !stopped && count > bound;
+    while (count > 0 && !stopped && !too_wide) {
         ++level;
         if (threadIdx.x == 0) sc[(steps + 1) % 3] = 0;
         const List in = {a, sa, nullptr};
@@ -636,10 +643,32 @@ __device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early,
         found = sc[4];
         __syncthreads();
         stopped = target > 0 && found >= target;
+        too_wide = !stopped && count > bound;
         int* tmp = a; a = b; b = tmp;
         tmp = sa; sa = sb; sb = tmp;
         ++steps;
         ++solo_levels;
+    }
+    if (too_wide) {
+        if (early) {
+            for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
+                int old[RESET_GROUP];
+#pragma unroll
+                for (int k = 0; k < RESET_GROUP; ++k) {
+                    const int v = base + k * blockDim.x;
+                    old[k] = v < n ? __ldcg(&hold[v]) : 0;
+                }
+#pragma unroll
+                for (int k = 0; k < RESET_GROUP; ++k) {
+                    const int v = base + k * blockDim.x;
+                    if (v < n) c.h[v] = old[k];
+                }
+            }
+        }
+        __syncthreads();
+        levels = level;
+        alive = target;
+        return -1;
     }
     if (stopped) {
         const int floor_h = level + 1 < n ? level + 1 : n;
@@ -699,6 +728,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
     __shared__ int s_tail[8];
+    __shared__ int s_tail_off;  // block 0: 1 once a tail relabel was given up (grid relabels)
+    if (threadIdx.x == 0) s_tail_off = 0;  // read after the first grid barrier
     const Solo solo = {s_lists, s_cnt};
     Ctx c;
     c.n = n; c.s = s; c.t = t;
@@ -786,7 +817,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                         const bool policy = cnt == 0 || sn >= gr_max ||
                             (sn >= gr_min && (sn >= (i64)(gr_factor * lv) ||
                                               (gr_work > 0.f && wk >= (i64)(gr_work * n))));
-                        if (limit || (policy && tail <= 0)) {
+                        if (limit || (policy && (tail <= 0 || s_tail_off))) {
                             if (!due) due = 1;
                             break;
                         }
@@ -802,9 +833,24 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                                     tr[3] = sw - sweeps_before; tr[5] = (i64)(r0 - t0);
                                 }
                             }
-                            int alv = 0;
+                            int alv = 0, tlv = 0;
                             cnt = block_relabel(c, hold, early, front_a, front_b, a, solo.sm,
-                                                s_tail, lv, alv, solo_levels);
+                                                s_tail, solo_max, tlv, alv, solo_levels);
+                            if (cnt < 0) {
+                                // Too wide for one block: the grid relabels, now and from now
+                                // on (the heights are back as they were).
+                                cnt = 0;  // the worklist is rebuilt by that relabel
+                                due = 1;
+                                if (threadIdx.x == 0) {
+                                    s_tail_off = 1;  // read after the handoff's barrier
+                                    ns_pr -= r0 - t0;  // counted again, whole, at the round's end
+                                    if (instr != nullptr)
+                                        record(instr, instr_cap, INSTR_TAIL_ABORT, 0,
+                                               now_ns() - r0);
+                                }
+                                break;
+                            }
+                            lv = tlv;
                             ++tail_grs;
                             sn = 0; wk = 0;
                             if (threadIdx.x == 0) {

@@ -102,16 +102,51 @@ def test_model_tail_long_chains():
         assert run.tail_relabels > 0 and run.ended_in_tail
 
 
-def test_model_tail_many_parallel_paths_hands_back_to_the_grid():
-    """Many parallel paths: the active set outgrows the tail bound after a tail relabel, so the
-    loop hands back to the grid and comes back."""
-    seen_handback = False
+def comb(length: int, *, seed: int = 0) -> CSRNetwork:
+    """A chain 1 -> 2 -> ... -> length -> t fed by s at every vertex: after the source's arcs
+    are saturated every chain vertex is active, while every BFS level holds one vertex."""
+    rng = np.random.default_rng(seed)
+    n = length + 2
+    chain_v = np.arange(1, length + 1)
+    tails = np.concatenate([np.zeros(length, int), chain_v[:-1], [length]])
+    heads = np.concatenate([chain_v, chain_v[1:], [n - 1]])
+    caps = np.concatenate([rng.integers(1, 20, length), rng.integers(5, 40, length - 1), [30]])
+    return CSRNetwork.from_arcs(n, 0, n - 1, tails, heads, caps)
+
+
+def star(leaves: int, *, seed: int = 0) -> CSRNetwork:
+    """s -> hub -> each leaf -> t, leaves also chained leaf -> next leaf: one active vertex (the
+    hub) that hands excess to many at once when it may do many pushes per turn."""
+    rng = np.random.default_rng(seed)
+    n = leaves + 3
+    s, hub, t = 0, 1, n - 1
+    leaf = np.arange(2, leaves + 2)
+    tails = np.concatenate([[s], np.full(leaves, hub), leaf, leaf[:-1]])
+    heads = np.concatenate([[hub], leaf, np.full(leaves, t), leaf[1:]])
+    caps = np.concatenate([[10**6], rng.integers(5, 50, leaves), rng.integers(1, 30, leaves),
+                           rng.integers(1, 10, leaves - 1)])
+    return CSRNetwork.from_arcs(n, s, t, tails, heads, caps)
+
+
+def test_model_tail_hands_back_to_the_grid_when_the_active_set_grows():
+    """A worklist of one vertex (block 0's) that grows past the bound in one sweep (many pushes
+    per turn): the tail loop hands back to the grid, and the answer stays exact."""
+    for seed in range(4):
+        run = assert_model_exact(star(150, seed=seed), tail=16, small=4, gr_min=1,
+                                 gr_factor=0.5, cycles=400)
+        assert run.handbacks > 0
+
+
+def test_model_tail_gives_up_relabels_too_wide_for_one_block():
+    """Many parallel paths: BFS levels wider than the bound, so the tail relabel is given up
+    (heights untouched) and the grid relabels for the rest of the solve; still exact."""
     for seed in range(6):
-        network = parallel_paths(40, 6, seed=seed)
-        run = assert_model_exact(network, tail=12, small=4, gr_min=1, gr_factor=0.5)
-        assert run.tail_relabels > 0
-        seen_handback |= run.handbacks > 0
-    assert seen_handback
+        run = assert_model_exact(parallel_paths(40, 6, seed=seed), tail=12, small=4, gr_min=1,
+                                 gr_factor=0.5)
+        assert run.tail_aborts == 1 and run.tail_relabels == 0
+        wide = assert_model_exact(parallel_paths(40, 6, seed=seed), tail=64, small=4,
+                                  gr_min=1, gr_factor=0.5)
+        assert wide.tail_aborts == 0 and wide.tail_relabels > 0
 
 
 def test_model_tail_huge_capacities():
@@ -183,7 +218,9 @@ def assert_gpu_matches_cpu(network, repeats=2, **options):
 GPU_TAIL = [{"tail_threshold": 10**6}, {"tail_threshold": 64, "solo_threshold": 0},
             {"tail_threshold": 4096, "relabel_min_sweeps": 1, "relabel_levels_factor": 0.0},
             {"tail_threshold": 10**6, "bfs_early_stop": False},
-            {"tail_threshold": 10**6, "instrument": True}]
+            {"tail_threshold": 10**6, "instrument": True},
+            {"tail_threshold": 16, "instrument": True},  # relabels given up: frontiers > 16
+            {"tail_threshold": 64, "cycles": 64}]
 
 
 @pytest.mark.gpu
@@ -192,7 +229,8 @@ GPU_TAIL = [{"tail_threshold": 10**6}, {"tail_threshold": 64, "solo_threshold": 
 def test_gpu_tail_matches_cpu(options):
     rng = np.random.default_rng(31)
     networks = [genrmf(8, 12, seed=5), washington_rlg(20, 40, seed=6),
-                chain(3000, 50, rungs=500), parallel_paths(300, 20, seed=2),
+                chain(3000, 50, rungs=500), comb(3000), star(5000),
+                parallel_paths(300, 20, seed=2),
                 parallel_paths(50, 10, seed=3, top=2**31 - 1)]
     networks += [random_csr_network(rng, n, 3 * n, source_degree=8, sink_degree=8,
                                     max_capacity=1000) for n in (5, 50, 400, 3000)]

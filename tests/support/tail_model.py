@@ -72,10 +72,13 @@ def _distances(r: Residual) -> np.ndarray:
     return dist
 
 
-def global_relabel(r: Residual, height: np.ndarray, early: bool) -> tuple[np.ndarray, list, int]:
+def global_relabel(r: Residual, height: np.ndarray, early: bool,
+                   bound: int | None = None) -> tuple[np.ndarray, list, int] | None:
     """The kernel's global relabel. Returns (new heights, active vertices found in BFS order,
     last level). Early-stopping: the BFS stops after the level where every active vertex of
-    height < n is found; the vertices beyond get max(old height, level + 1)."""
+    height < n is found; the vertices beyond get max(old height, level + 1). With ``bound``
+    (block 0's tail relabel): None, heights untouched, when the BFS would go on to expand a
+    level of more than ``bound`` vertices."""
     n = r.n
     dist = _distances(r)
     targets = [v for v in range(n) if v not in (r.s, r.t) and height[v] < n and r.excess[v] > 0]
@@ -83,8 +86,14 @@ def global_relabel(r: Residual, height: np.ndarray, early: bool) -> tuple[np.nda
     order = sorted((v for v in range(n) if dist[v] < n and v not in (r.s, r.t)),
                    key=lambda v: dist[v])
     found_all = bool(targets) and all(dist[v] < n for v in targets)
-    if early and found_all:
-        last = max(1, max(int(dist[v]) for v in targets))
+    stop = max(1, max(int(dist[v]) for v in targets)) if early and found_all else None
+    if bound is not None:
+        sizes = np.bincount(dist[dist < n], minlength=levels + 1)
+        expanded = range(1, stop if stop is not None else levels + 1)  # levels the BFS expands
+        if any(sizes[d] > bound for d in expanded):
+            return None
+    if stop is not None:
+        last = stop
         floor = min(last + 1, n)
         new = np.where(dist <= last, dist, np.maximum(height, floor))
         levels = last
@@ -135,6 +144,7 @@ class ModelRun:
     grid_relabels: int = 0
     tail_relabels: int = 0
     handbacks: int = 0          # tail loops left because the active set outgrew solo_max
+    tail_aborts: int = 0        # tail relabels given up (a frontier wider than solo_max)
     ended_in_tail: bool = False
 
 
@@ -153,6 +163,7 @@ def phase1(network, *, tail: int = 0, small: int = 512, cycles: int = 1, gr_min:
     height = np.zeros(n, dtype=np.int64)
     height[s] = n + 1
     solo_max = max(tail, small)
+    tail_on = tail > 0
     run = ModelRun(0, np.zeros(n, bool), r)
     finished = False
     while not finished:
@@ -177,9 +188,14 @@ def phase1(network, *, tail: int = 0, small: int = 512, cycles: int = 1, gr_min:
                 if in_block and len(work) > solo_max:
                     run.handbacks += 1
                 continue
-            if not (in_block and tail > 0):
+            if not (in_block and tail_on):
                 break  # the grid (or block 0 without tail mode) hands the relabel to the grid
-            height, work, levels = global_relabel(r, height, early)
+            relabelled = global_relabel(r, height, early, bound=solo_max)
+            if relabelled is None:  # too wide for one block: the grid relabels from now on
+                run.tail_aborts += 1
+                tail_on = False
+                break
+            height, work, levels = relabelled
             run.tail_relabels += 1
             since = 0
             if check:
