@@ -75,7 +75,9 @@ class Schedule:
         while the worklist has at most max(solo_threshold, tail_threshold) vertices and, when a
         global relabel comes due there, runs that relabel (the same BFS) alone with block
         barriers too, handing back to the whole grid only when the active set outgrows the
-        bound. Same exact result; it trades grid barriers for one block's throughput.
+        bound (a relabel meeting a BFS frontier wider than the bound is given up, heights put
+        back, and the grid relabels from then on). Same exact result; it trades grid barriers
+        for one block's throughput.
     instrument: record, per sweep, the worklist size and its nanoseconds (grid-wide sweeps,
         block 0's sweeps, tail relabels) in ``stats["instrument"]`` (:mod:`.csr_instrument`).
         Off by default: then the kernel reads no extra clock and writes nothing more.
