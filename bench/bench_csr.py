@@ -323,9 +323,9 @@ def main(argv=None) -> int:
               f"{st['blocks']}; {trace_summary(st)})", flush=True)
         if args.tail_thresholds:
             from csr_tail_rows import tail_rows
-            tails[name] = tail_rows(name, network, [int(x) for x in args.tail_thresholds.split(",")],
-                                    args.repeats, solve, result.flow, gpu_runs, fmt,
-                                    args.instrument)
+            thresholds = [int(x) for x in args.tail_thresholds.split(",")]
+            tails[name] = tail_rows(name, network, thresholds, args.repeats, solve, result.flow,
+                                    gpu_runs, fmt, args.instrument)
             print("\n".join(tails[name]), flush=True)
     if tails:
         from csr_tail_rows import HEADER

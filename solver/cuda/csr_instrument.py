@@ -9,7 +9,8 @@ for a level) and its nanoseconds; "tail_abort" is a tail relabel given up becaus
 was wider than the tail bound (the grid then relabels, for the rest of the solve). The kernel
 keeps a histogram by powers of two of the list size and a log of the first :data:`LOG_CAP`
 steps; this module turns both into NumPy arrays and a summary that splits the sweep time into
-"many active" and "tail" (fewer than :data:`TAIL_ACTIVE` vertices: less than one block's worth of threads).
+"many active" and "tail" (fewer than :data:`TAIL_ACTIVE` vertices: less than one block's worth
+of threads).
 """
 
 from __future__ import annotations
