@@ -62,3 +62,17 @@ def test_core_round_trips_and_is_checked():
     for bad in (-0.1, 1.5, float("nan"), "half", True):
         with pytest.raises(ValueError, match="core must be a number from 0 to 1"):
             GMM(core=bad)
+
+
+def test_segmenter_with_a_core_equals_a_fresh_segment():
+    image, truth, box = _scene(1)
+    model = GMM(texture=0, core=0.7)
+    session = graphcut.Segmenter(image, model=model, device="cpu")
+    seeds = np.zeros(truth.shape, np.uint8)
+    first = session.update(seeds, box=box)
+    np.testing.assert_array_equal(first, graphcut.segment(image, box=box, model=model,
+                                                          device="cpu"))
+    seeds[20:23, 40:43] = 2  # a background stroke on the ring
+    second = session.update(seeds, box=box)
+    np.testing.assert_array_equal(second, graphcut.segment(image, seeds, box=box, model=model,
+                                                           device="cpu"))
