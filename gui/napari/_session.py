@@ -239,6 +239,9 @@ class LayerSegmentation(Listener):
 
     # ----- answers (the controller's listener) ----------------------------------------------
     def on_outcome(self, outcome) -> None:
+        """Show a solve's result in the output layer (a preview upscaled, an exact mask
+        only in its changed region) and its timing and coverage in the status.
+        """
         shape = self._prepared.shape
         if outcome.factor > 1:
             self._show(lambda out: upscale_into(out, outcome.mask, outcome.factor), None)
@@ -260,11 +263,15 @@ class LayerSegmentation(Listener):
                      f"{size} · object {100.0 * outcome.coverage:.1f} %")
 
     def on_error(self, message: str, details: str = "") -> None:
+        """A solve failed: keep ``message`` as ``last_error`` and show it in the status;
+        ``details`` (a traceback) goes to the debug log.
+        """
         self.last_error = message
         log.debug("segmentation failed: %s\n%s", message, details)
         self._status(f"segmentation failed: {message}", error=True)
 
     def on_backend(self, backend: str, device_name: str) -> None:
+        """Log which backend (``"cpu"`` / ``"gpu"``) and device the solves run on."""
         log.debug("solving on %s (%s)", backend, device_name)
 
     def _show(self, values, region) -> None:
