@@ -14,7 +14,9 @@ temporary file at all where the OS allows it:
   (:data:`OUR_TEMPORARY_NAME`, within the file system's name limit whatever the output's
   name), and :func:`sweep_stale_temporaries` removes such files left by an earlier, killed
   run the first time a process writes into that folder: regular files only (symbolic links
-  and everything else are left alone), older than this process, only in that folder.
+  and everything else are left alone), older than this process, not locked by a writer (each
+  writer holds an advisory ``flock`` on its temporary file until it is done: a killed
+  process's lock is gone, a live one's is not, whatever the clocks say), only in that folder.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ import threading
 import time
 
 from graphcut._safety import NAME_MAX
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; the age test alone decides
+    fcntl = None
 
 __all__ = ["OUR_TEMPORARY_NAME", "create_temporary", "publish", "sweep_stale_temporaries",
            "temporary_name"]
@@ -103,7 +110,7 @@ def create_temporary(folder, path) -> tuple[int, str | None]:
     if _O_TMPFILE and os.path.isdir(_PROC_FD):
         flags = os.O_WRONLY | _O_TMPFILE | getattr(os, "O_CLOEXEC", 0)
         try:
-            return os.open(folder, flags, 0o666), None
+            return _locked(os.open(folder, flags, 0o666)), None
         except OSError as error:  # not supported by this kernel or file system
             if error.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
                 raise
@@ -115,8 +122,40 @@ def create_temporary(folder, path) -> tuple[int, str | None]:
                                  | getattr(os, "O_BINARY", 0), 0o666)
         except FileExistsError:
             continue
-        return descriptor, name
+        return _locked(descriptor), name
     raise FileExistsError(errno.EEXIST, "no free temporary name", os.fspath(folder))
+
+
+def _locked(descriptor: int) -> int:
+    """``descriptor`` with a shared advisory lock taken (held until it is closed), which tells
+    :func:`sweep_stale_temporaries` that the file is being written."""
+    if fcntl is not None:
+        with contextlib.suppress(OSError):  # a file system without locks: age alone decides
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    return descriptor
+
+
+def _remove_if_unlocked(path: str, found: os.stat_result) -> bool:
+    """Remove the regular file ``path`` (``found``: its ``lstat``) unless a writer holds its
+    lock; opens it without following a link and checks it is still that file."""
+    if fcntl is None:
+        os.unlink(path)
+        return True
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    try:
+        opened = os.fstat(descriptor)
+        if (opened.st_dev, opened.st_ino) != (found.st_dev, found.st_ino):
+            return False
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a live writer holds it
+        os.unlink(path)
+        return True
+    finally:
+        os.close(descriptor)
 
 
 def publish(descriptor: int, temporary: str | None, path) -> None:
@@ -172,8 +211,8 @@ def sweep_stale_temporaries(folder) -> list[str]:
 
     Done once per folder and process; only names matching :data:`OUR_TEMPORARY_NAME`, only
     regular files (a symbolic link or anything else of that name is left alone, nothing is
-    followed), only files last changed before this process started, only in ``folder``
-    itself. Errors (a file gone, no permission) are ignored: the sweep never stops a write.
+    followed), only files last changed before this process started and not locked by a live
+    writer, only in ``folder`` itself. Errors (a file gone, no permission) are ignored: the sweep never stops a write.
 
     Parameters
     ----------
@@ -200,8 +239,8 @@ def sweep_stale_temporaries(folder) -> list[str]:
                 with contextlib.suppress(OSError):
                     found = entry.stat(follow_symlinks=False)
                     # ctime: a link, rename or write updates it, so a file in use is newer
-                    if stat.S_ISREG(found.st_mode) and found.st_ctime < _STARTED:
-                        os.unlink(entry.path)
+                    if stat.S_ISREG(found.st_mode) and found.st_ctime < _STARTED \
+                            and _remove_if_unlocked(entry.path, found):
                         removed.append(entry.path)
     except OSError:
         pass

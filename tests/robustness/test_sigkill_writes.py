@@ -174,3 +174,32 @@ def test_new_outputs_get_the_permissions_of_a_plain_open(tmp_path):
         os.umask(umask)
     assert (tmp_path / "a.bin").stat().st_mode & 0o777 == 0o640
     assert Path(tmp_path / "a.bin").read_bytes() == b"1"
+
+
+def test_the_sweep_leaves_a_temporary_file_a_live_writer_holds(tmp_path):
+    """A writer that started before the sweeping run (so its file is older than that run)
+    but is still writing keeps its file: it holds a lock the sweep respects."""
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import os, sys
+        import graphcut.io._temporary as temporary
+        temporary._O_TMPFILE = 0
+        descriptor, name = temporary.create_temporary({os.fspath(tmp_path)!r}, "slow.png")
+        os.write(descriptor, b"half")
+        print(os.path.basename(name), flush=True)
+        sys.stdin.readline()  # still writing until told to stop (then exits, as if killed)
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        busy = writer.stdout.readline().strip()
+        assert OUR_TEMPORARY_NAME.match(busy)
+        write_once = ("from graphcut.io import atomic_write; import sys; "
+                      "atomic_write(sys.argv[1], lambda handle: handle.write(b'x'))")
+        done = subprocess.run([sys.executable, "-c", write_once, tmp_path / "first.bin"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert sorted(os.listdir(tmp_path)) == sorted([busy, "first.bin"])
+    finally:
+        writer.communicate("\n", timeout=60)
+    done = subprocess.run([sys.executable, "-c", write_once, tmp_path / "second.bin"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["first.bin", "second.bin"]  # its writer is gone
