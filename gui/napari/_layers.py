@@ -181,6 +181,15 @@ def changed_region(old: np.ndarray, new: np.ndarray):
     return tuple(region)
 
 
+def union_regions(first, second):
+    """The bounding box of two regions (tuples of slices with explicit bounds; None is
+    empty)."""
+    if first is None or second is None:
+        return second if first is None else first
+    return tuple(slice(min(a.start, b.start), max(a.stop, b.stop))
+                 for a, b in zip(first, second))
+
+
 def paint_region(atoms, shape):
     """The bounding box (a tuple of slices) of a Labels ``paint`` event's history atoms, or None
     when their form is unknown (the caller then compares the whole array)."""

@@ -30,7 +30,8 @@ import graphcut
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, ChoiceNeeded, LayerError, as_seeds, changed_region,
-                      mask_colormap, paint_region, prepare_image, upscale_into)
+                      mask_colormap, paint_region, prepare_image, union_regions, upscale_into)
+from ._refresh import write_labels
 
 log = logging.getLogger("graphcut.gui")
 
@@ -75,6 +76,9 @@ class LayerSegmentation(Listener):
         self._pending_region = None   # scribble edits waiting for the next turn
         self._sync_posted = False
         self._watched = None
+        self._exact_shown = None      # (output layer, the exact labels last written into it)
+        self._preview_region = None   # where previews wrote into it since
+        self._scratch = None          # a preview upscaled to the full grid
         viewer.layers.events.removed.connect(self._on_layer_removed)
 
     # ----- choices --------------------------------------------------------------------------
@@ -193,9 +197,8 @@ class LayerSegmentation(Listener):
             self._status(NEEDS_BOTH)
             layer = self.output_layer
             if layer is not None and layer in self.viewer.layers and layer.data.any():
-                layer.data[...] = 0  # a mask of scribbles that are no more (e.g. undone)
-                layer.refresh()
-                self.last_outcome = None
+                write_labels(layer, 0)  # a mask of scribbles that are no more (e.g. undone)
+                self.last_outcome = self._exact_shown = None
         return number
 
     # ----- scribble events ------------------------------------------------------------------
@@ -225,8 +228,7 @@ class LayerSegmentation(Listener):
         elif pending is None:
             self._pending_region = region
         else:
-            self._pending_region = tuple(slice(min(a.start, b.start), max(a.stop, b.stop))
-                                         for a, b in zip(pending, region))
+            self._pending_region = union_regions(pending, region)
         if not self._sync_posted:
             self._sync_posted = True
             self._post(self._sync)
@@ -241,17 +243,11 @@ class LayerSegmentation(Listener):
     def on_outcome(self, outcome) -> None:
         shape = self._prepared.shape
         if outcome.factor > 1:
-            self._show(lambda out: upscale_into(out, outcome.mask, outcome.factor), None)
+            self._show_preview(outcome.mask, outcome.factor)
             kind = f"preview (1/{outcome.factor} grid)"
         else:
-            exact_before = self.last_outcome is not None and self.last_outcome.factor == 1 \
-                and self.last_outcome.labels is None
-            if outcome.labels is not None:
-                self._show(outcome.labels, None)
-            else:
-                region = outcome.region if exact_before else None
-                mask = outcome.mask if region is None else outcome.mask[region]
-                self._show(mask.view(np.uint8), region)
+            self._show_exact(outcome.labels if outcome.labels is not None
+                             else outcome.mask.view(np.uint8))
             kind = "exact"
         self.last_outcome, self.last_error = outcome, None
         seconds = outcome.seconds.get("waited", float("nan"))
@@ -267,20 +263,40 @@ class LayerSegmentation(Listener):
     def on_backend(self, backend: str, device_name: str) -> None:
         log.debug("solving on %s (%s)", backend, device_name)
 
-    def _show(self, values, region) -> None:
-        """Write ``values`` (uint8 labels, or a function that writes into the whole array)
-        into the output layer (its ``region``, or all)."""
+    def _output(self):
+        """The output layer, made (all zeros) when there is none; whether it is new."""
         layer = self.output_layer
-        if layer is None or layer not in self.viewer.layers:
-            self.output_layer = self._add_output(np.zeros(self._prepared.shape, np.uint8))
-            layer, region = self.output_layer, None
-        if callable(values):
-            values(layer.data)
-        elif region is None:
-            layer.data[...] = values
+        if layer is not None and layer in self.viewer.layers:
+            return layer, False
+        self.output_layer = self._add_output(np.zeros(self._prepared.shape, np.uint8))
+        return self.output_layer, True
+
+    def _show_exact(self, values: np.ndarray) -> None:
+        """Show an exact result (uint8 labels, read-only, kept): only the bounding box where it
+        differs from the last exact result shown in this layer, and where previews wrote since,
+        is written (and refreshed); edits of the layer outside it stay."""
+        layer, new = self._output()
+        shown = self._exact_shown
+        if new or shown is None or shown[0] is not layer or shown[1].shape != values.shape:
+            write_labels(layer, values)
         else:
-            layer.data[region] = values
-        layer.refresh()
+            region = union_regions(changed_region(shown[1], values), self._preview_region)
+            if region is not None:
+                write_labels(layer, values[region], region)
+        self._exact_shown, self._preview_region = (layer, values), None
+
+    def _show_preview(self, small: np.ndarray, factor: int) -> None:
+        """Show a preview on a grid reduced ``factor`` times: upscaled, and written where it
+        differs from what the layer shows."""
+        layer, _ = self._output()
+        scratch = self._scratch
+        if scratch is None or scratch.shape != layer.data.shape:
+            scratch = self._scratch = np.empty(layer.data.shape, np.uint8)
+        upscale_into(scratch, small, factor)
+        region = changed_region(np.asarray(layer.data), scratch)
+        if region is not None:
+            write_labels(layer, scratch[region], region)
+            self._preview_region = union_regions(self._preview_region, region)
 
     def _add_output(self, data):
         """A new Labels layer for the results, placed like the image; the selection stays."""
