@@ -30,7 +30,8 @@ import graphcut
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, ChoiceNeeded, LayerError, as_seeds, changed_region,
-                      mask_colormap, paint_region, prepare_image, union_regions, upscale_into)
+                      foreground_box, mask_colormap, paint_region, prepare_image, union_regions,
+                      upscale_into)
 from ._refresh import write_labels
 
 log = logging.getLogger("graphcut.gui")
@@ -76,9 +77,9 @@ class LayerSegmentation(Listener):
         self._pending_region = None   # scribble edits waiting for the next turn
         self._sync_posted = False
         self._watched = None
-        self._exact_shown = None      # (output layer, the exact labels last written into it)
+        self._exact_shown = None      # (output layer, exact labels last written, of one object)
         self._preview_region = None   # where previews wrote into it since
-        self._scratch = None          # a preview upscaled to the full grid
+        self._shown_box = None        # (output layer, a box holding all its non-zero elements)
         viewer.layers.events.removed.connect(self._on_layer_removed)
 
     # ----- choices --------------------------------------------------------------------------
@@ -198,7 +199,7 @@ class LayerSegmentation(Listener):
             layer = self.output_layer
             if layer is not None and layer in self.viewer.layers and layer.data.any():
                 write_labels(layer, 0)  # a mask of scribbles that are no more (e.g. undone)
-                self.last_outcome = self._exact_shown = None
+                self.last_outcome = self._exact_shown = self._shown_box = None
         return number
 
     # ----- scribble events ------------------------------------------------------------------
@@ -246,8 +247,7 @@ class LayerSegmentation(Listener):
             self._show_preview(outcome.mask, outcome.factor)
             kind = f"preview (1/{outcome.factor} grid)"
         else:
-            self._show_exact(outcome.labels if outcome.labels is not None
-                             else outcome.mask.view(np.uint8))
+            self._show_exact(outcome)
             kind = "exact"
         self.last_outcome, self.last_error = outcome, None
         seconds = outcome.seconds.get("waited", float("nan"))
@@ -271,32 +271,45 @@ class LayerSegmentation(Listener):
         self.output_layer = self._add_output(np.zeros(self._prepared.shape, np.uint8))
         return self.output_layer, True
 
-    def _show_exact(self, values: np.ndarray) -> None:
-        """Show an exact result (uint8 labels, read-only, kept): only the bounding box where it
-        differs from the last exact result shown in this layer, and where previews wrote since,
-        is written (and refreshed); edits of the layer outside it stay."""
+    def _show_exact(self, outcome) -> None:
+        """Show an exact result: only the bounding box where it differs from the last exact
+        result shown in this layer, and where previews wrote since, is written (and
+        refreshed); edits of the layer outside it stay. That box is the controller's
+        ``region`` between two masks of one object, else found by comparing."""
+        binary = outcome.labels is None
+        values = outcome.mask.view(np.uint8) if binary else outcome.labels
         layer, new = self._output()
         shown = self._exact_shown
         if new or shown is None or shown[0] is not layer or shown[1].shape != values.shape:
             write_labels(layer, values)
+            self._shown_box = (layer, foreground_box(values))
         else:
-            region = union_regions(changed_region(shown[1], values), self._preview_region)
+            known = binary and shown[2] and outcome.region is not None
+            region = union_regions(outcome.region if known else
+                                   changed_region(shown[1], values), self._preview_region)
             if region is not None:
                 write_labels(layer, values[region], region)
-        self._exact_shown, self._preview_region = (layer, values), None
+                self._shown_box = (layer, union_regions(self._box_shown(layer), region))
+        self._exact_shown, self._preview_region = (layer, values, binary), None
 
     def _show_preview(self, small: np.ndarray, factor: int) -> None:
-        """Show a preview on a grid reduced ``factor`` times: upscaled, and written where it
-        differs from what the layer shows."""
-        layer, _ = self._output()
-        scratch = self._scratch
-        if scratch is None or scratch.shape != layer.data.shape:
-            scratch = self._scratch = np.empty(layer.data.shape, np.uint8)
-        upscale_into(scratch, small, factor)
-        region = changed_region(np.asarray(layer.data), scratch)
-        if region is not None:
-            write_labels(layer, scratch[region], region)
-            self._preview_region = union_regions(self._preview_region, region)
+        """Show a preview on a grid reduced ``factor`` times, upscaled into the box that holds
+        both its object and everything the layer may show (no full-grid pass)."""
+        layer, new = self._output()
+        box = union_regions(foreground_box(small, factor), None if new else
+                            self._box_shown(layer))
+        if box is not None:
+            box = upscale_into(layer.data, small, factor, box)
+            write_labels(layer, layer.data[box], box)
+            self._preview_region = union_regions(self._preview_region, box)
+            self._shown_box = (layer, union_regions(self._box_shown(layer), box))
+
+    def _box_shown(self, layer):
+        """A box holding every non-zero element this object wrote into ``layer`` (all of it
+        when unknown)."""
+        if self._shown_box is not None and self._shown_box[0] is layer:
+            return self._shown_box[1]
+        return tuple(slice(0, n) for n in layer.data.shape)
 
     def _add_output(self, data):
         """A new Labels layer for the results, placed like the image; the selection stays."""
