@@ -12,8 +12,9 @@ pytest.importorskip("napari")
 from napari.layers import Image, Labels  # noqa: E402
 
 from graphcut.gui.napari._layers import (LayerError, as_seeds, changed_region,  # noqa: E402
-                                         foreground_box, mask_colormap, needs_channel_choice, paint_region,
-                                         prepare_image, upscale_into)
+                                         foreground_box, mask_colormap,
+                                         needs_channel_choice, paint_region, prepare_image,
+                                         upscale_into)
 
 
 def test_seed_labels_are_kept_and_bad_labels_refused():
