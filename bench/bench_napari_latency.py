@@ -222,7 +222,7 @@ class Plugin:
 
 def run_plugin(image, seeds, channels, args):
     clock = Clock()
-    plugin = Plugin(image, seeds, channels, args, clock)
+    plugin = Plugin(image, seeds.copy(), channels, args, clock)  # napari paints in place
     plugin.session.set_live(True)
     first = plugin.first()
     print(f"first segmentation (process start, image opened, solved): {first:.2f} s",
