@@ -51,6 +51,24 @@ def write_labels(layer, values, region=None) -> bool:
         layer.refresh()
         return False
     layer.data[region] = values
+    return show_region(layer, region)
+
+
+def show_region(layer, region) -> bool:
+    """Show a change already written into ``layer.data[region]``.
+
+    Parameters
+    ----------
+    layer : napari.layers.Labels
+        The layer written into (its data a NumPy array).
+    region : tuple of slice
+        One slice per axis of the layer's data, with explicit bounds, holding the change.
+
+    Returns
+    -------
+    bool
+        True when only the region was refreshed, False when the whole layer was.
+    """
     try:
         partial = _refresh_region(layer, region)
     except (AttributeError, TypeError, IndexError, ValueError) as error:  # another napari

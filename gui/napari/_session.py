@@ -32,7 +32,7 @@ from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, ChoiceNeeded, LayerError, as_seeds, changed_region,
                       foreground_box, mask_colormap, paint_region, prepare_image, union_regions,
                       upscale_into)
-from ._refresh import write_labels
+from ._refresh import show_region, write_labels
 
 log = logging.getLogger("graphcut.gui")
 
@@ -300,7 +300,7 @@ class LayerSegmentation(Listener):
                             self._box_shown(layer))
         if box is not None:
             box = upscale_into(layer.data, small, factor, box)
-            write_labels(layer, layer.data[box], box)
+            show_region(layer, box)
             self._preview_region = union_regions(self._preview_region, box)
             self._shown_box = (layer, union_regions(self._box_shown(layer), box))
 
