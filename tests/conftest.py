@@ -26,3 +26,13 @@ def kernel_library(tmp_path_factory):
     if fake_cupy.compiler() is None:
         pytest.skip("no C++ compiler")
     return fake_cupy.build_kernel_library(tmp_path_factory.mktemp("kernels"))
+
+
+def pytest_sessionstart(session):
+    """Ctrl-C tests send SIGINT to the subprocesses they start, which inherit this process's
+    dispositions: a suite started in the background by a non-interactive shell (``cmd &``)
+    has SIGINT ignored, and so would its subprocesses. Start from Python's default."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
