@@ -46,8 +46,11 @@ def parallel_paths(paths: int, length: int, *, seed: int = 0, top: int = 100) ->
     heads = [ids[:, 0], ids[:, 1:].ravel(), np.full(paths, t)]
     cross = rng.integers(0, paths - 1, size=paths * length // 2) if paths > 1 else []
     cols = rng.integers(0, length, size=len(cross))
+    # each cross arc once: parallel arcs would be summed, above int32 with huge capacities
+    pairs = np.unique(np.stack([np.asarray(cross, dtype=np.int64), cols]), axis=1)
+    cross, cols = pairs if len(cross) else ([], [])
     tails.append(ids[cross, cols])
-    heads.append(ids[np.asarray(cross) + 1, cols])
+    heads.append(ids[np.asarray(cross, dtype=np.int64) + 1, cols])
     tails, heads = np.concatenate(tails), np.concatenate(heads)
     return CSRNetwork.from_arcs(n, s, t, tails, heads, rng.integers(1, top + 1, tails.size))
 
