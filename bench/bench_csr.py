@@ -24,6 +24,7 @@ stopped at that limit reads "> 60 s (stopped)".
     python bench/bench_csr.py --out results.md       # also write the tables (markdown)
     python bench/bench_csr.py --stereo-dir moves     # also the networks of a stereo dump
     python bench/bench_csr.py --ecl-binary /path/to/ecl-maxflow   # ECL-MaxFlow live too
+    python bench/bench_csr.py --tail-thresholds 0,4096 --instrument   # tail mode on and off
 
 Instances: Washington RLG and genrmf (DIMACS generators), the camera sample's segmentation
 network and smooth random grids as CSR, a 3-D segmentation volume (6-connected, synthetic blobs
@@ -53,64 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from graphcut.solver import CSRNetwork, cuda_status
 from graphcut.solver.generators import genrmf, random_grid, washington_rlg
 
+from csr_families import (camera_network, mesh_network, random_grid3d,  # noqa: E402
+                          segmentation_volume)
 from ecl_runner import ecl_column  # noqa: E402  (bench/, on the path above)
-
-SAMPLES = Path(__file__).resolve().parents[1] / "samples"
-
-
-def camera_network(side: int) -> CSRNetwork:
-    """The camera sample's segmentation network, image and seeds upscaled to side x side."""
-    from skimage.transform import resize
-
-    from graphcut.segmentation import build_network
-    from graphcut.io import read_image
-    from graphcut.io import read_seeds
-
-    image = read_image(SAMPLES / "images" / "camera.png")
-    seeds = read_seeds(SAMPLES / "seeds" / "camera.png", image.shape[:2])
-    big = resize(image, (side, side), order=1, preserve_range=True,
-                 anti_aliasing=False).astype(image.dtype)
-    rows = np.arange(side) * seeds.shape[0] // side
-    cols = np.arange(side) * seeds.shape[1] // side
-    return build_network(big, seeds[np.ix_(rows, cols)]).to_csr()
-
-
-def segmentation_volume(side: int, *, seed: int = 0) -> CSRNetwork:
-    """A 3-D segmentation network: side^3 voxels (6-connected) plus s and t.
-
-    The volume holds a few random Gaussian blobs (object) in Gaussian noise; terminal capacities
-    are the Boykov-Jolly negative log-likelihoods of two intensity models (object 0.7,
-    background 0.3, sigma 0.2) and each pair of neighbours gets 10 * exp(-(dI)^2 / (2 0.1^2))
-    in both directions, all scaled by 100 and rounded.
-    """
-    rng = np.random.default_rng(seed)
-    grid = np.indices((side,) * 3, dtype=np.float32) / side
-    field = np.zeros((side,) * 3, dtype=np.float32)
-    for _ in range(6):
-        centre = rng.uniform(0.2, 0.8, 3).astype(np.float32)[:, None, None, None]
-        radius = np.float32(rng.uniform(0.08, 0.2))
-        field += np.exp(-((grid - centre) ** 2).sum(axis=0) / (2 * radius ** 2))
-    del grid
-    image = np.where(field > 0.5, 0.7, 0.3).astype(np.float32)
-    image += rng.normal(0, 0.2, image.shape).astype(np.float32)
-    n_vox = side ** 3
-    s, t = n_vox, n_vox + 1
-    ids = np.arange(n_vox, dtype=np.int64).reshape((side,) * 3)
-    to_fg = (image - 0.7) ** 2 / (2 * 0.2 ** 2)  # cost of labelling a voxel object
-    to_bg = (image - 0.3) ** 2 / (2 * 0.2 ** 2)
-    tails = [np.full(n_vox, s), ids.ravel()]
-    heads = [ids.ravel(), np.full(n_vox, t)]
-    caps = [np.rint(100 * to_bg).ravel(), np.rint(100 * to_fg).ravel()]
-    for axis in range(3):
-        a = np.moveaxis(ids, axis, 0)
-        i = np.moveaxis(image, axis, 0)
-        w = np.rint(1000 * np.exp(-(i[1:] - i[:-1]) ** 2 / (2 * 0.1 ** 2))).ravel()
-        tails += [a[:-1].ravel(), a[1:].ravel()]
-        heads += [a[1:].ravel(), a[:-1].ravel()]
-        caps += [w, w]
-    return CSRNetwork.from_arcs(n_vox + 2, s, t, np.concatenate(tails), np.concatenate(heads),
-                                np.concatenate(caps).astype(np.int64))
-
 
 STEREO_MOVES = (1, 33)  # moves of the first cycle kept as instances (alpha 0 and 32)
 
@@ -159,6 +105,11 @@ INSTANCES = {
     "volume-128": (lambda: segmentation_volume(128), False),
     "stereo-move-1": (lambda: stereo_moves()[1], False),
     "stereo-move-33": (lambda: stereo_moves()[33], False),
+    "mesh-512x512": (lambda: mesh_network(512, 512), True),       # bench/csr_families.py
+    "mesh-1024x1024": (lambda: mesh_network(1024, 1024), True),
+    "grid3d-random-64": (lambda: random_grid3d(64), True),
+    "grid3d-random-100": (lambda: random_grid3d(100), True),
+    "grid3d-random-128": (lambda: random_grid3d(128), True),
 }
 
 VARIANTS = {
@@ -174,6 +125,8 @@ VARIANTS = {
     "relabel x0.75": {"relabel_levels_factor": 0.75},
     "solo 1024": {"solo_threshold": 1024},
     "solo 2048": {"solo_threshold": 2048},
+    "tail 512": {"tail_threshold": 512},    # block 0 also runs the relabels of the tail
+    "tail 2048": {"tail_threshold": 2048},
 }
 
 
@@ -280,6 +233,11 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, help="write the markdown tables here too")
     parser.add_argument("--budget", type=float, default=None,
                         help="start no new instance or schedule row after this many seconds")
+    parser.add_argument("--tail-thresholds", default=None,
+                        help="also run tail mode (Schedule.tail_threshold) with each of these "
+                        "comma-separated thresholds, 0 = off (e.g. 0,4096)")
+    parser.add_argument("--instrument", action="store_true",
+                        help="with --tail-thresholds: summarise one instrumented run each")
     args = parser.parse_args(argv)
     started_all = time.perf_counter()
 
@@ -311,7 +269,7 @@ def main(argv=None) -> int:
              "| faster of HPF and ECL phase I / ours |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    networks = {}
+    networks, tails = {}, {}
     for name in names:
         builder, dimacs = INSTANCES[name][:2]
         expected = INSTANCES[name][2] if len(INSTANCES[name]) > 2 else None
@@ -363,6 +321,15 @@ def main(argv=None) -> int:
         print(row, f"(built in {built:.1f} s; stages {_stages(st)}; solo sweeps "
               f"{st['solo_sweeps']:,}, solo levels {st['solo_levels']:,}, blocks "
               f"{st['blocks']}; {trace_summary(st)})", flush=True)
+        if args.tail_thresholds:
+            from csr_tail_rows import tail_rows
+            thresholds = [int(x) for x in args.tail_thresholds.split(",")]
+            tails[name] = tail_rows(name, network, thresholds, args.repeats, solve, result.flow,
+                                    gpu_runs, fmt, args.instrument)
+            print("\n".join(tails[name]), flush=True)
+    if tails:
+        from csr_tail_rows import HEADER
+        lines += HEADER + [row for rows in tails.values() for row in rows]
 
     if args.variants:
         chosen = (args.variant_instances.split(",") if args.variant_instances else

@@ -4,14 +4,17 @@ kernel caches, filled kernel caches), and min_cut on host arrays against BK.
 Inputs: astronaut (the bundled sample with its seeds) scaled to --megapixels (default 4),
 written as PNG files; camera scaled to --sizes megapixels for the min_cut part.
 
-0. Fresh install (``--parts fresh_install``): a wheel built from this checkout (``pip wheel
-   --no-deps --no-build-isolation``), a new virtual environment (``venv
-   --system-site-packages``: the dependencies, CuPy included, come from the interpreter's
-   environment, as they would from pip's cache; no network), ``pip install --no-deps --no-index``
-   of the wheel, then in a new process started in an empty folder (graphcut imported from the
-   new venv: checked) with empty kernel caches: `graphcut segment` (whole-process wall time)
-   and the API script below. The wheel build and the install are timed apart. The operating
-   system's file cache is not dropped (CuPy's and graphcut's files were read before).
+0. Fresh install (``--parts fresh_install``, bench/startup_fresh_install.py): a wheel built
+   from this checkout (``pip wheel --no-deps --no-build-isolation``), a new virtual environment
+   (``venv --system-site-packages``: CuPy, and whatever else the interpreter has, comes from its
+   site-packages), ``pip install --no-index`` of the wheel with its dependencies from the
+   wheelhouse --find-links DIR where the system site-packages lack them (without --find-links:
+   ``--no-deps``, all from the system), ``pip check``, then in a new process started in an empty
+   folder (graphcut imported from the new venv: checked; PYTHONPATH removed) with empty kernel
+   caches: `graphcut segment` (whole-process wall time) and the API script below. The wheel
+   build and the install are timed apart. No network. The operating system's file cache is not
+   dropped (CuPy's and graphcut's files were read before). ``--device cpu`` runs this part
+   alone on the CPU backend (a check of the procedure where there is no GPU).
 1. Commands (wall time of the whole process, `python -m graphcut.cli segment ...`):
    - cuda, empty kernel caches: the first run with an empty CuPy kernel cache and an empty
      CUDA driver cache (fresh CUPY_CACHE_DIR and CUDA_CACHE_PATH) in a new process (the
@@ -34,7 +37,7 @@ written as PNG files; camera scaled to --sizes megapixels for the min_cut part.
 
     python bench/bench_startup.py [--megapixels 4] [--sizes 1,4,16] [--repeats 5] \
         [--kernels auto|nvrtc|both] [--parts fresh_install,commands,api,min_cut] [--profile]
-        [--out FILE]
+        [--find-links DIR] [--device cuda|cpu] [--out FILE]
 
 --profile prints where a cold first segment spends its time (cProfile, cumulative, top 30).
 Prints Markdown tables (and writes them to --out).
@@ -48,11 +51,9 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,8 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_grid import median_seconds, scaled_inputs  # noqa: E402
+from startup_fresh_install import (bench_fresh_install, fresh_caches,  # noqa: E402
+                                   fresh_install_table, run_timed)
 
 import graphcut  # noqa: E402
 
@@ -70,6 +73,7 @@ API_SCRIPT = textwrap.dedent("""
     from graphcut.solver import cuda_status
     imported = time.perf_counter()
     image_path, seeds_path, repeats, warm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    device = sys.argv[5] if len(sys.argv) > 5 else "cuda"
     image = graphcut.read_image(image_path)
     seeds = graphcut.read_seeds(seeds_path, image.shape)
     read = time.perf_counter()
@@ -80,7 +84,7 @@ API_SCRIPT = textwrap.dedent("""
     if warm == "warm_up":
         from graphcut.segmentation import warm_up
         t = time.perf_counter()
-        session = graphcut.Segmenter(image, device="cuda")
+        session = graphcut.Segmenter(image, device=device)
         out["segmenter_init"] = time.perf_counter() - t
         t = time.perf_counter()
         warm_up(session)
@@ -90,17 +94,17 @@ API_SCRIPT = textwrap.dedent("""
         out["first_update_after_warm_up"] = time.perf_counter() - t
     else:
         t = time.perf_counter()
-        mask, result = graphcut.segment(image, seeds, device="cuda", return_result=True)
+        mask, result = graphcut.segment(image, seeds, device=device, return_result=True)
         out["first_segment"] = time.perf_counter() - t
         out["first_segment_stats"] = result.stats["seconds"]
         times = []
         for _ in range(repeats):
             t = time.perf_counter()
-            graphcut.segment(image, seeds, device="cuda")
+            graphcut.segment(image, seeds, device=device)
             times.append(time.perf_counter() - t)
         out["second_segment"] = sorted(times)[len(times) // 2]
         t = time.perf_counter()
-        session = graphcut.Segmenter(image, device="cuda")
+        session = graphcut.Segmenter(image, device=device)
         session.update(seeds)
         out["first_update"] = time.perf_counter() - t
         seeds2 = seeds.copy()
@@ -108,8 +112,9 @@ API_SCRIPT = textwrap.dedent("""
         t = time.perf_counter()
         session.update(seeds2)
         out["next_update"] = time.perf_counter() - t
-    from graphcut.solver.cuda import _loader
-    out["kernels"] = {str(k.binary_name): v for k, v in _loader._origins.items()}
+    if device == "cuda":
+        from graphcut.solver.cuda import _loader
+        out["kernels"] = {str(k.binary_name): v for k, v in _loader._origins.items()}
     out["cupyx_modules"] = sorted(m for m in sys.modules if m.startswith("cupyx"))
     out["total"] = time.perf_counter() - started
     print(json.dumps(out))
@@ -134,23 +139,6 @@ def write_inputs(folder: Path, megapixels: float) -> tuple[Path, Path, tuple[int
     Image.fromarray(image).save(image_path)
     graphcut.write_seeds(seeds_path, seeds)
     return image_path, seeds_path, image.shape[:2]
-
-
-def fresh_caches(root: Path, name: str) -> dict:
-    """Environment with empty CuPy and CUDA-driver kernel caches under ``root/name``."""
-    cupy_cache, driver_cache = root / name / "cupy", root / name / "nv"
-    cupy_cache.mkdir(parents=True, exist_ok=True)
-    driver_cache.mkdir(parents=True, exist_ok=True)
-    return {"CUPY_CACHE_DIR": str(cupy_cache), "CUDA_CACHE_PATH": str(driver_cache)}
-
-
-def run_timed(command, env) -> tuple[float, str]:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, command))} failed:\n{done.stderr}")
-    return wall, done.stdout
 
 
 def bench_commands(python, image_path, seeds_path, work: Path, repeats, cpu_repeats, kernels):
@@ -184,77 +172,6 @@ def bench_commands(python, image_path, seeds_path, work: Path, repeats, cpu_repe
                  f"median of {cpu_repeats}; {cpu_wall / warm_wall:.1f}x the cuda wall with "
                  "filled caches"))
     return rows
-
-
-def bench_fresh_install(python, image_path, seeds_path, work: Path, repeats,
-                        wheel: Path | None = None, device: str = "cuda") -> list:
-    """Rows (what, seconds, note) of a fresh install: wheel, new venv, first runs.
-
-    ``wheel``: a graphcut wheel to install instead of building one from this checkout (the
-    build needs setuptools with bdist_wheel, i.e. setuptools >= 70.1 or the ``wheel`` package).
-    """
-    repository = Path(__file__).resolve().parents[1]
-    wheels, venv, empty = work / "wheel", work / "fresh-venv", work / "empty-cwd"
-    empty.mkdir()
-    built = float("nan")
-    if wheel is None:
-        started = time.perf_counter()
-        run_timed([python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                   "--no-index", "-w", str(wheels), str(repository)], dict(os.environ))
-        built = time.perf_counter() - started
-        wheel = next(wheels.glob("graphcut-*.whl"))
-    started = time.perf_counter()
-    run_timed([python, "-m", "venv", "--system-site-packages", str(venv)], dict(os.environ))
-    fresh = str(venv / "bin" / "python")
-    run_timed([fresh, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
-              dict(os.environ))
-    installed = time.perf_counter() - started
-    env = dict(os.environ, **fresh_caches(work, "fresh-install"))
-    env.pop("GRAPHCUT_CUDA_KERNELS", None)
-    _, where = run_timed_in([fresh, "-c", "import graphcut; print(graphcut.__file__)"], env,
-                            empty)
-    if not where.strip().startswith(str(venv)):
-        raise RuntimeError(f"the fresh venv imported graphcut from {where.strip()}, not from "
-                           f"{venv}")
-    command = [fresh, "-m", "graphcut.cli", "segment", str(image_path), "--seeds",
-               str(seeds_path), "-o", str(work / "fresh-mask.png"), "--overwrite",
-               "--device", device]
-    env = dict(os.environ, **fresh_caches(work, "fresh-install-2"))
-    first, _ = run_timed_in(command, env, empty)
-    second, _ = run_timed_in(command, env, empty)
-    env = dict(os.environ, **fresh_caches(work, "fresh-install-3"))
-    wall, out = run_timed_in([fresh, "-c", API_SCRIPT, str(image_path), str(seeds_path),
-                              str(repeats), "segment"], env, empty)
-    api = json.loads(out.strip().splitlines()[-1])
-    return [("pip wheel (build from this checkout)", built,
-             "not part of a user's install" if built == built else f"given: {wheel.name}"),
-            ("new venv + pip install of the wheel", installed, "--no-deps --no-index"),
-            ("first `graphcut segment`, fresh install", first,
-             "new venv, new process, empty kernel caches"),
-            ("second `graphcut segment`, same venv", second, "kernel caches filled by the first"),
-            ("fresh install API: import graphcut", api["import_graphcut"], "new process"),
-            ("fresh install API: cuda_status()", api["cuda_status"], "CuPy import, context"),
-            ("fresh install API: first segment()", api["first_segment"],
-             "empty kernel caches"),
-            ("fresh install API: process total", wall, "interpreter start to exit")]
-
-
-def run_timed_in(command, env, cwd: Path) -> tuple[float, str]:
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900,
-                          cwd=cwd)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(map(str, command))} failed:\n{done.stderr}")
-    return wall, done.stdout
-
-
-def fresh_install_table(rows, shape) -> str:
-    lines = [f"Fresh install: astronaut at {shape[1]}x{shape[0]} "
-             f"({shape[0] * shape[1] / 2**20:.1f} MP)", "", "| step | seconds | note |",
-             "|---|---|---|"]
-    lines += [f"| {what} | {seconds:.2f} | {note} |" for what, seconds, note in rows]
-    return "\n".join(lines)
 
 
 def bench_api(python, image_path, seeds_path, work: Path, repeats, kernels):
@@ -364,18 +281,33 @@ def main() -> int:
     parser.add_argument("--wheel", type=Path, default=None,
                         help="fresh_install: install this graphcut wheel instead of building "
                              "one from this checkout")
+    parser.add_argument("--find-links", type=Path, action="append", default=None,
+                        help="fresh_install: folder of wheels of graphcut's dependencies "
+                             "(offline install; those missing from the system site-packages "
+                             "come from it); may be repeated")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                        help="cpu: only the fresh_install part, its runs on the CPU backend")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     parts = set(args.parts.split(","))
+    args.find_links = [folder.resolve() for folder in args.find_links or ()]
+    for folder in args.find_links:
+        if not folder.is_dir():
+            parser.error(f"--find-links {folder}: not a folder")
     from graphcut.solver import cuda_status
     ok, why = cuda_status()
-    if not ok:
+    if args.device == "cpu":
+        if parts != {"fresh_install"}:
+            parser.error("--device cpu runs only --parts fresh_install")
+    elif not ok:
         print(f"bench_startup needs the GPU backend: {why}", file=sys.stderr)
         return 2
-    from graphcut.solver.cuda import _variants
-    shipped = _variants.read_manifest()
-    header = (f"# bench_startup, {datetime.date.today()}, {why}; shipped fatbins: "
-              + (f"yes ({shipped['nvcc']})" if shipped else "none (NVRTC)"))
+    shipped = None
+    if args.device == "cuda":
+        from graphcut.solver.cuda import _variants
+        shipped = _variants.read_manifest()
+    header = (f"# bench_startup, {datetime.date.today()}, --device {args.device}, {why}; "
+              "shipped fatbins: " + (f"yes ({shipped['nvcc']})" if shipped else "none (NVRTC)"))
     sections = [header]
     print(header, flush=True)
     with tempfile.TemporaryDirectory(prefix="graphcut-startup-") as folder:
@@ -383,12 +315,14 @@ def main() -> int:
         image_path, seeds_path, shape = write_inputs(work, args.megapixels)
         if "fresh_install" in parts:
             try:
-                rows = bench_fresh_install(args.python, image_path, seeds_path, work,
-                                           args.repeats, args.wheel)
+                rows = bench_fresh_install(args.python, API_SCRIPT, image_path, seeds_path,
+                                           work, args.repeats, args.wheel, args.device,
+                                           args.find_links)
                 sections.append(fresh_install_table(rows, shape))
             except (RuntimeError, StopIteration) as error:
-                sections.append(f"Fresh install: not run: {str(error)[-600:]} (pass --wheel "
-                                "PATH, or install setuptools >= 70.1 or the wheel package)")
+                sections.append(f"Fresh install: not run: {str(error)[-600:]} (a wheel build "
+                                "needs --wheel PATH, or setuptools >= 70.1 or the wheel "
+                                "package; missing dependencies need --find-links DIR)")
             print(sections[-1] + "\n", flush=True)
         if "commands" in parts:
             rows = bench_commands(args.python, image_path, seeds_path, work, args.repeats,

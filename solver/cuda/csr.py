@@ -31,6 +31,7 @@ from ..errors import BackendUnavailableError
 from . import GPUMemoryError, require_free_memory
 from ._loader import load_module
 from .csr_build import build_residual_graph, residual_sum, slot_range
+from .csr_instrument import LOG_CAP, instrument_buffer, instrument_stats
 
 SOURCE = Path(__file__).resolve().parent / "csr_kernels.cu"
 THREADS = 512           # threads per block of the persistent kernel (its __launch_bounds__)
@@ -70,6 +71,16 @@ class Schedule:
         FIFO push-relabel bound 4 n^2 + 1024, so a correct run never reaches it).
     time_limit_seconds: the kernel stops with an error after this long (None: 60 s plus 2 us
         per vertex and arc). A watchdog against livelock, far above any measured solve.
+    tail_threshold: tail mode (0 = off, the default). When > 0, block 0 runs the sweeps alone
+        while the worklist has at most max(solo_threshold, tail_threshold) vertices and, when a
+        global relabel comes due there, runs that relabel (the same BFS) alone with block
+        barriers too, handing back to the whole grid only when the active set outgrows the
+        bound (a relabel meeting a BFS frontier wider than the bound is given up, heights put
+        back, and the grid relabels from then on). Same exact result; it trades grid barriers
+        for one block's throughput.
+    instrument: record, per sweep, the worklist size and its nanoseconds (grid-wide sweeps,
+        block 0's sweeps, tail relabels) in ``stats["instrument"]`` (:mod:`.csr_instrument`).
+        Off by default: then the kernel reads no extra clock and writes nothing more.
 
     The kernel is always launched cooperatively (all blocks resident at once, as its grid
     barriers require); where cooperative launches are not supported the CUDA backend is
@@ -87,6 +98,8 @@ class Schedule:
     blocks_per_sm: int = 1
     max_sweeps: int | None = None
     time_limit_seconds: float | None = None
+    tail_threshold: int = 0
+    instrument: bool = False
 
     def limits(self, num_vertices: int, num_arcs: int) -> tuple[int, float]:
         """(max_sweeps, time_limit_seconds) in force for a network of this size."""
@@ -184,7 +197,8 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         "trace" (per global relabel, the first TRACE_CAP: NumPy arrays "levels", "active"
         found, "alive_before" (0 unless bfs_early_stop), "sweeps_after", "ns_bfs",
         "ns_sweeps"),
-        "device_name", "blocks", "threads" and the schedule.
+        "device_name", "blocks", "threads" and the schedule; with ``schedule.instrument``
+        also "instrument" (per-sweep worklist sizes and times, see :mod:`.csr_instrument`).
 
     Raises:
         GPUMemoryError: the network does not fit in the GPU's free memory.
@@ -225,6 +239,7 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         ctl = cupy.zeros(CTL_SIZE, dtype=cupy.int32)
         out = cupy.zeros(OUT_SIZE, dtype=cupy.int64)
         trace = cupy.zeros(TRACE_CAP * len(TRACE_FIELDS), dtype=cupy.int64)
+        instr = instrument_buffer(cupy) if schedule.instrument else None
         stream.synchronize()
         built = time.perf_counter()
 
@@ -241,7 +256,9 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
                 np.int32(min(schedule.relabel_max_sweeps, 2**31 - 1)),
                 np.float32(schedule.relabel_levels_factor),
                 np.float32(schedule.relabel_work_factor), np.int32(schedule.bfs_early_stop),
-                np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)))
+                np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)),
+                np.int32(max(schedule.tail_threshold, 0)),
+                instr if instr is not None else np.uintp(0), np.int32(LOG_CAP))
         blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()
@@ -285,4 +302,6 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
         "threads": THREADS,
         "schedule": asdict(schedule),
     }
+    if instr is not None:
+        stats["instrument"] = instrument_stats(cupy.asnumpy(instr))
     return CutResult(int(flow), source_side, "cuda", stats)

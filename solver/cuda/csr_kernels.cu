@@ -46,13 +46,17 @@ typedef unsigned long long u64;
 #define CTL_BFS 3       // 3 ints: ring of BFS frontier sizes (grid-wide levels)
 #define CTL_ACT 6       // active vertices found by the current BFS
 #define CTL_ALIVE 7     // 2 ints: active vertices with height < n before BFS k (slot k % 2)
-#define CTL_SOLO 12     // 2 x 8 ints: state handed from block 0's solo loop to the whole grid
-                        // (handoff j uses CTL_SOLO + 8 * (j % 2): a slow thread may still be
+#define CTL_ACTR 9      // 3 ints: ring of active vertices found per grid-wide BFS level (the
+                        // stop test sums them: CTL_ACT itself may already grow with the next
+                        // level's appends while a slow block still reads it)
+#define CTL_SOLO 12     // 2 x 16 ints: state handed from block 0's solo loop to the whole grid
+                        // (handoff j uses CTL_SOLO + 16 * (j % 2): a slow thread may still be
                         // reading handoff j - 1 while block 0 writes handoff j)
-#define CTL_STOP 28     // 2 ints: set by the leader when the time limit has passed; grid sweep
+#define HAND 16         // ints per handoff
+#define CTL_STOP 44     // 2 ints: set by the leader when the time limit has passed; grid sweep
                         // j uses CTL_STOP + j % 2, written before that step's barrier and read
                         // after it, so every thread sees the same value
-#define CTL_GSTOP 32    // 2 ints: the same for the steps of block 0's solo loops
+#define CTL_GSTOP 46    // 2 ints: the same for the steps of block 0's solo loops
 #define CTL_SIZE 48
 
 // Per global relabel k < TRACE_CAP, `trace[k * TRACE_FIELDS + f]`: BFS levels, active vertices
@@ -78,6 +82,39 @@ typedef unsigned long long u64;
 #define OUT_SIZE 16
 
 #define FULL_MASK 0xffffffffu
+
+// Instrumentation (`instr` != nullptr; off by default): written by the leader (thread 0 of block
+// 0) alone. instr[(kind * 32 + b) * 2 + {0, 1}] = steps of this kind whose list held
+// [2^b, 2^(b+1)) vertices (b = 0 also for 0) and their nanoseconds; kinds: INSTR_GRID = a sweep
+// by the whole grid, INSTR_SOLO = a sweep by block 0 alone, INSTR_TAIL_GR = a global relabel by
+// block 0 alone (tail mode; the list size is the active vertices it found), INSTR_GRID_LEVEL /
+// INSTR_SOLO_LEVEL = a level of the grid's global relabel run by the whole grid / by block 0
+// alone (the list: the frontier it expands), INSTR_TAIL_ABORT = a tail relabel given up (list
+// size 0). instr[INSTR_LOGN]
+// counts the steps; the first `instr_cap` of them are logged at instr[INSTR_LOG + 2 k] =
+// list size | kind << 32 and instr[INSTR_LOG + 2 k + 1] = nanoseconds.
+#define INSTR_GRID 0
+#define INSTR_SOLO 1
+#define INSTR_TAIL_GR 2
+#define INSTR_GRID_LEVEL 3
+#define INSTR_SOLO_LEVEL 4
+#define INSTR_TAIL_ABORT 5  // a tail relabel given up (a frontier wider than the tail bound)
+#define INSTR_KINDS 6
+#define INSTR_LOGN (INSTR_KINDS * 64)
+#define INSTR_LOG (INSTR_LOGN + 4)
+
+__device__ __forceinline__ void record(i64* instr, int cap, int kind, int size, u64 ns) {
+    const int bucket = size > 1 ? 31 - __clz(size) : 0;
+    i64* cell = instr + (kind * 32 + bucket) * 2;
+    cell[0] += 1;
+    cell[1] += (i64)ns;
+    const i64 k = instr[INSTR_LOGN];
+    if (k < cap) {
+        instr[INSTR_LOG + 2 * k] = (i64)size | ((i64)kind << 32);
+        instr[INSTR_LOG + 2 * k + 1] = (i64)ns;
+    }
+    instr[INSTR_LOGN] = k + 1;
+}
 
 struct Ctx {
     int n, s, t;
@@ -105,11 +142,12 @@ __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 // A list of vertices: entries [0, SOLO_CAP) in shared memory `sm` when it is not null (block 0's
 // solo loops), the rest (or all, when `sm` is null) in the global array `g`; `cnt` is its
-// counter (shared or global).
+// counter (shared or global); `tally`, when not null, is raised by every append too.
 struct List {
     int* g;
     int* sm;
     int* cnt;
+    int* tally;
 };
 
 __device__ __forceinline__ int list_get(const List& l, int i) {
@@ -122,7 +160,10 @@ __device__ __forceinline__ void append(const List& l, int v) {
     const int lane = threadIdx.x & 31;
     const int first = __ffs(mask) - 1;
     int base = 0;
-    if (lane == first) base = atomicAdd(l.cnt, __popc(mask));
+    if (lane == first) {
+        base = atomicAdd(l.cnt, __popc(mask));
+        if (l.tally != nullptr) atomicAdd(l.tally, __popc(mask));
+    }
     base = __shfl_sync(mask, base, first);
     const int i = base + __popc(mask & ((1u << lane) - 1u));
     if (l.sm != nullptr && i < SOLO_CAP) l.sm[i] = v; else l.g[i] = v;
@@ -376,7 +417,7 @@ __device__ __forceinline__ void load_solo(int* sm, const int* g, int count) {
 template <class Grid>
 __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act, int* front_a,
         int* front_b, int* hold, int small, int early, int round, const Solo& solo,
-        int& handoffs, int& levels, int& alive, i64& solo_levels) {
+        int& handoffs, int& levels, int& alive, i64& solo_levels, i64* instr, int instr_cap) {
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int nthreads = gridDim.x * blockDim.x;
     const int n = c.n;
@@ -387,6 +428,9 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
         ctl[CTL_BFS + 1] = 0;
         ctl[CTL_BFS + 2] = 0;
         ctl[CTL_ACT] = 0;
+        ctl[CTL_ACTR + 0] = 0;
+        ctl[CTL_ACTR + 1] = 0;
+        ctl[CTL_ACTR + 2] = 0;
         ctl[CTL_ALIVE + ((round + 1) & 1)] = 0;  // read in the previous round, many barriers ago
     }
     int mine = 0;
@@ -406,18 +450,20 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     // Stop once every active vertex of height < n is found (never when there is none: that
     // BFS must run to the end, its heights give the cut).
     const int target = early ? __ldcg(alive_slot) : 0;
-    const List act_list = {act, nullptr, &ctl[CTL_ACT]};
+    const List act_list = {act, nullptr, &ctl[CTL_ACT], nullptr};  // block 0's solo levels
     // Level 1 (grid step 0): the slots of t, spread over the whole grid (t may have millions of
     // arcs).
     const int tb = __ldg(&c.off[c.t]), te = __ldg(&c.off[c.t + 1]);
     {
         const List first = {front_a, nullptr, &ctl[CTL_BFS + 0]};
-        for (int e = tb + gtid; e < te; e += nthreads) visit(c, e, 1, first, act_list);
+        const List act0 = {act, nullptr, &ctl[CTL_ACT], &ctl[CTL_ACTR + 0]};
+        for (int e = tb + gtid; e < te; e += nthreads) visit(c, e, 1, first, act0);
     }
     GRID_SYNC();
     int count = __ldcg(&ctl[CTL_BFS + 0]);
     int level = 1, step = 1;
-    bool stopped = target > 0 && __ldcg(&ctl[CTL_ACT]) >= target;
+    int found = __ldcg(&ctl[CTL_ACTR + 0]);  // active vertices found so far (all threads agree)
+    bool stopped = target > 0 && found >= target;
     int* fc = front_a;
     int* fn = front_b;
     const int warp = gtid >> 5, nwarps = nthreads >> 5;
@@ -425,7 +471,7 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
         if (count <= small) {
             // Block 0 runs levels alone while the frontier stays small.
             if (blockIdx.x == 0) {
-                int lv = level, cnt = count, steps = 0, stop = 0;
+                int lv = level, cnt = count, steps = 0, stop = 0, got = found;
                 int* a = fc;
                 int* b = fn;
                 int* sa = solo.sm;
@@ -435,45 +481,64 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
                 __syncthreads();
                 while (cnt > 0 && cnt <= small) {
                     ++lv;
-                    if (threadIdx.x == 0) solo.cnt[(steps + 1) % 3] = 0;
+                    u64 ts = 0;
+                    if (threadIdx.x == 0) {
+                        solo.cnt[(steps + 1) % 3] = 0;
+                        if (instr != nullptr) ts = now_ns();
+                    }
                     const List in = {a, sa, nullptr};
                     const List out = {b, sb, &solo.cnt[steps % 3]};
                     expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
                     __syncthreads();
+                    if (instr != nullptr && threadIdx.x == 0)
+                        record(instr, instr_cap, INSTR_SOLO_LEVEL, cnt, now_ns() - ts);
                     cnt = solo.cnt[steps % 3];
+                    got = __ldcg(&ctl[CTL_ACT]);
+                    __syncthreads();  // no thread appends again before every thread has read
                     int* tmp = a; a = b; b = tmp;
                     tmp = sa; sa = sb; sb = tmp;
                     ++steps;
-                    if (target > 0 && __ldcg(&ctl[CTL_ACT]) >= target) { stop = 1; break; }
+                    if (target > 0 && got >= target) { stop = 1; break; }
                 }
                 if (!stop) flush(sa, a, cnt);
                 if (threadIdx.x == 0) {
-                    int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                    int* hand = &ctl[CTL_SOLO + HAND * (handoffs & 1)];
                     hand[0] = lv;
                     hand[1] = cnt;
                     hand[2] = steps;
                     hand[3] = stop;
+                    hand[4] = got;
                 }
             }
             GRID_SYNC();
-            const int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+            const int* hand = &ctl[CTL_SOLO + HAND * (handoffs & 1)];
             ++handoffs;
             const int steps = __ldcg(&hand[2]);
             level = __ldcg(&hand[0]);
             count = __ldcg(&hand[1]);
             stopped = __ldcg(&hand[3]) != 0;
+            found = __ldcg(&hand[4]);
             solo_levels += steps;
             if (steps & 1) { int* tmp = fc; fc = fn; fn = tmp; }
             continue;
         }
         ++level;
-        if (gtid == 0) ctl[CTL_BFS + (step + 1) % 3] = 0;
-        const List in = {fc, nullptr, nullptr};
-        const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3]};
-        expand(c, in, count, level, out, act_list, warp, nwarps);
+        u64 ts = 0;
+        if (gtid == 0) {
+            ctl[CTL_BFS + (step + 1) % 3] = 0;
+            ctl[CTL_ACTR + (step + 1) % 3] = 0;
+            if (instr != nullptr) ts = now_ns();
+        }
+        const List in = {fc, nullptr, nullptr, nullptr};
+        const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3], nullptr};
+        const List act_step = {act, nullptr, &ctl[CTL_ACT], &ctl[CTL_ACTR + step % 3]};
+        expand(c, in, count, level, out, act_step, warp, nwarps);
         GRID_SYNC();
+        if (instr != nullptr && gtid == 0)
+            record(instr, instr_cap, INSTR_GRID_LEVEL, count, now_ns() - ts);
         count = __ldcg(&ctl[CTL_BFS + step % 3]);
-        stopped = target > 0 && __ldcg(&ctl[CTL_ACT]) >= target;
+        found += __ldcg(&ctl[CTL_ACTR + step % 3]);
+        stopped = target > 0 && found >= target;
         ++step;
         int* tmp = fc; fc = fn; fn = tmp;
     }
@@ -494,6 +559,140 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     return __ldcg(&ctl[CTL_ACT]);
 }
 
+// Tail mode: the global relabel of block 0 alone, with block barriers only (the rest of the
+// grid waits at its next grid barrier and touches nothing). The same BFS as global_relabel
+// (early-stopping when `early`), its frontiers in `fa` / `fb` (shared memory `sm`, 2 x
+// SOLO_CAP entries, then global), the active vertices it finds appended to the global list
+// `act_g`. `sc` points to 8 shared ints. After every level the block reads the counters and
+// passes a second barrier before any thread appends again, so every thread takes the same
+// stop decision. Returns the number of active vertices found (the same in every thread);
+// `levels` gets the last BFS level and `alive` the active vertices with height < n before it.
+// A frontier of more than `bound` vertices that the BFS would still expand is too wide for one
+// block: the relabel is given up, every height is put back (from `hold` when early; without
+// early stopping the grid's relabel that follows overwrites every height, and no sweep runs in
+// between) and -1 is returned.
+#define RESET_GROUP 6
+
+__device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early, int* fa, int* fb,
+        int* act_g, int* sm, int* sc, int bound, int& levels, int& alive, i64& solo_levels) {
+    const int n = c.n;
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < 8; ++k) sc[k] = 0;
+    }
+    __syncthreads();
+    // One block walks all n vertices: RESET_GROUP vertices per thread and round, their loads
+    // issued together (independent round trips), or the pass would cost n / blockDim round
+    // trips one after another. Heights >= n (s, and vertices that cannot reach t: they never
+    // can again) are already what the reset would write; t keeps 0.
+    int mine = 0;
+    for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
+        int hv[RESET_GROUP];
+        i64 ex[RESET_GROUP];
+#pragma unroll
+        for (int k = 0; k < RESET_GROUP; ++k) {
+            const int v = base + k * blockDim.x;
+            hv[k] = v < n ? __ldcg(&c.h[v]) : n;
+        }
+#pragma unroll
+        for (int k = 0; k < RESET_GROUP; ++k) {
+            const int v = base + k * blockDim.x;
+            ex[k] = (early && hv[k] < n && v != c.t) ? __ldcg(&c.excess[v]) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < RESET_GROUP; ++k) {
+            const int v = base + k * blockDim.x;
+            if (v >= n) break;
+            if (early) hold[v] = hv[k];
+            if (hv[k] < n && v != c.t) {
+                if (v != c.s && ex[k] > 0) ++mine;
+                c.h[v] = n;
+            }
+        }
+    }
+    if (early) {
+        for (int o = 16; o > 0; o >>= 1) mine += __shfl_xor_sync(FULL_MASK, mine, o);
+        if ((threadIdx.x & 31) == 0 && mine > 0) atomicAdd(&sc[3], mine);
+    }
+    __syncthreads();
+    const int target = early ? sc[3] : 0;
+    const List act = {act_g, nullptr, &sc[4]};
+    int* a = fa;
+    int* b = fb;
+    int* sa = sm;
+    int* sb = sm + SOLO_CAP;
+    {
+        const List first = {a, sa, &sc[0]};
+        const int tb = __ldg(&c.off[c.t]), te = __ldg(&c.off[c.t + 1]);
+        for (int e = tb + threadIdx.x; e < te; e += blockDim.x) visit(c, e, 1, first, act);
+    }
+    __syncthreads();
+    int count = sc[0];
+    int found = sc[4];
+    __syncthreads();
+    int level = 1, steps = 1;
+    bool stopped = target > 0 && found >= target;
+    bool too_wide = !stopped && count > bound;
+    while (count > 0 && !stopped && !too_wide) {
+        ++level;
+        if (threadIdx.x == 0) sc[(steps + 1) % 3] = 0;
+        const List in = {a, sa, nullptr};
+        const List out = {b, sb, &sc[steps % 3]};
+        expand(c, in, count, level, out, act, threadIdx.x >> 5, blockDim.x >> 5);
+        __syncthreads();
+        count = sc[steps % 3];
+        found = sc[4];
+        __syncthreads();
+        stopped = target > 0 && found >= target;
+        too_wide = !stopped && count > bound;
+        int* tmp = a; a = b; b = tmp;
+        tmp = sa; sa = sb; sb = tmp;
+        ++steps;
+        ++solo_levels;
+    }
+    if (too_wide) {
+        if (early) {
+            for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
+                int old[RESET_GROUP];
+#pragma unroll
+                for (int k = 0; k < RESET_GROUP; ++k) {
+                    const int v = base + k * blockDim.x;
+                    old[k] = v < n ? __ldcg(&hold[v]) : 0;
+                }
+#pragma unroll
+                for (int k = 0; k < RESET_GROUP; ++k) {
+                    const int v = base + k * blockDim.x;
+                    if (v < n) c.h[v] = old[k];
+                }
+            }
+        }
+        __syncthreads();
+        levels = level;
+        alive = target;
+        return -1;
+    }
+    if (stopped) {
+        const int floor_h = level + 1 < n ? level + 1 : n;
+        for (int base = threadIdx.x; base < n; base += RESET_GROUP * blockDim.x) {
+            int hv[RESET_GROUP], old[RESET_GROUP];
+#pragma unroll
+            for (int k = 0; k < RESET_GROUP; ++k) {
+                const int v = base + k * blockDim.x;
+                hv[k] = v < n ? __ldcg(&c.h[v]) : 0;
+                old[k] = v < n ? __ldcg(&hold[v]) : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < RESET_GROUP; ++k) {
+                const int v = base + k * blockDim.x;
+                if (v < n && hv[k] == n && v != c.s) c.h[v] = old[k] > floor_h ? old[k] : floor_h;
+            }
+        }
+    }
+    __syncthreads();
+    levels = level;
+    alive = target;
+    return found;
+}
+
 extern "C" __global__ void __launch_bounds__(512) saturate_source(
     const int* __restrict__ off, const int* __restrict__ adj, const int* __restrict__ twin,
     u32* rcap, i64* excess, const int s, const int t) {
@@ -512,6 +711,11 @@ extern "C" __global__ void __launch_bounds__(512) saturate_source(
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
+// `tail` > 0 (tail mode, off by default): block 0's solo sweep loop runs while the worklist has
+// at most max(small, tail) vertices, and when a global relabel comes due there it runs it alone
+// (block_relabel) and goes on, handing back to the grid only when the active set outgrows that
+// bound, when the time or sweep limit is reached, or at the end (a relabel that finds no active
+// vertex: its heights give the cut, as with the grid's).
 extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     const int n, const int s, const int t, const int* __restrict__ off,
     const int* __restrict__ adj, const int* __restrict__ twin, const u32* __restrict__ capsum,
@@ -519,10 +723,13 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int* front_a, int* front_b, int* ctl, i64* out, i64* trace,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
     const float gr_factor, const float gr_work, const int early, const i64 max_sweeps,
-    const u64 time_limit_ns) {
+    const u64 time_limit_ns, const int tail, i64* instr, const int instr_cap) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
+    __shared__ int s_tail[8];
+    __shared__ int s_tail_off;  // block 0: 1 once a tail relabel was given up (grid relabels)
+    if (threadIdx.x == 0) s_tail_off = 0;  // read after the first grid barrier
     const Solo solo = {s_lists, s_cnt};
     Ctx c;
     c.n = n; c.s = s; c.t = t;
@@ -533,22 +740,27 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
     const int warp = gtid >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
     const bool leader = gtid == 0;
+    const int solo_max = tail > small ? tail : small;  // = small unless in tail mode
     i64 pushes = 0, relabels = 0;
     i64 sweeps = 0, grid_sweeps = 0, grs = 0, levels_total = 0, work = 0, solo_sweeps = 0;
     i64 solo_levels = 0;
     u64 ns_gr = 0, ns_pr = 0;
     int status = 0;
+    bool finished = false;
     int* cur = list_a;
     int* nxt = list_b;
     int handoffs = 0;  // solo -> grid handoffs so far (the same in every thread)
+    int grid_grs = 0;  // global relabels by the whole grid (the parity of CTL_ALIVE's slot)
     const u64 started_ns = leader ? now_ns() : 0;  // only the leader reads the clock
 
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
         int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
-                                   (int)grs, solo, handoffs, levels, alive, solo_levels);
-        const i64 round = grs;
+                                   grid_grs, solo, handoffs, levels, alive, solo_levels,
+                                   instr, instr_cap);
+        ++grid_grs;
+        i64 round = grs;  // the leader's trace row (tail relabels move it on)
         ++grs;
         levels_total += levels;
         u64 t1 = leader ? now_ns() : 0;
@@ -562,16 +774,16 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
         if (count == 0) break;
 
         t0 = t1;
-        const i64 sweeps_before = sweeps;
+        i64 sweeps_before = sweeps;
         i64 since = 0, work_since = 0;
         bool relabel_due = false;
         while (!relabel_due) {
-            if (small > 0 && count <= small) {
+            if (solo_max > 0 && count <= solo_max) {
                 // Block 0 runs sweeps alone while the worklist stays small, its lists and
-                // counters in shared memory.
+                // counters in shared memory (and, in tail mode, the global relabels too).
                 if (blockIdx.x == 0) {
-                    i64 sw = sweeps, sn = since, wk = work_since;
-                    int cnt = count, steps = 0, due = 0;
+                    i64 sw = sweeps, sn = since, wk = work_since, added = 0;
+                    int cnt = count, steps = 0, due = 0, lv = levels, tail_grs = 0;
                     int* a = cur;
                     int* b = nxt;
                     int* sa = solo.sm;
@@ -582,65 +794,134 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                     for (;;) {
                         const int slot = steps % 3;
                         int* stop_flag = &ctl[CTL_GSTOP + (steps & 1)];
+                        u64 ts = 0;
                         if (threadIdx.x == 0) {
                             solo.cnt[(steps + 1) % 3] = 0;
-                            if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
+                            ts = now_ns();
+                            if (ts - started_ns > time_limit_ns) *stop_flag = 1;
                         }
                         const List in = {a, sa, nullptr};
                         const List outl = {b, sb, &solo.cnt[slot]};
                         sweep(c, in, cnt, outl, (int)(sw + 1), threadIdx.x >> 5,
                               blockDim.x >> 5, pushes, relabels);
                         __syncthreads();
+                        if (instr != nullptr && threadIdx.x == 0)
+                            record(instr, instr_cap, INSTR_SOLO, cnt, now_ns() - ts);
                         cnt = solo.cnt[slot];
                         int* tmp = a; a = b; b = tmp;
                         tmp = sa; sa = sb; sb = tmp;
-                        ++sw; ++sn; ++steps; wk += cnt;
+                        ++sw; ++sn; ++steps; wk += cnt; added += cnt;
                         const bool stop_now = __ldcg(stop_flag) != 0;
                         if (stop_now) due = 2;
-                        if (cnt == 0 || sw >= max_sweeps || sn >= gr_max || stop_now ||
-                            (sn >= gr_min && (sn >= (i64)(gr_factor * levels) ||
-                                              (gr_work > 0.f && wk >= (i64)(gr_work * n))))) {
+                        const bool limit = sw >= max_sweeps || stop_now;
+                        const bool policy = cnt == 0 || sn >= gr_max ||
+                            (sn >= gr_min && (sn >= (i64)(gr_factor * lv) ||
+                                              (gr_work > 0.f && wk >= (i64)(gr_work * n))));
+                        if (limit || (policy && (tail <= 0 || s_tail_off))) {
                             if (!due) due = 1;
                             break;
                         }
-                        if (cnt > small) break;
+                        if (policy) {
+                            // Tail mode: block 0 relabels alone; the new worklist replaces
+                            // the current one in place (a), so the list parity is unchanged.
+                            u64 r0 = 0;
+                            if (threadIdx.x == 0) {
+                                r0 = now_ns();
+                                ns_pr += r0 - t0;
+                                if (round < TRACE_CAP) {
+                                    i64* tr = trace + round * TRACE_FIELDS;
+                                    tr[3] = sw - sweeps_before; tr[5] = (i64)(r0 - t0);
+                                }
+                            }
+                            int alv = 0, tlv = 0;
+                            cnt = block_relabel(c, hold, early, front_a, front_b, a, solo.sm,
+                                                s_tail, solo_max, tlv, alv, solo_levels);
+                            if (cnt < 0) {
+                                // Too wide for one block: the grid relabels, now and from now
+                                // on (the heights are back as they were).
+                                cnt = 0;  // the worklist is rebuilt by that relabel
+                                due = 1;
+                                if (threadIdx.x == 0) {
+                                    s_tail_off = 1;  // read after the handoff's barrier
+                                    ns_pr -= r0 - t0;  // counted again, whole, at the round's end
+                                    if (instr != nullptr)
+                                        record(instr, instr_cap, INSTR_TAIL_ABORT, 0,
+                                               now_ns() - r0);
+                                }
+                                break;
+                            }
+                            lv = tlv;
+                            ++tail_grs;
+                            sn = 0; wk = 0;
+                            if (threadIdx.x == 0) {
+                                const u64 r1 = now_ns();
+                                ns_gr += r1 - r0;
+                                ++round;
+                                levels_total += lv;
+                                if (round < TRACE_CAP) {
+                                    i64* tr = trace + round * TRACE_FIELDS;
+                                    tr[0] = lv; tr[1] = cnt; tr[2] = alv; tr[4] = (i64)(r1 - r0);
+                                }
+                                if (instr != nullptr)
+                                    record(instr, instr_cap, INSTR_TAIL_GR, cnt, r1 - r0);
+                                t0 = r1;
+                                sweeps_before = sw;
+                            }
+                            if (cnt == 0) { due = 3; break; }
+                            load_solo(sa, a, cnt);
+                            __syncthreads();
+                        }
+                        if (cnt > solo_max) break;
                     }
                     flush(sa, a, cnt);
                     if (threadIdx.x == 0) {
-                        int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                        int* hand = &ctl[CTL_SOLO + HAND * (handoffs & 1)];
                         hand[3] = steps;
                         hand[4] = cnt;
                         hand[5] = due;
-                        const i64 added = wk - work_since;  // split in two ints
-                        hand[6] = (int)(added & 0x7fffffff);
+                        hand[6] = (int)(added & 0x7fffffff);  // 64-bit values split in two ints
                         hand[7] = (int)(added >> 31);
+                        hand[8] = (int)(sn & 0x7fffffff);
+                        hand[9] = (int)(sn >> 31);
+                        hand[10] = (int)(wk & 0x7fffffff);
+                        hand[11] = (int)(wk >> 31);
+                        hand[12] = lv;
+                        hand[13] = tail_grs;
                     }
                 }
                 GRID_SYNC();
-                const int* hand = &ctl[CTL_SOLO + 8 * (handoffs & 1)];
+                const int* hand = &ctl[CTL_SOLO + HAND * (handoffs & 1)];
                 ++handoffs;
                 const int steps = __ldcg(&hand[3]);
                 count = __ldcg(&hand[4]);
                 const int due = __ldcg(&hand[5]);
                 relabel_due = due != 0;
                 const i64 added = (i64)__ldcg(&hand[6]) + ((i64)__ldcg(&hand[7]) << 31);
-                sweeps += steps; since += steps; solo_sweeps += steps;
-                work_since += added; work += added;
+                since = (i64)__ldcg(&hand[8]) + ((i64)__ldcg(&hand[9]) << 31);
+                work_since = (i64)__ldcg(&hand[10]) + ((i64)__ldcg(&hand[11]) << 31);
+                levels = __ldcg(&hand[12]);
+                grs += __ldcg(&hand[13]);
+                sweeps += steps; solo_sweeps += steps; work += added;
                 if (steps & 1) { int* tmp = cur; cur = nxt; nxt = tmp; }
+                if (due == 3) { finished = true; break; }
                 if (sweeps >= max_sweeps && count > 0) { status = 1; break; }
                 if (due == 2 && count > 0) { status = 2; break; }
                 continue;
             }
             const int slot = (int)(grid_sweeps % 3);
             int* stop_flag = &ctl[CTL_STOP + (int)(grid_sweeps & 1)];
+            u64 ts = 0;
             if (leader) {
                 ctl[CTL_PR + (int)((grid_sweeps + 1) % 3)] = 0;
-                if (now_ns() - started_ns > time_limit_ns) *stop_flag = 1;
+                ts = now_ns();
+                if (ts - started_ns > time_limit_ns) *stop_flag = 1;
             }
             const List in = {cur, nullptr, nullptr};
             const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
             sweep(c, in, count, outl, (int)(sweeps + 1), warp, nwarps, pushes, relabels);
             GRID_SYNC();
+            if (instr != nullptr && leader)
+                record(instr, instr_cap, INSTR_GRID, count, now_ns() - ts);
             count = __ldcg(&ctl[CTL_PR + slot]);
             int* tmp = cur; cur = nxt; nxt = tmp;
             ++sweeps; ++since; ++grid_sweeps;
@@ -661,7 +942,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
                 tr[3] = sweeps - sweeps_before; tr[5] = (i64)(t2 - t0);
             }
         }
-        if (status != 0) break;
+        if (status != 0 || finished) break;
     }
     atomicAdd((u64*)&out[OUT_PUSHES], (u64)pushes);
     atomicAdd((u64*)&out[OUT_RELABELS], (u64)relabels);
