@@ -54,6 +54,8 @@ class Clock:
         self.ticks: list[tuple[float, float]] = []     # (time, this thread's CPU time)
         self.handlers: list[tuple[float, float]] = []  # (start, seconds)
         self.shown: list[tuple[float, int]] = []       # (time, factor) of outcomes shown
+        self.updates: list[tuple[float, int, float, float]] = []  # (time, factor, seconds
+        #                                    writing it into the layer, solver's own seconds)
 
     def wrap_post(self, post):
         def timed_post(function):
@@ -70,14 +72,15 @@ class Clock:
     def tick(self) -> None:
         self.ticks.append((time.perf_counter(), time.thread_time()))
 
-    def longest_gap(self, since: float, until: float) -> tuple[float, float]:
-        """The longest gap between ticks in [since, until], and the CPU time this thread
-        used in it (the rest of the gap it waited for a core)."""
+    def longest_gap(self, since: float, until: float) -> tuple[float, float, float]:
+        """The longest gap between ticks in [since, until], the CPU time this thread used in
+        it (the rest of the gap it waited for a core or Python's GIL), and when it began
+        (seconds after ``since``)."""
         ticks = [(t, c) for t, c in self.ticks if since <= t <= until]
         if len(ticks) < 2:
-            return until - since, float("nan")
+            return until - since, float("nan"), 0.0
         (a, ca), (b, cb) = max(zip(ticks, ticks[1:]), key=lambda p: p[1][0] - p[0][0])
-        return b - a, cb - ca
+        return b - a, cb - ca, a - since
 
 
 def image_inputs(args):
@@ -143,6 +146,8 @@ class Plugin:
         layer = self.viewer.add_image(image, name="image", rgb=image.ndim == 3 and
                                       channels == "ask" and image.shape[-1] in (3, 4))
         self.scribbles = self.viewer.add_labels(seeds, name="scribbles")
+        self.viewer.dims.ndisplay = args.ndisplay if image.ndim == 3 and channels == "none" \
+            else 2
         if args.mode == "widget":
             from graphcut.gui.napari._widget import GraphCutWidget
             self.widget = GraphCutWidget(self.viewer)
@@ -166,8 +171,12 @@ class Plugin:
         shown = self.session.on_outcome
 
         def on_outcome(outcome):
+            started = time.perf_counter()
             shown(outcome)
-            clock.shown.append((time.perf_counter(), outcome.factor))
+            now = time.perf_counter()
+            clock.shown.append((now, outcome.factor))
+            clock.updates.append((now, outcome.factor, now - started,
+                                  outcome.seconds.get("total", float("nan"))))
         self.session.on_outcome = on_outcome
         if self.session.controller is not None:
             self.session.controller.listener = self.session
@@ -213,7 +222,7 @@ class Plugin:
 
 def run_plugin(image, seeds, channels, args):
     clock = Clock()
-    plugin = Plugin(image, seeds, channels, args, clock)
+    plugin = Plugin(image, seeds.copy(), channels, args, clock)  # napari paints in place
     plugin.session.set_live(True)
     first = plugin.first()
     print(f"first segmentation (process start, image opened, solved): {first:.2f} s",
@@ -226,11 +235,21 @@ def run_plugin(image, seeds, channels, args):
         previews = [t for t, factor in clock.shown if started <= t <= finished and factor > 1]
         for _ in range(5):  # the ticks just after the answer close the last gap
             plugin.pump(0.001)
-        stall, busy = clock.longest_gap(started, time.perf_counter()) \
-            if args.mode == "widget" else (float("nan"), float("nan"))
+        stall, busy, at = clock.longest_gap(started, time.perf_counter()) \
+            if args.mode == "widget" else (float("nan"), float("nan"), float("nan"))
+        exact = [(seconds, solver) for t, factor, seconds, solver in clock.updates
+                 if t == finished and factor == 1]
         rows.append(dict(exact=finished - started,
                          preview=previews[0] - started if previews else float("nan"),
-                         stall=stall, busy=busy, handler=clock.longest_handler(started)))
+                         stall=stall, busy=busy, handler=clock.longest_handler(started),
+                         update=exact[0][0] if exact else float("nan"),
+                         solver=exact[0][1] if exact else float("nan")))
+        if args.verbose:
+            shown = ", ".join(f"{'exact' if f == 1 else 'preview'} at {t - started:.3f} s "
+                              f"(layer update {1000 * u:.1f} ms)"
+                              for t, f, u, _ in clock.updates if started <= t <= finished)
+            print(f"  stroke: longest stall {1000 * stall:.0f} ms from {at:.3f} s "
+                  f"(CPU {1000 * busy:.0f} ms); {shown}", flush=True)
         for _ in range(50):  # settle: let a catch-up job or a late preview land
             plugin.pump(0.002)
     outcome = plugin.session.last_outcome
@@ -250,8 +269,10 @@ def run_app(image, seeds, channels, args):
         def on_outcome(self, outcome):
             if outcome.factor == 1:
                 self.exact.append(time.perf_counter())
+                solver.append(outcome.seconds.get("total", float("nan")))
 
     times, queue = Times(), PostQueue()
+    solver = []
     controller = SegmentationController(times, post=queue, device=args.device)
     controller.set_options(APP_DEFAULTS if args.clean_up == "app" else SegmentOptions())
     controller.open_image(image, channel_axis=None if channels == "none" else -1)
@@ -282,7 +303,7 @@ def run_app(image, seeds, channels, args):
         controller.request()
         latencies.append(wait(started) - started)
     controller.close()
-    return latencies
+    return latencies, solver[-len(latencies):]
 
 
 def summary(values) -> str:
@@ -305,6 +326,10 @@ def main():
     parser.add_argument("--clean-up", default="app", choices=("app", "off"))
     parser.add_argument("--compare-app", action="store_true",
                         help="also time the app's controller alone on the same strokes")
+    parser.add_argument("--ndisplay", type=int, default=2, choices=(2, 3),
+                        help="a volume shown in napari's 2-D (a slice) or 3-D view")
+    parser.add_argument("--verbose", action="store_true",
+                        help="per stroke: when the longest stall began, the results shown")
     args = parser.parse_args()
     if not args.side and not args.image:
         args.image = "4"
@@ -321,12 +346,17 @@ def main():
     print(f"  stroke -> exact mask shown:  {summary([r['exact'] for r in rows])}")
     print(f"  event loop's longest stall:  {summary([r['stall'] for r in rows])}; CPU time "
           f"the viewer's thread used in it: {summary([r['busy'] for r in rows])}")
-    print(f"  longest plugin handler:      {summary([r['handler'] for r in rows])}", flush=True)
+    print(f"  longest plugin handler:      {summary([r['handler'] for r in rows])}")
+    print(f"  exact mask -> output layer:  {summary([r['update'] for r in rows])} (writing "
+          "and refreshing the layer, in the exact mask's time)")
+    print(f"  solver's own time:           {summary([r['solver'] for r in rows])}; exact "
+          f"minus it: {summary([r['exact'] - r['solver'] for r in rows])}", flush=True)
     if args.compare_app:
-        app = run_app(image, seeds, channels, args)
+        app, solver = run_app(image, seeds, channels, args)
         ratio = statistics.median([r["exact"] for r in rows]) / statistics.median(app)
         print(f"app controller alone: stroke -> exact mask {summary(app)}; plugin / app "
-              f"(medians) {ratio:.2f}", flush=True)
+              f"(medians) {ratio:.2f}; solver's own time {summary(solver)}, exact minus it "
+              f"{summary([a - b for a, b in zip(app, solver)])}", flush=True)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,10 @@ METHODS = {
     "gmm": dict(model="gmm", iterations=0),
     "gmm-iter": dict(model="gmm", iterations=5),
     "gmm-iter-clean": dict(model="gmm", iterations=5, keep="connected", fill_holes=FILL_HOLES),
+    # GMM(components=8, core=0.4): the object's first sample is the box's core, not all of it
+    "gmm-core": dict(model={"model": "gmm", "components": 8, "core": 0.4}, iterations=5),
+    "gmm-core-clean": dict(model={"model": "gmm", "components": 8, "core": 0.4}, iterations=5,
+                           keep="connected", fill_holes=FILL_HOLES),
     "learned": dict(model="learned"),
     "learned-clean": dict(model="learned", keep="connected", fill_holes=FILL_HOLES),
     "cv2": None,
@@ -151,12 +155,13 @@ def run_graphcut(options, device):
 
 def parse_method(name):
     """A method of :data:`METHODS`, or ``base:key=value,...`` (e.g.
-    ``gmm-iter:seed_share=0.3,lam=30``): a listed method with options changed."""
+    ``gmm-iter:seed_share=0.3,lam=30`` or ``gmm-iter:model={'model':'gmm','core':0.3}``): a
+    listed method with options changed."""
     base, _, changes = name.partition(":")
     if base not in METHODS:
         raise SystemExit(f"unknown method {base!r}; choose from {', '.join(METHODS)}")
     options = None if METHODS[base] is None else dict(METHODS[base])
-    for change in filter(None, re.split(r",(?![^()]*\))", changes)):
+    for change in filter(None, re.split(r",(?![^(){}]*[)}])", changes)):
         key, _, value = change.partition("=")
         try:
             value = eval(value, {})  # numbers, None, quoted strings  # noqa: S307

@@ -180,6 +180,14 @@ def build_actions(window) -> None:
 
 
 def build_menus(window) -> None:
+    """Fill ``window``'s menu bar (File, Edit, Tools, Segment, View, Help) with its actions.
+
+    Parameters
+    ----------
+    window : MainWindow
+        The window whose ``*_action`` attributes (built by ``build_actions``) are placed in
+        menus, with separators between groups.
+    """
     bar = window.menuBar()
     w = window
     menus = {

@@ -68,6 +68,10 @@ class LamBox(_HandsBackFocus, QDoubleSpinBox):
         self.setStepType(QAbstractSpinBox.StepType.DefaultStepType)
 
     def stepBy(self, steps: int) -> None:
+        """Step λ ``steps`` times (Qt's arrows, Up / Down, the wheel): multiply it by
+        :data:`LAM_STEP_UP` per step up or :data:`LAM_STEP_DOWN` per step down, changing it by
+        at least the smallest shown decimal, within the box's range.
+        """
         value = self.value()
         target = value * (LAM_STEP_UP ** steps if steps > 0 else LAM_STEP_DOWN ** -steps)
         least = 10.0 ** -self.decimals()

@@ -19,9 +19,9 @@ What it does for them:
   the next job cannot reuse the running solve's work (another image, another lambda, or a
   running solve through ``graphcut.segment``'s pipeline: several objects, a box or lasso, the
   GMM, which leaves no flow for the next job) and the solve still has longer to run than a new
-  process takes to start. For a seed edit it lets
-  the solve finish: ending it would lose the graph and the flow that the next solve reuses
-  (a new process must build the session and solve from scratch, several incremental solves);
+  process takes to start. For a seed edit it lets the solve finish: ending it would lose the
+  graph and flow that the next solve reuses (a new process must start from scratch);
+- an outcome's ``region`` bounds every change since the last mask shown of its grid;
 - optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
   image in its own process, opened once the first exact mask is shown. A request made while
   the other exact solver is busy goes to the idle one, which solves it at once on the other
@@ -48,11 +48,11 @@ import numpy as np
 import graphcut
 
 from .controller_parts import (SESSION_BYTES_PER_PIXEL, SOLVER_NICENESS, SPARE_NICENESS,
-                               Listener, PostQueue, spare_bytes)
+                               Listener, PostQueue, since_shown, spare_bytes, spare_fits)
 from .controller_parts import Channel as _Channel
 from .controller_parts import expected_backend as _expected_backend
 from .options import SegmentOptions
-from .sharing import SeedDelta, SharedArray, shared_memory_fits, to_slices, union
+from .sharing import SeedDelta, SharedArray, from_slices, shared_memory_fits, to_slices, union
 from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor, spatial_shape
 from .worker import Crashed, ProcessClient, ThreadClient
 
@@ -107,6 +107,7 @@ class SegmentationController:
         self._requested: dict[int, float] = {}  # request number -> time.perf_counter()
         self._final: Outcome | None = None     # the exact outcome (or failure) of _number
         self._waiting = False          # _number has no exact answer yet
+        self._shown_from: dict = {}    # grid factor -> the channel whose mask was shown last
 
     def warm_up(self) -> None:
         """Start the exact solver now (its process takes a second to start), before any image."""
@@ -269,11 +270,7 @@ class SegmentationController:
             return False
         if self._spare_mode is True:
             return True
-        if self._exact.backend != "cpu":
-            return False
-        from graphcut.solver.memory import available_bytes
-        available = available_bytes()
-        return available is not None and available >= 2 * spare_bytes((self._seeds.size, 1))
+        return self._exact.backend == "cpu" and spare_fits(self._seeds.size)
 
     def _open_spare(self) -> None:
         """Open the current image in the spare solver (made first if needed), when wanted."""
@@ -287,11 +284,9 @@ class SegmentationController:
         self._open(self._spare)
 
     def _restart_pays(self, channel: _Channel) -> bool:
-        """Whether ending the running CPU solve gets the newest job's mask sooner: only when
-        the job cannot reuse the solve's work (lambda changed, or the solve runs the pipeline:
-        several objects, a box or lasso, the GMM) and the solve has longer to run than a new
-        process takes to start and open the image. A pipeline solve is expected to take as
-        long as the last one, or, before any, one solve from scratch per label in it."""
+        """Whether ending the running CPU solve gets the newest job's mask sooner (module
+        docstring). A pipeline solve is expected to take as long as the last one, or, before
+        any, one solve from scratch per label in it."""
         if not (channel.outstanding and channel.backend == "cpu"
                 and channel.client.can_interrupt_cpu):
             return False
@@ -363,6 +358,8 @@ class SegmentationController:
             self._catch_up()  # the spare: solve the seeds shown, from scratch, now
 
     def _on_outcome(self, channel: _Channel, outcome: Outcome) -> None:
+        if outcome.region is not None:  # its client's mask changed there, shown or not
+            channel.unshown = union(channel.unshown, from_slices(outcome.region))
         sent = channel.outstanding.pop(outcome.number, None)
         quiet = outcome.number in channel.quiet
         channel.quiet.discard(outcome.number)
@@ -385,21 +382,21 @@ class SegmentationController:
             if outcome.error:
                 log.warning("preview failed: %s", outcome.error)
             elif self._waiting:
-                self.listener.on_outcome(outcome)
+                self.listener.on_outcome(since_shown(self._shown_from, channel, outcome))
             return
         self._requested.clear()
         if outcome.error:
             self._fail(outcome.error, outcome.details)
             return
+        outcome = since_shown(self._shown_from, channel, outcome)
         self._final, self._waiting = outcome, False
         self.listener.on_outcome(outcome)
         self._open_spare()  # after the first mask is shown, not before (it takes a core)
         self._catch_up()
 
     def _catch_up(self) -> None:
-        """While the user looks at the mask, let an idle exact solver that missed the last
-        request solve it too (on the other core), so that its next job is a small incremental
-        re-solve. Its answer is not shown."""
+        """Let an idle exact solver that missed the last request solve it too (on the other
+        core; not shown), so that its next job is a small incremental re-solve."""
         for channel in self._exact_channels():
             if (channel.token == self._token and channel.opened == self._token
                     and not channel.outstanding and channel.last_number < self._number
@@ -447,7 +444,6 @@ class SegmentationController:
         if self._client_class is ThreadClient:
             return ThreadClient(self._on_reply_from_thread, name=name)
         return self._client_class(self._on_reply_from_thread, name=name, nice=nice)
-
 
 
 __all__ = ["Listener", "PostQueue", "SegmentationController", "SESSION_BYTES_PER_PIXEL",

@@ -6,8 +6,9 @@ about each solver (:class:`Channel`), and the memory a spare CPU solver needs. N
 from __future__ import annotations
 
 import queue
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from .sharing import to_slices
 from .solve import Outcome
 
 # Bytes per pixel that an open CPU session holds beyond the shared image (PyMaxflow's graph,
@@ -29,6 +30,24 @@ def spare_bytes(shape) -> int:
     from graphcut.segmentation import ENERGY_BYTES_PER_PIXEL
     pixels = int(shape[0]) * int(shape[1])
     return (SESSION_BYTES_PER_PIXEL + ENERGY_BYTES_PER_PIXEL["colour"]) * pixels
+
+
+def spare_fits(pixels: int) -> bool:
+    """Whether the memory available holds a spare solver of an image of ``pixels`` twice."""
+    from graphcut.solver.memory import available_bytes
+    available = available_bytes()
+    return available is not None and available >= 2 * spare_bytes((pixels, 1))
+
+
+def since_shown(shown_from: dict, channel, outcome: Outcome) -> Outcome:
+    """``outcome`` (about to be shown) with ``region`` bounding every change since the last
+    mask of its grid shown: including the changes of the answers from the same solver that were
+    not shown (stale, or catching up), gathered in ``channel.unshown``; None (unknown: all)
+    when the last one shown came from another solver or none was. ``shown_from`` (grid factor
+    -> the channel shown last) is updated."""
+    region = channel.unshown if shown_from.get(channel.factor) is channel else None
+    shown_from[channel.factor], channel.unshown = channel, None
+    return replace(outcome, region=None if region is None else to_slices(region))
 
 
 class Listener:
@@ -89,6 +108,7 @@ class Channel:
     fresh_seconds: float = float("nan")        # last solve from scratch
     incremental_seconds: float = float("nan")  # last incremental re-solve
     pipeline_seconds: float = float("nan")     # last job through the pipeline (not plain)
+    unshown: tuple | None = None      # where its masks changed since the last one shown
 
 
 def expected_backend(device: str) -> str:

@@ -53,6 +53,7 @@ class Document:
 
     @property
     def has_image(self) -> bool:
+        """Whether an image is open."""
         return self.image is not None
 
     def open(self, image: np.ndarray, path, canvas: SeedCanvas | None = None) -> None:

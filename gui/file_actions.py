@@ -306,6 +306,7 @@ class FileActions:
 
     # ----- dialogs ----------------------------------------------------------------------------
     def open_image_dialog(self) -> None:
+        """Ask for an image file (File > Open) and open it; nothing happens on cancel."""
         patterns = " ".join(f"*{suffix}" for suffix in IMAGE_SUFFIXES)
         folder = self.document.path
         path, _ = QFileDialog.getOpenFileName(
@@ -315,6 +316,7 @@ class FileActions:
             self.open_image(path)
 
     def load_seeds_dialog(self) -> None:
+        """Ask for a seed file (PNG, label or stroke form) and load it; nothing on cancel."""
         path, _ = QFileDialog.getOpenFileName(self.window, "Load seeds",
                                               self.document.default_seeds_path(),
                                               "PNG images (*.png);;All files (*)")
@@ -328,28 +330,41 @@ class FileActions:
         return path
 
     def save_mask_dialog(self) -> None:
+        """Ask for a lossless (PNG or TIFF) file name and save the mask there."""
         path = self._save_dialog("Save mask (lossless: PNG or TIFF)",
                                  self.document.default_path("mask"), LOSSLESS_FILTER)
         if path:
             self.save_mask(path)
 
     def save_overlay_dialog(self) -> None:
+        """Ask for a file name and save the image with the result tinted and outlined."""
         path = self._save_dialog("Save overlay", self.document.default_path("overlay"))
         if path:
             self.save_overlay(path)
 
     def save_labels_dialog(self) -> None:
+        """Ask for a lossless (PNG or TIFF) file name and save the label image there."""
         path = self._save_dialog("Save labels (lossless: PNG or TIFF)",
                                  self.document.default_path("labels"), LOSSLESS_FILTER)
         if path:
             self.save_labels(path)
 
     def save_seeds_dialog(self) -> bool:
+        """Ask for a lossless file name and save the seeds (and their settings JSON).
+
+        Returns
+        -------
+        bool
+            True when the seeds were saved, False on cancel or failure.
+        """
         path = self._save_dialog("Save seeds (lossless: PNG or TIFF)",
                                  self.document.default_seeds_path(), LOSSLESS_FILTER)
         return bool(path) and self.save_seeds(path)
 
     def max_pixels_dialog(self) -> None:
+        """Ask for the largest image to open, in millions of pixels (width × height);
+        larger files are refused as possible decompression bombs.
+        """
         megapixels, ok = QInputDialog.getDouble(
             self.window, "Image size limit",
             "Largest image to open, in millions of pixels (width × height).\nLarger files are "

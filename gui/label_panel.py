@@ -20,6 +20,17 @@ _VALUE = Qt.ItemDataRole.UserRole
 
 
 def swatch(rgb) -> QIcon:
+    """A 16 x 16 pixel icon filled with the colour ``rgb``.
+
+    Parameters
+    ----------
+    rgb : sequence of int
+        Red, green, blue, each 0..255.
+
+    Returns
+    -------
+    QIcon
+    """
     pixmap = QPixmap(16, 16)
     pixmap.fill(QColor(*rgb))
     return QIcon(pixmap)
@@ -74,16 +85,23 @@ class LabelPanel(QDockWidget):
             self._on_change("current")
 
     def rename(self, value: int, name: str) -> None:
+        """Give object label ``value`` the display name ``name``; the list and listeners
+        (change "names") follow.
+        """
         self.labels.get(value).name = str(name)
         self._show_label(value)
         self._on_change("names")
 
     def set_colour(self, value: int, rgb) -> None:
+        """Give object label ``value`` the colour ``rgb`` (three ints 0..255); the seeds and
+        the result are redrawn (change "look").
+        """
         self.labels.get(value).colour = tuple(int(c) for c in rgb)
         self._show_label(value)
         self._on_change("look")
 
     def set_visible(self, value: int, visible: bool) -> None:
+        """Show or hide object label ``value``'s seeds and result (change "look")."""
         self.labels.get(value).visible = bool(visible)
         self._show_label(value)
         self._on_change("look")

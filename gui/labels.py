@@ -57,12 +57,22 @@ class LabelList:
         return len(self.labels)
 
     def get(self, value: int) -> ObjectLabel:
+        """The object label whose value is ``value``.
+
+        Raises
+        ------
+        KeyError
+            no label has that value.
+        """
         for label in self.labels:
             if label.value == value:
                 return label
         raise KeyError(f"no object label {value}")
 
     def next_value(self) -> int:
+        """The value a new object label gets: one more than the largest, skipping the
+        background value; :data:`FOREGROUND` for an empty list.
+        """
         if not self.labels:
             return FOREGROUND
         value = max(label.value for label in self.labels) + 1

@@ -41,6 +41,7 @@ class ArrayLayer(QGraphicsItem):
 
     @property
     def array(self) -> np.ndarray | None:
+        """The full-resolution image array shown (None when empty)."""
         return self._levels[0] if self._levels else None
 
     @classmethod
@@ -77,11 +78,15 @@ class ArrayLayer(QGraphicsItem):
                            rows.stop - rows.start))
 
     def boundingRect(self) -> QRectF:
+        """Qt: the item's extent in scene units (one unit per image pixel)."""
         if not self._levels:
             return QRectF()
         return QRectF(0, 0, self._levels[0].shape[1], self._levels[0].shape[0])
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
+        """Qt: draw the exposed part from the coarsest pyramid level that keeps at least
+        one level pixel per screen pixel (sharp when zoomed in, smooth when zoomed out).
+        """
         if not self._levels:
             return
         scale = painter.worldTransform().m11()
@@ -143,10 +148,12 @@ class ResultLayer(QGraphicsItem):
 
     @property
     def mask(self) -> np.ndarray | None:
+        """The shown mask (bool (H, W) or a coarser preview grid), or None."""
         return self._mask
 
     @property
     def factor(self) -> int:
+        """How many image pixels one mask cell covers per axis (1: exact, >1: preview)."""
         return self._factor
 
     def set_mask(self, mask: np.ndarray | None, image_shape=None, *, factor: int = 1,
@@ -178,6 +185,7 @@ class ResultLayer(QGraphicsItem):
                            (rows.stop - rows.start) * f + 2 * margin))
 
     def set_style(self, style: ResultStyle) -> None:
+        """Draw the result with ``style`` (tint, outline colour and width) from now on."""
         self.style = style
         self.update()
 
@@ -191,9 +199,13 @@ class ResultLayer(QGraphicsItem):
         return min((v.transform().m11() for v in views), default=1.0) or 1.0
 
     def boundingRect(self) -> QRectF:
+        """Qt: the item's extent in scene units (the image's size in pixels)."""
         return QRectF(0, 0, self._size[1], self._size[0])
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
+        """Qt: render the exposed part of the mask or labels at screen resolution (tint and
+        outline) and draw it; the time taken is kept in ``paint_seconds``.
+        """
         mask = self._mask
         if mask is None:
             return

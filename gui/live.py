@@ -137,6 +137,7 @@ class LiveSegmentation:
         status.showMessage(f"Object covers {100 * outcome.coverage:.1f} % of the image", 5000)
 
     def on_error(self, message: str) -> None:
+        """A solve failed: clear the result and show ``message`` in an error dialog."""
         self.show_mask(None)
         self.window.statusBar().showMessage("Segmentation failed")
         self.window.show_error("Segmentation failed", message)

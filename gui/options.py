@@ -38,13 +38,18 @@ class SegmentOptions:
 
     @property
     def cleans_up(self) -> bool:
+        """Whether the mask is cleaned up (components dropped or holes filled)."""
         return self.keep != "all" or self.fill_holes > 0
 
     @property
     def has_region(self) -> bool:
+        """Whether a box or lasso limits the object."""
         return self.box is not None or self.lasso is not None
 
     def with_cleanup(self, on: bool) -> "SegmentOptions":
+        """These options with the app's clean-up switched on (keep the connected
+        components, fill holes up to :data:`APP_FILL_HOLES` pixels) or off.
+        """
         return dataclasses.replace(self, keep="connected" if on else "all",
                                    fill_holes=APP_FILL_HOLES if on else 0)
 

@@ -32,6 +32,7 @@ class SeedActions:
 
     @property
     def stroking(self) -> bool:
+        """Whether a seed stroke is being painted."""
         return self._label is not None
 
     # ----- scripting surface ------------------------------------------------------------------
@@ -73,12 +74,15 @@ class SeedActions:
         self.after_edit(changed, region=region)
 
     def undo(self) -> None:
+        """Undo the last seed edit and re-solve (only while no stroke, box or lasso is
+        being drawn)."""
         if self.idle():
             region = self.document.canvas.undo()
             if region:
                 self.after_edit(True, region=region)
 
     def redo(self) -> None:
+        """Redo the last undone seed edit and re-solve."""
         if self.idle():
             region = self.document.canvas.redo()
             if region:
@@ -140,6 +144,9 @@ class SeedActions:
 
     # ----- mouse (the view's signals) ---------------------------------------------------------
     def stroke_started(self, row: float, col: float, button_label: int) -> None:
+        """A mouse press at pixel (``row``, ``col``) (floats, image pixels): start a
+        stroke of ``button_label`` (or of the current tool), or a box / lasso.
+        """
         window = self.window
         if self.document.canvas is None:
             return
@@ -154,6 +161,9 @@ class SeedActions:
         self._paint_segment((row, col), (row, col))
 
     def stroke_moved(self, row: float, col: float) -> None:
+        """The pointer moved to pixel (``row``, ``col``): paint the segment from the last
+        point, or extend the box / lasso.
+        """
         tools = self.window.tools
         if tools.region_tool.active:
             tools.region_tool.move(row, col)
@@ -163,6 +173,7 @@ class SeedActions:
         self._last = (row, col)
 
     def stroke_finished(self) -> None:
+        """The button was released: finish the box / lasso or the stroke and solve."""
         tools = self.window.tools
         if tools.region_tool.active:
             tools.finish_region()

@@ -87,6 +87,7 @@ class AttachedArray:
         self.array.flags.writeable = False
 
     def close(self) -> None:
+        """Drop the array and detach from the shared memory (it is not unlinked)."""
         if self._memory is not None:
             self.array = None
             self._memory.close()
@@ -180,6 +181,16 @@ def to_slices(region: Region) -> tuple:
 
 
 def full_slices(shape) -> tuple:
+    """Slices that cover every element of an array of ``shape``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+
+    Returns
+    -------
+    tuple of slice
+    """
     return tuple(slice(0, n) for n in shape)
 
 

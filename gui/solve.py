@@ -184,9 +184,19 @@ class Solver:
 
     @property
     def token(self):
+        """The open session's token (None when none is open)."""
         return None if self._session is None else self._session.token
 
     def open(self, session: Session) -> Opened:
+        """Close any open session and open ``session`` (its image from shared memory or
+        the array itself), with no seeds yet.
+
+        Returns
+        -------
+        Opened
+            The answer sent back: the backend and device that will solve and the seconds
+            taken building the session, or the error.
+        """
         started = time.perf_counter()
         self.close()
         try:

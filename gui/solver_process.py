@@ -102,6 +102,9 @@ def serve(requests, replies) -> None:
 
 
 def main() -> int:
+    """Serve solve requests read from stdin, answers written to stdout (the solver
+    process of the app); returns the exit status, 0.
+    """
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the replies
     serve(requests, replies)

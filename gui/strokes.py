@@ -58,6 +58,7 @@ class SeedCanvas:
 
     @property
     def shape(self) -> tuple[int, int]:
+        """(H, W) of the seed labels, in pixels."""
         return self._labels.shape
 
     @property
@@ -87,10 +88,12 @@ class SeedCanvas:
 
     @property
     def can_undo(self) -> bool:
+        """Whether there is an edit to undo."""
         return bool(self._undo)
 
     @property
     def can_redo(self) -> bool:
+        """Whether there is an undone edit to redo."""
         return bool(self._redo)
 
     def begin_edit(self) -> None:

@@ -110,13 +110,18 @@ class RegionTool:
 
     @property
     def active(self) -> bool:
+        """Whether a box or lasso is being drawn."""
         return self._kind is not None
 
     def begin(self, kind: str, row: float, col: float) -> None:
+        """Start a ``kind`` (box or lasso) region at pixel (``row``, ``col``)."""
         self._kind, self._points = kind, [(row, col)]
         self._draw_band()
 
     def move(self, row: float, col: float) -> None:
+        """Extend the region to pixel (``row``, ``col``): the box's corner, or the lasso's next
+        point.
+        """
         if self._kind == TOOL_BOX:
             self._points[1:] = [(row, col)]
         elif self._kind == TOOL_LASSO:

@@ -93,6 +93,7 @@ class ImageView(QGraphicsView):
         self.viewport().update()
 
     def has_image(self) -> bool:
+        """Whether an image is shown."""
         return self.image_layer.array is not None
 
     def image_rect(self) -> QRectF:
@@ -122,6 +123,7 @@ class ImageView(QGraphicsView):
 
     @staticmethod
     def pixel_to_scene(row: float, col: float) -> QPointF:
+        """The scene point at the centre of pixel (``row``, ``col``)."""
         return QPointF(col + 0.5, row + 0.5)
 
     def viewport_pos_of_pixel(self, row: float, col: float):
@@ -139,6 +141,7 @@ class ImageView(QGraphicsView):
 
     # ----- zoom -----------------------------------------------------------------------------
     def scale_factor(self) -> float:
+        """The zoom: screen pixels per image pixel."""
         return self.transform().m11()
 
     def zoom_by(self, factor: float, anchor=None) -> None:
@@ -209,6 +212,7 @@ class ImageView(QGraphicsView):
         self._centre = self.viewport_to_scene(self._viewport_centre())
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
+        """Qt: scroll; remember the scene point at the centre (kept on resizing)."""
         super().scrollContentsBy(dx, dy)
         if not self._resizing:
             self._centre = self.viewport_to_scene(self._viewport_centre())
@@ -229,6 +233,7 @@ class ImageView(QGraphicsView):
             self._place(centre, self._viewport_centre())
 
     def wheelEvent(self, event) -> None:
+        """Qt: zoom by :data:`ZOOM_STEP` per wheel notch about the pointer."""
         notches = event.angleDelta().y() / 120.0
         if notches:
             self.zoom_by(ZOOM_STEP ** notches, event.position())
@@ -236,6 +241,7 @@ class ImageView(QGraphicsView):
 
     # ----- brush outline --------------------------------------------------------------------
     def set_brush_radius(self, radius: float) -> None:
+        """Set the brush radius, in image pixels, and redraw its outline."""
         self.brush_radius = float(radius)
         self._place_brush_outline(self.brush_outline.rect().center())
 
@@ -245,6 +251,7 @@ class ImageView(QGraphicsView):
         self.brush_outline.setRect(QRectF(centre.x() - r, centre.y() - r, 2 * r, 2 * r))
 
     def leaveEvent(self, event) -> None:
+        """Qt: the pointer left the view: hide the brush outline."""
         self.brush_outline.setVisible(False)
         super().leaveEvent(event)
 
@@ -254,6 +261,9 @@ class ImageView(QGraphicsView):
         return self._stroke_button is not None
 
     def mousePressEvent(self, event) -> None:
+        """Qt: middle button (or Space + left) starts panning; left / right starts a
+        stroke (right paints background) through ``stroke_started``.
+        """
         self.setFocus(Qt.FocusReason.MouseFocusReason)  # keys go to the canvas, not a box
         button = event.button()
         if button == Qt.MouseButton.MiddleButton or (
@@ -277,6 +287,9 @@ class ImageView(QGraphicsView):
 
     def mouseMoveEvent(self, event) -> None:
         # a release that never arrived (taken by a dialog, another window): end what it began
+        """Qt: move the brush outline, report the hovered pixel, pan or continue the
+        stroke; ends a pan or stroke whose release was lost.
+        """
         if self._pan_button is not None and not event.buttons() & self._pan_button:
             self._end_pan()
         if self._stroke_button is not None and not event.buttons() & self._stroke_button:
@@ -304,6 +317,7 @@ class ImageView(QGraphicsView):
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
+        """Qt: end the pan or the stroke (``stroke_finished``) of that button."""
         if self._pan_from is not None and event.button() == self._pan_button:
             self._end_pan()
             event.accept()
@@ -325,10 +339,12 @@ class ImageView(QGraphicsView):
             self._update_cursor()
 
     def contextMenuEvent(self, event) -> None:
+        """Qt: no context menu (the right button paints background)."""
         event.accept()  # the right button paints background; no context menu
 
     # ----- space + drag ---------------------------------------------------------------------
     def keyPressEvent(self, event) -> None:
+        """Qt: Space held turns dragging into panning."""
         if event.key() == Qt.Key.Key_Space:
             if not event.isAutoRepeat():
                 self._space_down = True
@@ -338,6 +354,7 @@ class ImageView(QGraphicsView):
         super().keyPressEvent(event)
 
     def keyReleaseEvent(self, event) -> None:
+        """Qt: Space released ends panning mode."""
         if event.key() == Qt.Key.Key_Space:
             if not event.isAutoRepeat():
                 self._space_down = False
@@ -348,6 +365,7 @@ class ImageView(QGraphicsView):
 
     def focusOutEvent(self, event) -> None:
         # a dialog or another window took the focus: its release will not come here
+        """Qt: the focus left: end any stroke or pan (its release will not come here)."""
         self._end_stroke()
         self._end_pan()
         self._space_down = False

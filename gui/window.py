@@ -315,6 +315,7 @@ class MainWindow(QMainWindow):
 
     # ===== Qt events ==========================================================================
     def closeEvent(self, event) -> None:
+        """Qt: ask before discarding unsaved seeds; shut the solver down on closing."""
         if not self._may_discard_seeds():
             event.ignore()
             return
@@ -322,15 +323,18 @@ class MainWindow(QMainWindow):
         event.accept()
 
     def dragEnterEvent(self, event) -> None:
+        """Qt: accept a drag that carries local files."""
         if local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dragMoveEvent(self, event) -> None:
+        """Qt: as :meth:`dragEnterEvent`."""
         self.dragEnterEvent(event)
 
     def dropEvent(self, event) -> None:
+        """Qt: open the first dropped file as the image."""
         files = local_files(event.mimeData())
         if not files:
             event.ignore()

@@ -226,9 +226,11 @@ class ThreadClient(_Client):
 
     @property
     def running(self) -> bool:
+        """Whether the solver thread is running."""
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
+        """Start the solver thread (nothing if it runs)."""
         if self.running:
             return
         self._server = Server(self._deliver)
@@ -237,6 +239,7 @@ class ThreadClient(_Client):
         self._thread.start()
 
     def send(self, kind: str, payload) -> None:
+        """Send a request (``kind``, ``payload``) to the solver thread, starting it."""
         self.start()
         self._server.put((kind, payload))
 
@@ -244,6 +247,7 @@ class ThreadClient(_Client):
         """Cannot stop a running solve: lets it finish and drops nothing."""
 
     def close(self) -> None:
+        """Stop the solver thread and wait for it to end."""
         if self._server is not None:
             self._server.put(None)
             self._thread.join()

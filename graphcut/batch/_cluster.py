@@ -1,6 +1,7 @@
 """Dask clusters for the batch: the local cluster (one worker per GPU or per core), the worker
-set-up hook, the GPU count of a cluster and the driver's task watchdog. Used by
-:mod:`graphcut.batch.dask`, which documents the faults handled."""
+set-up hook, the GPU count of a cluster, and the driver's watches: tasks over their time
+limit, tasks no worker can run, results of done tasks. Used by :mod:`graphcut.batch.dask`,
+which documents the faults handled."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import signal
 import threading
 import time
+from asyncio import CancelledError
 
 import dask
 from distributed import Nanny, Scheduler, SpecCluster
@@ -25,6 +27,14 @@ ALLOWED_FAILURES = 2
 WORKER_TTL = 30.0
 # How often the driver checks the tasks' run times against task_timeout (seconds).
 WATCH_INTERVAL = 1.0
+# Seconds an image's task may wait while no running worker of the cluster can run it (all
+# workers gone, none offering the GPU share it asks for) before it is given up as failed.
+NO_WORKER_TIMEOUT = 300.0
+# How often the driver looks for tasks that no running worker can run (seconds).
+NO_WORKER_CHECK_INTERVAL = 2.0
+# Seconds to wait for the result of a task the scheduler reported done (longer when its
+# worker died meanwhile and it runs again; it is then waited for with the others).
+RESULT_TIMEOUT = 10.0
 GPU = "GPU"
 # Share of a GPU resource each GPU task asks for: up to 8 images in flight per card.
 GPU_TASK_SHARE = 1.0 / GPU_PIPELINE_DEPTH
@@ -113,8 +123,29 @@ def local_cluster(n_workers: int, *, gpus=None, threads_per_worker: int | None =
         # bench/bench_batch_multigpu.py). GPU workers keep glibc's adaptive default.
         settings["distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"] = None
     with dask.config.set(settings):
-        return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs,
-                           name="graphcut")
+        return _RestartingCluster(workers=workers, scheduler=scheduler,
+                                  silence_logs=silence_logs, name="graphcut")
+
+
+class _RestartingCluster(SpecCluster):
+    """A SpecCluster that keeps every nanny while the cluster is open.
+
+    SpecCluster closes a worker's nanny for good when, ``distributed.deploy.lost-worker-timeout``
+    (15 s) after one of its workers left the scheduler, no worker of that name is registered:
+    the check looks at that one moment only, so a worker that died again and is being
+    restarted then (an image that kills its workers, a loaded machine) loses its nanny, and a
+    cluster that lost all its nannies leaves its tasks waiting for a worker forever (seen with
+    distributed 2026.8). Nannies restart their workers themselves; this cluster never closes
+    one for a lost worker.
+    """
+
+    def _update_worker_status(self, op, msg):
+        with dask.config.set({"distributed.deploy.lost-worker-timeout": _NEVER}):
+            super()._update_worker_status(op, msg)
+
+
+# A delay (seconds) that never ends while a cluster is open (about 30 years).
+_NEVER = f"{10**9}s"
 
 
 def dask_setup(worker) -> None:
@@ -125,14 +156,67 @@ def dask_setup(worker) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def gpu_worker_count(client) -> int:
-    """Number of the cluster's workers that offer a GPU resource."""
+def _workers(client) -> list[dict]:
+    """The scheduler's description of every worker (name, status, resources, ...)."""
     try:
         info = client.scheduler_info(n_workers=-1)
     except TypeError:  # older distributed: no n_workers argument
         info = client.scheduler_info()
-    return sum(1 for worker in info.get("workers", {}).values()
-               if worker.get("resources", {}).get(GPU, 0) >= 1)
+    return list(info.get("workers", {}).values())
+
+
+def gpu_worker_count(client) -> int:
+    """Number of the cluster's workers that offer a GPU resource."""
+    return sum(1 for worker in _workers(client) if worker.get("resources", {}).get(GPU, 0) >= 1)
+
+
+class _NoWorkerWatch:
+    """Finds the tasks that no running worker of the cluster has been able to run for more
+    than ``timeout`` seconds (None: never): the scheduler keeps such a task waiting forever.
+    Asks the scheduler for its workers at most every :data:`NO_WORKER_CHECK_INTERVAL`."""
+
+    def __init__(self, client, timeout: float | None):
+        self.client = client
+        self.timeout = timeout
+        self._since: dict[str, float] = {}
+        self._checked = -float("inf")
+
+    def given_up(self, pending: dict[str, dict | None]) -> dict[str, str]:
+        """``{key: why}`` for the tasks of ``pending`` (key: resources each asks for, None
+        for none) that have waited more than ``timeout`` s with no worker able to run them."""
+        now = time.monotonic()
+        if self.timeout is None or now - self._checked < NO_WORKER_CHECK_INTERVAL:
+            return {}
+        self._checked = now
+        try:
+            running = [w.get("resources") or {} for w in _workers(self.client)
+                       if w.get("status", "running") == "running"]
+        except Exception:  # noqa: BLE001 - a failed check is retried at the next one
+            log.debug("looking up the cluster's workers failed", exc_info=True)
+            return {}
+        late, since = {}, {}
+        for key, resources in pending.items():
+            why = _why_unrunnable(running, resources or {})
+            if why is None:
+                continue
+            since[key] = self._since.get(key, now)
+            if now - since[key] > self.timeout:
+                late[key] = (f"no worker of the cluster could run this image for more than "
+                             f"{self.timeout:g} s: {why}")
+        self._since = since
+        return late
+
+
+def _why_unrunnable(running: list[dict], resources: dict) -> str | None:
+    """Why no worker (the resources of each running worker) can run a task asking for
+    ``resources``; None when one can."""
+    if not running:
+        return "the cluster has no running worker"
+    if any(all(offer.get(name, 0) >= amount for name, amount in resources.items())
+           for offer in running):
+        return None
+    asked = ", ".join(f"{name}={amount:g}" for name, amount in resources.items())
+    return f"no running worker offers {asked}"
 
 
 class _Watchdog:
@@ -178,3 +262,27 @@ class _Watchdog:
             for pair in [pair for pair in self._seen if pair[0] == worker]:
                 del self._seen[pair]
             self.client.restart_workers([worker], raise_for_error=False)
+
+
+def _done(finished, seconds: float) -> list:
+    """The futures of ``finished`` (a ``distributed.as_completed``) done so far, waiting up
+    to ``seconds`` for the first."""
+    deadline = time.monotonic() + seconds
+    while not finished.has_ready() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return finished.next_batch(block=False)
+
+
+def _outcome(future):
+    """(result, error) of a done task; None when its result was lost with its worker before
+    it could be fetched and the task runs again."""
+    if future.status in ("pending", "lost"):  # reported done, then its result was lost
+        return None
+    if future.status != "finished":
+        return None, future.exception() if future.status == "error" else None
+    try:
+        return future.result(timeout=RESULT_TIMEOUT), None
+    except TimeoutError:  # it runs again: the caller waits for it with the others
+        return None
+    except (Exception, CancelledError) as error:  # noqa: BLE001 - lost, run again and failed
+        return None, error

@@ -32,6 +32,12 @@ Faults:
   clusters; ``DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL`` for yours); a task that runs longer
   than ``task_timeout`` seconds has its worker restarted by the driver. Either way its tasks
   run again elsewhere, as after a death;
+- a task that no running worker can run (every worker gone, none offering the GPU share it
+  asks for) waits in the scheduler; after ``no_worker_timeout`` seconds
+  (:data:`NO_WORKER_TIMEOUT`) of that the driver cancels it and reports its image as failed,
+  so a run always ends. A local cluster keeps every nanny while it is open (Dask's
+  SpecCluster would close one whose worker is restarting at the wrong moment);
+- a done task whose worker died before its result was fetched runs again;
 - Ctrl-C (KeyboardInterrupt) cancels the tasks not yet finished, closes the client (and a local
   cluster), removes temporary files of interrupted writes, rewrites the summary with the
   finished images and re-raises; every mask present is complete.
@@ -53,7 +59,8 @@ from pathlib import Path
 import distributed
 from distributed import Client, KilledWorker, as_completed
 
-from ._cluster import (_KEY_PREFIX, ALLOWED_FAILURES, GPU, GPU_TASK_SHARE, WORKER_TTL, _Watchdog,
+from ._cluster import (_KEY_PREFIX, ALLOWED_FAILURES, GPU, GPU_TASK_SHARE, NO_WORKER_TIMEOUT,
+                       WATCH_INTERVAL, WORKER_TTL, _done, _NoWorkerWatch, _outcome, _Watchdog,
                        gpu_worker_count, local_cluster, visible_gpus)
 from ._image import segment_file
 from ._jobs import find_jobs
@@ -66,8 +73,6 @@ log = logging.getLogger("graphcut.batch")
 
 # Seconds to wait for a scheduler given by address.
 CONNECT_TIMEOUT = 20
-
-
 
 _pool_lock = threading.Lock()
 _solver_pool = None
@@ -156,26 +161,37 @@ class DaskRunner:
         :func:`segment_file_on_worker`.
     task_timeout
         seconds a task may run before its worker is restarted (None: no limit).
+    no_worker_timeout
+        seconds an image's task may wait while no running worker can run it (no worker
+        left, or none offering the GPU share it asks for) before the image is reported as
+        failed and its task cancelled (None: wait for workers as long as it takes).
     """
 
     def __init__(self, client, *, gpu: bool = False, task=None,
-                 task_timeout: float | None = None):
+                 task_timeout: float | None = None,
+                 no_worker_timeout: float | None = NO_WORKER_TIMEOUT):
         self.client = client
         self.gpu = gpu
         self.task = segment_file_on_worker if task is None else task
         self.task_timeout = task_timeout
+        self.no_worker_timeout = no_worker_timeout
+
+    def _resources(self, alone: bool) -> dict | None:
+        return {GPU: 1 if alone else GPU_TASK_SHARE} if self.gpu else None
 
     def __call__(self, calls: list[Call]) -> Iterator[tuple[int, dict]]:
         run = uuid.uuid4().hex[:8]
         futures: dict[str, tuple[int, object, dict, bool]] = {}
-        finished = as_completed([], with_results=True, raise_errors=False)
+        # Results are fetched here, not by as_completed: one whose worker died before it was
+        # fetched runs again, and as_completed would never report it if that run failed.
+        finished = as_completed([])
+        unrunnable = _NoWorkerWatch(self.client, self.no_worker_timeout)
 
         def submit(index, kwargs, alone=False):
             name = display(Path(kwargs["image_path"]).name)
             key = f"{_KEY_PREFIX}{name}-{run}-{index}{'-alone' if alone else ''}"
-            resources = {GPU: 1 if alone else GPU_TASK_SHARE} if self.gpu else None
-            future = self.client.submit(self.task, key=key, pure=False, resources=resources,
-                                        **kwargs)
+            future = self.client.submit(self.task, key=key, pure=False,
+                                        resources=self._resources(alone), **kwargs)
             futures[future.key] = (index, future, kwargs, alone)
             finished.add(future)
 
@@ -186,19 +202,34 @@ class DaskRunner:
                 for index, kwargs in calls:
                     submit(index, {name: os.path.abspath(value) if isinstance(value, Path)
                                    else value for name, value in kwargs.items()})
-                for future, result in finished:
-                    index, _, kwargs, alone = futures.pop(future.key)
-                    error = future.exception() if future.status == "error" else None
-                    if isinstance(error, KilledWorker) and self.gpu and not alone:
-                        log.info("%s was given up after its workers died; trying it alone",
-                                 display(Path(kwargs["image_path"]).name))
-                        submit(index, kwargs, alone=True)
+                while futures:
+                    for future in _done(finished, WATCH_INTERVAL):
+                        if futures.get(future.key, (0, None))[1] is not future:
+                            continue  # given up meanwhile
+                        outcome = _outcome(future)
+                        if outcome is None:  # its result was lost with its worker: it runs again
+                            finished.add(future)
+                            continue
+                        result, error = outcome
+                        index, _, kwargs, alone = futures.pop(future.key)
+                        if isinstance(error, KilledWorker) and self.gpu and not alone:
+                            log.info("%s was given up after its workers died; trying it alone",
+                                     display(Path(kwargs["image_path"]).name))
+                            submit(index, kwargs, alone=True)
+                            future.release()
+                            continue
+                        timed_out = (watchdog.timed_out if self.task_timeout else set())
+                        yield index, self._record(future, result, error, kwargs,
+                                                  future.key in timed_out)
                         future.release()
-                        continue
-                    timed_out = (watchdog.timed_out if self.task_timeout else set())
-                    yield index, self._record(future, result, error, kwargs,
-                                              future.key in timed_out)
-                    future.release()
+                    late = unrunnable.given_up({key: self._resources(entry[3])
+                                                for key, entry in futures.items()})
+                    for key, why in late.items():
+                        index, future, kwargs, _ = futures.pop(key)
+                        log.warning("%s: %s", display(Path(kwargs["image_path"]).name), why)
+                        self.client.cancel([future], force=True)
+                        yield index, failed_record(kwargs["image_path"], kwargs["seeds_path"],
+                                                   kwargs["out_path"], why)
         finally:
             if futures:
                 log.info("cancelling %d unfinished task(s)", len(futures))
@@ -317,6 +348,7 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
                    lam=None, sigma=None, device="auto", overwrite=False, overlay=False,
                    progress=True, max_pixels=None, task=None,
                    task_timeout: float | None = None,
+                   no_worker_timeout: float | None = NO_WORKER_TIMEOUT,
                    segment_options: dict | None = None) -> list[dict]:
     """:func:`graphcut.batch.run_batch` on a Dask cluster, one task per image.
 
@@ -339,6 +371,10 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
     task_timeout
         seconds an image's task may run before its worker is restarted and the
         task run again elsewhere (None: no limit).
+    no_worker_timeout
+        seconds an image's task may wait while no running worker of the cluster can run it
+        before the image is reported as failed (None: no limit, e.g. for a cluster that
+        starts its workers on demand).
 
     Returns
     -------
@@ -375,17 +411,19 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
         with _quiet_dask_logs():
             if client is not None:
                 gpu = _use_gpu_resource(client, device, gpu_resource)
-                runner = DaskRunner(client, gpu=gpu, task=task, task_timeout=task_timeout)
+                runner = DaskRunner(client, gpu=gpu, task=task, task_timeout=task_timeout,
+                                    no_worker_timeout=no_worker_timeout)
                 with output_folder(out_dir, overlay=overlay):
                     return run_jobs(jobs, out_dir, runner, **options)
             with _connect(scheduler, n_workers, gpus, device, gpu_resource) as (connected, gpu):
-                runner = DaskRunner(connected, gpu=gpu, task=task, task_timeout=task_timeout)
+                runner = DaskRunner(connected, gpu=gpu, task=task, task_timeout=task_timeout,
+                                    no_worker_timeout=no_worker_timeout)
                 with output_folder(out_dir, overlay=overlay):
                     return run_jobs(jobs, out_dir, runner, **options)
     finally:
         _remove_leftovers(out_dir)
 
 
-__all__ = ["ALLOWED_FAILURES", "DaskRunner", "GPU_TASK_SHARE", "WORKER_TTL",
+__all__ = ["ALLOWED_FAILURES", "DaskRunner", "GPU_TASK_SHARE", "NO_WORKER_TIMEOUT", "WORKER_TTL",
            "check_local_workers", "gpu_worker_count", "local_cluster", "run_batch_dask",
            "segment_file_on_worker", "visible_gpus"]

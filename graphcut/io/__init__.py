@@ -18,10 +18,10 @@ from ._seeds import (LABEL_MODES, check_seeds, image_shape, object_labels, read_
                      strokes_to_labels, write_seeds)
 from ._settings import (KEEP_CHOICES, SETTING_KEYS, check_settings, load_for_seeds,
                         read_settings, settings_path, write_settings)
-from ._volumes import (MASK_SUFFIXES, RECORD_KEY, TIFF_SUFFIXES, VOLUME_SUFFIXES, VolumeReadError,
-                       is_volume, read_volume, read_volume_record, read_volume_seeds,
-                       segments_as_volume, volume_layout,
-                       write_volume_mask, write_volume_overlay, write_volume_seeds)
+from ._volume_writing import (RECORD_KEY, read_volume_record, write_volume_mask,
+                              write_volume_overlay, write_volume_seeds)
+from ._volumes import (MASK_SUFFIXES, TIFF_SUFFIXES, VOLUME_SUFFIXES, VolumeReadError, is_volume,
+                       read_volume, read_volume_seeds, segments_as_volume, volume_layout)
 from ._writing import (LOSSLESS_SUFFIXES, as_mask, atomic_save, atomic_write,
                        check_lossless_suffix, check_writable_image_suffix, write_mask)
 

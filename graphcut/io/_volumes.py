@@ -1,4 +1,5 @@
-"""Volumes on disk: reading image stacks and seed volumes, writing masks and seeds.
+"""Volumes on disk: reading image stacks and seed volumes (writing them:
+:mod:`graphcut.io._volume_writing`; listing a folder of slices: :mod:`graphcut.io._slices`).
 
 A volume is read from
 
@@ -19,20 +20,19 @@ never over an input.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 
-from graphcut._arrays import to_host
 from graphcut._safety import (NotARegularFileError, NpyReadError, check_regular_file,
                               npy_header, open_regular_file)
 from graphcut.solver.memory import HostMemoryError, require_host_memory
 
-from ._images import (IMAGE_SUFFIXES, ImageMemoryError, ImageReadError, ImageTooLargeError,
-                      default_max_pixels, image_info, open_image, read_image)
+from ._images import (ImageMemoryError, ImageTooLargeError, default_max_pixels, image_info,
+                      open_image, read_image)
 from ._seeds import LABEL_MODES, _refuse_inexact, check_seeds, read_seeds, strokes_to_labels
-from ._writing import atomic_write
+from ._slices import VolumeReadError
+from ._slices import slice_files as _slice_files
 from ._tiff import open_tiff
 
 TIFF_SUFFIXES = (".tif", ".tiff")
@@ -41,10 +41,6 @@ VOLUME_SUFFIXES = TIFF_SUFFIXES + (".npy",)
 MASK_SUFFIXES = VOLUME_SUFFIXES
 _STACK_AXES = "ZIQ"      # tifffile's axes that stack pages: depth
 _CHANNEL_AXES = "CS"     # channels (hyperstacks) and samples (RGB pages)
-
-
-class VolumeReadError(ImageReadError):
-    """A file or folder cannot be read as a volume; the message names it and says why."""
 
 
 def is_volume(path) -> bool:
@@ -197,37 +193,6 @@ def _read_seed_slice(path: Path, shape, max_pixels=None) -> np.ndarray:
     return check_seeds(labels, shape, name=f"seeds {os.fspath(path)!r}", require_both=False)
 
 
-def write_volume_mask(path, mask, *, inputs=(), record: dict | None = None) -> None:
-    """Write a (D, H, W) mask as 0 / 255 uint8: a multi-page TIFF or a ``.npy`` by suffix.
-
-    ``record``: a JSON-serialisable dict kept in a TIFF's metadata under
-    :data:`RECORD_KEY` (how the mask was made, for batch; see :func:`read_volume_record`);
-    ignored for ``.npy``.
-    """
-    mask = to_host(mask)
-    if mask.ndim != 3:
-        raise ValueError(f"a volume mask must be (D, H, W), got shape {mask.shape}")
-    _write_volume(path, np.where(mask.astype(bool), 255, 0).astype(np.uint8), inputs, record)
-
-
-RECORD_KEY = "graphcut-batch"
-
-
-def read_volume_record(path) -> dict | None:
-    """The record a volume mask TIFF written by :func:`write_volume_mask` carries (None when
-    it has none, is not a regular file or cannot be read); reads the first page's header."""
-    import json
-    try:
-        check_regular_file(path)
-        with open_tiff(os.fspath(path), os.fspath(path)) as tif:
-            metadata = tif.shaped_metadata
-            text = metadata[0].get(RECORD_KEY) if metadata else None
-        record = json.loads(text) if isinstance(text, str) else None
-    except Exception:  # any unreadable file simply has no record
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def volume_layout(path, *, max_pixels: int | None = None) -> tuple[tuple[int, ...], np.dtype]:
     """The shape ((D, H, W) or (D, H, W, C)) and dtype :func:`read_volume` would return, from
     the headers alone (a ``.npy`` header, a TIFF's series, a folder's first slice and number
@@ -261,51 +226,6 @@ def volume_layout(path, *, max_pixels: int | None = None) -> tuple[tuple[int, ..
         raise VolumeReadError(f"{name}: cannot read the TIFF ({error})") from None
     empty = np.broadcast_to(np.zeros((), dtype), shape)  # no memory: only the shape matters
     return _as_zyxc(empty, axes, name).shape, dtype
-
-
-def write_volume_seeds(path, labels, *, inputs=()) -> None:
-    """Write (D, H, W) seed labels 0 / 1 / 2 as uint8: a multi-page TIFF or a ``.npy``."""
-    labels = check_seeds(to_host(labels), name="labels", require_both=False)
-    if labels.ndim != 3:
-        raise ValueError(f"volume seeds must be (D, H, W), got shape {labels.shape}")
-    _write_volume(path, labels.astype(np.uint8), inputs)
-
-
-def write_volume_overlay(path, volume, mask, *, inputs=()) -> None:
-    """Write a multi-page RGB TIFF of the slices of ``volume`` with the object (``mask``)
-    tinted and outlined, atomically, never over one of ``inputs``."""
-    from ._overlay import overlay
-    rgb = np.stack([overlay(volume[z], mask[z]) for z in range(volume.shape[0])])
-    atomic_write(path, lambda handle: handle.write(_tiff_bytes(rgb, photometric="rgb")),
-                 inputs=inputs)
-
-
-def _write_volume(path, data: np.ndarray, inputs, record: dict | None = None) -> None:
-    import json
-    suffix = Path(path).suffix.lower()
-    metadata = {"axes": "ZYX"}
-    if record is not None:
-        metadata[RECORD_KEY] = json.dumps(record, sort_keys=True)
-    if suffix in TIFF_SUFFIXES:
-        def write(handle):
-            handle.write(_tiff_bytes(data, photometric="minisblack", metadata=metadata))
-    elif suffix == ".npy":
-        def write(handle):
-            np.save(handle, data, allow_pickle=False)
-    else:
-        raise ValueError(f"{os.fspath(path)!r}: unknown volume file suffix {suffix!r}; use .tif, "
-                         ".tiff or .npy")
-    atomic_write(path, write, inputs=inputs)
-
-
-def _tiff_bytes(data: np.ndarray, **options) -> bytes:
-    """``data`` as a zlib-compressed (multi-page) TIFF file, in memory."""
-    import io
-
-    import tifffile
-    buffer = io.BytesIO()
-    tifffile.imwrite(buffer, data, compression="zlib", **options)
-    return buffer.getvalue()
 
 
 def _check_decoding(name: str, shape, dtype, max_pixels, copies: int = 2) -> None:
@@ -418,20 +338,6 @@ def _as_zyxc(data: np.ndarray, axes: str, name: str) -> np.ndarray:
     return data if stacks else data[None]
 
 
-def _natural_key(path: Path):
-    return [int(part) if part.isdigit() else part.lower()
-            for part in re.split(r"(\d+)", path.name)]
-
-
-def _slice_files(folder: Path) -> list[Path]:
-    files = sorted((p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
-                    and p.suffix.lower() in IMAGE_SUFFIXES), key=_natural_key)
-    if not files:
-        raise VolumeReadError(f"{os.fspath(folder)}: holds no slice images (expected "
-                              f"{', '.join(IMAGE_SUFFIXES)} files)")
-    return files
-
-
 def _read_slices(folder: Path, max_pixels=None) -> np.ndarray:
     files = _slice_files(folder)
     first = read_image(files[0], max_pixels=max_pixels)
@@ -450,7 +356,5 @@ def _read_slices(folder: Path, max_pixels=None) -> np.ndarray:
     return volume
 
 
-__all__ = ["MASK_SUFFIXES", "RECORD_KEY", "TIFF_SUFFIXES", "VOLUME_SUFFIXES", "VolumeReadError",
-           "is_volume", "read_volume", "read_volume_record", "read_volume_seeds",
-           "segments_as_volume", "volume_layout", "write_volume_mask", "write_volume_overlay",
-           "write_volume_seeds"]
+__all__ = ["MASK_SUFFIXES", "TIFF_SUFFIXES", "VOLUME_SUFFIXES", "VolumeReadError", "is_volume",
+           "read_volume", "read_volume_seeds", "segments_as_volume", "volume_layout"]

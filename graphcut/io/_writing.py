@@ -1,29 +1,24 @@
-"""Writing files atomically: a temporary name in the destination folder, renamed into place
-(``os.replace``), so a reader never sees a half-written file; the paths passed as ``inputs``
-are never overwritten. Masks and label images are written losslessly only.
+"""Writing files atomically: a temporary file in the destination folder (anonymous on Linux,
+so that even SIGKILL leaves nothing behind; see :mod:`graphcut.io._temporary`) given the
+output's name only once complete, so a reader never sees a half-written file; the paths passed
+as ``inputs`` are never overwritten. Masks and label images are written losslessly only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
 
-from graphcut._safety import temporary_prefix
+from ._temporary import create_temporary, publish, sweep_stale_temporaries
 
 # Suffixes that masks and label images may be written with: lossless formats only, so that
 # 0/255 masks and 0/1/2 labels keep their exact values.
 LOSSLESS_SUFFIXES = (".png", ".tif", ".tiff")
 _LOSSY_FORMATS = {"JPEG", "MPO", "WEBP", "JPEG2000", "AVIF", "HEIF"}  # as Pillow names them
-
-# Created files get the permissions a plain open() would give (mkstemp uses 0600).
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
 
 def _refuse_inputs(path: Path, inputs) -> None:
     for source in inputs:
@@ -41,8 +36,23 @@ def _refuse_inputs(path: Path, inputs) -> None:
 
 def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
     """Create or replace ``path`` atomically: ``write(handle)`` fills a temporary file in the
-    same folder, which is then renamed over ``path`` (``os.replace``). On any error the
-    temporary file is removed and ``path`` is left as it was.
+    same folder, which is given the name ``path`` only when complete (a link, or a rename over
+    an existing file with ``os.replace``; a symbolic link at ``path`` is replaced, never
+    followed). On any error, on Ctrl-C, SIGTERM and even SIGKILL, ``path`` is left as it was
+    and no temporary file remains: on Linux the temporary file is anonymous (``O_TMPFILE``);
+    elsewhere it is named ``.<name>.graphcut.<random>.tmp``, removed on errors, and one left
+    by a killed run is removed at the next write into that folder.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file.
+    write : callable
+        ``write(handle)`` writes the content to an open file ``handle``.
+    inputs : sequence of path-like, optional
+        Files that must never be replaced (and folders that must not receive the output).
+    mode : str
+        ``"wb"`` (bytes) or ``"w"`` (UTF-8 text, newlines untranslated).
 
     Raises
     ------
@@ -60,25 +70,27 @@ def atomic_write(path, write, *, inputs=(), mode="wb") -> None:
     if not folder.is_dir():
         raise FileNotFoundError(f"cannot write {os.fspath(path)!r}: the folder "
                                 f"{os.fspath(folder)!r} does not exist")
+    sweep_stale_temporaries(folder)
     try:
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=temporary_prefix(path),
-                                                 suffix=".tmp")
+        descriptor, temporary = create_temporary(folder, path)
     except OSError as error:
         raise _write_error(path, error) from None
     try:
         text = {} if "b" in mode else {"newline": "", "encoding": "utf-8"}
-        with os.fdopen(descriptor, mode, **text) as handle:
+        with os.fdopen(descriptor, mode, closefd=False, **text) as handle:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, 0o666 & ~_UMASK)
-        os.replace(temporary, path)
+        publish(descriptor, temporary, path)
     except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
         if isinstance(error, OSError):
             raise _write_error(path, error) from None
         raise
+    finally:
+        os.close(descriptor)
 
 
 def _write_error(path, error: OSError) -> OSError:

@@ -224,6 +224,40 @@ class ModelPair(AppearanceModel):
 _INTEGER_KNOBS = ("iterations", "texture")
 
 
+def check_fraction(key: str, value) -> float:
+    """``value`` as a float from 0 to 1, or a ValueError naming the knob ``key``.
+
+    Parameters
+    ----------
+    key : str
+        The knob's name (for the message).
+    value : float
+        The value given.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a number, not finite, or outside [0, 1].
+
+    Examples
+    --------
+    >>> check_fraction("core", 0.4)
+    0.4
+    """
+    import math
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key} must be a number from 0 to 1, got {value!r}") from None
+    if isinstance(value, bool) or not (math.isfinite(number) and 0.0 <= number <= 1.0):
+        raise ValueError(f"{key} must be a number from 0 to 1, got {value!r}")
+    return number
+
+
 def is_whole(value) -> bool:
     """Whether ``value`` is a whole number >= 0 (not a bool, NaN, infinity or a string)."""
     import math

@@ -33,7 +33,7 @@ import numpy as np
 
 from graphcut._arrays import array_module, to_host
 
-from ._base import ColourModel, PerLabelModel, check_sample
+from ._base import ColourModel, PerLabelModel, check_fraction, check_sample
 
 DEFAULT_COMPONENTS = 5
 DEFAULT_EM_STEPS = 2
@@ -280,7 +280,11 @@ class GMM(PerLabelModel):
         ``iterations`` (int): GrabCut's re-estimations at most; ``None``: 5.
         ``seed_share``, ``locality``, ``far_cost`` (float): ``None``: 0.1, 2 nats, 5 nats
         (:class:`~graphcut.models.AppearanceModel`). ``texture`` (int): radius of the
-        local-contrast channel; 0: colours only; ``None``: 4.
+        local-contrast channel; 0: colours only; ``None``: 4. ``core`` (float, 0..1): with a
+        box or lasso, the object's first sample is the region's core, its pixels at least
+        ``core`` times the largest distance from the outline (plus the object seeds), instead
+        of the whole region; the iterations then learn from the mask; ``None``: 0 (the whole
+        region, GrabCut's start).
 
     Examples
     --------
@@ -297,7 +301,9 @@ class GMM(PerLabelModel):
     locality = 2.0
     far_cost = 5.0
     texture = 4
-    knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture")
+    core = 0.0
+    knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
+             "core")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)
@@ -305,6 +311,8 @@ class GMM(PerLabelModel):
     def check_knob(self, key, value):
         if key == "components":
             return GMMModel(value).components  # its range check and message
+        if key == "core":
+            return check_fraction(key, value)
         return super().check_knob(key, value)
 
     def label_model(self) -> GMMModel:

@@ -181,6 +181,15 @@ def changed_region(old: np.ndarray, new: np.ndarray):
     return tuple(region)
 
 
+def union_regions(first, second):
+    """The bounding box of two regions (tuples of slices with explicit bounds; None is
+    empty)."""
+    if first is None or second is None:
+        return second if first is None else first
+    return tuple(slice(min(a.start, b.start), max(a.stop, b.stop))
+                 for a, b in zip(first, second))
+
+
 def paint_region(atoms, shape):
     """The bounding box (a tuple of slices) of a Labels ``paint`` event's history atoms, or None
     when their form is unknown (the caller then compares the whole array)."""
@@ -211,11 +220,48 @@ def mask_colormap():
     return label_colormap(seed=MASK_COLOUR_SEED)
 
 
-def upscale_into(out: np.ndarray, small: np.ndarray, factor: int) -> None:
+def upscale_into(out: np.ndarray, small: np.ndarray, factor: int, region=None):
     """Write a preview mask on a grid reduced ``factor`` times into ``out`` (2-D, the full
     grid): each coarse pixel becomes a ``factor`` x ``factor`` block, cut at the far edges.
-    Row by row into the existing array (no full-size temporary: at 12 MP a few ms)."""
+    Row by row into the existing array (no full-size temporary: at 12 MP a few ms).
+
+    Parameters
+    ----------
+    out : numpy.ndarray
+        (H, W), written in place.
+    small : numpy.ndarray
+        (ceil(H / factor), ceil(W / factor)) bool or uint8.
+    factor : int
+        The reduction.
+    region : tuple of slice, optional
+        Only this box of ``out`` (rows, columns; explicit bounds), widened to whole blocks;
+        None: all of it.
+
+    Returns
+    -------
+    tuple of slice
+        The box written (``region`` widened to whole blocks and cut at the edges).
+    """
     rows, cols = out.shape
-    wide = np.repeat(small.view(np.uint8), factor, axis=1)[:, :cols]
+    if region is None:
+        region = (slice(0, rows), slice(0, cols))
+    (r0, r1), (c0, c1) = ((s.start // factor, -(-s.stop // factor)) for s in region)
+    box = (slice(r0 * factor, min(rows, r1 * factor)), slice(c0 * factor, min(cols, c1 * factor)))
+    target = out[box]
+    wide = np.repeat(small[r0:r1, c0:c1].view(np.uint8), factor, axis=1)[:, :target.shape[1]]
     for offset in range(factor):
-        out[offset::factor] = wide[:len(range(offset, rows, factor))]
+        target[offset::factor] = wide[:len(range(offset, target.shape[0], factor))]
+    return box
+
+
+def foreground_box(mask: np.ndarray, factor: int = 1):
+    """The bounding box (a tuple of slices) of a mask's non-zero elements, scaled ``factor``
+    times (the box on the full grid of a preview's mask), or None when all are zero."""
+    box = []
+    for axis in range(mask.ndim):
+        others = tuple(a for a in range(mask.ndim) if a != axis)
+        where = np.flatnonzero(mask.any(axis=others))
+        if where.size == 0:
+            return None
+        box.append(slice(int(where[0]) * factor, (int(where[-1]) + 1) * factor))
+    return tuple(box)

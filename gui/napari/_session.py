@@ -30,7 +30,9 @@ import graphcut
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, ChoiceNeeded, LayerError, as_seeds, changed_region,
-                      mask_colormap, paint_region, prepare_image, upscale_into)
+                      foreground_box, mask_colormap, paint_region, prepare_image, union_regions,
+                      upscale_into)
+from ._refresh import show_region, write_labels
 
 log = logging.getLogger("graphcut.gui")
 
@@ -75,6 +77,9 @@ class LayerSegmentation(Listener):
         self._pending_region = None   # scribble edits waiting for the next turn
         self._sync_posted = False
         self._watched = None
+        self._exact_shown = None      # (output layer, exact labels last written, of one object)
+        self._preview_region = None   # where previews wrote into it since
+        self._shown_box = None        # (output layer, a box holding all its non-zero elements)
         viewer.layers.events.removed.connect(self._on_layer_removed)
 
     # ----- choices --------------------------------------------------------------------------
@@ -193,9 +198,8 @@ class LayerSegmentation(Listener):
             self._status(NEEDS_BOTH)
             layer = self.output_layer
             if layer is not None and layer in self.viewer.layers and layer.data.any():
-                layer.data[...] = 0  # a mask of scribbles that are no more (e.g. undone)
-                layer.refresh()
-                self.last_outcome = None
+                write_labels(layer, 0)  # a mask of scribbles that are no more (e.g. undone)
+                self.last_outcome = self._exact_shown = self._shown_box = None
         return number
 
     # ----- scribble events ------------------------------------------------------------------
@@ -225,8 +229,7 @@ class LayerSegmentation(Listener):
         elif pending is None:
             self._pending_region = region
         else:
-            self._pending_region = tuple(slice(min(a.start, b.start), max(a.stop, b.stop))
-                                         for a, b in zip(pending, region))
+            self._pending_region = union_regions(pending, region)
         if not self._sync_posted:
             self._sync_posted = True
             self._post(self._sync)
@@ -239,19 +242,15 @@ class LayerSegmentation(Listener):
 
     # ----- answers (the controller's listener) ----------------------------------------------
     def on_outcome(self, outcome) -> None:
+        """Show a solve's result in the output layer (a preview upscaled, an exact mask
+        only in its changed region) and its timing and coverage in the status.
+        """
         shape = self._prepared.shape
         if outcome.factor > 1:
-            self._show(lambda out: upscale_into(out, outcome.mask, outcome.factor), None)
+            self._show_preview(outcome.mask, outcome.factor)
             kind = f"preview (1/{outcome.factor} grid)"
         else:
-            exact_before = self.last_outcome is not None and self.last_outcome.factor == 1 \
-                and self.last_outcome.labels is None
-            if outcome.labels is not None:
-                self._show(outcome.labels, None)
-            else:
-                region = outcome.region if exact_before else None
-                mask = outcome.mask if region is None else outcome.mask[region]
-                self._show(mask.view(np.uint8), region)
+            self._show_exact(outcome)
             kind = "exact"
         self.last_outcome, self.last_error = outcome, None
         seconds = outcome.seconds.get("waited", float("nan"))
@@ -260,27 +259,64 @@ class LayerSegmentation(Listener):
                      f"{size} · object {100.0 * outcome.coverage:.1f} %")
 
     def on_error(self, message: str, details: str = "") -> None:
+        """A solve failed: keep ``message`` as ``last_error`` and show it in the status;
+        ``details`` (a traceback) goes to the debug log.
+        """
         self.last_error = message
         log.debug("segmentation failed: %s\n%s", message, details)
         self._status(f"segmentation failed: {message}", error=True)
 
     def on_backend(self, backend: str, device_name: str) -> None:
+        """Log which backend (``"cpu"`` / ``"gpu"``) and device the solves run on."""
         log.debug("solving on %s (%s)", backend, device_name)
 
-    def _show(self, values, region) -> None:
-        """Write ``values`` (uint8 labels, or a function that writes into the whole array)
-        into the output layer (its ``region``, or all)."""
+    def _output(self):
+        """The output layer, made (all zeros) when there is none; whether it is new."""
         layer = self.output_layer
-        if layer is None or layer not in self.viewer.layers:
-            self.output_layer = self._add_output(np.zeros(self._prepared.shape, np.uint8))
-            layer, region = self.output_layer, None
-        if callable(values):
-            values(layer.data)
-        elif region is None:
-            layer.data[...] = values
+        if layer is not None and layer in self.viewer.layers:
+            return layer, False
+        self.output_layer = self._add_output(np.zeros(self._prepared.shape, np.uint8))
+        return self.output_layer, True
+
+    def _show_exact(self, outcome) -> None:
+        """Show an exact result: only the bounding box where it differs from the last exact
+        result shown in this layer, and where previews wrote since, is written (and
+        refreshed); edits of the layer outside it stay. That box is the controller's
+        ``region`` between two masks of one object, else found by comparing."""
+        binary = outcome.labels is None
+        values = outcome.mask.view(np.uint8) if binary else outcome.labels
+        layer, new = self._output()
+        shown = self._exact_shown
+        if new or shown is None or shown[0] is not layer or shown[1].shape != values.shape:
+            write_labels(layer, values)
+            self._shown_box = (layer, foreground_box(values))
         else:
-            layer.data[region] = values
-        layer.refresh()
+            known = binary and shown[2] and outcome.region is not None
+            region = union_regions(outcome.region if known else
+                                   changed_region(shown[1], values), self._preview_region)
+            if region is not None:
+                write_labels(layer, values[region], region)
+                self._shown_box = (layer, union_regions(self._box_shown(layer), region))
+        self._exact_shown, self._preview_region = (layer, values, binary), None
+
+    def _show_preview(self, small: np.ndarray, factor: int) -> None:
+        """Show a preview on a grid reduced ``factor`` times, upscaled into the box that holds
+        both its object and everything the layer may show (no full-grid pass)."""
+        layer, new = self._output()
+        box = union_regions(foreground_box(small, factor), None if new else
+                            self._box_shown(layer))
+        if box is not None:
+            box = upscale_into(layer.data, small, factor, box)
+            show_region(layer, box)
+            self._preview_region = union_regions(self._preview_region, box)
+            self._shown_box = (layer, union_regions(self._box_shown(layer), box))
+
+    def _box_shown(self, layer):
+        """A box holding every non-zero element this object wrote into ``layer`` (all of it
+        when unknown)."""
+        if self._shown_box is not None and self._shown_box[0] is layer:
+            return self._shown_box[1]
+        return tuple(slice(0, n) for n in layer.data.shape)
 
     def _add_output(self, data):
         """A new Labels layer for the results, placed like the image; the selection stays."""

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from asyncio import CancelledError
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 distributed = pytest.importorskip("distributed", reason="needs graphcut[distributed]")
+dask = pytest.importorskip("dask")
 psutil = pytest.importorskip("psutil", reason="psutil comes with distributed")
 
 from graphcut.batch import FAILED, OK, SKIPPED, read_summary, run_batch, segment_file  # noqa: E402,I001
@@ -31,7 +33,8 @@ from graphcut.batch import dask as gd  # noqa: E402
 from graphcut.cli import main  # noqa: E402
 from synthetic import disc_image, disc_seeds  # noqa: E402
 
-pytestmark = pytest.mark.slow  # local Dask clusters: seconds to start each
+# local Dask clusters: seconds to start each; a run that hangs fails (pytest-timeout)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -463,3 +466,83 @@ def test_a_long_cpu_solve_does_not_get_its_worker_evicted(folders, tmp_path):
         assert client.run(os.getpid) == pids  # no worker was restarted
     by_name = {Path(r["image"]).name: r["status"] for r in records}
     assert [by_name[f"good{i}.png"] for i in range(6)] == [OK] * 6
+
+
+# ---- runs that could wait forever ----------------------------------------------------------
+
+def test_a_local_cluster_keeps_its_nannies_when_a_worker_dies(tmp_path):
+    """SpecCluster closes the nanny of a worker it finds missing when its lost-worker timer
+    fires; with a zero timeout that is at once, while the nanny restarts it. Both nannies
+    must stay and restart their workers (a cluster without nannies hangs the run)."""
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": "0s"}), \
+            gd.local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        for pid in client.run(os.getpid).values():
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.5)
+        client.wait_for_workers(2, timeout=60)
+        assert len(cluster.workers) == 2
+        assert all(nanny.status.name == "running" for nanny in cluster.workers.values())
+
+
+def test_images_no_worker_can_run_are_failed_not_waited_for(folders, tmp_path):
+    """GPU tasks on a cluster without GPU workers, then any task on a cluster whose workers
+    are all gone: the scheduler keeps them waiting; the run reports them as failed after
+    no_worker_timeout and ends."""
+    images, seeds = folders
+    with gd.local_cluster(1) as cluster, distributed.Client(cluster) as client:
+        client.wait_for_workers(1)
+        calls = [(i, {"image_path": images / f"good{i}.png", "seeds_path": seeds / f"good{i}.png",
+                      "out_path": tmp_path / "gpu" / f"good{i}.png"}) for i in range(3)]
+        started = time.monotonic()
+        records = list(gd.DaskRunner(client, gpu=True, no_worker_timeout=1.0)(calls))
+        assert time.monotonic() - started < 30
+        assert sorted(i for i, _ in records) == [0, 1, 2]
+        assert {r["reason"] for _, r in records} == {
+            "no worker of the cluster could run this image for more than 1 s: no running "
+            f"worker offers GPU={gd.GPU_TASK_SHARE:g}"}
+
+        cluster.scale(0)
+        deadline = time.monotonic() + 30
+        while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started = time.monotonic()
+        records = gd.run_batch_dask(images, seeds, tmp_path / "out", client=client,
+                                    device="cpu", progress=False, no_worker_timeout=1.0)
+        assert time.monotonic() - started < 30
+    by_name = {Path(r["image"]).name: r for r in records}
+    assert [by_name[f"good{i}.png"]["status"] for i in range(6)] == [FAILED] * 6
+    assert by_name["good0.png"]["reason"] == ("no worker of the cluster could run this image "
+                                              "for more than 1 s: the cluster has no running "
+                                              "worker")
+    assert outputs(tmp_path / "out") == {} and leftovers(tmp_path / "out") == []
+
+
+class _Future:
+    """A stand-in for a distributed Future in a given state."""
+
+    def __init__(self, status, result=None, error=None):
+        self.status, self._result, self._error = status, result, error
+
+    def result(self, timeout=None):
+        if isinstance(self._result, BaseException):
+            raise self._result
+        return self._result
+
+    def exception(self):
+        return self._error
+
+
+def test_a_result_lost_with_its_worker_is_waited_for_again():
+    from graphcut.batch._cluster import _outcome
+    record = {"status": OK}
+    assert _outcome(_Future("finished", record)) == (record, None)
+    assert _outcome(_Future("pending")) is None  # reported done, then its data was lost
+    assert _outcome(_Future("lost")) is None
+    assert _outcome(_Future("finished", TimeoutError())) is None  # it runs again
+    killed = distributed.KilledWorker("key", "worker", 2)
+    assert _outcome(_Future("finished", killed)) == (None, killed)  # ran again and given up
+    cancelled = CancelledError()
+    assert _outcome(_Future("finished", cancelled)) == (None, cancelled)
+    assert _outcome(_Future("error", error=killed)) == (None, killed)
+    assert _outcome(_Future("cancelled")) == (None, None)

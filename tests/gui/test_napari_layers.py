@@ -12,8 +12,9 @@ pytest.importorskip("napari")
 from napari.layers import Image, Labels  # noqa: E402
 
 from graphcut.gui.napari._layers import (LayerError, as_seeds, changed_region,  # noqa: E402
-                                         mask_colormap, needs_channel_choice, paint_region,
-                                         prepare_image, upscale_into)
+                                         foreground_box, mask_colormap,
+                                         needs_channel_choice, paint_region, prepare_image,
+                                         upscale_into)
 
 
 def test_seed_labels_are_kept_and_bad_labels_refused():
@@ -93,6 +94,26 @@ def test_upscale_matches_repeat():
     upscale_into(big, small, 3)
     expected = np.repeat(np.repeat(small, 3, 0), 3, 1)[:11, :14]
     np.testing.assert_array_equal(big, expected.astype(np.uint8))
+
+
+def test_upscale_into_a_box_writes_whole_blocks_of_it_only():
+    small = np.random.default_rng(1).random((4, 5)) > 0.5
+    expected = np.repeat(np.repeat(small, 3, 0), 3, 1)[:11, :14].astype(np.uint8)
+    big = np.full((11, 14), 9, np.uint8)
+    box = upscale_into(big, small, 3, (slice(4, 8), slice(5, 14)))
+    assert box == (slice(3, 9), slice(3, 14))  # widened to whole blocks, cut at the edge
+    inside = np.zeros(big.shape, bool)
+    inside[box] = True
+    np.testing.assert_array_equal(big[inside], expected[inside])
+    assert (big[~inside] == 9).all()
+
+
+def test_foreground_box():
+    mask = np.zeros((5, 6, 7), bool)
+    assert foreground_box(mask) is None
+    mask[1, 2, 3] = mask[3, 4, 1] = True
+    assert foreground_box(mask) == (slice(1, 4), slice(2, 5), slice(1, 4))
+    assert foreground_box(mask[1], 3) == (slice(6, 9), slice(9, 12))
 
 
 def test_mask_colours_differ_from_the_scribbles():

@@ -225,7 +225,7 @@ def test_sigterm_during_a_volume_batch_leaves_no_temporary_file(tmp_path):
         os.link(seeds / "vol.npy", seeds / f"{stem}.npy")
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import graphcut.io._volumes as volumeio
+        import graphcut.io._volume_writing as volumeio
         real = volumeio.atomic_write
         def write_then_terminated(path, write, **options):
             def interrupted(handle):

@@ -562,13 +562,12 @@ def test_full_disk_in_a_batch_fails_each_image_and_the_summary_clearly(tmp_path,
 
 
 def test_unwritable_output_folder_gives_a_clear_error(tmp_path, good, monkeypatch):
-    import tempfile
+    import graphcut.io._writing as writing
 
-    def refuse(*args, **kwargs):
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES),
-                              str(Path(kwargs.get("dir", ".")) / ".x.tmp"))
+    def refuse(folder, path):  # as os.open(folder, O_TMPFILE) in a folder we may not write
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(folder))
 
-    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(writing, "create_temporary", refuse)
     result = run("segment", good / "disc.png", "--seeds", good / "seeds.png", "-o",
                  tmp_path / "m.png", "--device", "cpu")
     assert result.exit_code == 1
