@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import signal
 
 import click
 
@@ -37,14 +38,18 @@ class LazyGroup(click.Group):
         return getattr(module, name)
 
     def invoke(self, ctx):
-        """Run the sub-command; SIGTERM (see :func:`graphcut._safety.terminate_as_interrupt`),
-        once its clean-up ran, ends the process with status 143 (128 + 15)."""
+        """Run the sub-command; SIGTERM (see :func:`graphcut._safety.terminate_as_interrupt`)
+        and Ctrl-C, once the clean-up ran, end the process with status 143 (128 + 15) and
+        130 (128 + 2), as shells report them."""
         from ._safety import Terminated
         try:
             return super().invoke(ctx)
         except Terminated:
             click.echo("terminated (SIGTERM): stopped; no partial output was left", err=True)
             raise SystemExit(128 + int(Terminated.signal)) from None
+        except KeyboardInterrupt:
+            click.echo("interrupted (Ctrl-C): stopped; no partial output was left", err=True)
+            raise SystemExit(128 + int(signal.SIGINT)) from None
 
     @staticmethod
     def _module_exists(name):

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from graphcut.io import atomic_write
+
 __all__ = ["DISPARITY_SUFFIXES", "InstanceDump", "KITTI_SCALE", "atomic_path",
            "colorize_disparity", "motorcycle_pair", "preview_image", "read_disparity",
            "write_disparity", "write_preview"]
@@ -61,16 +63,15 @@ def write_disparity(path, disparity) -> None:
     disparity = np.asarray(disparity)
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        with atomic_path(path) as temporary, open(temporary, "wb") as handle:
-            np.save(handle, disparity, allow_pickle=False)
+        atomic_write(path, lambda handle: np.save(handle, disparity, allow_pickle=False))
     elif suffix == ".png":
         values = np.where(np.isfinite(disparity), disparity, 0).astype(np.float64) * KITTI_SCALE
         values = np.rint(values)
         if values.size and (values.min() < 0 or values.max() > np.iinfo(np.uint16).max):
             raise ValueError(f"disparities must lie in 0..{np.iinfo(np.uint16).max / 256:.2f} "
                              f"to fit a 16-bit KITTI PNG; use .npy for {path.name}")
-        with atomic_path(path) as temporary:
-            Image.fromarray(values.astype(np.uint16)).save(temporary, format="PNG")
+        image = Image.fromarray(values.astype(np.uint16))
+        atomic_write(path, lambda handle: image.save(handle, format="PNG"))
     else:
         raise ValueError(f"unknown disparity file type {path.suffix!r} for {path}; "
                          f"expected one of {', '.join(DISPARITY_SUFFIXES)}")
@@ -202,9 +203,8 @@ def write_preview(path, disparity, *, max_disparity=None, colour_bar: bool = Tru
     """Write :func:`preview_image` (format from the suffix, e.g. PNG)."""
     path = Path(path)
     rgb = preview_image(disparity, max_disparity=max_disparity, colour_bar=colour_bar)
-    with atomic_path(path) as temporary:
-        Image.fromarray(rgb).save(temporary, format=Image.registered_extensions().get(
-            path.suffix.lower(), "PNG"))
+    image_format = Image.registered_extensions().get(path.suffix.lower(), "PNG")
+    atomic_write(path, lambda handle: Image.fromarray(rgb).save(handle, format=image_format))
 
 
 class InstanceDump:
@@ -258,8 +258,8 @@ class InstanceDump:
 
     def write_index(self) -> Path:
         path = self.directory / "index.json"
-        with atomic_path(path) as temporary:
-            temporary.write_text(json.dumps({"instances": self.instances}, indent=1) + "\n")
+        text = json.dumps({"instances": self.instances}, indent=1) + "\n"
+        atomic_write(path, lambda handle: handle.write(text), mode="w")
         return path
 
     def __enter__(self) -> "InstanceDump":
