@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import stat
 import zlib
 from pathlib import Path
 
@@ -52,7 +52,7 @@ import numpy as np
 from ._dimacs_reader import _Chunks, _Reader
 from ._dimacs_scan import (COMPRESSED_BYTES_PER_ARC, COMPRESSED_SLACK_BYTES,
                            ISOLATED_VERTEX_ALLOWANCE, DimacsError, _compressor, _open)
-from .files import temporary_prefix
+from .atomic import create_temporary, publish, sweep_stale_temporaries
 from .networks import CSRNetwork, GridNetwork
 
 __all__ = ["COMPRESSED_BYTES_PER_ARC", "COMPRESSED_SLACK_BYTES", "DimacsError",
@@ -157,24 +157,32 @@ def write_dimacs(network: CSRNetwork | GridNetwork, path, *, comment: str | None
     header += [f"p max {network.num_vertices} {network.num_arcs}",
                f"n {network.source + 1} s", f"n {network.sink + 1} t"]
     tails, heads, caps = network.arcs()
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path),
-                                     suffix=".tmp")
-    os.close(fd)
-    temp = Path(temp_name)
+    folder = path.parent if str(path.parent) else Path(".")
+    sweep_stale_temporaries(folder)
+    descriptor, temporary = create_temporary(folder, path)
     try:
-        with open(temp, "wb") as raw, _compressor(raw, path.suffix.lower()) as handle:
-            handle.write(("\n".join(header) + "\n").encode("ascii", errors="replace"))
-            chunk = 200_000
-            for begin in range(0, tails.size, chunk):
-                block = np.stack([tails[begin:begin + chunk].astype(np.int64) + 1,
-                                  heads[begin:begin + chunk].astype(np.int64) + 1,
-                                  caps[begin:begin + chunk].astype(np.int64)], axis=1)
-                count = block.shape[0]
-                handle.write((("a %d %d %d\n" * count) % tuple(block.ravel().tolist()))
-                             .encode("ascii"))
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-        os.chmod(temp, mode)  # mkstemp creates 0600; match an ordinary new file instead
-        os.replace(temp, path)
+        with os.fdopen(descriptor, "wb", closefd=False) as raw:
+            with _compressor(raw, path.suffix.lower()) as handle:
+                handle.write(("\n".join(header) + "\n").encode("ascii", errors="replace"))
+                chunk = 200_000
+                for begin in range(0, tails.size, chunk):
+                    block = np.stack([tails[begin:begin + chunk].astype(np.int64) + 1,
+                                      heads[begin:begin + chunk].astype(np.int64) + 1,
+                                      caps[begin:begin + chunk].astype(np.int64)], axis=1)
+                    count = block.shape[0]
+                    handle.write((("a %d %d %d\n" * count) % tuple(block.ravel().tolist()))
+                                 .encode("ascii"))
+            raw.flush()
+            os.fsync(raw.fileno())
+        with contextlib.suppress(FileNotFoundError):  # a replaced file keeps its permissions
+            existing = os.lstat(path)
+            if stat.S_ISREG(existing.st_mode):
+                os.fchmod(descriptor, existing.st_mode & 0o777)
+        publish(descriptor, temporary, path)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
         raise
+    finally:
+        os.close(descriptor)

@@ -1,5 +1,5 @@
 """Writing files atomically: a temporary file in the destination folder (anonymous on Linux,
-so that even SIGKILL leaves nothing behind; see :mod:`graphcut.io._temporary`) given the
+so that even SIGKILL leaves nothing behind; see :mod:`graphcut.solver.atomic`) given the
 output's name only once complete, so a reader never sees a half-written file; the paths passed
 as ``inputs`` are never overwritten. Masks and label images are written losslessly only.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ._temporary import create_temporary, publish, sweep_stale_temporaries
+from graphcut.solver.atomic import create_temporary, publish, sweep_stale_temporaries
 
 # Suffixes that masks and label images may be written with: lossless formats only, so that
 # 0/255 masks and 0/1/2 labels keep their exact values.

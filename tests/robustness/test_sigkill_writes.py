@@ -21,7 +21,7 @@ from PIL import Image
 
 from graphcut._safety import NAME_MAX, TEMPORARY_NAME
 from graphcut.io import read_image
-from graphcut.io._temporary import OUR_TEMPORARY_NAME, temporary_name
+from graphcut.solver.atomic import OUR_TEMPORARY_NAME, temporary_name
 from synthetic import disc_image, disc_seeds
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SI
 # Run graphcut's CLI with os.fsync of the atomic writer replaced by a SIGKILL of the process.
 _KILLED_IN_FSYNC = """
 import os, signal, sys
-import graphcut.io._temporary as temporary
+import graphcut.solver.atomic as temporary
 import graphcut.io._writing as writing
 if {named}:
     temporary._O_TMPFILE = 0  # as on a system without O_TMPFILE: a named temporary file
@@ -117,7 +117,7 @@ def test_the_sweep_leaves_a_temporary_file_newer_than_the_run(tmp_path):
         import os, time
         from pathlib import Path
         from graphcut.io import atomic_write
-        from graphcut.io._temporary import temporary_name
+        from graphcut.solver.atomic import temporary_name
         folder = Path({os.fspath(tmp_path)!r})
         time.sleep(0.05)
         fresh = folder / temporary_name("busy.png")  # another writer's, started after us
@@ -139,7 +139,7 @@ def test_outputs_at_the_name_limit_are_replaced_with_and_without_o_tmpfile(tmp_p
     mask = out / ("m" * (NAME_MAX - 4) + ".png")
     mask.write_bytes(b"old")
     script = textwrap.dedent(f"""
-        import graphcut.io._temporary as temporary
+        import graphcut.solver.atomic as temporary
         temporary._O_TMPFILE = 0 if {named} else temporary._O_TMPFILE
         from graphcut.cli import main
         main()
@@ -181,7 +181,7 @@ def test_the_sweep_leaves_a_temporary_file_a_live_writer_holds(tmp_path):
     but is still writing keeps its file: it holds a lock the sweep respects."""
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import os, sys
-        import graphcut.io._temporary as temporary
+        import graphcut.solver.atomic as temporary
         temporary._O_TMPFILE = 0
         descriptor, name = temporary.create_temporary({os.fspath(tmp_path)!r}, "slow.png")
         os.write(descriptor, b"half")
@@ -203,3 +203,33 @@ def test_the_sweep_leaves_a_temporary_file_a_live_writer_holds(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(tmp_path)) == ["first.bin", "second.bin"]  # its writer is gone
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_sigkill_while_writing_a_dimacs_file_leaves_nothing_behind(tmp_path, overwrite):
+    """write_dimacs (solver package) uses the same anonymous temporary file: killed inside its
+    fsync, the folder holds the previous file (intact) or nothing."""
+    target = tmp_path / "net.max"
+    if overwrite:
+        target.write_bytes(b"previous network")
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        import numpy as np
+        import graphcut.solver.dimacs as dimacs
+        from graphcut.solver import CSRNetwork
+        def fsync_then_killed(descriptor):
+            os.kill(os.getpid(), signal.SIGKILL)
+        dimacs.os = type(sys)("os_stand_in")
+        dimacs.os.__dict__.update(os.__dict__)
+        dimacs.os.fsync = fsync_then_killed
+        network = CSRNetwork.from_arcs(4, 0, 3, np.array([0, 1, 2]), np.array([1, 2, 3]),
+                                       np.array([5, 4, 3]))
+        dimacs.write_dimacs(network, {os.fspath(target)!r})
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == -signal.SIGKILL, done.stderr  # killed mid-write, for real
+    expected = ["net.max"] if overwrite else []
+    assert sorted(p.name for p in tmp_path.iterdir()) == expected
+    if overwrite:
+        assert target.read_bytes() == b"previous network"

@@ -1,7 +1,8 @@
 """Temporary files of atomic writes that even SIGKILL cannot leave behind.
 
-A killed process runs no clean-up, so :func:`graphcut.io.atomic_write` avoids naming its
-temporary file at all where the OS allows it:
+A killed process runs no clean-up, so the atomic writers (``graphcut.io.atomic_write`` and
+:func:`graphcut.solver.dimacs.write_dimacs`) avoid naming their temporary file at all where
+the OS allows it:
 
 - On Linux, :func:`create_temporary` opens an *anonymous* file in the output's folder
   (``O_TMPFILE``): it has no name, so a process killed while writing it leaves nothing behind
@@ -30,7 +31,7 @@ import stat
 import threading
 import time
 
-from graphcut._safety import NAME_MAX
+from .files import NAME_MAX
 
 try:
     import fcntl
