@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 
-from .files import NAME_MAX
+from .files import NAME_MAX, shortened_name
 
 try:
     import fcntl
@@ -75,15 +75,8 @@ def temporary_name(path) -> str:
     >>> len(os.fsencode(temporary_name("x" * 255))) <= 255
     True
     """
-    name = os.fsencode(os.path.basename(os.fspath(path)))
-    room = NAME_MAX - 1 - len(_MARK) - _RANDOM - len(_SUFFIX)
-    if len(name) > room:
-        name = name[:room]
-        while name and (name[-1] & 0xC0) == 0x80:  # not in the middle of a UTF-8 character
-            name = name[:-1]
-        if name and name[-1] >= 0xC0:
-            name = name[:-1]
-    return "." + os.fsdecode(name) + _MARK + secrets.token_hex(_RANDOM // 2) + _SUFFIX
+    name = shortened_name(path, NAME_MAX - 1 - len(_MARK) - _RANDOM - len(_SUFFIX))
+    return "." + name + _MARK + secrets.token_hex(_RANDOM // 2) + _SUFFIX
 
 
 def create_temporary(folder, path) -> tuple[int, str | None]:

@@ -7,7 +7,7 @@ import re
 import stat
 
 __all__ = ["NAME_MAX", "NotARegularFileError", "TEMPORARY_NAME", "check_regular_file",
-           "open_regular_file", "temporary_prefix"]
+           "open_regular_file", "shortened_name", "temporary_prefix"]
 
 # The longest file name (bytes) of common Linux, macOS and Windows file systems.
 NAME_MAX = 255
@@ -101,12 +101,25 @@ def temporary_prefix(path) -> str:
     >>> len(os.fsencode(temporary_prefix("x" * 255))) + 8 + 4 <= NAME_MAX
     True
     """
+    return "." + shortened_name(path, NAME_MAX - 2 - _RANDOM - len(_SUFFIX)) + "."
+
+
+def shortened_name(path, room: int) -> str:
+    """``path``'s file name, cut to at most ``room`` bytes at a UTF-8 character boundary (the
+    part of a temporary name that repeats the output's name).
+
+    Examples
+    --------
+    >>> shortened_name("out/mask.png", 100)
+    'mask.png'
+    >>> shortened_name("é" * 3, 5)
+    'éé'
+    """
     name = os.fsencode(os.path.basename(os.fspath(path)))
-    room = NAME_MAX - 2 - _RANDOM - len(_SUFFIX)
     if len(name) > room:
         name = name[:room]
         while name and (name[-1] & 0xC0) == 0x80:  # not in the middle of a UTF-8 character
             name = name[:-1]
         if name and name[-1] >= 0xC0:
             name = name[:-1]
-    return "." + os.fsdecode(name) + "."
+    return os.fsdecode(name)

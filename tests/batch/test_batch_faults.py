@@ -17,27 +17,9 @@ from PIL import Image
 
 from graphcut.batch import FAILED, OK, SKIPPED, ProcessRunner, read_summary, run_batch
 from graphcut.batch._runners import cpu_image_bytes
-from synthetic import disc_image, disc_seeds
+from synthetic import disc_image, disc_seeds, sample_folder
 
 psutil = pytest.importorskip("psutil", reason="psutil comes with distributed")
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
-
-
-def sample_folder(folder: Path, copies: int) -> tuple[Path, Path]:
-    """``copies`` copies of the bundled samples at half size (0.1 to 0.2 s each on one CPU)."""
-    images, seeds = folder / "images", folder / "seeds"
-    images.mkdir()
-    seeds.mkdir()
-    for sample in sorted((SAMPLES / "images").glob("*.png")):
-        with Image.open(sample) as image, Image.open(SAMPLES / "seeds" / sample.name) as labels:
-            size = (image.width // 2, image.height // 2)
-            small = image.resize(size, Image.Resampling.BILINEAR)
-            small_labels = labels.resize(size, Image.Resampling.NEAREST)
-            for i in range(copies):
-                small.save(images / f"{i:02d}_{sample.name}")
-                small_labels.save(seeds / f"{i:02d}_{sample.name}")
-    return images, seeds
 
 
 def batch_command(images, seeds, out, *extra) -> list[str]:

@@ -31,12 +31,10 @@ psutil = pytest.importorskip("psutil", reason="psutil comes with distributed")
 from graphcut.batch import FAILED, OK, SKIPPED, read_summary, run_batch, segment_file  # noqa: E402,I001
 from graphcut.batch import dask as gd  # noqa: E402
 from graphcut.cli import main  # noqa: E402
-from synthetic import disc_image, disc_seeds  # noqa: E402
+from synthetic import disc_image, disc_seeds, sample_folder  # noqa: E402
 
 # local Dask clusters: seconds to start each; a run that hangs fails (pytest-timeout)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
-
-SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 # ---- fixtures -------------------------------------------------------------------------------
@@ -334,22 +332,6 @@ def test_cli_usage_errors(folders, tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
-def _sample_folder(folder: Path, copies: int) -> tuple[Path, Path]:
-    """``copies`` copies of the bundled samples at half size (0.1 to 0.2 s each on one CPU)."""
-    images, seeds = folder / "images", folder / "seeds"
-    images.mkdir()
-    seeds.mkdir()
-    for sample in sorted((SAMPLES / "images").glob("*.png")):
-        with Image.open(sample) as image, Image.open(SAMPLES / "seeds" / sample.name) as labels:
-            size = (image.width // 2, image.height // 2)
-            small = image.resize(size, Image.Resampling.BILINEAR)
-            small_labels = labels.resize(size, Image.Resampling.NEAREST)
-            for i in range(copies):
-                small.save(images / f"{i:02d}_{sample.name}")
-                small_labels.save(seeds / f"{i:02d}_{sample.name}")
-    return images, seeds
-
-
 def test_cli_local_cluster_and_ctrl_c(tmp_path):
     """A real `graphcut batch --local-cluster 2` process, interrupted (SIGINT to its process
     group, as Ctrl-C in a terminal) after its first mask: it exits 130 promptly and leaves no
@@ -357,7 +339,7 @@ def test_cli_local_cluster_and_ctrl_c(tmp_path):
     run's."""
     # 160 images: the run must still be going when the signal arrives on a loaded machine
     (tmp_path / "all").mkdir()
-    images, seeds = _sample_folder(tmp_path / "all", copies=40)
+    images, seeds = sample_folder(tmp_path / "all", copies=40)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "graphcut.cli", "batch", str(images), "--seeds-dir",
                str(seeds), "-o", str(out), "--local-cluster", "2", "--device", "cpu"]
@@ -389,7 +371,7 @@ def test_cli_local_cluster_and_ctrl_c(tmp_path):
     assert listed <= set(masks)  # what the summary lists as done is done
     # copy i of a sample equals the serial run's mask of that sample's first copy
     (tmp_path / "one").mkdir()
-    one_images, one_seeds = _sample_folder(tmp_path / "one", copies=1)
+    one_images, one_seeds = sample_folder(tmp_path / "one", copies=1)
     run_batch(one_images, one_seeds, tmp_path / "serial", device="cpu", progress=False)
     for name in masks:  # pixels (the files' metadata name their different input folders)
         done = np.asarray(Image.open(out / name))
