@@ -34,7 +34,9 @@ def _window(text: str) -> tuple[int, int]:
 
 # "lambdas" sets census_lambda and colour_lambda together; "window" is WIDTHxHEIGHT.
 CENSUS_FIELDS = {"census_lambda": float, "colour_lambda": float, "aggregation_radius": int,
-                 "lambdas": float, "window": _window}
+                 "lambdas": float, "window": _window, "aggregation": str,
+                 "cross_threshold": int, "cross_length": int,
+                 "cross_minimum": int}
 DISPARITY_FIELDS = {"smoothness": int, "flat_factor": int, "edge_threshold": float,
                     "smoothness_truncation": int, "consistency_tolerance": int}
 DEFAULT_GRID = ("aggregation_radius=1,3", "smoothness=6,10", "flat_factor=3,5",

@@ -16,7 +16,8 @@ Two data terms:
   centre or not) is robust to gain and bias changes between the views and matches texture; the
   absolute colour difference separates similar textures of different colour. Each part goes
   through ``round(scale (1 - exp(-x / lambda)))``, which bounds the pull of outliers
-  (occlusions, specularities), and the sum is averaged over a (2r+1) x (2r+1) box. The volume
+  (occlusions, specularities), and the sum is averaged over a (2r+1) x (2r+1) box or over a
+  cross-based support region that stops at colour edges (:mod:`._aggregation`). The volume
   is computed by the same integer arithmetic on the GPU (CuPy kernels, ``stereo_kernels.cu``)
   or on the CPU (NumPy), so both give identical arrays.
 - :func:`data_costs`: the per-pixel Birchfield-Tomasi or absolute difference, truncated.
@@ -31,6 +32,8 @@ import numpy as np
 from skimage.util import img_as_float
 
 from graphcut.labeling import PairWeights
+
+from ._aggregation import AGGREGATIONS, box_mean, cross_arms, cross_count, cross_mean
 
 __all__ = ["CensusParameters", "PairWeights", "as_grey_levels", "census_costs", "data_costs",
            "right_view_labels", "smoothness_weights"]
@@ -49,7 +52,12 @@ class CensusParameters(NamedTuple):
     census_lambda: ``lambda`` of the census part, in differing bits.
     colour_lambda: ``lambda`` of the colour part, in grey levels (mean over the channels).
     scale: each part is at most this, so a raw cost is at most ``2 scale``.
-    aggregation_radius: costs are averaged over (2r+1) x (2r+1) boxes; 0 = no aggregation.
+    aggregation_radius: "box" costs are averaged over (2r+1) x (2r+1) boxes; 0 = none.
+    aggregation: "box" or "cross" (cross-based support regions on the left image).
+    cross_threshold: "cross" arms stop before a pixel differing from the anchor by more than
+        this many grey levels (0..255) in some channel.
+    cross_length: "cross" arms are at most this many pixels long.
+    cross_minimum: "cross" arms are at least this long (inside the image), whatever the colours.
     """
 
     window: tuple[int, int] = (9, 7)
@@ -57,6 +65,10 @@ class CensusParameters(NamedTuple):
     colour_lambda: float = 15.0
     scale: int = 64
     aggregation_radius: int = 2
+    aggregation: str = "box"
+    cross_threshold: int = 20
+    cross_length: int = 17
+    cross_minimum: int = 0
 
 
 def as_grey_levels(image, *, channel_axis=None, name="image") -> np.ndarray:
@@ -116,7 +128,12 @@ def check_census_parameters(parameters: CensusParameters) -> CensusParameters:
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
                 or not math.isfinite(value) or not 1e-3 <= value <= 1e6:
             raise ValueError(f"{name} must be a finite number in 0.001..1e6, got {value!r}")
-    for name, top in (("scale", 1 << 20), ("aggregation_radius", 15)):
+    if parameters.aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, got "
+                         f"{parameters.aggregation!r}")
+    for name, top in (("scale", 1 << 20), ("aggregation_radius", 15),
+                      ("cross_threshold", 255), ("cross_length", 64),
+                      ("cross_minimum", 64)):
         value = getattr(parameters, name)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                 or not 0 <= value <= top or (name == "scale" and value < 1):
@@ -167,32 +184,24 @@ else:  # pragma: no cover - NumPy 1.x
         return _BYTE_COUNTS[values.view(np.uint8).reshape(*values.shape, 8)].sum(axis=-1)
 
 
-def _box_mean_numpy(plane: np.ndarray, r: int) -> np.ndarray:
-    """NumPy model of ``box_rows`` + ``box_columns_mean``: the rounded integer mean over a
-    (2r+1) x (2r+1) box, border pixels repeated."""
-    if r == 0:
-        return plane
-    h, w = plane.shape
-    padded = np.pad(plane, ((0, 0), (r, r)), mode="edge")
-    rows = sum(padded[:, k:k + w] for k in range(2 * r + 1))
-    padded = np.pad(rows, ((r, r), (0, 0)), mode="edge")
-    total = sum(padded[k:k + h] for k in range(2 * r + 1))
-    count = (2 * r + 1) ** 2
-    return (total + count // 2) // count
-
-
 def _census_costs_numpy(left, right, max_disparity, parameters, census_table, colour_table):
     h, w, _ = left.shape
     left_code = _census_codes_numpy(left.sum(axis=-1), parameters.window)
     right_code = _census_codes_numpy(right.sum(axis=-1), parameters.window)
     border = parameters.scale
+    cross = parameters.aggregation == "cross"
+    if cross:
+        arms = cross_arms(left, parameters.cross_threshold, parameters.cross_length,
+                          parameters.cross_minimum)
+        count = cross_count(arms)
     costs = np.empty((max_disparity + 1, h, w), dtype=np.int32)
     for d in range(max_disparity + 1):
         raw = np.full((h, w), border, dtype=np.int32)
         hamming = _popcount(left_code[:, d:] ^ right_code[:, :w - d]).astype(np.intp)
         difference = np.abs(left[:, d:] - right[:, :w - d]).sum(axis=-1)
         raw[:, d:] = census_table[hamming] + colour_table[difference]
-        costs[d] = _box_mean_numpy(raw, parameters.aggregation_radius)
+        costs[d] = cross_mean(raw, arms, count) if cross else \
+            box_mean(raw, parameters.aggregation_radius)
     return costs
 
 
@@ -212,18 +221,32 @@ def _census_costs_cupy(left, right, max_disparity, parameters, census_table, col
     census_table, colour_table = cupy.asarray(census_table), cupy.asarray(colour_table)
     labels = max_disparity + 1
     costs = cupy.empty((labels, h, w), dtype=cupy.int32)
+    cross = parameters.aggregation == "cross"
     r = parameters.aggregation_radius
+    aggregate = cross or r > 0
+    if cross:
+        arms = cupy.empty((4, h, w), dtype=cupy.int32)
+        kernel("cross_arms")(*launch_config(h * w), (
+            left, np.int32(channels), np.int32(h), np.int32(w),
+            np.int32(parameters.cross_threshold), np.int32(parameters.cross_length),
+            np.int32(parameters.cross_minimum), arms))
     chunk = min(labels, _AGGREGATION_CHUNK)
-    raw = cupy.empty((chunk, h, w), dtype=cupy.int32) if r else None
-    rows = cupy.empty((chunk, h, w), dtype=cupy.int32) if r else None
+    raw = cupy.empty((chunk, h, w), dtype=cupy.int32) if aggregate else None
+    rows = cupy.empty((chunk, h, w), dtype=cupy.int32) if aggregate else None
     for first in range(0, labels, chunk):
         planes = min(chunk, labels - first)
-        target = raw[:planes] if r else costs[first:first + planes]
+        target = raw[:planes] if aggregate else costs[first:first + planes]
         kernel("matching_costs")(*launch_config(planes * h * w), (
             *codes, left, right, np.int32(channels), np.int32(h), np.int32(w),
             np.int32(first), np.int32(planes), census_table, colour_table,
             np.int32(parameters.scale), target))
-        if r:
+        if cross:
+            kernel("cross_rows")(*launch_config(planes * h * w), (
+                raw, np.int32(planes), np.int32(h), np.int32(w), arms, rows))
+            kernel("cross_columns_mean")(*launch_config(planes * h * w), (
+                rows, np.int32(planes), np.int32(h), np.int32(w), arms,
+                costs[first:first + planes]))
+        elif r:
             kernel("box_rows")(*launch_config(planes * h * w), (
                 raw, np.int32(planes), np.int32(h), np.int32(w), np.int32(r), rows))
             kernel("box_columns_mean")(*launch_config(planes * h * w), (

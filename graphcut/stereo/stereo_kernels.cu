@@ -115,3 +115,68 @@ extern "C" __global__ void right_view_labels(const int* __restrict__ costs,
         labels[u] = best;
     }
 }
+
+// Arm lengths (left, right, up, down; 4 planes of H x W) of the cross-based support region of
+// every pixel of the (H, W, C) left image: an arm grows while the next pixel is inside the
+// image, differs from the anchor by at most `threshold` in every channel (not tested for the
+// first `minimum` steps), and is at most `length` long.
+extern "C" __global__ void cross_arms(const int* __restrict__ levels, const int channels,
+                                      const int height, const int width, const int threshold,
+                                      const int length, const int minimum,
+                                      int* __restrict__ arms) {
+    const long long pixels = (long long)height * width;
+    GRID_STRIDE_LOOP(u, pixels) {
+        const int y = (int)(u / width), x = (int)(u % width);
+        const int steps[4][2] = {{0, -1}, {0, 1}, {-1, 0}, {1, 0}};
+        for (int a = 0; a < 4; ++a) {
+            int arm = 0;
+            for (int k = 1; k <= length; ++k) {
+                const int yy = y + k * steps[a][0], xx = x + k * steps[a][1];
+                if (yy < 0 || yy >= height || xx < 0 || xx >= width) break;
+                const long long v = (long long)yy * width + xx;
+                bool close = true;
+                for (int c = 0; c < channels; ++c) {
+                    const int delta = levels[v * channels + c] - levels[u * channels + c];
+                    if (delta > threshold || -delta > threshold) close = false;
+                }
+                if (!close && k > minimum) break;
+                arm = k;
+            }
+            arms[a * pixels + u] = arm;
+        }
+    }
+}
+
+// Sums along rows over each pixel's horizontal arms, for `planes` (H, W) planes.
+extern "C" __global__ void cross_rows(const int* __restrict__ in, const int planes,
+                                      const int height, const int width,
+                                      const int* __restrict__ arms, int* __restrict__ out) {
+    const long long pixels = (long long)height * width;
+    GRID_STRIDE_LOOP(i, pixels * planes) {
+        const long long u = i % pixels;
+        const int left = arms[u], right = arms[pixels + u];
+        int total = 0;
+        for (int k = -left; k <= right; ++k) total += in[i + k];
+        out[i] = total;
+    }
+}
+
+// Sums of the row sums over each pixel's vertical arms, then the rounded mean over the
+// region's pixels: the count is the sum of the horizontal segments' lengths.
+extern "C" __global__ void cross_columns_mean(const int* __restrict__ in, const int planes,
+                                              const int height, const int width,
+                                              const int* __restrict__ arms,
+                                              int* __restrict__ out) {
+    const long long pixels = (long long)height * width;
+    GRID_STRIDE_LOOP(i, pixels * planes) {
+        const long long u = i % pixels;
+        const int up = arms[2 * pixels + u], down = arms[3 * pixels + u];
+        long long total = 0, count = 0;
+        for (int k = -up; k <= down; ++k) {
+            const long long v = u + (long long)k * width;
+            total += in[i + (long long)k * width];
+            count += arms[v] + arms[pixels + v] + 1;
+        }
+        out[i] = (int)((total + count / 2) / count);
+    }
+}

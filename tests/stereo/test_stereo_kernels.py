@@ -105,14 +105,20 @@ def test_device_loop_from_given_labels_with_a_callback(fake_gpu):
 
 
 @pytest.mark.parametrize("grey", [False, True])
-@pytest.mark.parametrize("radius, window", [(0, (9, 7)), (2, (9, 7)), (1, (5, 3))])
-def test_device_cost_volume_equals_the_host_one(fake_gpu, grey, radius, window):
+@pytest.mark.parametrize("radius, window, aggregation", [
+    (0, (9, 7), "box"), (2, (9, 7), "box"), (1, (5, 3), "box"), (0, (9, 7), "cross")])
+def test_device_cost_volume_equals_the_host_one(fake_gpu, grey, radius, window, aggregation):
     from graphcut.stereo import CensusParameters, census_costs, right_view_labels
     rng = np.random.default_rng(3)
     shape = (23, 41) if grey else (23, 41, 3)
     left = rng.integers(0, 256, size=shape, dtype=np.uint8)
     right = np.roll(left, -4, axis=1)
-    parameters = CensusParameters(window=window, aggregation_radius=radius)
+    if aggregation == "cross":  # blocks of similar colour, so that the arms vary
+        left = (left // 64 * 64 + left % 16).astype(np.uint8)
+        right = np.roll(left, -4, axis=1)
+    parameters = CensusParameters(window=window, aggregation_radius=radius,
+                                  aggregation=aggregation, cross_threshold=12, cross_length=5,
+                                  cross_minimum=1)
     channel_axis = None if grey else -1
     host = census_costs(left, right, max_disparity=20, channel_axis=channel_axis,
                         parameters=parameters, device="cpu")
@@ -121,6 +127,8 @@ def test_device_cost_volume_equals_the_host_one(fake_gpu, grey, radius, window):
     assert isinstance(device, fake_gpu.ndarray)
     np.testing.assert_array_equal(device.get(), host)
     np.testing.assert_array_equal(right_view_labels(device).get(), right_view_labels(host))
+    if aggregation == "cross":
+        assert {"cross_arms", "cross_rows", "cross_columns_mean"} <= set(fake_gpu.kernel_calls)
 
 
 def test_device_pipeline_equals_the_host_pipeline(fake_gpu):
