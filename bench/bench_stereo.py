@@ -258,6 +258,9 @@ def main(argv=None) -> int:
     parser.add_argument("--census-lambdas", default=None, metavar="CENSUS,COLOUR",
                         help="ours with CensusParameters(census_lambda=CENSUS, "
                              "colour_lambda=COLOUR) instead of the defaults")
+    parser.add_argument("--aggregation", choices=("box", "cross"), default=None,
+                        help="ours with CensusParameters(aggregation=...) instead of the "
+                             "default (box: the 5 x 5 mean; cross: cross-based regions)")
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
@@ -317,6 +320,9 @@ def main(argv=None) -> int:
                 census, colour = (float(v) for v in args.census_lambdas.split(","))
                 options["census"] = CensusParameters(census_lambda=census,
                                                      colour_lambda=colour)
+            if args.aggregation:
+                options["census"] = options.get("census", CensusParameters())._replace(
+                    aggregation=args.aggregation)
             rows.append(run_ours(device, scene, repeats, args.max_cycles, options))
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)

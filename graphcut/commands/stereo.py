@@ -67,10 +67,20 @@ def _read_truth(path: Path, shape) -> np.ndarray:
                    "with each flow.")
 @click.option("--data-cost", type=click.Choice(["ad-census", "bt", "ad"]), default="ad-census",
               show_default=True,
-              help="AD-census with box aggregation, or per-pixel Birchfield-Tomasi / absolute "
+              help="AD-census with aggregation, or per-pixel Birchfield-Tomasi / absolute "
                    "difference clipped at --truncation.")
 @click.option("--aggregation-radius", type=click.IntRange(0, 15), default=2, show_default=True,
-              help="AD-census costs are averaged over (2r+1) x (2r+1) boxes.")
+              help="--aggregation box: AD-census costs are averaged over (2r+1) x (2r+1) "
+                   "boxes.")
+@click.option("--aggregation", type=click.Choice(["box", "cross"]), default=None,
+              help="AD-census costs are averaged over boxes, or over cross-based support "
+                   "regions that stop at colour edges of the left image [default: the "
+                   "library's, CensusParameters().aggregation].")
+@click.option("--cross-threshold", type=click.IntRange(0, 255), default=None,
+              help="--aggregation cross: arms stop before a pixel differing by more grey levels "
+                   "than this in some channel [default: the library's].")
+@click.option("--cross-length", type=click.IntRange(0, 64), default=None,
+              help="--aggregation cross: longest arm, in pixels [default: the library's].")
 @click.option("--truncation", type=click.IntRange(0, 255), default=20, show_default=True,
               help="bt/ad data costs are clipped to this many grey levels (0..255 scale).")
 @click.option("--smoothness", type=click.IntRange(0, 1 << 20), default=8, show_default=True,
@@ -90,8 +100,9 @@ def _read_truth(path: Path, shape) -> np.ndarray:
               help="Passes over the labels (the moves stop earlier when none helps).")
 @overwrite_option
 def stereo(left, right, max_disparity, output, preview, ground_truth, bad_threshold, device,
-           dump_instances, data_cost, aggregation_radius, truncation, smoothness, flat_factor,
-           edge_threshold, smoothness_truncation, fill_occlusions, max_cycles, overwrite):
+           dump_instances, data_cost, aggregation_radius, aggregation, cross_threshold,
+           cross_length, truncation, smoothness, flat_factor, edge_threshold,
+           smoothness_truncation, fill_occlusions, max_cycles, overwrite):
     """Disparity map of LEFT (rectified with RIGHT) by alpha-expansion with graph cuts.
 
     Prints the final energy, the moves, the time per stage and the max-flow time per backend,
@@ -116,6 +127,10 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
     if preview is not None and _same_file(preview, output):
         raise click.BadParameter("--preview and -o name the same file", param_hint="--preview")
     census = CensusParameters(aggregation_radius=aggregation_radius)
+    for name, value in (("aggregation", aggregation), ("cross_threshold", cross_threshold),
+                        ("cross_length", cross_length)):
+        if value is not None:
+            census = census._replace(**{name: value})
     try:
         check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                            truncation=truncation, smoothness=smoothness,

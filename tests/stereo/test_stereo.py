@@ -653,11 +653,25 @@ def test_cli_options_change_the_energy(pair_files, tmp_path):
     assert f"energy: {expected.energy}" in out.output and "occluded" not in out.output
 
 
+def test_cli_cross_aggregation_options(pair_files, tmp_path):
+    left_path, right_path, left, right = pair_files
+    out = run_cli(left_path, right_path, "-d", MAX_D, "-o", tmp_path / "d.npy", "--device",
+                  "cpu", "--aggregation", "cross", "--cross-threshold", 9, "--cross-length", 3)
+    assert out.exit_code == 0, out.output
+    census = CensusParameters(aggregation="cross", cross_threshold=9, cross_length=3)
+    expected = disparity(left, right, max_disparity=MAX_D, device="cpu", census=census)
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), expected.disparity)
+    box = disparity(left, right, max_disparity=MAX_D, device="cpu",
+                    census=census._replace(aggregation="box"))
+    assert box.energy != expected.energy  # the option reached the cost volume
+
+
 @pytest.mark.parametrize("option, value", [
     ("--truncation", "3000000000"), ("--truncation", "2147483647"),
     ("--smoothness", "300000000"), ("--flat-factor", "99999999999"),
     ("--edge-threshold", "nan"), ("--edge-threshold", "inf"), ("--edge-threshold", "-1"),
     ("--smoothness-truncation", "0"), ("--aggregation-radius", "100"),
+    ("--aggregation", "median"), ("--cross-threshold", "300"), ("--cross-length", "-1"),
     ("--max-cycles", "0"), ("--bad-threshold", "nan"), ("--data-cost", "sad"),
 ])
 def test_cli_bad_option_values_are_usage_errors(pair_files, tmp_path, option, value):
