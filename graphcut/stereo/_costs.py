@@ -46,7 +46,8 @@ class CensusParameters(NamedTuple):
     the motorcycle pair and the synthetic "office" scene; the two lambdas (15, formerly 20) on
     the four development pairs of bench/bench_stereo.py only (lowest mean bad-pixel rate of a
     one-parameter sweep), then scored on the held-out pairs and the motorcycle (8.29 -> 7.96 %
-    bad pixels there): see docs/benchmarks.md.
+    bad pixels there): see docs/benchmarks.md. The cross aggregation and its three settings
+    were chosen on the four development pairs only (docs/stereo.md).
 
     window: (width, height) of the census window, odd, at most 64 pixels in all.
     census_lambda: ``lambda`` of the census part, in differing bits.
@@ -65,10 +66,10 @@ class CensusParameters(NamedTuple):
     colour_lambda: float = 15.0
     scale: int = 64
     aggregation_radius: int = 2
-    aggregation: str = "box"
-    cross_threshold: int = 20
-    cross_length: int = 17
-    cross_minimum: int = 0
+    aggregation: str = "cross"
+    cross_threshold: int = 12
+    cross_length: int = 3
+    cross_minimum: int = 1
 
 
 def as_grey_levels(image, *, channel_axis=None, name="image") -> np.ndarray:
@@ -190,10 +191,9 @@ def _census_costs_numpy(left, right, max_disparity, parameters, census_table, co
     right_code = _census_codes_numpy(right.sum(axis=-1), parameters.window)
     border = parameters.scale
     cross = parameters.aggregation == "cross"
-    if cross:
-        arms = cross_arms(left, parameters.cross_threshold, parameters.cross_length,
-                          parameters.cross_minimum)
-        count = cross_count(arms)
+    arms = (cross_arms(left, parameters.cross_threshold, parameters.cross_length,
+                       parameters.cross_minimum) if cross else None)
+    count = cross_count(arms) if cross else None
     costs = np.empty((max_disparity + 1, h, w), dtype=np.int32)
     for d in range(max_disparity + 1):
         raw = np.full((h, w), border, dtype=np.int32)
@@ -260,14 +260,14 @@ _AGGREGATION_CHUNK = 16  # planes of the GPU volume aggregated at a time (bounds
 
 def census_bytes(shape: tuple[int, int], max_disparity: int, device: str) -> int:
     """Peak memory of :func:`census_costs` for an (H, W) pair on ``device`` ("cpu"/"cuda"),
-    in bytes: the int32 volume plus the temporaries (two 16-plane chunks on the GPU; about
-    40 bytes per pixel of per-disparity arrays on the CPU)."""
+    in bytes: the int32 volume plus the temporaries (two 16-plane chunks and the arms on the
+    GPU; per-disparity arrays, the int64 sums of "cross" included, on the CPU)."""
     h, w = shape
     labels = max_disparity + 1
     volume = 4 * labels * h * w
     if device == "cuda":
         return volume + 2 * 4 * min(labels, _AGGREGATION_CHUNK) * h * w + 64 * h * w
-    return volume + 96 * h * w
+    return volume + 160 * h * w
 
 
 def census_costs(left, right, *, max_disparity: int, channel_axis=None,
@@ -429,9 +429,8 @@ def smoothness_weights(image, *, weight: int = 8, edge_threshold: float = 8.0,
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
                 or not 0 <= value <= top:
             raise ValueError(f"{name} must be an int in 0..{top}, got {value!r}")
-    if isinstance(edge_threshold, bool) or not isinstance(edge_threshold,
-                                                          (int, float, np.number)) \
-            or not 0 <= edge_threshold <= 255:
+    if isinstance(edge_threshold, bool) or not isinstance(
+            edge_threshold, (int, float, np.number)) or not 0 <= edge_threshold <= 255:
         raise ValueError(f"edge_threshold must be a number in 0..255 (grey levels), got "
                          f"{edge_threshold!r}")
     return smoothness_from_levels(as_grey_levels(image, channel_axis=channel_axis),

@@ -174,7 +174,7 @@ def test_census_costs_follow_their_definition(channels):
     shape = (7, 11) if channels == 1 else (7, 11, 3)
     left = rng.integers(0, 256, size=shape, dtype=np.uint8)
     right = rng.integers(0, 256, size=shape, dtype=np.uint8)
-    parameters = CensusParameters(window=(5, 3), aggregation_radius=0)
+    parameters = CensusParameters(window=(5, 3), aggregation_radius=0, aggregation="box")
     axis = None if channels == 1 else -1
     costs = census_costs(left, right, max_disparity=4, channel_axis=axis, parameters=parameters)
     assert costs.shape == (5, 7, 11) and costs.dtype == np.int32
