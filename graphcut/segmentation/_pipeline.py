@@ -87,7 +87,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
         run = iterate_binary(values, nlinks, binary, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              cut=cut, weights=weights, priors=priors)
-        mask = to_host(run.labels).astype(bool)
+        mask = to_host(run.labels).astype(bool, copy=False)
+        if label == FOREGROUND and o["keep"] == "all" and o["fill_holes"] <= 0:
+            return mask, run  # the mask is the output: no label image to build and compare
         labels = np.where(mask, label, 0).astype(np.uint8)
     else:
         pinned = xp.full(shape, -1, dtype=xp.int64)
