@@ -309,7 +309,8 @@ class Segmenter:
         output, run = segment_values(values, self._nlinks, seeds, options,
                                      device=self.backend, cut=cut)
         self._seeds_stale = True
-        self.last_result = result_of(run, np.asarray(output) != 0, options, started)
+        objects = output if output.dtype == bool else output != 0  # as the table route: shared
+        self.last_result = result_of(run, objects, options, started)
         if device_mask and self.backend == "cuda":
             return self._xp.asarray(output)
         return output
