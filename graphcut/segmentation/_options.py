@@ -12,6 +12,7 @@ from graphcut.models import APPEARANCE_MODELS, GMM, AppearanceModel, Histogram, 
 
 from ._capacities import DEFAULT_SCALE
 from ._grabcut import DEFAULT_TOL
+from ._neighbours import check_connectivity
 
 #: the model names (registered appearance models)
 MODEL_CHOICES = tuple(APPEARANCE_MODELS)
@@ -27,7 +28,7 @@ DEFAULT_TEXTURE = {"histogram": Histogram.texture, "gmm": GMM.texture}
 MODEL_KNOBS = ("bins", "components", "iterations", "seed_share", "locality", "far_cost",
                "texture")
 #: further keyword options of ``segment`` and ``Segmenter`` (the energy's)
-ENERGY_OPTIONS = ("sigma", "scale", "spacing", "tol")
+ENERGY_OPTIONS = ("sigma", "scale", "spacing", "tol", "connectivity")
 # which built-in model a knob belongs to, for the message when given to another
 _KNOB_OWNER = {"bins": "histogram", "components": "gmm", "texture": "gmm"}
 
@@ -84,7 +85,7 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
                 texture=appearance.texture, keep=keep, fill_holes=int(fill_holes),
                 sigma=options.get("sigma"), scale=options.get("scale", DEFAULT_SCALE),
                 spacing=options.get("spacing"), tol=tol, channel_axis=channel_axis, box=box,
-                lasso=lasso)
+                lasso=lasso, connectivity=check_connectivity(options.get("connectivity", 4)))
 
 
 def _with_knobs(model: AppearanceModel, knobs: dict) -> AppearanceModel:

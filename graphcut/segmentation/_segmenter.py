@@ -40,6 +40,7 @@ from graphcut.models import Histogram
 from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
 from ._options import resolve_options
+from ._neighbours import cut_eight, diagonal_weights, estimate_sigma8
 from ._pipeline import result_of, segment_values
 from ._seed_histograms import SeedHistograms, capacities_from_tables
 from ._solving import GridCuts
@@ -145,8 +146,13 @@ class Segmenter:
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
         self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
+        # connectivity 8: the diagonal pairs' (down-right, down-left) weights and capacities
+        self._diagonal_weights = self._diagonals = None
+        if o["connectivity"] == 8:
+            self.sigma = self._eight_connected(o)
+            self._diagonal_weights = diagonal_weights(self._values, self.sigma)
         # the float n-link weights, last axis first
-        self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])
+        self._weights = weights_of_values(self._values, self.sigma, o["spacing"])
         self._histograms = None
         if self._tabled:
             self._histograms = SeedHistograms(self._values, bins=self.bins)
@@ -157,6 +163,14 @@ class Segmenter:
         self.last_result: CutResult | None = None
         self.lam = None
         self.set_lam(o["lam"])
+
+    def _eight_connected(self, o) -> float:
+        """Check that 8-connected n-links can be used here; returns sigma (estimated over
+        the 8 neighbours when not given)."""
+        if self._on_gpu or self.backend != "cpu" or len(self.shape) != 2 or o["spacing"]:
+            raise ValueError("connectivity=8 is for images on the CPU (device='cpu'): the "
+                             "GPU solver and volumes use 4-connected (6-connected) grids")
+        return estimate_sigma8(self._values) if o["sigma"] is None else o["sigma"]
 
     def _one_shot(self) -> None:
         """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
@@ -198,6 +212,7 @@ class Segmenter:
                        for w in self._weights)
         self._pins = seed_pins(nlinks)
         self._nlinks, self.lam = nlinks, lam
+        self._diagonals = None  # re-quantised at the next 8-connected cut
         if self._solver is not None:
             self._solver.set_nlinks(nlinks)
 
@@ -279,7 +294,8 @@ class Segmenter:
     # -- the segmentation pipeline (colour models, iterations, boxes, several objects) -----
 
     def _needs_pipeline(self, seeds, box, lasso) -> bool:
-        if not self._tabled or box is not None or lasso is not None or seeds is None:
+        if (not self._tabled or box is not None or lasso is not None or seeds is None
+                or self._options["connectivity"] == 8):
             return True
         return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
@@ -304,6 +320,15 @@ class Segmenter:
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
+
+        if self._options["connectivity"] == 8:
+            if self._diagonals is None:
+                self._diagonals = tuple(
+                    quantize_weights(w, self.lam, scale=self.scale, what="diagonal n-links")
+                    for w in self._diagonal_weights)
+
+            def cut(network):  # noqa: F811 - the 8-connected grid's cut
+                return cut_eight(network, self._diagonals)
 
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         output, run = segment_values(values, self._nlinks, seeds, options,
