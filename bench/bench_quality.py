@@ -356,9 +356,10 @@ def speed(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="test",
-                        choices=("dev", "test", "extra", "photos-dev", "photos-test"),
+                        choices=("dev", "test", "extra", "dev-soft", "photos-dev", "photos-test"),
                         help="dev: for choosing options; test: for reporting; extra: a "
                              "second report set, to confirm a gain is not fitted to dev; "
+                             "dev-soft: dev-only composites with wider soft edges; "
                              "photos-dev / photos-test: real photographs "
                              "(bench/quality_photos.py)")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")

@@ -322,6 +322,9 @@ class Segmenter:
             return self._solver.solve(network.source, network.sink, cancel=cancel)
 
         if self._options["connectivity"] == 8:
+            if seeds is not None and seeds.size and not only_binary_labels(seeds):
+                raise ValueError("connectivity=8 segments one object: seeds of further "
+                                 "objects (labels 3, 4, ...) use 4-connected moves")
             if self._diagonals is None:
                 self._diagonals = tuple(
                     quantize_weights(w, self.lam, scale=self.scale, what="diagonal n-links")

@@ -119,3 +119,10 @@ def test_connectivity_8_is_refused_on_the_gpu():
     pytest.importorskip("cupy")
     with pytest.raises(ValueError, match="connectivity=8 is for images on the CPU"):
         graphcut.Segmenter(np.zeros((4, 4), np.uint8), connectivity=8, device="cuda")
+
+
+def test_connectivity_8_refuses_several_objects():
+    seeds = np.zeros((6, 6), np.uint8)
+    seeds[0, 0], seeds[5, 5], seeds[0, 5] = 1, 2, 3
+    with pytest.raises(ValueError, match="connectivity=8 segments one object"):
+        graphcut.segment(np.zeros((6, 6), np.uint8), seeds, connectivity=8, device="cpu")
