@@ -8,8 +8,10 @@ Kolmogorov's geometric weights, which ``cv2.grabCut`` uses), and ``sigma`` is th
 from the colour differences of all four link directions (right, down, down-right, down-left),
 as ``cv2.grabCut``'s beta is.
 
-The minimum cut of the 8-connected grid is computed with PyMaxflow (Boykov-Kolmogorov): the
-package's grid solvers (CPU and GPU) take 4-connected grids only.
+The minimum cut of the 8-connected grid is computed with PyMaxflow (Boykov-Kolmogorov) on the
+CPU, and on the GPU by the general CSR push-relabel solver
+(:class:`~graphcut.solver.CSRNetwork`): the package's grid solvers take 4-connected grids
+only.
 """
 
 from __future__ import annotations
@@ -141,7 +143,66 @@ def _structure(row, column):
     return structure
 
 
-def cut_eight(network, diagonals):
+def eight_connected_csr(network, diagonals):
+    """The 8-connected grid as a general :class:`~graphcut.solver.CSRNetwork` (for the GPU's
+    general solver): pixel (y, x) is vertex ``y * W + x``, the source ``H * W``, the sink
+    ``H * W + 1``; every n-link gives two arcs, one each way, with its capacity; pinned
+    pixels as in :func:`cut_eight`. Built on the host.
+
+    Parameters
+    ----------
+    network : graphcut.solver.GridNetwork
+        as for :func:`cut_eight` (NumPy or CuPy arrays).
+    diagonals : tuple of numpy.ndarray
+        as for :func:`cut_eight`.
+
+    Returns
+    -------
+    graphcut.solver.CSRNetwork
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.solver import GridNetwork
+    >>> network = GridNetwork(np.array([[5, 0]], np.int32), np.array([[0, 5]], np.int32),
+    ...                       np.array([[2]], np.int32), np.zeros((0, 2), np.int32))
+    >>> csr = eight_connected_csr(network, (np.zeros((0, 1), np.int32),) * 2)
+    >>> csr.num_vertices, csr.num_arcs            # 2 pixels + s + t; s->0, 1->t, 0<->1
+    (4, 4)
+    """
+    from graphcut.solver import CSRNetwork
+
+    network = _on_host(network)
+    source, sink = _pinned_terminals(network, diagonals)
+    h, w = source.shape
+    index = np.arange(h * w, dtype=np.int64).reshape(h, w)
+    s, t = h * w, h * w + 1
+    pixels = index.ravel()
+    tails = [pixels, np.full(h * w, s)]             # p -> t (sink), s -> p (source)
+    heads = [np.full(h * w, t), pixels]
+    capacities = [sink.ravel(), source.ravel()]
+    down_right, down_left = diagonals
+    pairs = ((np.asarray(network.right), index[:, :-1], index[:, 1:]),
+             (np.asarray(network.down), index[:-1, :], index[1:, :]),
+             (np.asarray(down_right), index[:-1, :-1], index[1:, 1:]),
+             (np.asarray(down_left), index[:-1, 1:], index[1:, :-1]))
+    for caps, p, q in pairs:
+        tails += [p.ravel(), q.ravel()]
+        heads += [q.ravel(), p.ravel()]
+        capacities += [caps.ravel(), caps.ravel()]
+    return CSRNetwork.from_arcs(h * w + 2, s, t, np.concatenate(tails),
+                                np.concatenate(heads),
+                                np.concatenate(capacities).astype(np.int64))
+
+
+def _on_host(network):
+    from graphcut._arrays import to_host
+    from graphcut.solver import GridNetwork
+    return GridNetwork(*(to_host(a) for a in (network.source, network.sink, network.right,
+                                              network.down)))
+
+
+def cut_eight(network, diagonals, *, device="cpu"):
     """The minimum cut of an image's :class:`~graphcut.solver.GridNetwork` (4-connected,
     source side = object) with the diagonal n-links ``diagonals`` added, by PyMaxflow.
 
@@ -154,11 +215,15 @@ def cut_eight(network, diagonals):
         ``(down_right, down_left)`` int32 (H-1, W-1) symmetric capacities
         (:func:`diagonal_capacities`).
 
+    device : {"cpu", "cuda"}
+        "cpu": PyMaxflow's grid graph; "cuda": the GPU's general push-relabel solver on
+        :func:`eight_connected_csr` (built on the host).
+
     Returns
     -------
     graphcut.solver.CutResult
         ``flow`` the minimum cut's capacity (diagonals included), ``source_side`` bool
-        (H, W), backend "cpu", ``stats["seconds"]["total"]``.
+        (H, W) NumPy, the backend, ``stats["seconds"]["total"]``.
 
     Examples
     --------
@@ -171,9 +236,20 @@ def cut_eight(network, diagonals):
     >>> cut_eight(network, diagonals).flow     # the down-right pair carries 2
     2
     """
-    import maxflow
+    from graphcut.solver import CutResult
 
     started = time.perf_counter()
+    if device != "cpu":
+        from graphcut.solver import min_cut
+        h, w = network.source.shape
+        result = min_cut(eight_connected_csr(network, diagonals), device=device)
+        side = np.asarray(result.source_side)[:h * w].reshape(h, w)
+        return CutResult(int(result.flow), side, result.backend,
+                         {"seconds": {"total": time.perf_counter() - started},
+                          "connectivity": 8})
+    import maxflow
+
+    network = _on_host(network)
     source, sink = _pinned_terminals(network, diagonals)
     h, w = source.shape
     graph = maxflow.Graph[int]()
@@ -193,7 +269,6 @@ def cut_eight(network, diagonals):
     graph.add_grid_tedges(nodes, source, sink)
     flow = int(graph.maxflow())
     source_side = ~graph.get_grid_segments(nodes)
-    from graphcut.solver import CutResult
     return CutResult(flow, source_side, "cpu",
                      {"seconds": {"total": time.perf_counter() - started},
                       "connectivity": 8})
@@ -211,4 +286,5 @@ def diagonal_cut_capacity(diagonals, source_side) -> int:
 
 
 __all__ = ["CONNECTIVITIES", "check_connectivity", "cut_eight", "diagonal_capacities",
-           "diagonal_cut_capacity", "diagonal_weights", "estimate_sigma8"]
+           "diagonal_cut_capacity", "diagonal_weights", "eight_connected_csr",
+           "estimate_sigma8"]

@@ -150,7 +150,7 @@ class Segmenter:
         self._diagonal_weights = self._diagonals = None
         if o["connectivity"] == 8:
             self.sigma = self._eight_connected(o)
-            self._diagonal_weights = diagonal_weights(self._values, self.sigma)
+            self._diagonal_weights = diagonal_weights(to_host(self._values), self.sigma)
         # the float n-link weights, last axis first
         self._weights = weights_of_values(self._values, self.sigma, o["spacing"])
         self._histograms = None
@@ -167,10 +167,10 @@ class Segmenter:
     def _eight_connected(self, o) -> float:
         """Check that 8-connected n-links can be used here; returns sigma (estimated over
         the 8 neighbours when not given)."""
-        if self._on_gpu or self.backend != "cpu" or len(self.shape) != 2 or o["spacing"]:
-            raise ValueError("connectivity=8 is for images on the CPU (device='cpu'): the "
-                             "GPU solver and volumes use 4-connected (6-connected) grids")
-        return estimate_sigma8(self._values) if o["sigma"] is None else o["sigma"]
+        if len(self.shape) != 2 or o["spacing"]:
+            raise ValueError("connectivity=8 is for images: volumes (and spacing) use "
+                             "6-connected grids")
+        return estimate_sigma8(to_host(self._values)) if o["sigma"] is None else o["sigma"]
 
     def _one_shot(self) -> None:
         """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
@@ -331,7 +331,7 @@ class Segmenter:
                     for w in self._diagonal_weights)
 
             def cut(network):  # noqa: F811 - the 8-connected grid's cut
-                return cut_eight(network, self._diagonals)
+                return cut_eight(network, self._diagonals, device=self.backend)
 
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         output, run = segment_values(values, self._nlinks, seeds, options,

@@ -115,10 +115,26 @@ def test_connectivity_8_box_segments_a_square():
     assert (mask == truth).all()
 
 
-def test_connectivity_8_is_refused_on_the_gpu():
+def test_connectivity_8_is_refused_for_volumes():
+    with pytest.raises(ValueError, match="connectivity=8 is for images"):
+        graphcut.Segmenter(np.zeros((3, 4, 4), np.uint8), channel_axis=None, connectivity=8,
+                           device="cpu")
+
+
+@pytest.mark.gpu
+def test_connectivity_8_on_the_gpu_equals_the_cpu():
     pytest.importorskip("cupy")
-    with pytest.raises(ValueError, match="connectivity=8 is for images on the CPU"):
-        graphcut.Segmenter(np.zeros((4, 4), np.uint8), connectivity=8, device="cuda")
+    from graphcut.solver import cuda_status
+    if not cuda_status()[0]:
+        pytest.skip("no GPU")
+    rng = np.random.default_rng(2)
+    image = rng.integers(0, 255, (40, 50, 3)).astype(np.uint8)
+    image[10:30, 12:40] //= 3
+    masks = [graphcut.segment(image, box=(8, 6, 44, 34), model="gmm", iterations=0,
+                              connectivity=8, device=device, return_result=True)
+             for device in ("cpu", "cuda")]
+    assert masks[0][1].flow == masks[1][1].flow       # the same minimum (ties may differ)
+    assert (masks[0][0] == masks[1][0]).mean() > 0.99
 
 
 def test_connectivity_8_refuses_several_objects():
@@ -126,3 +142,22 @@ def test_connectivity_8_refuses_several_objects():
     seeds[0, 0], seeds[5, 5], seeds[0, 5] = 1, 2, 3
     with pytest.raises(ValueError, match="connectivity=8 segments one object"):
         graphcut.segment(np.zeros((6, 6), np.uint8), seeds, connectivity=8, device="cpu")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_csr_form_of_the_8_connected_grid_has_the_same_minimum_cut(seed):
+    """The GPU's route (the general CSR network) cut on the CPU equals PyMaxflow's grid cut,
+    pinned pixels included."""
+    from graphcut.segmentation._neighbours import eight_connected_csr
+    from graphcut.solver import min_cut
+    rng = np.random.default_rng(seed)
+    network, diagonals = _random_network(rng, 5, 6)
+    from graphcut.segmentation import seed_pins
+    pin = seed_pins((network.right, network.down))          # as terminal_capacities pins
+    network.source[0, 0], network.sink[0, 0] = pin[0, 0], 0
+    network.source[4, 5], network.sink[4, 5] = 0, pin[4, 5]
+    grid = cut_eight(network, diagonals)
+    csr = min_cut(eight_connected_csr(network, diagonals), device="cpu")
+    assert csr.flow == grid.flow
+    side = np.asarray(csr.source_side)[:30].reshape(5, 6)
+    assert _energy(network, diagonals, side) == grid.flow
