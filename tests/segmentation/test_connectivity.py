@@ -161,3 +161,17 @@ def test_csr_form_of_the_8_connected_grid_has_the_same_minimum_cut(seed):
     assert csr.flow == grid.flow
     side = np.asarray(csr.source_side)[:30].reshape(5, 6)
     assert _energy(network, diagonals, side) == grid.flow
+
+
+def test_pinned_pixels_stay_pinned_against_heavy_diagonals():
+    """A background seed pinned with the 4-connected grid's K_p = 1 (no straight links) must
+    not join its object neighbour across a diagonal of capacity 100."""
+    from graphcut.segmentation import terminal_capacities
+    zero_right, zero_down = np.zeros((2, 1), np.int32), np.zeros((1, 2), np.int32)
+    seeds = np.array([[2, 0], [0, 1]], np.uint8)
+    source, sink = terminal_capacities(np.zeros((2, 2)), np.zeros((2, 2)),
+                                       (zero_right, zero_down), seeds, scale=1)
+    network = GridNetwork(source, sink, zero_right, zero_down)
+    result = cut_eight(network, (np.array([[100]], np.int32), np.zeros((1, 1), np.int32)))
+    assert not result.source_side[0, 0] and result.source_side[1, 1]
+    assert result.flow == 100
