@@ -46,14 +46,16 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     **options :
         The model's knobs as keyword arguments (``bins``, ``components``, ``iterations``,
         ``seed_share``, ``locality``, ``far_cost``, ``texture``; None = the model's default)
-        and the energy's options (``sigma``, ``scale``, ``spacing``, ``tol``).
+        and the energy's options (``sigma``, ``scale``, ``spacing``, ``tol``,
+        ``connectivity``: 4 or 8).
 
     Returns
     -------
     dict
         ``appearance`` (the model object), ``model`` (its name), ``lam``, ``iterations``,
         ``seed_share``, ``locality``, ``far_cost``, ``texture``, ``keep``, ``fill_holes``,
-        ``sigma``, ``scale``, ``spacing``, ``tol``, ``channel_axis``, ``box``, ``lasso``.
+        ``sigma``, ``scale``, ``spacing``, ``tol``, ``channel_axis``, ``box``, ``lasso``,
+        ``connectivity``.
 
     Raises
     ------

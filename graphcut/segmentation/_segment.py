@@ -73,7 +73,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         (``(dy, dx)`` or ``(dz, dy, dx)`` pixel size; the n-links along an axis are weighed
         by ``min(spacing) / spacing[axis]``), ``scale`` (float capacities are multiplied by
         this and rounded; 1000), ``tol`` (an iteration lowering the energy by less than this
-        many nats per pixel ends the iterations). The model's knobs as keyword arguments
+        many nats per pixel ends the iterations), ``connectivity`` (4, the default, or 8:
+        diagonal n-links too, weighed 1/sqrt(2), sigma over the 8 neighbours, as
+        ``cv2.grabCut``; one object in an image; see docs/appearance-photos.md; lam keeps
+        its meaning per link, so 8 needs about lam / 2.4 for the same boundary cost).
+        The model's knobs as keyword arguments
         still work and are folded into the model object: ``bins`` (histogram),
         ``components`` and ``texture`` (GMM), ``iterations``, ``seed_share``, ``locality``,
         ``far_cost`` (see :class:`graphcut.models.AppearanceModel`).
