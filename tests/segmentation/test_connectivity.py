@@ -175,3 +175,20 @@ def test_pinned_pixels_stay_pinned_against_heavy_diagonals():
     result = cut_eight(network, (np.array([[100]], np.int32), np.zeros((1, 1), np.int32)))
     assert not result.source_side[0, 0] and result.source_side[1, 1]
     assert result.flow == 100
+
+
+def test_csr_form_takes_device_arrays(monkeypatch):
+    """The GPU route's network arrive as CuPy arrays (here the NumPy stand-in for CuPy): they
+    are copied to the host, and the CSR network is the one the NumPy arrays give."""
+    import fake_cupy
+    from graphcut.segmentation._neighbours import eight_connected_csr
+    cupy = fake_cupy.fake_cupy_module(None)
+    monkeypatch.setitem(__import__("sys").modules, "cupy", cupy)
+    network, diagonals = _random_network(np.random.default_rng(7), 4, 5)
+    on_device = GridNetwork(*(cupy.asarray(a) for a in (network.source, network.sink,
+                                                         network.right, network.down)))
+    host, device = eight_connected_csr(network, diagonals), eight_connected_csr(on_device,
+                                                                                diagonals)
+    assert host.num_arcs == device.num_arcs
+    assert (np.asarray(host.heads) == np.asarray(device.heads)).all()
+    assert (np.asarray(host.capacities) == np.asarray(device.capacities)).all()
