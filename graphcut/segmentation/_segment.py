@@ -142,10 +142,6 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     """
     settings = dict(model=model, lam=lam, keep=keep, fill_holes=fill_holes, **options)
     o = resolve_options(channel_axis=channel_axis, box=box, lasso=lasso, **settings)
-    if o["spacing"] is not None or (seeds is not None and getattr(seeds, "ndim", 2) == 3):
-        if not _plain(o) or box is not None or lasso is not None:
-            raise ValueError("volumes (and spacing) are segmented with the histogram model "
-                             "only: no iterations, box, lasso, clean-up or further objects")
     axis = spatial_channel_axis(image, seeds, channel_axis)
 
     def once(image, seeds, device):
@@ -158,13 +154,6 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
 
     output, result = _run_on_device(once, image, seeds, device)
     return (output, result) if return_result else output
-
-
-def _plain(o) -> bool:
-    """Whether the options ask for the histogram model's one-cut energy (what volumes get)."""
-    return (o["model"] == "histogram" and not o["iterations"] and o["keep"] == "all"
-            and not o["fill_holes"] and not o["seed_share"] and not o["locality"]
-            and not o["far_cost"])
 
 
 def _run_on_device(run, image, seeds, device):
