@@ -210,3 +210,49 @@ def test_gpu_volume_equals_cpu(model):
                                **options)
         assert (cpu != gpu).sum() <= 0.001 * cpu.size
         assert _iou(gpu, truth) > 0.9
+
+
+@pytest.fixture
+def stand_in_cupy(monkeypatch):
+    """tests/support/fake_cupy.py's NumPy stand-in for CuPy, with SciPy's gaussian_filter as
+    ``cupyx.scipy.ndimage``'s (what the learned model's GPU features call)."""
+    import sys
+    import types
+
+    import fake_cupy
+    module = fake_cupy.fake_cupy_module(None)
+    cupyx_ndimage = types.ModuleType("cupyx.scipy.ndimage")
+    cupyx_ndimage.gaussian_filter = lambda values, *args, **kwargs: fake_cupy._wrap(
+        ndimage.gaussian_filter(np.asarray(values), *args, **kwargs))
+    scipy = types.ModuleType("cupyx.scipy")
+    scipy.ndimage = cupyx_ndimage
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scipy = scipy
+    for name, value in (("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
+                        ("cupyx.scipy.ndimage", cupyx_ndimage)):
+        monkeypatch.setitem(sys.modules, name, value)
+    return module
+
+
+@pytest.mark.parametrize("model", ["gmm", "learned"])
+def test_models_on_a_volume_give_numpys_costs_on_the_cupy_stand_in(stand_in_cupy, model):
+    """The models' GPU code (the same array code with CuPy) on a (D, H, W, 1) volume: features
+    (texture / Hessian eigenvalues in 3-D), fit and costs equal the NumPy path's."""
+    from graphcut.models import model_from_settings
+    volume, truth, seeds = _ball_volume(side=12, radius=4)
+    values = (volume / 255.0)[..., None]
+    samples = [seeds == 1, seeds == 2]
+    costs = []
+    for xp_values, xp_samples in ((values, samples),
+                                  (stand_in_cupy.asarray(values),
+                                   [stand_in_cupy.asarray(s) for s in samples])):
+        appearance = model_from_settings({"model": model})
+        features = appearance.features(xp_values)
+        assert features.shape[:3] == volume.shape
+        if xp_values is not values:  # really on the stand-in
+            assert type(features).__module__.split(".")[0] == "cupy"
+        appearance.fit(features, xp_samples)
+        costs.append([np.asarray(c) for c in appearance.costs(features)])
+    for cpu, gpu in zip(*costs):
+        assert cpu.shape == volume.shape
+        np.testing.assert_allclose(gpu, cpu, atol=1e-5)
