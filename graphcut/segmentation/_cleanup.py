@@ -1,9 +1,9 @@
 """Clean-up of a result: drop object parts not connected to a seed, fill small holes.
 
 Connectivity is the graph's: 4-neighbours in an image, 6-neighbours in a volume. Both steps
-work on host NumPy arrays with :func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
-its label is always kept, and a hole holding a background seed (or a pixel outside the box or
-lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
+work on host NumPy arrays with :func:`scipy.ndimage.label` and never undo a hard constraint: a
+part holding an object seed of its label is always kept, and a hole holding a background seed
+(or a pixel outside the box or lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
 when the mask is a CuPy array (flood fills and part sizes, ``graphcut.segmentation.flood``).
 """
 
