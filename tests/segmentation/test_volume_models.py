@@ -256,3 +256,15 @@ def test_models_on_a_volume_give_numpys_costs_on_the_cupy_stand_in(stand_in_cupy
     for cpu, gpu in zip(*costs):
         assert cpu.shape == volume.shape
         np.testing.assert_allclose(gpu, cpu, atol=1e-5)
+
+
+def test_batch_segment_paths_passes_a_volumes_options(tmp_path):
+    from graphcut.batch import segment_paths
+    volume, truth, seeds = _ball_volume(side=12, radius=4)
+    np.save(tmp_path / "volume.npy", volume)
+    np.save(tmp_path / "seeds.npy", seeds)
+    options = {"model": "gmm", "keep": "connected"}
+    mask, _ = segment_paths(tmp_path / "volume.npy", tmp_path / "seeds.npy",
+                            tmp_path / "mask.tif", device="cpu", segment_options=options)
+    expected = graphcut.segment(volume, seeds, channel_axis=None, device="cpu", **options)
+    np.testing.assert_array_equal(mask, expected)
