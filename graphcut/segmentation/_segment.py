@@ -150,10 +150,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
 
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
-        session._one_shot()
+        session._one_shot(region=box is not None or lasso is not None)
         output = session.update(seeds, box=box, lasso=lasso)
         result = session.last_result
-        stats = {"iterations": 0, **result.stats, "model": o["model"], "lam": o["lam"]}
+        stats = {"iterations": 0, **result.stats, "model": o["model"],
+                 "lam": result.stats.get("lam", o["lam"])}
         return output, CutResult(result.flow, result.source_side, result.backend, stats)
 
     output, result = _run_on_device(once, image, seeds, device)
