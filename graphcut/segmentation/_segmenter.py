@@ -64,7 +64,8 @@ class Segmenter:
         objects with ``fit(values, mask)`` and ``costs(values)``; refitted on every update
         (the caller's object is copied, never changed).
     lam
-        smoothness weight; ``None``: the model's. Change it later with :meth:`set_lam` (the
+        smoothness weight; ``None``: the model's (the histogram's box / lasso updates then
+        choose 10 or 20, see :mod:`graphcut.segmentation._smoothness`). Change it later with :meth:`set_lam` (the
         image's weights are kept; on the GPU the solver's flow too, on the CPU its graph
         restarts).
     keep, fill_holes, channel_axis
