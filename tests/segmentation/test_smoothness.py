@@ -98,3 +98,18 @@ def test_segmenter_equals_fresh_segment_with_the_automatic_lam(case):
                                   graphcut.segment(image, seeds, device="cpu"))
     np.testing.assert_array_equal(session.update(seeds, box=box),
                                   graphcut.segment(image, seeds, box=box, device="cpu"))
+
+
+def test_keep_heavier_on_the_cupy_stand_in():
+    """The guard's comparison takes device arrays (CuPy on the GPU) without a host copy."""
+    import fake_cupy
+
+    cupy = fake_cupy.fake_cupy_module(None)
+    light = np.zeros((8, 8), bool)
+    light[:5] = True                                     # 40 pixels
+    heavy = light.copy()
+    heavy[:2] = False                                    # 24: 0.6 of them
+    on_device = cupy.asarray(light), cupy.asarray(heavy)
+    assert type(on_device[0]).__module__.split(".")[0] == "cupy"
+    assert keep_heavier(*on_device, share=0.6) and not keep_heavier(*on_device, share=0.61)
+    assert keep_heavier(*on_device, share=0.6) == keep_heavier(light, heavy, share=0.6)
