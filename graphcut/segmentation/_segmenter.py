@@ -65,9 +65,9 @@ class Segmenter:
         (the caller's object is copied, never changed).
     lam
         smoothness weight; ``None``: the model's (the histogram's box / lasso updates then
-        choose 10 or 20, see :mod:`graphcut.segmentation._smoothness`). Change it later with :meth:`set_lam` (the
-        image's weights are kept; on the GPU the solver's flow too, on the CPU its graph
-        restarts).
+        choose 10 or 20, see :mod:`graphcut.segmentation._smoothness`). Change it later
+        with :meth:`set_lam` (the image's weights are kept; on the GPU the solver's flow
+        too, on the CPU its graph restarts).
     keep, fill_holes, channel_axis
         as for :func:`graphcut.segment`.
     device
@@ -212,8 +212,9 @@ class Segmenter:
 
     def prepare(self) -> float:
         """Build the solver's seed-independent part now (PyMaxflow's graph with its n-links, or
-        the GPU state), so that the first :meth:`update` does not wait for it. Returns the
-        seconds it took (0 when already built)."""
+        the GPU state) and the appearance model's per-image features (the learned model's
+        filter bank; the GMM's texture channel), so that the first :meth:`update` does not
+        wait for them. Returns the seconds it took (0 when already built)."""
         if self._solver is not None:
             return 0.0
         started = time.perf_counter()
@@ -223,6 +224,8 @@ class Segmenter:
             one = self._xp.zeros((1, 1), dtype=self._xp.int32)
             capacities_from_tables(one, self._xp.zeros((1, 1), dtype=self._xp.uint8), one,
                                    one[0], one[0])
+        if not self._tabled and len(self.shape) == 2:
+            self._image_features()  # the model's features now, not at the first box or stroke
         return time.perf_counter() - started
 
     def update(self, seeds, *, region=None, cancel=None, device_mask=False, box=None,
@@ -287,6 +290,19 @@ class Segmenter:
 
     # -- the segmentation pipeline (colour models, iterations, boxes, several objects) -----
 
+    def _image_features(self):
+        """The appearance model's per-pixel features of the image, computed once per image."""
+        if self._features is None:
+            values = self._values
+            if values is None:
+                image = self._image
+                if self.backend == "cuda" and array_module(image) is np:
+                    import cupy
+                    image = cupy.asarray(image)
+                values = image_as_float(image, channel_axis=self._channel_axis)
+            self._features = self.model.features(values)
+        return self._features
+
     def _needs_pipeline(self, seeds, box, lasso) -> bool:
         if not self._tabled or box is not None or lasso is not None or seeds is None:
             return True
@@ -297,16 +313,7 @@ class Segmenter:
         if len(self.shape) != 2:
             raise ValueError("volumes are segmented with today's energy only: the histogram "
                              "model without iterations, box, lasso, clean-up or further objects")
-        if self._features is None:  # once per image
-            values = self._values
-            if values is None:
-                image = self._image
-                if self.backend == "cuda" and array_module(image) is np:
-                    import cupy
-                    image = cupy.asarray(image)
-                values = image_as_float(image, channel_axis=self._channel_axis)
-            self._features = self.model.features(values)
-        values = self._features
+        values = self._image_features()
         if seeds is not None:
             seeds = self._xp.asarray(seeds)
         self.prepare()
@@ -322,7 +329,8 @@ class Segmenter:
             output, run = segment_values(values, self._nlinks, seeds, options,
                                          device=self.backend, cut=cut)
         self._seeds_stale = True
-        self.last_result = result_of(run, np.asarray(output) != 0, options, started)
+        objects = output if output.dtype == bool else output != 0  # as the table route: shared
+        self.last_result = result_of(run, objects, options, started)
         if device_mask and self.backend == "cuda":
             return self._xp.asarray(output)
         return output
