@@ -84,20 +84,21 @@ def test_given_lam_wins_over_the_guard():
     np.testing.assert_array_equal(session.update(None, box=box), heavy)
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("case", CASES[:2])
-def test_segmenter_equals_fresh_segment_with_the_automatic_lam(case):
+def test_segmenter_equals_fresh_segment_with_the_automatic_lam(case, device):
     image, box = disk_image(*case)
-    session = Segmenter(image, device="cpu")
+    session = Segmenter(image, device=device)
     np.testing.assert_array_equal(session.update(None, box=box),
-                                  graphcut.segment(image, None, box=box, device="cpu"))
+                                  graphcut.segment(image, None, box=box, device=device))
     assert session.lam == LIGHT                          # the session's lam is restored
     seeds = np.zeros(image.shape, np.uint8)
     seeds[24, 22:27] = 1
     seeds[2, 2:40] = 2
     np.testing.assert_array_equal(session.update(seeds),
-                                  graphcut.segment(image, seeds, device="cpu"))
+                                  graphcut.segment(image, seeds, device=device))
     np.testing.assert_array_equal(session.update(seeds, box=box),
-                                  graphcut.segment(image, seeds, box=box, device="cpu"))
+                                  graphcut.segment(image, seeds, box=box, device=device))
 
 
 def test_keep_heavier_on_the_cupy_stand_in():
