@@ -54,7 +54,9 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
         weight of the boundary term against the appearance term; ``None``: the model's (10
-        for the histogram, 35 for the GMM).
+        for the histogram, 35 for the GMM); with a box or lasso the histogram then keeps lam
+        20's mask unless it holds under 0.8 of lam 10's object pixels (docs/appearance.md,
+        "Smoothness").
     keep
         "all", or "connected": keep only the object parts that touch a seed of their object
         or the central part of the box or lasso (the largest part when none does).
@@ -148,10 +150,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
 
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
-        session._one_shot()
+        session._one_shot(region=box is not None or lasso is not None)
         output = session.update(seeds, box=box, lasso=lasso)
         result = session.last_result
-        stats = {"iterations": 0, **result.stats, "model": o["model"], "lam": o["lam"]}
+        stats = {"iterations": 0, **result.stats, "model": o["model"],
+                 "lam": result.stats.get("lam", o["lam"])}
         return output, CutResult(result.flow, result.source_side, result.backend, stats)
 
     output, result = _run_on_device(once, image, seeds, device)
