@@ -107,8 +107,8 @@ def main(argv=None) -> None:
     exact_times, preview_times = [], []
     for stroke in range(args.strokes + 1):
         started = time.perf_counter()
-        labels = graphcut.to_host(segmenter.update(seeds)) if hasattr(graphcut, "to_host") \
-            else np.asarray(segmenter.update(seeds))
+        labels = segmenter.update(seeds)
+        labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy: host
         exact = time.perf_counter() - started
         stats = segmenter.last_result.stats
         expansion = stats.get("expansion")
