@@ -8,8 +8,8 @@ one paints, with its true label, a 9 x 9 square centred on a pixel the current r
 wrong (the wrong pixel nearest the centre of the largest wrong label's errors; none left: the
 run ends).
 
-Per stroke: wall seconds of ``graphcut.Segmenter.update`` (the exact label image, the app's
-exact solver), the expansion's cycles and moves, its min-cut seconds (PyMaxflow's graph setup
+Per stroke: wall seconds (and this process's CPU seconds, which a busy machine inflates less)
+of ``graphcut.Segmenter.update`` (the exact label image, the app's exact solver), the expansion's cycles and moves, its min-cut seconds (PyMaxflow's graph setup
 and max-flow) and network-building seconds, the pipeline's stages (fit, costs, problem, cut),
 the accuracy against the truth; and the wall seconds of the app's preview solver
 (``graphcut.gui.solve.Solver`` with ``preview_factor(shape)``) for the same seeds. Peak memory:
@@ -91,6 +91,8 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--no-preview", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--preview-only", action="store_true",
+                        help="time only the preview; strokes correct the preview's labels")
     args = parser.parse_args(argv)
     side = int(round(math.sqrt(args.megapixels * 1e6)))
     image, truth = synthetic(side, args.objects)
@@ -106,14 +108,20 @@ def main(argv=None) -> None:
         assert opened.error is None, opened.error
     exact_times, preview_times = [], []
     for stroke in range(args.strokes + 1):
-        started = time.perf_counter()
-        labels = segmenter.update(seeds)
-        labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy: host
-        exact = time.perf_counter() - started
-        stats = segmenter.last_result.stats
+        started, cpu = time.perf_counter(), time.process_time()
+        if args.preview_only:
+            labels, stats = None, {}
+        else:
+            labels = segmenter.update(seeds)
+            labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy
+            stats = segmenter.last_result.stats
+        exact, exact_cpu = time.perf_counter() - started, time.process_time() - cpu
         expansion = stats.get("expansion")
         stages = stats.get("seconds", {}).get("stages", {})
-        line = (f"stroke {stroke}: exact {exact:.3f} s, accuracy {(labels == truth).mean():.4f}")
+        line = f"stroke {stroke}: " + ("" if labels is None else
+                                       f"exact {exact:.3f} s (CPU time {exact_cpu:.3f} s), "
+                                       f"accuracy "
+                                       f"{(labels == truth).mean():.4f}")
         if expansion is not None:
             line += (f", cycles {expansion.cycles}, moves {len(expansion.moves)} "
                      f"({sum(m.accepted for m in expansion.moves)} accepted), min-cut "
@@ -123,13 +131,19 @@ def main(argv=None) -> None:
         if stages:
             line += ", stages " + " ".join(f"{k} {v:.3f}" for k, v in stages.items())
         if preview is not None:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             outcome = preview.run(Job(stroke + 1, 1, segmenter.lam, SeedDelta(None, seeds)))
             assert outcome.error is None, outcome.error
             preview_times.append(time.perf_counter() - started)
-            line += f"; preview 1/{factor} {preview_times[-1]:.3f} s"
+            line += (f"; preview 1/{factor} {preview_times[-1]:.3f} s "
+                     f"(CPU time {time.process_time() - cpu:.3f} s)")
+            if labels is None:  # the preview's labels, scaled up
+                small = outcome.labels if outcome.labels is not None else \
+                    np.zeros(preview._preview.reduced_shape, np.uint8)
+                labels = np.repeat(np.repeat(small, factor, 0), factor, 1)[:side, :side]
+                line += f", accuracy {(labels == truth).mean():.4f}"
         print(line, flush=True)
-        if stroke:  # stroke 0 is the first mask from the starting seeds
+        if stroke and not args.preview_only:  # stroke 0: the first mask from the start seeds
             exact_times.append(exact)
         if not correcting_stroke(labels, truth, seeds):
             break
