@@ -33,7 +33,7 @@ from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import intensity_prior
+from ._prior import bright_side, intensity_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -395,7 +395,10 @@ class Learned(AppearanceModel):
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
         if self.prior > 0 and len(samples) == 2:
-            masks = intensity_prior(features, samples, getattr(self, "_channels", 1))
+            channels = getattr(self, "_channels", 1)
+            if getattr(self, "_split", (None,))[0] is not features:  # once per image
+                self._split = (features, bright_side(features, channels))
+            masks = intensity_prior(features, samples, channels, bright=self._split[1])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 shared.set_prior(index, features, mask, self.prior)

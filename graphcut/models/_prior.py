@@ -11,7 +11,7 @@ from graphcut._arrays import array_module, to_host
 THRESHOLD_PIXELS = 1 << 16
 
 
-def intensity_prior(features, samples, channels):
+def intensity_prior(features, samples, channels, *, bright=None):
     """Two labels' weak prior samples from the image: a global Otsu threshold of the grey
     intensity smoothed at the first scale (the mean of the ``gauss*@1`` feature columns)
     splits the pixels into bright and dark; each label gets the side where most of its
@@ -25,6 +25,9 @@ def intensity_prior(features, samples, channels):
         The labels' samples: bool masks or float weights >= 0.
     channels : int
         The image's channel count (the ``gauss*@1`` columns are ``channels .. 2 channels``).
+    bright : array (H, W) of bool, optional
+        :func:`bright_side` of these features, if already known (it depends on the image
+        only: a :class:`~graphcut.Segmenter` computes it once).
 
     Returns
     -------
@@ -45,14 +48,9 @@ def intensity_prior(features, samples, channels):
     >>> bool(first[:, 7].all() and second[:, 0].all())
     True
     """
-    from skimage.filters import threshold_otsu
-
     xp = array_module(features)
-    grey = features[..., channels:2 * channels].mean(axis=-1)
-    flat = grey.reshape(-1)
-    stride = max(1, flat.shape[0] // THRESHOLD_PIXELS)
-    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
-    bright = grey > threshold
+    if bright is None:
+        bright = bright_side(features, channels)
     sides = []
     for sample in samples:
         weight = xp.asarray(sample, dtype=xp.float64)
@@ -61,3 +59,27 @@ def intensity_prior(features, samples, channels):
     if None in sides or sides[0] == sides[1]:
         return None, None
     return tuple(bright if side else ~bright for side in sides)
+
+
+def bright_side(features, channels):
+    """The pixels brighter than a global Otsu threshold of the grey intensity smoothed at the
+    first scale (bool (H, W), on the features' device).
+
+    Parameters
+    ----------
+    features : array (H, W, F)
+        :func:`~graphcut.models._features.pixel_features` of an image (NumPy or CuPy).
+    channels : int
+        The image's channel count.
+
+    Returns
+    -------
+    array (H, W) of bool
+    """
+    from skimage.filters import threshold_otsu
+
+    grey = features[..., channels:2 * channels].mean(axis=-1)
+    flat = grey.reshape(-1)
+    stride = max(1, flat.shape[0] // THRESHOLD_PIXELS)
+    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
+    return grey > threshold
