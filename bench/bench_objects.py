@@ -70,17 +70,18 @@ def start_seeds(truth):
     return seeds
 
 
-def correcting_stroke(result, truth, seeds) -> bool:
-    """Paint a 9 x 9 square of the true labels at a wrong pixel; False when none is wrong."""
+def correcting_stroke(result, truth, seeds):
+    """Paint a 9 x 9 square of the true labels at a wrong pixel; returns the changed region
+    ``(row0, row1, col0, col1)``, or None when no pixel is wrong."""
     wrong = (result != truth) & (seeds == 0)
     if not wrong.any():
-        return False
+        return None
     rows, cols = np.nonzero(wrong)
     pick = np.argmin((rows - rows.mean()) ** 2 + (cols - cols.mean()) ** 2)
     r, c = int(rows[pick]), int(cols[pick])
     part = (slice(max(0, r - 4), r + 5), slice(max(0, c - 4), c + 5))
     seeds[part] = np.where(truth[part] == 0, 2, truth[part])
-    return True
+    return (part[0].start, min(r + 5, seeds.shape[0]), part[1].start, min(c + 5, seeds.shape[1]))
 
 
 def main(argv=None) -> None:
@@ -107,6 +108,7 @@ def main(argv=None) -> None:
         opened = preview.open(Session(1, image, segmenter.lam, "cpu", preview_factor=factor))
         assert opened.error is None, opened.error
     exact_times, preview_times = [], []
+    region = None  # the first job carries all the seeds, later ones the stroke's rectangle
     for stroke in range(args.strokes + 1):
         started, cpu = time.perf_counter(), time.process_time()
         if args.preview_only:
@@ -132,7 +134,9 @@ def main(argv=None) -> None:
             line += ", stages " + " ".join(f"{k} {v:.3f}" for k, v in stages.items())
         if preview is not None:
             started, cpu = time.perf_counter(), time.process_time()
-            outcome = preview.run(Job(stroke + 1, 1, segmenter.lam, SeedDelta(None, seeds)))
+            delta = SeedDelta(None, seeds.copy()) if region is None else \
+                SeedDelta(region, seeds[region[0]:region[1], region[2]:region[3]].copy())
+            outcome = preview.run(Job(stroke + 1, 1, segmenter.lam, delta))  # as the app sends
             assert outcome.error is None, outcome.error
             preview_times.append(time.perf_counter() - started)
             line += (f"; preview 1/{factor} {preview_times[-1]:.3f} s "
@@ -145,7 +149,8 @@ def main(argv=None) -> None:
         print(line, flush=True)
         if stroke and not args.preview_only:  # stroke 0: the first mask from the start seeds
             exact_times.append(exact)
-        if not correcting_stroke(labels, truth, seeds):
+        region = correcting_stroke(labels, truth, seeds)
+        if region is None:
             break
     if exact_times:
         print(f"median exact per correcting stroke: {statistics.median(exact_times):.3f} s "
