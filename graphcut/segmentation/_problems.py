@@ -114,8 +114,11 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     xp = array_module(costs)
     right, down = nlinks
     shift = costs.min(axis=0)
-    quantised = quantize(costs - shift[None], scale=scale,
-                         what="colour costs (relative to each pixel's cheapest label)")
+    quantised = xp.empty(costs.shape, dtype=xp.int32)
+    for index in range(costs.shape[0]):  # label by label: no (L, H, W) float temporaries
+        quantised[index] = quantize(costs[index] - shift, scale=scale,
+                                    what="colour costs (relative to each pixel's cheapest "
+                                         "label)")
     h, w = shift.shape
     incident = xp.zeros((h, w), dtype=xp.int64)
     incident[:, :-1] += right
@@ -124,9 +127,10 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     incident[1:, :] += down
     pin = (incident + 1).astype(xp.int32)
     is_pinned = pinned >= 0
-    index = xp.arange(costs.shape[0]).reshape(-1, 1, 1)
-    quantised = xp.where(is_pinned[None], xp.where(index == pinned[None], 0, pin[None]),
-                         quantised).astype(xp.int32)
+    for index in range(costs.shape[0]):
+        layer = quantised[index]
+        layer[is_pinned] = pin[is_pinned]
+        layer[pinned == index] = 0
     pinned_cost = xp.take_along_axis(costs, xp.maximum(pinned, 0)[None].astype(xp.int64),
                                      axis=0)[0]
     if weights is not None:

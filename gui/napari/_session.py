@@ -247,7 +247,8 @@ class LayerSegmentation(Listener):
         """
         shape = self._prepared.shape
         if outcome.factor > 1:
-            self._show_preview(outcome.mask, outcome.factor)
+            self._show_preview(outcome.mask if outcome.labels is None else outcome.labels,
+                               outcome.factor)  # several objects: their labels
             kind = f"preview (1/{outcome.factor} grid)"
         else:
             self._show_exact(outcome)
