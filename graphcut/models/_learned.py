@@ -184,8 +184,16 @@ class _Shared:
     def _score(self, values):
         """-log p(label | x) for every label, float64 (count, H, W): one pass over the
         features in chunks of rows (:func:`_chunk_rows`), each chunk's scores, probabilities
-        and costs computed while it is in cache; no full-image temporary but the result."""
+        and costs computed while it is in cache; no full-image temporary but the result. On a
+        GPU the two-label logistic costs are one kernel launch
+        (:func:`~graphcut.models._learned_kernels.fused_binary_costs`)."""
         xp = array_module(values)
+        if self.classifier == "logistic" and len(self.params) == 1 and \
+                xp.__name__ != "numpy":
+            from ._learned_kernels import fused_binary_costs
+            fused = fused_binary_costs(values, self.params[0], MAX_COST)
+            if fused is not None:
+                return fused
         shape = values.shape[:-1]
         flat = values.reshape(-1, values.shape[-1])
         if flat.dtype != xp.float32:
