@@ -33,7 +33,7 @@ from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import intensity_prior
+from ._prior import bright_pixels, intensity_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -403,7 +403,11 @@ class Learned(AppearanceModel):
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
         if self.prior > 0 and len(samples) == 2:
-            masks = intensity_prior(features, samples, getattr(self, "_channels", 1))
+            channels = getattr(self, "_channels", 1)
+            kept = getattr(self, "_bright", None)  # (features, channels, bright): per image
+            if kept is None or kept[0] is not features or kept[1] != channels:
+                kept = self._bright = (features, channels, bright_pixels(features, channels))
+            masks = intensity_prior(features, samples, channels, bright=kept[2])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 shared.set_prior(index, features, mask, self.prior)

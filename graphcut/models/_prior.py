@@ -11,7 +11,7 @@ from graphcut._arrays import array_module, to_host
 THRESHOLD_PIXELS = 1 << 16
 
 
-def intensity_prior(features, samples, channels):
+def intensity_prior(features, samples, channels, *, bright=None):
     """Two labels' weak prior samples from the image: a global Otsu threshold of the grey
     intensity smoothed at the first scale (the mean of the ``gauss*@1`` feature columns)
     splits the pixels into bright and dark; each label gets the side where most of its
@@ -25,6 +25,9 @@ def intensity_prior(features, samples, channels):
         The labels' samples: bool masks or float weights >= 0.
     channels : int
         The image's channel count (the ``gauss*@1`` columns are ``channels .. 2 channels``).
+    bright : array (H, W) of bool, optional
+        :func:`bright_pixels` of these features, when the caller kept it (it depends on the
+        image only); None: computed here.
 
     Returns
     -------
@@ -45,14 +48,9 @@ def intensity_prior(features, samples, channels):
     >>> bool(first[:, 7].all() and second[:, 0].all())
     True
     """
-    from skimage.filters import threshold_otsu
-
     xp = array_module(features)
-    grey = features[..., channels:2 * channels].mean(axis=-1)
-    flat = grey.reshape(-1)
-    stride = max(1, flat.shape[0] // THRESHOLD_PIXELS)
-    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
-    bright = grey > threshold
+    if bright is None:
+        bright = bright_pixels(features, channels)
     sides = []
     for sample in samples:
         weight = xp.asarray(sample, dtype=xp.float64)
@@ -61,3 +59,39 @@ def intensity_prior(features, samples, channels):
     if None in sides or sides[0] == sides[1]:
         return None, None
     return tuple(bright if side else ~bright for side in sides)
+
+
+def bright_pixels(features, channels):
+    """The pixels brighter than a global Otsu threshold of the grey intensity smoothed at the
+    first scale (the mean of the ``gauss*@1`` feature columns; the threshold from a regular
+    subsample of at most :data:`THRESHOLD_PIXELS` pixels): the split :func:`intensity_prior`
+    assigns to the labels. It depends on the image only, so a session computes it once.
+
+    Parameters
+    ----------
+    features : array (H, W, F)
+        :func:`~graphcut.models._features.pixel_features` of an image (NumPy or CuPy).
+    channels : int
+        The image's channel count.
+
+    Returns
+    -------
+    array (H, W) of bool
+        On the features' device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.models._features import pixel_features
+    >>> values = np.zeros((8, 8, 1), np.float32)
+    >>> values[:, 4:] = 1.0
+    >>> bool(bright_pixels(pixel_features(values, scales=(1.0,)), 1)[:, 7].all())
+    True
+    """
+    from skimage.filters import threshold_otsu
+
+    grey = features[..., channels:2 * channels].mean(axis=-1)
+    flat = grey.reshape(-1)
+    stride = max(1, flat.shape[0] // THRESHOLD_PIXELS)
+    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
+    return grey > threshold
