@@ -149,11 +149,13 @@ class _Shared:
         self.samples[index] = _flat_sample(values, mask, self.max_samples)
         self.stale = True
 
-    def set_prior(self, index, values, mask, weight):
+    def set_prior(self, index, values, mask, weight, *, sample=None):
         """The pixels ``mask`` selects as label ``index``'s weak prior sample, weighing
-        ``weight`` times the label's own sample in training (None: no prior)."""
-        self.prior[index] = None if mask is None else _flat_sample(values, mask,
-                                                                   self.max_samples)
+        ``weight`` times the label's own sample in training (None: no prior); ``sample``:
+        ``_flat_sample(values, mask, max_samples)`` when the caller kept it."""
+        if mask is not None and sample is None:
+            sample = _flat_sample(values, mask, self.max_samples)
+        self.prior[index] = None if mask is None else sample
         self.prior_weight = float(weight)
         self.stale = True
 
@@ -411,13 +413,21 @@ class Learned(AppearanceModel):
             view.fit(features, sample)
         if self.prior > 0 and len(samples) == 2:
             channels = getattr(self, "_channels", 1)
-            kept = getattr(self, "_bright", None)  # (features, channels, bright): per image
+            # per image: (features, channels, bright, {is bright: the side's drawn sample})
+            kept = getattr(self, "_bright", None)
             if kept is None or kept[0] is not features or kept[1] != channels:
-                kept = self._bright = (features, channels, bright_pixels(features, channels))
+                kept = self._bright = (features, channels, bright_pixels(features, channels),
+                                       {})
             masks = intensity_prior(features, samples, channels, bright=kept[2])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
-                shared.set_prior(index, features, mask, self.prior)
+                drawn = None
+                if mask is not None:
+                    side = mask is kept[2]
+                    if side not in kept[3]:
+                        kept[3][side] = _flat_sample(features, mask, shared.max_samples)
+                    drawn = kept[3][side]
+                shared.set_prior(index, features, mask, self.prior, sample=drawn)
         return self
 
     def costs(self, features) -> list:

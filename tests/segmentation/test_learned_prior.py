@@ -88,5 +88,5 @@ def test_kept_split_follows_the_image():
         expected = fresh.fit(fresh.features(values), samples).costs(features)
         for got, want in zip(costs, expected):
             np.testing.assert_array_equal(got, want)
-        assert model._bright[0] is features
+        assert model._bright[0] is features and model._bright[3]  # the sides drawn, kept
         np.testing.assert_array_equal(model._bright[2], bright_pixels(features, 1))
