@@ -58,7 +58,7 @@ def _flat_sample(values, mask, max_samples):
     that their total is the full sample's."""
     xp = array_module(values)
     flat_mask = mask.reshape(-1)
-    weights = flat_mask.astype(xp.float64)
+    weights = flat_mask.astype(xp.float64, copy=False)  # only read
     index = xp.nonzero(weights > 0)[0]
     total = float(weights[index].sum()) if index.size else 0.0
     if index.size > max_samples:
