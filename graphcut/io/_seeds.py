@@ -118,10 +118,7 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is {expected}; "
                          "seeds must be the same size as the image")
     if type(seeds).__module__.split(".")[0] == "cupy":
-        if multi:  # the device kernel knows labels 0..2 only: check a host copy
-            check_seeds(seeds.get(), name=name, require_both=require_both, multi=True)
-        else:
-            _check_device_labels(seeds, name, require_both)
+        _check_device_labels(seeds, name, require_both, multi)
         return seeds
     highest = MAX_LABEL if multi else BACKGROUND
     if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > highest):
@@ -145,13 +142,15 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
     return seeds
 
 
-def _check_device_labels(seeds, name: str, require_both: bool) -> None:
+def _check_device_labels(seeds, name: str, require_both: bool, multi: bool = False) -> None:
     """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
-    energy kernels counts the labels (no CuPy kernel is compiled, see
-    graphcut/segmentation/_boykov_jolly.py)."""
-    _, (object_seeds, background_seeds, bad) = energy_kernels().seed_labels(seeds)
-    if bad:  # an error: its message lists the values, found on the host
-        check_seeds(seeds.get(), name=name, require_both=False)
+    energy kernels counts the labels 1, 2 and any other (no CuPy kernel is compiled, see
+    graphcut/segmentation/_boykov_jolly.py). Other values (an error, or with ``multi`` further
+    objects) are checked on a host copy, which also words the error."""
+    object_seeds, background_seeds, bad = _device_label_counts(seeds)
+    if bad:
+        check_seeds(seeds.get(), name=name, require_both=require_both, multi=multi)
+        return
     if require_both and not object_seeds:
         raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
                          "least one pixel of the object")
@@ -317,11 +316,23 @@ def _refuse_inexact(image, name: str) -> None:
                          "save label seeds as PNG or TIFF")
 
 
+def _device_label_counts(seeds) -> tuple[int, int, int]:
+    """(pixels labelled 1, labelled 2, with any other value but 0) of a CuPy label array, by
+    the shipped seed-label kernel (one pass, three counts back); dtypes it does not read count
+    every pixel as "other"."""
+    try:
+        return energy_kernels().seed_labels(seeds)[1]
+    except TypeError:
+        return 0, 0, int(seeds.size)
+
+
 def object_labels(seeds) -> list[int]:
     """The object labels present in ``seeds`` (every value but 0 and 2), ascending."""
     if type(seeds).__module__.split(".")[0] == "cupy":
-        import cupy
-        values = cupy.unique(seeds).get()
+        object_seeds, _, other = _device_label_counts(seeds)
+        if not other:  # the usual case: no label above 2, no sort of the whole array
+            return [FOREGROUND] if object_seeds else []
+        values = np.unique(seeds.get())  # further objects: as check_seeds, on the host
     else:
         values = np.unique(np.asarray(seeds))
     return [int(v) for v in values if v not in (NONE, BACKGROUND)]

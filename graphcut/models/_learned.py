@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import bright_pixels, intensity_prior
+from ._prior import bright_side, intensity_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -414,10 +414,9 @@ class Learned(AppearanceModel):
         if self.prior > 0 and len(samples) == 2:
             channels = getattr(self, "_channels", 1)
             # per image: (features, channels, bright, {is bright: the side's drawn sample})
-            kept = getattr(self, "_bright", None)
+            kept = getattr(self, "_split", None)
             if kept is None or kept[0] is not features or kept[1] != channels:
-                kept = self._bright = (features, channels, bright_pixels(features, channels),
-                                       {})
+                kept = self._split = (features, channels, bright_side(features, channels), {})
             masks = intensity_prior(features, samples, channels, bright=kept[2])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):

@@ -26,8 +26,8 @@ def intensity_prior(features, samples, channels, *, bright=None):
     channels : int
         The image's channel count (the ``gauss*@1`` columns are ``channels .. 2 channels``).
     bright : array (H, W) of bool, optional
-        :func:`bright_pixels` of these features, when the caller kept it (it depends on the
-        image only); None: computed here.
+        :func:`bright_side` of these features, if already known (it depends on the image
+        only: a :class:`~graphcut.Segmenter` computes it once).
 
     Returns
     -------
@@ -50,7 +50,7 @@ def intensity_prior(features, samples, channels, *, bright=None):
     """
     xp = array_module(features)
     if bright is None:
-        bright = bright_pixels(features, channels)
+        bright = bright_side(features, channels)
     sides = []
     for sample in samples:
         weight = xp.asarray(sample, dtype=xp.float64)
@@ -61,11 +61,9 @@ def intensity_prior(features, samples, channels, *, bright=None):
     return tuple(bright if side else ~bright for side in sides)
 
 
-def bright_pixels(features, channels):
+def bright_side(features, channels):
     """The pixels brighter than a global Otsu threshold of the grey intensity smoothed at the
-    first scale (the mean of the ``gauss*@1`` feature columns; the threshold from a regular
-    subsample of at most :data:`THRESHOLD_PIXELS` pixels): the split :func:`intensity_prior`
-    assigns to the labels. It depends on the image only, so a session computes it once.
+    first scale (bool (H, W), on the features' device).
 
     Parameters
     ----------
@@ -77,16 +75,6 @@ def bright_pixels(features, channels):
     Returns
     -------
     array (H, W) of bool
-        On the features' device.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from graphcut.models._features import pixel_features
-    >>> values = np.zeros((8, 8, 1), np.float32)
-    >>> values[:, 4:] = 1.0
-    >>> bool(bright_pixels(pixel_features(values, scales=(1.0,)), 1)[:, 7].all())
-    True
     """
     from skimage.filters import threshold_otsu
 

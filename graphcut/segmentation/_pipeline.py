@@ -81,13 +81,16 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
         sample = (~background) if has_region else is_object
         if has_region and getattr(model, "core", 0):  # the learned model: the region's core
-            sample = xp.asarray(region_core(region, model.core)) | is_object
+            only_box = o["box"] if o["lasso"] is None else None
+            sample = xp.asarray(region_core(region, model.core, box=only_box)) | is_object
         samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                         for s in (sample, background))
         run = iterate_binary(values, nlinks, binary, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              cut=cut, weights=weights, priors=priors)
-        mask = to_host(run.labels).astype(bool)
+        mask = to_host(run.labels).astype(bool, copy=False)
+        if label == FOREGROUND and o["keep"] == "all" and o["fill_holes"] <= 0:
+            return mask, run  # the mask is the output: no label image to build and compare
         labels = np.where(mask, label, 0).astype(np.uint8)
     else:
         pinned = xp.full(shape, -1, dtype=xp.int64)

@@ -203,8 +203,9 @@ class Segmenter:
 
     def prepare(self) -> float:
         """Build the solver's seed-independent part now (PyMaxflow's graph with its n-links, or
-        the GPU state), so that the first :meth:`update` does not wait for it. Returns the
-        seconds it took (0 when already built)."""
+        the GPU state) and the appearance model's per-image features (the learned model's
+        filter bank; the GMM's texture channel), so that the first :meth:`update` does not
+        wait for them. Returns the seconds it took (0 when already built)."""
         if self._solver is not None:
             return 0.0
         started = time.perf_counter()
@@ -214,6 +215,8 @@ class Segmenter:
             one = self._xp.zeros((1, 1), dtype=self._xp.int32)
             capacities_from_tables(one, self._xp.zeros((1, 1), dtype=self._xp.uint8), one,
                                    one[0], one[0])
+        if not self._tabled and len(self.shape) == 2:
+            self._image_features()  # the model's features now, not at the first box or stroke
         return time.perf_counter() - started
 
     def update(self, seeds, *, region=None, cancel=None, device_mask=False, box=None,
@@ -278,6 +281,19 @@ class Segmenter:
 
     # -- the segmentation pipeline (colour models, iterations, boxes, several objects) -----
 
+    def _image_features(self):
+        """The appearance model's per-pixel features of the image, computed once per image."""
+        if self._features is None:
+            values = self._values
+            if values is None:
+                image = self._image
+                if self.backend == "cuda" and array_module(image) is np:
+                    import cupy
+                    image = cupy.asarray(image)
+                values = image_as_float(image, channel_axis=self._channel_axis)
+            self._features = self.model.features(values)
+        return self._features
+
     def _needs_pipeline(self, seeds, box, lasso) -> bool:
         if not self._tabled or box is not None or lasso is not None or seeds is None:
             return True
@@ -288,16 +304,7 @@ class Segmenter:
         if len(self.shape) != 2:
             raise ValueError("volumes are segmented with today's energy only: the histogram "
                              "model without iterations, box, lasso, clean-up or further objects")
-        if self._features is None:  # once per image
-            values = self._values
-            if values is None:
-                image = self._image
-                if self.backend == "cuda" and array_module(image) is np:
-                    import cupy
-                    image = cupy.asarray(image)
-                values = image_as_float(image, channel_axis=self._channel_axis)
-            self._features = self.model.features(values)
-        values = self._features
+        values = self._image_features()
         if seeds is not None:
             seeds = self._xp.asarray(seeds)
         self.prepare()
@@ -309,7 +316,8 @@ class Segmenter:
         output, run = segment_values(values, self._nlinks, seeds, options,
                                      device=self.backend, cut=cut)
         self._seeds_stale = True
-        self.last_result = result_of(run, np.asarray(output) != 0, options, started)
+        objects = output if output.dtype == bool else output != 0  # as the table route: shared
+        self.last_result = result_of(run, objects, options, started)
         if device_mask and self.backend == "cuda":
             return self._xp.asarray(output)
         return output

@@ -21,10 +21,12 @@ from .grid import GridState, Schedule, device_name
 
 __all__ = ["INTERACTIVE_SCHEDULE", "PushRelabelGridSolver"]
 
-# 4 push/relabel cycles per launch and a BFS flag check every 2 passes: the fastest of 24
-# schedules for interactive re-solves at 4 MP on an H100 (bench/bench_schedule.py,
-# bench/RESULTS.md), also from scratch there; every schedule gives the same answer.
-INTERACTIVE_SCHEDULE = dict(cycles=4, launches_per_relabel=16, bfs_passes_per_check=2)
+# 4 push/relabel cycles per launch, a global relabel every 32 launches, the BFS flag read
+# every 4 passes: chosen with bench/bench_schedule.py on an H100 (2026-11-27, correcting
+# strokes, median of 3 interleaved runs) from the best of 24 schedules: 59.5 ms a re-solve at
+# 12 MP against 66.9 for the former (4, 16, 2), 23.4 against 24.1 at 4 MP; confirming strokes
+# at 4 MP 16.3 against 15.9 (bench/RESULTS.md). Every schedule gives the same answer.
+INTERACTIVE_SCHEDULE = dict(cycles=4, launches_per_relabel=32, bfs_passes_per_check=4)
 
 
 class PushRelabelGridSolver(IncrementalGridSolver):

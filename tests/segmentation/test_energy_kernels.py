@@ -235,6 +235,30 @@ def test_seed_checks(gpu, dtype):
     np.testing.assert_array_equal(on_host(labels), np.where(expected <= 2, expected, 0))
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64])
+def test_seed_checks_of_several_objects_and_their_labels(gpu, dtype):
+    """check_seeds(multi=True) and object_labels on device seeds say what they say on the
+    host: one kernel pass when every label is 0..2, the host copy only for further labels."""
+    from graphcut.io import object_labels
+    seeds = np.zeros((6, 7), dtype)
+    seeds[1, 1], seeds[2, 2] = 1, 2
+    for case in ("one object", "further objects", "only further objects"):
+        if case == "further objects":
+            seeds[3, 3], seeds[4, 4] = 5, 3
+        if case == "only further objects":
+            seeds[1, 1] = 0
+        device = gpu.asarray(seeds)
+        assert graphcut.check_seeds(device, multi=True) is device
+        assert object_labels(device) == object_labels(seeds)
+    assert object_labels(gpu.asarray(np.zeros((2, 3), dtype))) == []
+    no_background = np.where(seeds == 2, 0, seeds).astype(dtype)
+    with pytest.raises(ValueError, match="no background seed"):
+        graphcut.check_seeds(gpu.asarray(no_background), multi=True)
+    seeds[5, 5] = 255
+    with pytest.raises(ValueError, match="unknown label values 255"):
+        graphcut.check_seeds(gpu.asarray(seeds), multi=True)
+
+
 @pytest.mark.parametrize("bins", [None, 2, 7])
 @pytest.mark.parametrize("grey", [False, True])
 def test_cells_histograms_and_costs(gpu, bins, grey):

@@ -331,6 +331,26 @@ def test_region_core_is_the_middle_half_of_a_box():
     assert (rows.min(), rows.max(), cols.min(), cols.max()) == (14, 25, 20, 39)
 
 
+def test_the_closed_form_core_of_a_box_is_the_distance_transform_core():
+    """The learned model's box core without a distance transform (_regions.box_core) equals
+    the core found by SciPy's exact Euclidean distance transform of the box (the image border
+    counting as outline), on random boxes, images and fractions."""
+    from scipy import ndimage
+
+    from graphcut.segmentation._regions import region_core
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        h, w = (int(v) for v in rng.integers(1, 30, 2))
+        r0, c0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+        box = (r0, c0, int(rng.integers(r0 + 1, h + 1)), int(rng.integers(c0 + 1, w + 1)))
+        fraction = float(rng.choice([0.0, 0.3, 0.5, 0.7, 1.0, rng.random()]))
+        region = box_mask((h, w), box)
+        distance = ndimage.distance_transform_edt(np.pad(region, 1))[1:-1, 1:-1]
+        expected = (distance >= fraction * distance.max()) & region
+        np.testing.assert_array_equal(region_core(region, fraction, box=box), expected)
+        np.testing.assert_array_equal(region_core(region, fraction), expected)
+
+
 @pytest.mark.gpu
 def test_gpu_segmenter_with_a_box_matches_the_cpu():
     """The GPU Segmenter's pipeline (incremental GPU re-solves in every iteration) gives the

@@ -72,10 +72,10 @@ def test_prior_incremental_equals_fresh_and_round_trips():
 
 
 def test_kept_split_follows_the_image():
-    """The bright/dark split is kept per image (bright_pixels once per features array): one
+    """The bright/dark split is kept per image (bright_side once per features array): one
     model fitted on a second image gives the costs a fresh model gives there, and the kept
-    split equals bright_pixels of the features it was made from."""
-    from graphcut.models._prior import bright_pixels
+    split equals bright_side of the features it was made from."""
+    from graphcut.models._prior import bright_side
     model = Learned(prior=0.5)
     for seed in (3, 4):
         image, truth = _nuclei(seed=seed)
@@ -88,5 +88,5 @@ def test_kept_split_follows_the_image():
         expected = fresh.fit(fresh.features(values), samples).costs(features)
         for got, want in zip(costs, expected):
             np.testing.assert_array_equal(got, want)
-        assert model._bright[0] is features and model._bright[3]  # the sides drawn, kept
-        np.testing.assert_array_equal(model._bright[2], bright_pixels(features, 1))
+        assert model._split[0] is features and model._split[3]  # the sides drawn, kept
+        np.testing.assert_array_equal(model._split[2], bright_side(features, 1))
