@@ -68,11 +68,12 @@ def binary_problem(cost_object, cost_background, nlinks, constraints, *, scale,
     if weights is not None:
         pinned_cost = pinned_cost * weights
     offset = _sum(xp.where(free, shift, 0.0)) + _sum(pinned_cost)
-    return BinaryProblem(GridNetwork(source, sink, *nlinks), offset, float(scale))
+    forward = tuple(nlinks)[::-1]  # nlinks: last axis first, (right, down[, across slices])
+    return BinaryProblem(GridNetwork(source, sink, forward=forward), offset, float(scale))
 
 
 def cut_capacity(network: GridNetwork, source_side) -> int:
-    """Capacity of the cut whose source side is ``source_side`` (bool (H, W)), on the
+    """Capacity of the cut whose source side is ``source_side`` (bool (H, W) or (D, H, W)), on the
     network's device (an exact int)."""
     xp = array_module(network.source)
     s = xp.asarray(source_side, dtype=bool)
@@ -81,9 +82,12 @@ def cut_capacity(network: GridNetwork, source_side) -> int:
     def cut(capacities, chosen):
         return xp.where(chosen, capacities, 0).sum(dtype=xp.int64)
 
-    total = (cut(network.source, t) + cut(network.sink, s)
-             + cut(network.right, s[:, :-1] & t[:, 1:]) + cut(network.left, t[:, :-1] & s[:, 1:])
-             + cut(network.down, s[:-1, :] & t[1:, :]) + cut(network.up, t[:-1, :] & s[1:, :]))
+    total = cut(network.source, t) + cut(network.sink, s)
+    for axis in range(s.ndim):  # forward arcs p -> p + e_axis, backward p + e_axis -> p
+        head = tuple(slice(None, -1) if a == axis else slice(None) for a in range(s.ndim))
+        tail = tuple(slice(1, None) if a == axis else slice(None) for a in range(s.ndim))
+        total = (total + cut(network.forward[axis], s[head] & t[tail])
+                 + cut(network.backward[axis], t[head] & s[tail]))
     return int(total)
 
 

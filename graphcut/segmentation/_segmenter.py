@@ -297,13 +297,10 @@ class Segmenter:
     def _needs_pipeline(self, seeds, box, lasso) -> bool:
         if not self._tabled or box is not None or lasso is not None or seeds is None:
             return True
-        return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
+        return (getattr(seeds, "ndim", 0) == len(self.shape) and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
-        if len(self.shape) != 2:
-            raise ValueError("volumes are segmented with today's energy only: the histogram "
-                             "model without iterations, box, lasso, clean-up or further objects")
         values = self._image_features()
         if seeds is not None:
             seeds = self._xp.asarray(seeds)
@@ -314,7 +311,7 @@ class Segmenter:
 
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         output, run = segment_values(values, self._nlinks, seeds, options,
-                                     device=self.backend, cut=cut)
+                                     device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
         self.last_result = result_of(run, objects, options, started)
