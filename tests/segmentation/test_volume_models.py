@@ -213,14 +213,16 @@ def test_gpu_volume_equals_cpu(model):
 
 
 @pytest.fixture
-def stand_in_cupy(monkeypatch):
-    """tests/support/fake_cupy.py's NumPy stand-in for CuPy, with SciPy's gaussian_filter as
+def stand_in_cupy(monkeypatch, kernel_library):
+    """tests/support/fake_cupy.py's NumPy stand-in for CuPy (with the shipped kernels compiled
+    as host C++: the learned model's scoring kernel), with SciPy's gaussian_filter as
     ``cupyx.scipy.ndimage``'s (what the learned model's GPU features call)."""
     import sys
     import types
 
     import fake_cupy
-    module = fake_cupy.fake_cupy_module(None)
+    module = fake_cupy.fake_cupy_module(kernel_library)
+    monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")
     cupyx_ndimage = types.ModuleType("cupyx.scipy.ndimage")
     cupyx_ndimage.gaussian_filter = lambda values, *args, **kwargs: fake_cupy._wrap(
         ndimage.gaussian_filter(np.asarray(values), *args, **kwargs))
