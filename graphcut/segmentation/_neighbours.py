@@ -105,11 +105,21 @@ def diagonal_weights(values, sigma):
                  for d in _diagonal_differences(np.asarray(values, dtype=np.float64)))
 
 
-def diagonal_capacities(values, sigma, lam, *, scale):
-    """:func:`diagonal_weights` times ``lam``, quantised as the straight n-links are
-    (int32, ``rint(scale * lam * w)``)."""
+def diagonal_capacities(weights, lam, *, scale):
+    """The :func:`diagonal_weights` ``weights`` times ``lam``, quantised as the straight
+    n-links are (int32, ``rint(scale * lam * w)``)."""
     return tuple(quantize_weights(w, lam, scale=scale, what="diagonal n-link capacities")
-                 for w in diagonal_weights(values, sigma))
+                 for w in weights)
+
+
+def eight_connected_sigma(values, options) -> float:
+    """Check that 8-connected n-links apply to the (H, W, C) host ``values`` with the
+    resolved ``options`` (an image, no spacing); returns ``options["sigma"]``, or
+    :func:`estimate_sigma8` when it is None."""
+    if np.ndim(values) != 3 or options["spacing"]:
+        raise ValueError("connectivity=8 is for images: volumes (and spacing) use "
+                         "6-connected grids")
+    return estimate_sigma8(values) if options["sigma"] is None else options["sigma"]
 
 
 def _incident(diagonals, shape):
@@ -287,4 +297,4 @@ def diagonal_cut_capacity(diagonals, source_side) -> int:
 
 __all__ = ["CONNECTIVITIES", "check_connectivity", "cut_eight", "diagonal_capacities",
            "diagonal_cut_capacity", "diagonal_weights", "eight_connected_csr",
-           "estimate_sigma8"]
+           "eight_connected_sigma", "estimate_sigma8"]

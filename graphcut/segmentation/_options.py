@@ -13,6 +13,7 @@ from graphcut.models import APPEARANCE_MODELS, GMM, AppearanceModel, Histogram, 
 from ._capacities import DEFAULT_SCALE
 from ._grabcut import DEFAULT_TOL
 from ._neighbours import check_connectivity
+from ._smoothness import guarded_lams
 
 #: the model names (registered appearance models)
 MODEL_CHOICES = tuple(APPEARANCE_MODELS)
@@ -52,7 +53,8 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     Returns
     -------
     dict
-        ``appearance`` (the model object), ``model`` (its name), ``lam``, ``iterations``,
+        ``appearance`` (the model object), ``model`` (its name), ``lam``, ``auto_lam`` (the
+        collapse guard's weights for box / lasso updates, or None), ``iterations``,
         ``seed_share``, ``locality``, ``far_cost``, ``texture``, ``keep``, ``fill_holes``,
         ``sigma``, ``scale``, ``spacing``, ``tol``, ``channel_axis``, ``box``, ``lasso``,
         ``connectivity``.
@@ -68,6 +70,7 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     if unknown:
         raise TypeError(f"unknown segmentation option(s) {', '.join(sorted(unknown))}")
     appearance = _with_knobs(as_model(model), {key: options.get(key) for key in MODEL_KNOBS})
+    auto_lam = guarded_lams(appearance, lam)  # the collapse guard's weights, or None
     lam = appearance.lam if lam is None else lam
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0.0):
@@ -81,7 +84,7 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     tol = float(options.get("tol", DEFAULT_TOL))
     if not (math.isfinite(tol) and tol >= 0.0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
-    return dict(appearance=appearance, model=appearance.name, lam=lam,
+    return dict(appearance=appearance, model=appearance.name, lam=lam, auto_lam=auto_lam,
                 iterations=appearance.iterations, seed_share=appearance.seed_share,
                 locality=appearance.locality, far_cost=appearance.far_cost,
                 texture=appearance.texture, keep=keep, fill_holes=int(fill_holes),
