@@ -192,3 +192,15 @@ def test_csr_form_takes_device_arrays(monkeypatch):
     assert host.num_arcs == device.num_arcs
     assert (np.asarray(host.heads) == np.asarray(device.heads)).all()
     assert (np.asarray(host.capacities) == np.asarray(device.capacities)).all()
+
+
+def test_connectivity_8_follows_the_collapse_guards_lams():
+    """The histogram's box updates cut at two automatic lams: the diagonals are quantised at
+    the lam of each cut (a stale or missing set would fail or mismatch the straight links)."""
+    image = np.zeros((30, 30, 3), np.uint8)
+    image[8:22, 8:22] = (200, 40, 40)
+    session = graphcut.Segmenter(image, model="histogram", connectivity=8, device="cpu")
+    mask = session.update(None, box=(4, 4, 26, 26))
+    assert mask[8:22, 8:22].all() and mask.sum() == 14 * 14
+    assert session._diagonals is None or session._diagonals[0].max() == round(
+        session.lam * session.scale / np.sqrt(2))
