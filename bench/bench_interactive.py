@@ -48,6 +48,7 @@ opening an image and the session build are reported apart.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import importlib.util
 import statistics
@@ -263,11 +264,13 @@ def render_time(mask: np.ndarray, factor: int = 1) -> float:
     return time.perf_counter() - started
 
 
-def bench_pipeline(image, seeds, strokes, device, burst, spare="auto", clean_up=True):
+def bench_pipeline(image, seeds, strokes, device, burst, spare="auto", clean_up=True,
+                   model="histogram"):
     recorder, owner = Recorder(), Owner()
     controller = SegmentationController(recorder, post=owner, device=device, spare=spare)
-    if clean_up:  # what the window asks for by default (Segment > Clean up result)
-        controller.set_options(APP_DEFAULTS)
+    # what the window asks for by default (Segment > Clean up result), with the chosen model
+    options = APP_DEFAULTS if clean_up else APP_DEFAULTS.with_cleanup(False)
+    controller.set_options(dataclasses.replace(options, model=model))
     try:
         return _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst)
     finally:
@@ -275,7 +278,9 @@ def bench_pipeline(image, seeds, strokes, device, burst, spare="auto", clean_up=
 
 
 def _clean_up_options(controller) -> dict:
-    return {"keep": controller.options.keep, "fill_holes": controller.options.fill_holes}
+    """segment()'s options that give what the app shows: its model, lambda and clean-up."""
+    return {"keep": controller.options.keep, "fill_holes": controller.options.fill_holes,
+            "model": controller.options.model, "lam": controller.lam}
 
 
 def _request_and_wait(controller, recorder, owner, labels, region):
@@ -438,7 +443,7 @@ def _run_size(args, parts, image, start, script, strokes, burst, kind, out, deta
         print(report(image.shape[:2], session, None, None, args.device, kind), flush=True)
     pipeline = bench_pipeline(image, seeds, strokes, args.device, burst,
                               "auto" if args.spare == "auto" else False,
-                              clean_up=args.clean_up == "app") \
+                              clean_up=args.clean_up == "app", model=args.model) \
         if "pipeline" in parts else None
     if pipeline is not None:
         print(report(image.shape[:2], None, pipeline, None, args.device, kind), flush=True)
@@ -476,6 +481,8 @@ def main():
                              "an object seed, fill holes under 100 pixels), or none")
     parser.add_argument("--stroke-kinds", default=",".join(STROKE_KINDS),
                         help="comma-separated, of: confirming, correcting (default: both)")
+    parser.add_argument("--model", default="histogram",
+                        help="the appearance model the app segments with (default histogram)")
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()
     parts = set(args.parts.split(","))

@@ -87,6 +87,7 @@ METHODS = {
 # (brighter = object; inside the box when there is one).
 BASELINES = ("cv2", "cv2-clean", "cv2-box", "rf", "otsu")
 PROTOCOLS = ("strokes", "box")
+_LIMIT = {"interactions": MAX_INTERACTIONS}  # --max-interactions (1: the box's IoU only)
 
 
 def iou(mask, truth) -> float:
@@ -226,7 +227,7 @@ def robot(segmenter, item, protocol) -> tuple[list, list]:
         seconds.append(0.0)
         add_stroke(seeds, truth, interior_point(~truth), 2)
         mask = evaluate()
-    while ious[-1] < max(TARGETS) and len(ious) < MAX_INTERACTIONS:
+    while ious[-1] < max(TARGETS) and len(ious) < _LIMIT["interactions"]:
         point, label_value = next_click(mask, truth)
         add_stroke(seeds, truth, point, label_value)
         mask = evaluate()
@@ -355,9 +356,10 @@ def speed(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="test",
-                        choices=("dev", "test", "extra", "photos-dev", "photos-test"),
+                        choices=("dev", "test", "extra", "dev-soft", "photos-dev", "photos-test"),
                         help="dev: for choosing options; test: for reporting; extra: a "
                              "second report set, to confirm a gain is not fitted to dev; "
+                             "dev-soft: dev-only composites with wider soft edges; "
                              "photos-dev / photos-test: real photographs "
                              "(bench/quality_photos.py)")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")
@@ -372,7 +374,12 @@ def main(argv=None):
     parser.add_argument("--megapixels", type=float, default=4.0)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cv2-repeats", type=int, default=1)
+    parser.add_argument("--max-interactions", type=int, default=MAX_INTERACTIONS,
+                        help="stop the robot after this many segmentations (1 with "
+                             "--protocols box: the IoU from the box alone; NoC then "
+                             "counts unreached targets as this many)")
     args = parser.parse_args(argv)
+    _LIMIT["interactions"] = args.max_interactions
     if args.speed:
         speed(args)
     else:

@@ -33,8 +33,12 @@ from skimage.color import rgb2gray
 SIZES = {"small": (150, 200), "medium": (240, 320), "large": (360, 480)}
 LEVELS = ("easy", "medium", "hard")
 SHAPES = ("ellipse", "star", "horse", "blob", "ring", "dumbbell", "gear")
-SEEDS = {"dev": 11, "test": 29, "extra": 47}
-SET_SIZES = {"dev": 12, "test": 24, "extra": 24}
+SEEDS = {"dev": 11, "test": 29, "extra": 47, "dev-soft": 61}
+SET_SIZES = {"dev": 12, "test": 24, "extra": 24, "dev-soft": 12}
+# "dev-soft" (development only, no test twin): as "dev" with wider soft edges, closer to the
+# composites of issue 24 (objects cut from other photographs, soft edges): alpha blurred
+# with these sigmas (pixels) instead of 0.8 / 1.2 / 1.6.
+SOFT_BLURS = {"easy": 2.5, "medium": 3.0, "hard": 3.5}
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,7 @@ def _match(colours, target, amount, region=None):
     return (colours - mean) / std * new_std + new_mean
 
 
-def make_item(index: int, rng, photos) -> Item:
+def make_item(index: int, rng, photos, *, soft: bool = False) -> Item:
     size = list(SIZES)[index % 3]
     level = LEVELS[(index // 3) % 3]
     kind = SHAPES[index % len(SHAPES)]
@@ -163,7 +167,7 @@ def make_item(index: int, rng, photos) -> Item:
     background = _crop(photos[bg_name], shape, rng)
     foreground = _crop(photos[fg_name], shape, rng)
     mask = _shape(kind, shape, rng)
-    blur = {"easy": 0.8, "medium": 1.2, "hard": 1.6}[level]
+    blur = (SOFT_BLURS if soft else {"easy": 0.8, "medium": 1.2, "hard": 1.6})[level]
     alpha = ndimage.gaussian_filter(mask.astype(np.float64), blur)
     if level != "easy":
         foreground = _match(foreground, background, 0.5 if level == "medium" else 0.75,
@@ -180,11 +184,12 @@ def make_item(index: int, rng, photos) -> Item:
 
 
 def make_set(which: str = "test", count: int | None = None) -> list[Item]:
-    """The evaluation set ``"dev"``, ``"test"`` or ``"extra"`` (deterministic)."""
+    """The evaluation set ``"dev"``, ``"test"``, ``"extra"`` or ``"dev-soft"``
+    (deterministic)."""
     rng = np.random.default_rng(SEEDS[which])
     photos = _photos()
     count = SET_SIZES[which] if count is None else count
-    return [make_item(i, rng, photos) for i in range(count)]
+    return [make_item(i, rng, photos, soft=which == "dev-soft") for i in range(count)]
 
 
 def scaled_item(megapixels: float, seed: int = 5) -> Item:

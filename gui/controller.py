@@ -187,9 +187,9 @@ class SegmentationController:
             - self._counts[graphcut.BACKGROUND]
         return bool(self.options.has_region or (objects and self._counts[graphcut.BACKGROUND]))
 
-    def _preview_applies(self) -> bool:
-        """Previews answer today's energy only: one object, histogram, no box or lasso (the
-        clean-up is left to the exact mask)."""
+    def _plain_energy(self) -> bool:
+        """Whether the request is today's energy (one object, histogram, no box or lasso):
+        the incremental path, timed apart from the pipeline's solves."""
         return (not self.options.has_region and self.options.model == "histogram"
                 and not self._counts[graphcut.BACKGROUND + 1:].any())
 
@@ -211,7 +211,7 @@ class SegmentationController:
                           list(channel.outstanding), number)
                 self._restart(channel)
         self._send_job(self._pick_exact(), number)
-        if self._preview is not None and self._preview_applies():
+        if self._preview is not None:  # any model, box or lasso, several objects (no clean-up)
             self._send_job(self._preview, number)
         return number
 
@@ -242,7 +242,7 @@ class SegmentationController:
             channel.lam = self.lam
         labels = int(np.count_nonzero(self._counts[graphcut.NONE + 1:]))
         channel.outstanding[number] = (time.perf_counter(), channel.fresh_next,
-                                       self._preview_applies(), labels)
+                                       self._plain_energy(), labels)
         channel.fresh_next = False
         channel.last_number = number
         channel.client.send("solve", Job(number, self._token, self.lam, delta, self.options))

@@ -10,10 +10,11 @@ Two kinds of solver, chosen by ``Session.preview_factor``:
 - exact (factor 1): a ``graphcut.Segmenter`` on the full image; each job is an incremental
   re-solve and the mask equals a fresh ``graphcut.segment`` of the same seeds;
 - preview (factor k > 1): a ``Segmenter`` on the image reduced k times (block means), with
-  seeds reduced the same way (a block takes the label most of its seeded pixels have) and
-  lambda divided by k (a coarse pixel stands for k * k pixels, a coarse edge for k edges). It
-  answers in a small fraction of the exact solve's time; the app shows its mask, scaled up,
-  until the exact mask of the same seeds arrives.
+  seeds, box and lasso reduced the same way (``reduced_grid.py``: a block takes the label most
+  of its seeded pixels have) and lambda divided by k (a coarse pixel stands for k * k pixels, a
+  coarse edge for k edges), with the job's colour model, box or lasso and any number of
+  objects (no clean-up). It answers in a small fraction of the exact solve's time; the app
+  shows its mask, scaled up, until the exact mask of the same seeds arrives.
 
 Masks go back as :class:`~graphcut.gui.sharing.MaskUpdate`\\ s: the rectangle that changed
 since the previous answer, as packed bits.
@@ -33,6 +34,7 @@ from graphcut.segmentation import only_binary_labels
 from graphcut.solver import SolveCancelled
 
 from .options import SegmentOptions, clean_up
+from .reduced_grid import Reducer
 from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slices,
                       mask_fraction, to_slices, union)
 
@@ -84,7 +86,8 @@ class Job:
             seed array after a (re)start).
         options: the colour model, clean-up, box and lasso (``options.py``). The default is
             today's energy; seeds of several objects, a box, a lasso or the GMM go through
-            ``graphcut.segment``'s pipeline (an exact solver only, never a preview).
+            ``graphcut.segment``'s pipeline (on a preview's reduced grid too, without the
+            clean-up).
     """
 
     number: int
@@ -176,7 +179,9 @@ class Solver:
         self._image = None
         self._segmenter = None
         self._model = "histogram"  # the colour model self._segmenter was made with
-        self._preview: _Reducer | None = None
+        self._preview: Reducer | None = None
+        self._grid_image = None  # the image the segmenter solves (reduced for a preview)
+        self._device = None      # the device it solves on
         self._seeds: np.ndarray | None = None
         self._dirty = None  # bounding region of seed changes not yet solved; "all" = unknown
         self._lam = None
@@ -210,11 +215,12 @@ class Solver:
             self._dirty = "all"
             self._lam = float(session.lam)
             if session.preview_factor > 1:
-                self._preview = _Reducer(image.shape[:2], session.preview_factor)
+                self._preview = Reducer(image.shape[:2], session.preview_factor)
                 image = self._preview.reduce_image(image)
                 device, lam = "cpu", self._lam / session.preview_factor
             else:
                 device, lam = session.device, self._lam
+            self._grid_image, self._device = image, device
             self._segmenter = _make_segmenter(image, lam, device, "histogram", session)
             self._model = "histogram"
             if self._segmenter.backend == "cuda":
@@ -232,6 +238,7 @@ class Solver:
     def close(self) -> None:
         """Drop the image and everything built on it."""
         self._segmenter = self._preview = self._session = self._image = self._sent = None
+        self._grid_image = self._device = None
         self._seeds = None
         if self._attached is not None:
             self._attached.close()
@@ -296,10 +303,11 @@ class Solver:
         Today's energy (histogram, one object, no box or lasso) is the segmenter's incremental
         update, then the clean-up; anything else is ``graphcut.segment``'s pipeline on the same
         session (a GMM needs a session of its own, made when the model changes)."""
-        if self._preview is not None:  # the controller sends previews plain jobs only
-            options = SegmentOptions()
+        if self._preview is not None:  # the box and lasso on the reduced grid, no clean-up
+            options = self._preview.reduce_options(options)
         if options.model != self._model:
-            self._segmenter = _make_segmenter(self._image, self._lam, self._session.device,
+            lam = self._lam / self._session.preview_factor
+            self._segmenter = _make_segmenter(self._grid_image, lam, self._device,
                                               options.model, self._session)
             self._model, region = options.model, None
         several = not only_binary_labels(seeds)
@@ -324,57 +332,6 @@ class Solver:
             return Outcome(job.number, job.token, error=f"job {job.number} is for image "
                            f"{job.token}, but the solver holds {self.token}")
         return self.solve(job, cancel)
-
-
-class _Reducer:
-    """Maps an image and its seeds to a grid reduced ``factor`` times in each direction."""
-
-    def __init__(self, shape, factor: int):
-        self.shape, self.factor = tuple(shape), int(factor)
-        self.reduced_shape = tuple(-(-n // self.factor) for n in self.shape)
-        self.seeds = np.zeros(self.reduced_shape, np.uint8)
-
-    def reduce_image(self, image: np.ndarray) -> np.ndarray:
-        """Block means (edge blocks over the pixels they have), as float in [0, 1] like
-        ``graphcut.energy.image_as_float`` scales them."""
-        image = np.asarray(image)
-        if image.ndim == 2:
-            image = image[..., None]
-        scale = float(np.iinfo(image.dtype).max) if image.dtype.kind in "iu" else 1.0
-        blocks = self._blocks(image)
-        return (blocks.sum(axis=(1, 3), dtype=np.float64) / self._block_sizes()[..., None]
-                / scale)
-
-    def reduce_seeds(self, seeds: np.ndarray, dirty):
-        """The reduced seeds, recomputed over the blocks that ``dirty`` touches; returns them
-        with the reduced region to pass to ``Segmenter.update``."""
-        k = self.factor
-        if dirty is None:
-            return self.seeds, (slice(0, 0), slice(0, 0))
-        if dirty == "all":
-            dirty = (0, self.shape[0], 0, self.shape[1])
-        r0, r1, c0, c1 = dirty[0] // k, -(-dirty[1] // k), dirty[2] // k, -(-dirty[3] // k)
-        part = seeds[r0 * k:r1 * k, c0 * k:c1 * k]
-        pad = ((0, (r1 - r0) * k - part.shape[0]), (0, (c1 - c0) * k - part.shape[1]))
-        part = np.pad(part, pad).reshape(r1 - r0, k, c1 - c0, k)
-        objects = np.count_nonzero(part == graphcut.FOREGROUND, axis=(1, 3))
-        backgrounds = np.count_nonzero(part == graphcut.BACKGROUND, axis=(1, 3))
-        self.seeds[r0:r1, c0:c1] = np.where(
-            objects > backgrounds, graphcut.FOREGROUND,
-            np.where(backgrounds > objects, graphcut.BACKGROUND, graphcut.NONE))
-        return self.seeds, (slice(r0, r1), slice(c0, c1))
-
-    def _blocks(self, array):
-        k = self.factor
-        h, w = self.reduced_shape
-        pad = ((0, h * k - array.shape[0]), (0, w * k - array.shape[1]), (0, 0))
-        return np.pad(array, pad).reshape(h, k, w, k, array.shape[2])
-
-    def _block_sizes(self):
-        k = self.factor
-        rows = np.minimum(k, self.shape[0] - k * np.arange(self.reduced_shape[0]))
-        cols = np.minimum(k, self.shape[1] - k * np.arange(self.reduced_shape[1]))
-        return np.outer(rows, cols).astype(np.float64)
 
 
 def _make_segmenter(image, lam: float, device: str, model: str, session: Session):

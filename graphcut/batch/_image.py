@@ -44,7 +44,7 @@ from PIL import Image, PngImagePlugin
 
 from ..io import (atomic_save, check_lossless_suffix, overlay, read_image, read_volume_record,
                   segments_as_volume)
-from ..segmentation import DEFAULT_LAM, check_image_file, segment_volume_paths
+from ..segmentation import check_image_file, segment_volume_paths
 from ..segmentation import (label_overlay, read_request, segment, settings_path)
 from ..solver import resolve_device
 from ._records import FAILED, OK, SKIPPED, display, make_record
@@ -228,16 +228,13 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     # what the inputs are as they are read (a file changed during the solve is redone later)
     signatures = input_signatures(image_path, seeds_path)
     if segments_as_volume(image_path, seeds_path):  # a volume: multi-page mask (and overlay)
-        if segment_options:
-            raise ValueError(f"{', '.join(segment_options)}: not for volumes (today's energy "
-                             "only)")
         record = {"version": METADATA_VERSION, "lam": _float_or_none(lam),
-                  "sigma": _float_or_none(sigma), "options": {}, **signatures}
+                  "sigma": _float_or_none(sigma), "options": dict(segment_options or {}),
+                  **signatures}
         mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
-                                            overlay_path=overlay_path,
-                                            lam=DEFAULT_LAM if lam is None else lam,
-                                            sigma=sigma, device=device, max_pixels=max_pixels,
-                                            record=record)
+                                            overlay_path=overlay_path, lam=lam, sigma=sigma,
+                                            device=device, max_pixels=max_pixels,
+                                            record=record, segment_options=segment_options)
         stages["solve_seconds"] = time.perf_counter() - started
         return mask, result
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from graphcut.segmentation import DEFAULT_LAM, SIGMA_MIN
+from graphcut.segmentation import SIGMA_MIN
 
 from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_error_message,
                      overwrite_option, refuse_existing_output, resolve_device_or_usage_error)
@@ -22,7 +22,7 @@ lam_option = click.option(
 
 
 class BoxType(click.ParamType):
-    """``row0,col0,row1,col1``: four integers, half-open."""
+    """``row0,col0,row1,col1``: four integers, half-open; a volume's ``z0,y0,x0,z1,y1,x1``."""
 
     name = "R0,C0,R1,C1"
 
@@ -34,9 +34,9 @@ class BoxType(click.ParamType):
             numbers = tuple(int(p) for p in parts)
         except ValueError:
             numbers = ()
-        if len(numbers) != 4:
-            self.fail(f"{value!r} is not four comma-separated integers row0,col0,row1,col1",
-                      param, ctx)
+        if len(numbers) not in (4, 6):
+            self.fail(f"{value!r} is not four comma-separated integers row0,col0,row1,col1 "
+                      "(nor a volume's six, z0,y0,x0,z1,y1,x1)", param, ctx)
         return numbers
 
 
@@ -173,7 +173,8 @@ def _spacing(ctx, param, value):
                    "or .npy of labels, or a folder of seed slices.")
 @click.option("--box", type=BoxType(), default=None,
               help="Box around the object, half-open pixel rows and columns: outside is "
-                   "background. With or without --seeds.")
+                   "background. With or without --seeds. A volume's box (with --seeds): "
+                   "z0,y0,x0,z1,y1,x1.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Mask to write (0 = background, 255 = object; always lossless): .png or "
                    ".tif, or for a volume a multi-page TIFF (.tif) or .npy. With several "
@@ -222,10 +223,12 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
     from graphcut.segmentation import check_image_file, segment_volume_paths
 
     volume = seeds_path is not None and segments_as_volume(image, seeds_path)
-    if volume and options:
-        raise click.UsageError(f"{', '.join('--' + k.replace('_', '-') for k in options)}: "
-                               "not for volumes (today's energy only)")
-    if options.get("box") is not None:
+    box_size = len(options.get("box") or ()) or (6 if volume else 4)
+    if box_size != (6 if volume else 4):
+        raise click.BadParameter("a volume's box is six integers z0,y0,x0,z1,y1,x1" if volume
+                                 else "six integers are a volume's box; an image's is "
+                                 "row0,col0,row1,col1", param_hint="--box")
+    if options.get("box") is not None and not volume:
         _check_box(image, options["box"])
     if volume and output.suffix.lower() not in MASK_SUFFIXES:
         raise click.BadParameter(f"{output}: the mask of a volume is written as a multi-page "
@@ -270,9 +273,9 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
         if volume:  # its memory is checked from the headers (memory.check_volume_file)
             mask, result = segment_volume_paths(image, seeds_path, output,
                                                 overlay_path=overlay_path,
-                                                lam=DEFAULT_LAM if lam is None else lam,
-                                                sigma=sigma, device=device, spacing=spacing,
-                                                max_pixels=max_pixels)
+                                                lam=lam, sigma=sigma, device=device,
+                                                spacing=spacing, max_pixels=max_pixels,
+                                                segment_options=options)
         else:
             # from the image's header, before decoding: refuse what cannot fit
             check_image_file(image, device, max_pixels=max_pixels)

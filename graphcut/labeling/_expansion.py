@@ -62,6 +62,7 @@ import numpy as np
 
 from graphcut.solver import CutResult, GridNetwork, min_cut, resolve_device
 
+from ._host_cuts import HostMoveCuts
 from ._moves import (PairWeights, _array_module, _as_weights, _check_cap, _check_problem,
                      _energy, _gather, _move_network)
 
@@ -358,6 +359,8 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     num_labels = costs.shape[0]
 
     energy = initial_energy = state.energy()
+    solve_move = HostMoveCuts() if backend == "cpu" \
+        else (lambda network: min_cut(network, device=backend))
     moves: list[Move] = []
     maxflow_seconds: dict[str, float] = {}
     solve_seconds: dict[str, float] = {}
@@ -375,7 +378,7 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
             network, constant = state.network(alpha)
             build_seconds = time.perf_counter() - built
             build_total += build_seconds
-            cut = min_cut(network, device=backend)
+            cut = solve_move(network)
             solve = float(cut.stats.get("seconds", {}).get("solve", cut.seconds))
             maxflow_seconds[cut.backend] = maxflow_seconds.get(cut.backend, 0.0) + cut.seconds
             solve_seconds[cut.backend] = solve_seconds.get(cut.backend, 0.0) + solve

@@ -98,29 +98,39 @@ def _energy(data_term, weights, labels, cap: int) -> int:
     return total
 
 
+def _pair_cost32(weight, a, b, cap):
+    """``weight * min(|a - b|, cap)`` as int32: exact for a problem that passed
+    :func:`_check_problem` (every pair cost, and a data cost plus 8 of them, fits in int32)."""
+    xp = _array_module(weight)
+    return weight.astype(np.int32, copy=False) * xp.minimum(xp.abs(a - b), cap).astype(np.int32)
+
+
 def _move_network(cost_alpha, current, weights, labels, alpha: int, cap: int):
-    """The move's network arrays and constant from whole-array operations (NumPy or CuPy)."""
+    """The move's network arrays and constant from whole-array operations (NumPy or CuPy), in
+    int32 (bounded by :func:`_check_problem`; the constant is summed in int64)."""
     xp = _array_module(labels)
     horizontal, vertical = weights
-    keep = current.astype(np.int64)
-    change = cost_alpha.astype(np.int64)
+    keep = current.astype(np.int32, copy=False)
+    change = cost_alpha.astype(np.int32)  # a copy: changed in place below
     constant = 0
     arcs = []
     for weight, p, q, tail, head in (
             (horizontal, labels[:, :-1], labels[:, 1:], np.s_[:, :-1], np.s_[:, 1:]),
             (vertical, labels[:-1, :], labels[1:, :], np.s_[:-1, :], np.s_[1:, :])):
-        a = _pair_cost(weight, p, q, cap)
-        b = _pair_cost(weight, p, alpha, cap)
-        c = _pair_cost(weight, alpha, q, cap)
-        change[tail] += c - a
+        a = _pair_cost32(weight, p, q, cap)
+        c = _pair_cost32(weight, alpha, q, cap)
         change[head] -= c
-        constant += int(a.sum())
-        arcs.append((b + c - a).astype(np.int32))
+        c -= a  # c - a
+        change[tail] += c
+        constant += int(a.sum(dtype=np.int64))
+        del a
+        c += _pair_cost32(weight, p, alpha, cap)  # b + c - a
+        arcs.append(c)
     shared = xp.minimum(keep, change)
-    constant += int(shared.sum())
+    constant += int(shared.sum(dtype=np.int64))
     right, down = arcs
-    network = GridNetwork(source=(change - shared).astype(np.int32),
-                          sink=(keep - shared).astype(np.int32), right=right, down=down,
+    change -= shared
+    network = GridNetwork(source=change, sink=keep - shared, right=right, down=down,
                           left=xp.zeros(right.shape, dtype=np.int32),
                           up=xp.zeros(down.shape, dtype=np.int32))
     return network, constant

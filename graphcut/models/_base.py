@@ -49,12 +49,14 @@ class ColourModel(ABC):
 
 
 def check_sample(values, mask, what: str = "colour model") -> None:
-    """Shape checks shared by the models: (H, W, C) values, (H, W) bool or float mask."""
-    if values.ndim != 3:
-        raise ValueError(f"{what}: values must be (H, W, C), got shape {values.shape}")
-    if tuple(mask.shape) != tuple(values.shape[:2]):
+    """Shape checks shared by the models: (H, W, C) values, (H, W) bool or float mask; a
+    volume's (D, H, W, C) values and (D, H, W) mask."""
+    if values.ndim not in (3, 4):
+        raise ValueError(f"{what}: values must be (H, W, C) or a volume's (D, H, W, C), got "
+                         f"shape {values.shape}")
+    if tuple(mask.shape) != tuple(values.shape[:-1]):
         raise ValueError(f"{what}: mask shape {tuple(mask.shape)} differs from the image's "
-                         f"{tuple(values.shape[:2])}")
+                         f"{tuple(values.shape[:-1])}")
     if mask.dtype != bool and mask.dtype.kind != "f":
         raise TypeError(f"{what}: mask must be bool or float weights, got dtype {mask.dtype}")
 

@@ -58,6 +58,10 @@ def feature_names(channels: int, dims: int = 2, scales=DEFAULT_SCALES) -> list[s
     return names
 
 
+#: 3x3 Hessians whose eigenvalues are found in one batched call at most (volumes)
+EIGEN_CHUNK = 1 << 16
+
+
 def _hessian_eigenvalues(xp, ndimage, grey, sigma):
     """Eigenvalues (ascending) of ``sigma^2 * Hessian(G_sigma * grey)``, a list of arrays."""
     dims = grey.ndim
@@ -78,7 +82,11 @@ def _hessian_eigenvalues(xp, ndimage, grey, sigma):
     for (i, j), value in second.items():
         matrix[..., i, j] = value
         matrix[..., j, i] = value
-    eigen = xp.linalg.eigvalsh(matrix)
+    flat = matrix.reshape(-1, dims, dims)
+    eigen = xp.empty(flat.shape[:2], dtype=flat.dtype)
+    for start in range(0, flat.shape[0], EIGEN_CHUNK):  # cuSOLVER's batched solver refuses
+        eigen[start:start + EIGEN_CHUNK] = xp.linalg.eigvalsh(flat[start:start + EIGEN_CHUNK])
+    eigen = eigen.reshape(grey.shape + (dims,))  # (128^3 matrices at once: INVALID_VALUE)
     return [eigen[..., k] for k in range(dims)]
 
 

@@ -145,7 +145,7 @@ class GMMModel(ColourModel):
         if not self.fitted:
             raise RuntimeError("GMMModel.costs() called before fit()")
         costs, _ = self._evaluate(values)
-        return costs.reshape(values.shape[:2])
+        return costs.reshape(values.shape[:-1])
 
     # -- internals -----------------------------------------------------------------------
 

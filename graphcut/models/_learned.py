@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
@@ -58,7 +58,7 @@ def _flat_sample(values, mask, max_samples):
     that their total is the full sample's."""
     xp = array_module(values)
     flat_mask = mask.reshape(-1)
-    weights = flat_mask.astype(xp.float64)
+    weights = flat_mask.astype(xp.float64, copy=False)  # only read
     index = xp.nonzero(weights > 0)[0]
     total = float(weights[index].sum()) if index.size else 0.0
     if index.size > max_samples:
@@ -95,6 +95,8 @@ def fit_logistic(x, y, w, *, l2=DEFAULT_L2, steps=NEWTON_STEPS):
         Penalty ``l2 * sum(w) * |beta[1:]|^2 / 2`` (the intercept is not penalised).
     steps : int
         Newton steps (a fixed number: deterministic, and enough on standardised features).
+        On a GPU the sums are reduced there and each step's small ``(d, d)`` system is solved
+        on the host (one copy per step).
 
     Returns
     -------
@@ -110,6 +112,7 @@ def fit_logistic(x, y, w, *, l2=DEFAULT_L2, steps=NEWTON_STEPS):
     True
     """
     xp = array_module(x)
+    on_host = xp is np
     d = x.shape[1]
     beta = xp.zeros(d, dtype=xp.float64)
     penalty = xp.full(d, l2 * float(w.sum()), dtype=xp.float64)
@@ -120,7 +123,11 @@ def fit_logistic(x, y, w, *, l2=DEFAULT_L2, steps=NEWTON_STEPS):
         gradient = x.T @ (w * (p - y)) + penalty * beta
         curvature = w * xp.maximum(p * (1.0 - p), 1e-6)
         hessian = (x * curvature[:, None]).T @ x + xp.diag(penalty)
-        beta = beta - xp.linalg.solve(hessian, gradient)
+        if on_host:
+            beta = beta - np.linalg.solve(hessian, gradient)
+        else:  # the tiny (d, d) system solved on the host: one copy, no cuSOLVER launches
+            system = to_host(xp.concatenate([hessian, gradient[:, None]], axis=1))
+            beta = beta - xp.asarray(np.linalg.solve(system[:, :d], system[:, d]))
     return beta
 
 
@@ -142,11 +149,13 @@ class _Shared:
         self.samples[index] = _flat_sample(values, mask, self.max_samples)
         self.stale = True
 
-    def set_prior(self, index, values, mask, weight):
+    def set_prior(self, index, values, mask, weight, *, sample=None):
         """The pixels ``mask`` selects as label ``index``'s weak prior sample, weighing
-        ``weight`` times the label's own sample in training (None: no prior)."""
-        self.prior[index] = None if mask is None else _flat_sample(values, mask,
-                                                                   self.max_samples)
+        ``weight`` times the label's own sample in training (None: no prior); ``sample``:
+        ``_flat_sample(values, mask, max_samples)`` when the caller kept it."""
+        if mask is not None and sample is None:
+            sample = _flat_sample(values, mask, self.max_samples)
+        self.prior[index] = None if mask is None else sample
         self.prior_weight = float(weight)
         self.stale = True
 
@@ -184,8 +193,16 @@ class _Shared:
     def _score(self, values):
         """-log p(label | x) for every label, float64 (count, H, W): one pass over the
         features in chunks of rows (:func:`_chunk_rows`), each chunk's scores, probabilities
-        and costs computed while it is in cache; no full-image temporary but the result."""
+        and costs computed while it is in cache; no full-image temporary but the result. On a
+        GPU the two-label logistic costs are one kernel launch
+        (:func:`~graphcut.models._learned_kernels.fused_binary_costs`)."""
         xp = array_module(values)
+        if self.classifier == "logistic" and len(self.params) == 1 and \
+                xp.__name__ != "numpy":
+            from ._learned_kernels import fused_binary_costs
+            fused = fused_binary_costs(values, self.params[0], MAX_COST)
+            if fused is not None:
+                return fused
         shape = values.shape[:-1]
         flat = values.reshape(-1, values.shape[-1])
         if flat.dtype != xp.float32:
@@ -396,12 +413,20 @@ class Learned(AppearanceModel):
             view.fit(features, sample)
         if self.prior > 0 and len(samples) == 2:
             channels = getattr(self, "_channels", 1)
-            if getattr(self, "_split", (None,))[0] is not features:  # once per image
-                self._split = (features, bright_side(features, channels))
-            masks = intensity_prior(features, samples, channels, bright=self._split[1])
+            # per image: (features, channels, bright, {is bright: the side's drawn sample})
+            kept = getattr(self, "_split", None)
+            if kept is None or kept[0] is not features or kept[1] != channels:
+                kept = self._split = (features, channels, bright_side(features, channels), {})
+            masks = intensity_prior(features, samples, channels, bright=kept[2])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
-                shared.set_prior(index, features, mask, self.prior)
+                drawn = None
+                if mask is not None:
+                    side = mask is kept[2]
+                    if side not in kept[3]:
+                        kept[3][side] = _flat_sample(features, mask, shared.max_samples)
+                    drawn = kept[3][side]
+                shared.set_prior(index, features, mask, self.prior, sample=drawn)
         return self
 
     def costs(self, features) -> list:

@@ -26,6 +26,8 @@ def local_contrast(values, radius: int):
     size = 2 * radius + 1
 
     def window_mean(array):
+        if array.ndim != 2:  # a volume: the cube's mean, one axis at a time
+            return _separable_window_mean(xp, array, radius)
         padded = xp.pad(array, radius, mode="symmetric")
         table = xp.zeros((padded.shape[0] + 1, padded.shape[1] + 1), dtype=xp.float64)
         table[1:, 1:] = padded.cumsum(axis=0).cumsum(axis=1)
@@ -37,6 +39,22 @@ def local_contrast(values, radius: int):
     mean = window_mean(grey)
     variance = window_mean(grey * grey) - mean * mean
     return xp.sqrt(xp.maximum(variance, 0.0))
+
+
+def _separable_window_mean(xp, array, radius: int):
+    """The mean over each voxel's ``(2 radius + 1)``-cube (mirror padding), one axis at a
+    time with running sums."""
+    size = 2 * radius + 1
+    for axis in range(array.ndim):
+        padded = xp.pad(array, [(radius, radius) if a == axis else (0, 0)
+                                for a in range(array.ndim)], mode="symmetric")
+        sums = xp.cumsum(padded, axis=axis, dtype=xp.float64)
+        zero = xp.zeros_like(xp.take(sums, [0], axis=axis))
+        sums = xp.concatenate([zero, sums], axis=axis)
+        n = array.shape[axis]
+        array = (xp.take(sums, xp.arange(size, size + n), axis=axis)
+                 - xp.take(sums, xp.arange(n), axis=axis)) / size
+    return array
 
 
 def with_texture(values, radius: int):

@@ -1,9 +1,9 @@
 """Clean-up of a result: drop object parts not connected to a seed, fill small holes.
 
-Connectivity is the graph's: 4-neighbours. Both steps work on host NumPy arrays with
-:func:`scipy.ndimage.label` and never undo a hard constraint: a part holding an object seed of
-its label is always kept, and a hole holding a background seed (or a pixel outside the box or
-lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
+Connectivity is the graph's: 4-neighbours in an image, 6-neighbours in a volume. Both steps
+work on host NumPy arrays with :func:`scipy.ndimage.label` and never undo a hard constraint: a
+part holding an object seed of its label is always kept, and a hole holding a background seed
+(or a pixel outside the box or lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
 when the mask is a CuPy array (flood fills and part sizes, ``graphcut.segmentation.flood``).
 """
 
@@ -15,12 +15,17 @@ from graphcut._arrays import to_host
 from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.io import KEEP_CHOICES
 
-_FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)  # 4-connected
+
+
+def _face_neighbours(ndim: int) -> np.ndarray:
+    """The grid's connectivity: 4-neighbours in an image, 6 in a volume (shared faces)."""
+    from scipy import ndimage
+    return ndimage.generate_binary_structure(ndim, 1)
 
 
 def keep_connected(mask, anchors) -> np.ndarray:
-    """The parts (4-connected components) of bool ``mask`` that touch ``anchors`` (bool,
-    e.g. the object seeds); when no part does, the largest part.
+    """The parts (4-connected components; 6-connected in a volume) of bool ``mask`` that
+    touch ``anchors`` (bool, e.g. the object seeds); when no part does, the largest part.
 
     Examples
     --------
@@ -32,7 +37,7 @@ def keep_connected(mask, anchors) -> np.ndarray:
     """
     mask = np.asarray(mask, dtype=bool)
     from scipy import ndimage  # imported here: `graphcut segment` without clean-up never needs it
-    parts, count = ndimage.label(mask, structure=_FOUR)
+    parts, count = ndimage.label(mask, structure=_face_neighbours(mask.ndim))
     if count <= 1:
         return mask.copy()
     anchors = np.asarray(anchors, dtype=bool) & mask
@@ -48,7 +53,8 @@ def keep_connected(mask, anchors) -> np.ndarray:
 def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     """``mask`` with its holes of fewer than ``max_area`` pixels filled.
 
-    A hole is a 4-connected part of ``~mask`` that does not touch the image border; holes
+    A hole is a 4-connected (6-connected in a volume) part of ``~mask`` that does not touch
+    the image's (volume's) border; holes
     holding a ``protected`` pixel (background seeds, pixels outside the box) stay open.
 
     Examples
@@ -66,13 +72,15 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     if max_area <= 0:
         return mask.copy()
     from scipy import ndimage
-    holes, count = ndimage.label(~mask, structure=_FOUR)
+    holes, count = ndimage.label(~mask, structure=_face_neighbours(mask.ndim))
     if count == 0:
         return mask.copy()
     sizes = np.bincount(holes.ravel(), minlength=count + 1)
     fillable = sizes < max_area
     fillable[0] = False
-    border = np.unique(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]]))
+    faces = [np.take(holes, end, axis=axis).ravel()
+             for axis in range(holes.ndim) for end in (0, -1)]
+    border = np.unique(np.concatenate(faces))
     fillable[border] = False
     if protected is not None:
         fillable[np.unique(holes[np.asarray(protected, dtype=bool)])] = False
@@ -145,19 +153,19 @@ def _like(reference, host_array):
 
 def region_core(region) -> np.ndarray:
     """The central part of a box or lasso (bool ``region``): the region shrunk halfway
-    toward its centre (for a box, the middle half of its rows and of its columns)."""
-    rows, cols = np.nonzero(region)
-    if rows.size == 0:
+    toward its centre (for a box, the middle half of its rows and of its columns; of each
+    axis in a volume)."""
+    points = np.nonzero(region)
+    if points[0].size == 0:
         return np.zeros_like(region, dtype=bool)
-    centre_r, centre_c = rows.mean(), cols.mean()
     # a pixel is in the core when the point twice as far from the centre is in the region
-    h, w = region.shape
-    rr, cc = np.mgrid[:h, :w]
-    far_r = np.rint(centre_r + 2 * (rr - centre_r)).astype(int)
-    far_c = np.rint(centre_c + 2 * (cc - centre_c)).astype(int)
-    inside = (far_r >= 0) & (far_r < h) & (far_c >= 0) & (far_c < w)
-    core = np.zeros((h, w), dtype=bool)
-    core[inside] = region[far_r[inside], far_c[inside]]
+    grid = np.indices(region.shape)
+    far = [np.rint(p.mean() + 2 * (g - p.mean())).astype(int) for p, g in zip(points, grid)]
+    inside = np.ones(region.shape, dtype=bool)
+    for axis, f in enumerate(far):
+        inside &= (f >= 0) & (f < region.shape[axis])
+    core = np.zeros(region.shape, dtype=bool)
+    core[inside] = region[tuple(f[inside] for f in far)]
     return core & region
 
 

@@ -12,6 +12,8 @@ from graphcut.models import APPEARANCE_MODELS, GMM, AppearanceModel, Histogram, 
 
 from ._capacities import DEFAULT_SCALE
 from ._grabcut import DEFAULT_TOL
+from ._neighbours import check_connectivity
+from ._smoothness import guarded_lams
 
 #: the model names (registered appearance models)
 MODEL_CHOICES = tuple(APPEARANCE_MODELS)
@@ -27,7 +29,7 @@ DEFAULT_TEXTURE = {"histogram": Histogram.texture, "gmm": GMM.texture}
 MODEL_KNOBS = ("bins", "components", "iterations", "seed_share", "locality", "far_cost",
                "texture")
 #: further keyword options of ``segment`` and ``Segmenter`` (the energy's)
-ENERGY_OPTIONS = ("sigma", "scale", "spacing", "tol")
+ENERGY_OPTIONS = ("sigma", "scale", "spacing", "tol", "connectivity")
 # which built-in model a knob belongs to, for the message when given to another
 _KNOB_OWNER = {"bins": "histogram", "components": "gmm", "texture": "gmm"}
 
@@ -45,14 +47,17 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     **options :
         The model's knobs as keyword arguments (``bins``, ``components``, ``iterations``,
         ``seed_share``, ``locality``, ``far_cost``, ``texture``; None = the model's default)
-        and the energy's options (``sigma``, ``scale``, ``spacing``, ``tol``).
+        and the energy's options (``sigma``, ``scale``, ``spacing``, ``tol``,
+        ``connectivity``: 4 or 8).
 
     Returns
     -------
     dict
-        ``appearance`` (the model object), ``model`` (its name), ``lam``, ``iterations``,
+        ``appearance`` (the model object), ``model`` (its name), ``lam``, ``auto_lam`` (the
+        collapse guard's weights for box / lasso updates, or None), ``iterations``,
         ``seed_share``, ``locality``, ``far_cost``, ``texture``, ``keep``, ``fill_holes``,
-        ``sigma``, ``scale``, ``spacing``, ``tol``, ``channel_axis``, ``box``, ``lasso``.
+        ``sigma``, ``scale``, ``spacing``, ``tol``, ``channel_axis``, ``box``, ``lasso``,
+        ``connectivity``.
 
     Raises
     ------
@@ -65,6 +70,7 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     if unknown:
         raise TypeError(f"unknown segmentation option(s) {', '.join(sorted(unknown))}")
     appearance = _with_knobs(as_model(model), {key: options.get(key) for key in MODEL_KNOBS})
+    auto_lam = guarded_lams(appearance, lam)  # the collapse guard's weights, or None
     lam = appearance.lam if lam is None else lam
     lam = float(lam)
     if not (math.isfinite(lam) and lam >= 0.0):
@@ -78,13 +84,13 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     tol = float(options.get("tol", DEFAULT_TOL))
     if not (math.isfinite(tol) and tol >= 0.0):
         raise ValueError(f"tol must be a finite number >= 0, got {tol}")
-    return dict(appearance=appearance, model=appearance.name, lam=lam,
+    return dict(appearance=appearance, model=appearance.name, lam=lam, auto_lam=auto_lam,
                 iterations=appearance.iterations, seed_share=appearance.seed_share,
                 locality=appearance.locality, far_cost=appearance.far_cost,
                 texture=appearance.texture, keep=keep, fill_holes=int(fill_holes),
                 sigma=options.get("sigma"), scale=options.get("scale", DEFAULT_SCALE),
                 spacing=options.get("spacing"), tol=tol, channel_axis=channel_axis, box=box,
-                lasso=lasso)
+                lasso=lasso, connectivity=check_connectivity(options.get("connectivity", 4)))
 
 
 def _with_knobs(model: AppearanceModel, knobs: dict) -> AppearanceModel:

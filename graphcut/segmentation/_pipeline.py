@@ -20,7 +20,7 @@ from ._regions import allowed_region, region_core
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
 # fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
-# LOCALITY_REACH * sqrt(H * W) (5 % of a square image's side).
+# LOCALITY_REACH * sqrt(H * W) (5 % of a square image's side; a volume's (D * H * W) ** (1/3)).
 LOCALITY_REACH = 0.05
 # Strokes only (no box or lasso): an object's cost rises with the distance d to its nearest
 # seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
@@ -30,7 +30,7 @@ LOCALITY_REACH = 0.05
 FAR_REACH = 0.2
 
 
-def segment_values(values, nlinks, seeds, o, *, device, cut):
+def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -39,9 +39,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
     (the :class:`Segmenter`'s incremental solver), K-label moves through alpha-expansion on
     ``device``; GrabCut's iterations refit and re-cut; clean-up last.
 
+    ``shape``: the grid's shape, (H, W) or a volume's (D, H, W); None: ``values.shape[:2]``.
+
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
-    shape = values.shape[:2]
+    shape = tuple(values.shape[:2] if shape is None else shape)
     region = allowed_region(shape, box=o["box"], lasso=o["lasso"])
     has_region = region is not None
     if seeds is None:
@@ -54,6 +56,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut):
             seeds = xp.asarray(to_host(seeds))
         seeds = check_seeds(seeds, shape, require_both=not has_region, multi=True)
     objects = object_labels(seeds)
+    if len(objects) > 1 and len(shape) != 2:
+        raise ValueError(f"the seeds mark {len(objects)} objects (labels "
+                         f"{', '.join(map(str, objects))}) in a volume: several objects are "
+                         "segmented in images only (alpha-expansion is 2-D); segment a volume's "
+                         "objects one at a time (object seeds 1, background 2)")
     outside = None
     constraints = seeds
     if has_region:
@@ -130,7 +137,8 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
     from scipy import ndimage
 
     host = to_host(seeds)
-    size = math.sqrt(host.size)
+    # the mean side: sqrt(H * W); for a volume the cube root of D * H * W
+    size = math.sqrt(host.size) if host.ndim == 2 else host.size ** (1 / host.ndim)
     rho, reach = LOCALITY_REACH * size, FAR_REACH * size
     priors = [None] * len(labels)
     for index, label in enumerate(labels):

@@ -68,11 +68,12 @@ def binary_problem(cost_object, cost_background, nlinks, constraints, *, scale,
     if weights is not None:
         pinned_cost = pinned_cost * weights
     offset = _sum(xp.where(free, shift, 0.0)) + _sum(pinned_cost)
-    return BinaryProblem(GridNetwork(source, sink, *nlinks), offset, float(scale))
+    forward = tuple(nlinks)[::-1]  # nlinks: last axis first, (right, down[, across slices])
+    return BinaryProblem(GridNetwork(source, sink, forward=forward), offset, float(scale))
 
 
 def cut_capacity(network: GridNetwork, source_side) -> int:
-    """Capacity of the cut whose source side is ``source_side`` (bool (H, W)), on the
+    """Capacity of the cut whose source side is ``source_side`` (bool (H, W) or (D, H, W)), on the
     network's device (an exact int)."""
     xp = array_module(network.source)
     s = xp.asarray(source_side, dtype=bool)
@@ -81,9 +82,12 @@ def cut_capacity(network: GridNetwork, source_side) -> int:
     def cut(capacities, chosen):
         return xp.where(chosen, capacities, 0).sum(dtype=xp.int64)
 
-    total = (cut(network.source, t) + cut(network.sink, s)
-             + cut(network.right, s[:, :-1] & t[:, 1:]) + cut(network.left, t[:, :-1] & s[:, 1:])
-             + cut(network.down, s[:-1, :] & t[1:, :]) + cut(network.up, t[:-1, :] & s[1:, :]))
+    total = cut(network.source, t) + cut(network.sink, s)
+    for axis in range(s.ndim):  # forward arcs p -> p + e_axis, backward p + e_axis -> p
+        head = tuple(slice(None, -1) if a == axis else slice(None) for a in range(s.ndim))
+        tail = tuple(slice(1, None) if a == axis else slice(None) for a in range(s.ndim))
+        total = (total + cut(network.forward[axis], s[head] & t[tail])
+                 + cut(network.backward[axis], t[head] & s[tail]))
     return int(total)
 
 
@@ -110,8 +114,11 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     xp = array_module(costs)
     right, down = nlinks
     shift = costs.min(axis=0)
-    quantised = quantize(costs - shift[None], scale=scale,
-                         what="colour costs (relative to each pixel's cheapest label)")
+    quantised = xp.empty(costs.shape, dtype=xp.int32)
+    for index in range(costs.shape[0]):  # label by label: no (L, H, W) float temporaries
+        quantised[index] = quantize(costs[index] - shift, scale=scale,
+                                    what="colour costs (relative to each pixel's cheapest "
+                                         "label)")
     h, w = shift.shape
     incident = xp.zeros((h, w), dtype=xp.int64)
     incident[:, :-1] += right
@@ -120,9 +127,10 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     incident[1:, :] += down
     pin = (incident + 1).astype(xp.int32)
     is_pinned = pinned >= 0
-    index = xp.arange(costs.shape[0]).reshape(-1, 1, 1)
-    quantised = xp.where(is_pinned[None], xp.where(index == pinned[None], 0, pin[None]),
-                         quantised).astype(xp.int32)
+    for index in range(costs.shape[0]):
+        layer = quantised[index]
+        layer[is_pinned] = pin[is_pinned]
+        layer[pinned == index] = 0
     pinned_cost = xp.take_along_axis(costs, xp.maximum(pinned, 0)[None].astype(xp.int64),
                                      axis=0)[0]
     if weights is not None:

@@ -1,7 +1,9 @@
 """Boxes and lassos: the part of the image where the object may be (outside is background).
 
 A box is ``(row0, col0, row1, col1)``, half-open like a slice: rows ``row0 <= r < row1`` and
-columns ``col0 <= c < col1`` are inside, so ``image[row0:row1, col0:col1]`` is the box. A lasso
+columns ``col0 <= c < col1`` are inside, so ``image[row0:row1, col0:col1]`` is the box; a
+volume's box is ``(z0, y0, x0, z1, y1, x1)``, ``volume[z0:z1, y0:y1, x0:x1]`` (a lasso is for
+images only). A lasso
 is a closed polygon of ``(row, col)`` vertices (the last joins the first); a pixel is inside
 when its centre is inside the polygon or on its outline (:func:`skimage.draw.polygon2mask`).
 """
@@ -14,12 +16,15 @@ import numpy as np
 
 
 def box_mask(shape, box) -> np.ndarray:
-    """bool (H, W), True inside the half-open ``box`` = (row0, col0, row1, col1).
+    """bool (H, W), True inside the half-open ``box`` = (row0, col0, row1, col1); for a
+    volume's ``shape`` (D, H, W) a bool (D, H, W), ``box`` = (z0, y0, x0, z1, y1, x1), so that
+    ``volume[z0:z1, y0:y1, x0:x1]`` is the box.
 
     Raises
     ------
     ValueError
-        not four integers, an empty box, or a box reaching outside the image.
+        not four (six for a volume) integers, an empty box, or a box reaching outside the
+        image.
 
     Examples
     --------
@@ -29,6 +34,8 @@ def box_mask(shape, box) -> np.ndarray:
            [0, 1, 1, 0],
            [0, 1, 1, 0]])
     """
+    if len(shape) == 3:
+        return _volume_box_mask(shape, box)
     h, w = int(shape[0]), int(shape[1])
     try:
         values = [v for v in box]
@@ -42,6 +49,27 @@ def box_mask(shape, box) -> np.ndarray:
                          f"0 <= col0 < col1 <= {w} (half-open, inside the {w}x{h} image)")
     mask = np.zeros((h, w), dtype=bool)
     mask[r0:r1, c0:c1] = True
+    return mask
+
+
+def _volume_box_mask(shape, box) -> np.ndarray:
+    """bool (D, H, W), True inside the half-open ``box`` = (z0, y0, x0, z1, y1, x1)."""
+    d, h, w = (int(n) for n in shape)
+    try:
+        values = [v for v in box]
+    except TypeError:
+        raise ValueError(f"a volume's box must be (z0, y0, x0, z1, y1, x1), got {box!r}") \
+            from None
+    if len(values) != 6 or not all(_is_integer(v) for v in values):
+        raise ValueError(f"a volume's box must be six integers (z0, y0, x0, z1, y1, x1), "
+                         f"got {box!r}")
+    z0, y0, x0, z1, y1, x1 = (int(v) for v in values)
+    if not (0 <= z0 < z1 <= d and 0 <= y0 < y1 <= h and 0 <= x0 < x1 <= w):
+        raise ValueError(f"box {(z0, y0, x0, z1, y1, x1)} must satisfy 0 <= z0 < z1 <= {d}, "
+                         f"0 <= y0 < y1 <= {h} and 0 <= x0 < x1 <= {w} (half-open, inside "
+                         f"the {w}x{h}x{d} volume)")
+    mask = np.zeros((d, h, w), dtype=bool)
+    mask[z0:z1, y0:y1, x0:x1] = True
     return mask
 
 
@@ -66,6 +94,9 @@ def lasso_mask(shape, vertices) -> np.ndarray:
     """
     from skimage.draw import polygon2mask
 
+    if len(shape) != 2:
+        raise ValueError("a lasso is a polygon on one image: a volume takes a box "
+                         "(z0, y0, x0, z1, y1, x1) instead")
     points = np.asarray(vertices, dtype=np.float64) if len(vertices) else np.zeros((0, 2))
     if points.ndim != 2 or points.shape[1] != 2 or points.shape[0] < 3:
         raise ValueError(f"a lasso needs at least 3 (row, col) vertices, got "
@@ -93,7 +124,8 @@ def allowed_region(shape, *, box=None, lasso=None):
 
 
 def box_core(shape, box, fraction: float) -> np.ndarray:
-    """:func:`region_core` of the box ``(row0, col0, row1, col1)`` in an image of ``shape``,
+    """:func:`region_core` of the box ``(row0, col0, row1, col1)`` in an image of ``shape``
+    (``(z0, y0, x0, z1, y1, x1)`` in a volume),
     in closed form: a pixel's distance from a box's outline is the smaller of its distances
     to the nearest row and the nearest column outside the box (straight across is always
     nearest), so the core is the box of the rows and the columns at least the threshold away.
@@ -105,12 +137,17 @@ def box_core(shape, box, fraction: float) -> np.ndarray:
     >>> np.argwhere(core).min(axis=0).tolist(), np.argwhere(core).max(axis=0).tolist()
     ([2, 2], [4, 6])
     """
-    r0, c0, r1, c1 = (int(v) for v in box)
-    rows = np.minimum(np.arange(1, r1 - r0 + 1), np.arange(r1 - r0, 0, -1))
-    cols = np.minimum(np.arange(1, c1 - c0 + 1), np.arange(c1 - c0, 0, -1))
-    threshold = fraction * float(min(rows.max(), cols.max()))
-    core = np.zeros((int(shape[0]), int(shape[1])), dtype=bool)
-    core[r0:r1, c0:c1] = (rows >= threshold)[:, None] & (cols >= threshold)[None, :]
+    ndim = len(shape)
+    starts, stops = [int(v) for v in box[:ndim]], [int(v) for v in box[ndim:]]
+    depths = [np.minimum(np.arange(1, b - a + 1), np.arange(b - a, 0, -1))
+              for a, b in zip(starts, stops)]
+    threshold = fraction * float(min(depth.max() for depth in depths))
+    core = np.zeros(tuple(int(n) for n in shape), dtype=bool)
+    inside = np.ones((), dtype=bool)
+    for axis, depth in enumerate(depths):  # the outer product of the per-axis conditions
+        inside = np.expand_dims(inside, -1) & (depth >= threshold).reshape(
+            (1,) * axis + (-1,))
+    core[tuple(slice(a, b) for a, b in zip(starts, stops))] = inside
     return core
 
 
@@ -155,5 +192,5 @@ def region_core(region, fraction: float, *, box=None):
     if box is not None:
         return box_core(tuple(region.shape), box, fraction)
     inside = np.asarray(to_host(region), dtype=bool)
-    distance = ndimage.distance_transform_edt(np.pad(inside, 1))[1:-1, 1:-1]
+    distance = ndimage.distance_transform_edt(np.pad(inside, 1))[(slice(1, -1),) * inside.ndim]
     return (distance >= fraction * distance.max()) & inside

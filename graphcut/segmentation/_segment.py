@@ -31,14 +31,16 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     image
         grey (H, W) or colour (H, W, C) image, uint8 / uint16 / bool / float, RGB or RGBA
         (alpha ignored); or a volume, grey (D, H, W) or colour (D, H, W, C), segmented on the
-        6-connected voxel grid with the histogram model (one cut, no box, lasso or clean-up).
+        6-connected voxel grid through the same pipeline (every model, box and clean-up; no
+        lasso, one object). A grey volume without seeds needs ``channel_axis=None``.
         NumPy or CuPy. Not modified.
     seeds
         (H, W) (or (D, H, W)) integer labels: 0 no seed, 1 object, 2 background; several
         objects are labelled 1, 3, 4, ... (2 is always the background). ``None``: no seeds
         (a box or lasso is then needed). Not modified.
     box
-        ``(row0, col0, row1, col1)``, half-open: everything outside is background (hard).
+        ``(row0, col0, row1, col1)``, half-open: everything outside is background (hard); a
+        volume's is ``(z0, y0, x0, z1, y1, x1)``.
         Without object seeds the object's appearance is first learnt from the inside, as in
         GrabCut.
     lasso
@@ -52,7 +54,9 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
         weight of the boundary term against the appearance term; ``None``: the model's (10
-        for the histogram, 35 for the GMM).
+        for the histogram, 35 for the GMM); with a box or lasso the histogram then keeps lam
+        20's mask unless it holds under 0.8 of lam 10's object pixels (docs/appearance.md,
+        "Smoothness").
     keep
         "all", or "connected": keep only the object parts that touch a seed of their object
         or the central part of the box or lasso (the largest part when none does).
@@ -73,7 +77,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         (``(dy, dx)`` or ``(dz, dy, dx)`` pixel size; the n-links along an axis are weighed
         by ``min(spacing) / spacing[axis]``), ``scale`` (float capacities are multiplied by
         this and rounded; 1000), ``tol`` (an iteration lowering the energy by less than this
-        many nats per pixel ends the iterations). The model's knobs as keyword arguments
+        many nats per pixel ends the iterations), ``connectivity`` (4, the default, or 8:
+        diagonal n-links too, weighed 1/sqrt(2), sigma over the 8 neighbours, as
+        ``cv2.grabCut``; one object in an image; see docs/appearance-photos.md; lam keeps
+        its meaning per link, so 8 needs about lam / 2.4 for the same boundary cost).
+        The model's knobs as keyword arguments
         still work and are folded into the model object: ``bins`` (histogram),
         ``components`` and ``texture`` (GMM), ``iterations``, ``seed_share``, ``locality``,
         ``far_cost`` (see :class:`graphcut.models.AppearanceModel`).
@@ -142,29 +150,19 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     """
     settings = dict(model=model, lam=lam, keep=keep, fill_holes=fill_holes, **options)
     o = resolve_options(channel_axis=channel_axis, box=box, lasso=lasso, **settings)
-    if o["spacing"] is not None or (seeds is not None and getattr(seeds, "ndim", 2) == 3):
-        if not _plain(o) or box is not None or lasso is not None:
-            raise ValueError("volumes (and spacing) are segmented with the histogram model "
-                             "only: no iterations, box, lasso, clean-up or further objects")
     axis = spatial_channel_axis(image, seeds, channel_axis)
 
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
-        session._one_shot()
+        session._one_shot(region=box is not None or lasso is not None)
         output = session.update(seeds, box=box, lasso=lasso)
         result = session.last_result
-        stats = {"iterations": 0, **result.stats, "model": o["model"], "lam": o["lam"]}
+        stats = {"iterations": 0, **result.stats, "model": o["model"],
+                 "lam": result.stats.get("lam", o["lam"])}
         return output, CutResult(result.flow, result.source_side, result.backend, stats)
 
     output, result = _run_on_device(once, image, seeds, device)
     return (output, result) if return_result else output
-
-
-def _plain(o) -> bool:
-    """Whether the options ask for the histogram model's one-cut energy (what volumes get)."""
-    return (o["model"] == "histogram" and not o["iterations"] and o["keep"] == "all"
-            and not o["fill_holes"] and not o["seed_share"] and not o["locality"]
-            and not o["far_cost"])
 
 
 def _run_on_device(run, image, seeds, device):

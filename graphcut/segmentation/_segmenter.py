@@ -40,8 +40,11 @@ from graphcut.models import Histogram
 from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
 from ._options import resolve_options
+from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
+                          eight_connected_sigma)
 from ._pipeline import result_of, segment_values
 from ._seed_histograms import SeedHistograms, capacities_from_tables
+from ._smoothness import keep_heavier
 from ._solving import GridCuts
 
 CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
@@ -63,9 +66,10 @@ class Segmenter:
         objects with ``fit(values, mask)`` and ``costs(values)``; refitted on every update
         (the caller's object is copied, never changed).
     lam
-        smoothness weight; ``None``: the model's. Change it later with :meth:`set_lam` (the
-        image's weights are kept; on the GPU the solver's flow too, on the CPU its graph
-        restarts).
+        smoothness weight; ``None``: the model's (the histogram's box / lasso updates then
+        choose 10 or 20, see :mod:`graphcut.segmentation._smoothness`). Change it later
+        with :meth:`set_lam` (the image's weights are kept; on the GPU the solver's flow
+        too, on the CPU its graph restarts).
     keep, fill_holes, channel_axis
         as for :func:`graphcut.segment`.
     device
@@ -145,8 +149,13 @@ class Segmenter:
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
         self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
+        # connectivity 8: the diagonal pairs' (down-right, down-left) weights and capacities
+        self._diagonal_weights = self._diagonals = None
+        if o["connectivity"] == 8:
+            self.sigma = eight_connected_sigma(to_host(self._values), o)
+            self._diagonal_weights = diagonal_weights(to_host(self._values), self.sigma)
         # the float n-link weights, last axis first
-        self._weights = weights_of_values(self._values, o["sigma"], o["spacing"])
+        self._weights = weights_of_values(self._values, self.sigma, o["spacing"])
         self._histograms = None
         if self._tabled:
             self._histograms = SeedHistograms(self._values, bins=self.bins)
@@ -156,14 +165,17 @@ class Segmenter:
         self._solver = None          # GridCuts (the incremental solver), made by prepare()
         self.last_result: CutResult | None = None
         self.lam = None
-        self.set_lam(o["lam"])
+        self._set_lam(o["lam"])
+        self._auto_lam = o["auto_lam"]  # the collapse guard's weights (box / lasso), or None
 
-    def _one_shot(self) -> None:
+    def _one_shot(self, region=False) -> None:
         """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
         update): the float n-link weights, 16 bytes a pixel, and on the table route the seed
         histograms and pins once the capacities are computed and the n-link capacities once
-        the solver holds them, so that the peak is about a fresh solve's."""
-        self._weights = None
+        the solver holds them, so that the peak is about a fresh solve's. With a box or lasso
+        (``region``) and the automatic lam the weights stay (the guard cuts at two weights)."""
+        if not (region and self._auto_lam):
+            self._weights = None
 
     @property
     def device_name(self) -> str:
@@ -187,7 +199,11 @@ class Segmenter:
         new n-link capacities are applied to the kept preflow with the Kohli-Torr
         reparameterisation (``GridState.change_nlinks``), and the next update resumes from it
         like a stroke does. On the CPU PyMaxflow's graph starts over (it cannot lower an arc's
-        capacity while keeping its flow)."""
+        capacity while keeping its flow). A lam set here turns the automatic choice off."""
+        self._auto_lam = None
+        self._set_lam(lam)
+
+    def _set_lam(self, lam) -> None:
         lam = float(lam)
         if not (math.isfinite(lam) and lam >= 0.0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam}")
@@ -198,6 +214,7 @@ class Segmenter:
                        for w in self._weights)
         self._pins = seed_pins(nlinks)
         self._nlinks, self.lam = nlinks, lam
+        self._diagonals = None  # re-quantised at the next 8-connected cut
         if self._solver is not None:
             self._solver.set_nlinks(nlinks)
 
@@ -295,15 +312,13 @@ class Segmenter:
         return self._features
 
     def _needs_pipeline(self, seeds, box, lasso) -> bool:
-        if not self._tabled or box is not None or lasso is not None or seeds is None:
+        if (not self._tabled or box is not None or lasso is not None or seeds is None
+                or self._options["connectivity"] == 8):
             return True
-        return (getattr(seeds, "ndim", 0) == 2 and seeds.size > 0
+        return (getattr(seeds, "ndim", 0) == len(self.shape) and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
-        if len(self.shape) != 2:
-            raise ValueError("volumes are segmented with today's energy only: the histogram "
-                             "model without iterations, box, lasso, clean-up or further objects")
         values = self._image_features()
         if seeds is not None:
             seeds = self._xp.asarray(seeds)
@@ -312,15 +327,45 @@ class Segmenter:
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
 
+        if self._options["connectivity"] == 8:
+            if seeds is not None and seeds.size and not only_binary_labels(seeds):
+                raise ValueError("connectivity=8 segments one object: seeds of further "
+                                 "objects (labels 3, 4, ...) use 4-connected moves")
+
+            def cut(network):  # noqa: F811 - the 8-connected grid's cut, at today's lam
+                if self._diagonals is None:
+                    self._diagonals = diagonal_capacities(self._diagonal_weights, self.lam,
+                                                          scale=self.scale)
+                return cut_eight(network, self._diagonals, device=self.backend)
+
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
-        output, run = segment_values(values, self._nlinks, seeds, options,
-                                     device=self.backend, cut=cut)
+        if self._auto_lam and (box is not None or lasso is not None) and \
+                self._weights is not None:
+            output, run, options = self._guarded(values, seeds, options, cut)
+        else:
+            output, run = segment_values(values, self._nlinks, seeds, options,
+                                         device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
         self.last_result = result_of(run, objects, options, started)
         if device_mask and self.backend == "cuda":
             return self._xp.asarray(output)
         return output
+
+    def _guarded(self, values, seeds, options, cut):
+        """The collapse guard (:mod:`._smoothness`): cut at the lighter and the heavier
+        automatic lam, keep the heavier one's result unless its object shrank below the
+        guard's share; the session's lam is the lighter one again afterwards."""
+        results = []
+        for lam in self._auto_lam:
+            self._set_lam(lam)
+            chosen = {**options, "lam": lam}
+            results.append((*segment_values(values, self._nlinks, seeds, chosen,
+                                            device=self.backend, cut=cut, shape=self.shape),
+                            chosen))
+        self._set_lam(self._auto_lam[0])
+        light, heavy = results
+        return heavy if keep_heavier(light[0], heavy[0]) else light
 
     # -- seeds and capacities ---------------------------------------------------------------
 

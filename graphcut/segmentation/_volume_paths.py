@@ -16,7 +16,7 @@ from ._segment import segment
 
 def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=None,
                          lam=None, sigma=None, device="auto", spacing=None, max_pixels=None,
-                         record: dict | None = None):
+                         record: dict | None = None, segment_options=None):
     """Read a volume and its seeds, segment them, write the overlay (if asked) and then the
     mask; the volume counterpart of :func:`graphcut.batch.segment_paths`.
 
@@ -24,6 +24,9 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
     Both outputs are written atomically and never replace an input (nor a file inside an
     input folder). ``max_pixels``: as :func:`read_volume`. ``record``: what the mask records
     about how it was made (:func:`write_volume_mask`); the flow and the size are added.
+    ``segment_options``: further keyword arguments of :func:`graphcut.segment` (``model``,
+    ``box`` as ``(z0, y0, x0, z1, y1, x1)``, ``iterations``, ``keep``, ``fill_holes``, ...);
+    ``lam`` None is the model's default (10 for the histogram).
     Returns ``(mask, result)``; raises what the readers, :func:`graphcut.segment` and the
     writers raise.
     """
@@ -36,8 +39,11 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
             allowed = MASK_SUFFIXES if option == "mask" else TIFF_SUFFIXES
             raise ValueError(f"{os.fspath(path)!r}: a volume's {option} is written as "
                              f"{' or '.join(allowed)}, not {Path(path).suffix or 'no suffix'}")
-    mask, result = segment(volume, seeds, lam=DEFAULT_LAM if lam is None else lam, sigma=sigma,
-                           device=device, spacing=spacing, return_result=True)
+    options = dict(segment_options or {})
+    if lam is None and "model" not in options:
+        lam = DEFAULT_LAM
+    mask, result = segment(volume, seeds, lam=lam, sigma=sigma, device=device, spacing=spacing,
+                           return_result=True, **options)
     inputs = (volume_path, seeds_path)
     if overlay_path is not None:
         write_volume_overlay(overlay_path, volume, mask, inputs=inputs)

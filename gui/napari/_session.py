@@ -119,10 +119,10 @@ class LayerSegmentation(Listener):
         self._changed()
 
     def _effective_options(self) -> SegmentOptions:
-        """The options for the open image: the library cleans up and boxes 2-D images only,
-        so a volume is segmented without them."""
+        """The options for the open image: the plugin's box and lasso are drawn on one 2-D
+        view, so a volume is segmented without them (with its model and clean-up)."""
         if self._prepared is not None and len(self._prepared.shape) != 2:
-            return SegmentOptions(model=self.options.model)
+            return self.options.with_region()
         return self.options
 
     def set_live(self, live: bool) -> None:
@@ -247,7 +247,8 @@ class LayerSegmentation(Listener):
         """
         shape = self._prepared.shape
         if outcome.factor > 1:
-            self._show_preview(outcome.mask, outcome.factor)
+            self._show_preview(outcome.mask if outcome.labels is None else outcome.labels,
+                               outcome.factor)  # several objects: their labels
             kind = f"preview (1/{outcome.factor} grid)"
         else:
             self._show_exact(outcome)

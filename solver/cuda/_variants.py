@@ -42,7 +42,7 @@ INCLUDE_DIR = SOURCE_DIR  # the shared headers; every build gets -I to it
 LIBRARY_DIR = (SOURCE_DIR.parents[1] if (SOURCE_DIR.parents[1] / "__init__.py").is_file()
                else SOURCE_DIR.parents[1] / "graphcut")
 # The library's folders (in the graphcut package) whose .cu files are built too.
-KERNEL_FOLDERS = ("segmentation", "stereo", "labeling")
+KERNEL_FOLDERS = ("segmentation", "stereo", "labeling", "models")
 MANIFEST_NAME = "manifest.json"
 FATBIN_MAGIC = 0xBA55ED50
 

@@ -494,6 +494,36 @@ def test_controller_preview_is_replaced_by_the_exact_mask():
         controller.close()
 
 
+def test_controller_previews_the_learned_model_with_a_box():
+    """A box with the learned model is previewed too (on the CPU previews were the histogram's
+    only), and the exact mask that follows is segment()'s with the same options."""
+    from graphcut.gui.options import SegmentOptions
+    rng = np.random.default_rng(16)
+    image, truth = colour_image(rng, (200, 260))
+    rows, cols = np.nonzero(truth)
+    box = (int(rows.min()) - 8, int(cols.min()) - 8, int(rows.max()) + 9, int(cols.max()) + 9)
+    post, recorder = PostQueue(), Recorder()
+    controller = SegmentationController(recorder, post=post, device="cpu", use_process=False,
+                                        preview=True, preview_pixels=5000)
+    deliver = controller._exact.client._deliver
+    controller._exact.client._deliver = lambda reply: (time.sleep(0.3), deliver(reply))
+    try:
+        controller.open_image(image)
+        options = SegmentOptions(model="learned", box=box)
+        controller.set_options(options)
+        seeds = np.zeros(truth.shape, np.uint8)
+        controller.set_seeds(seeds)
+        number = controller.request()
+        wait(controller, post)
+        kinds = [(o.number, o.factor) for o in recorder.outcomes]
+        assert (number, 1) == kinds[-1] and any(factor > 1 for _, factor in kinds)
+        assert recorder.errors == []
+        expected = segment(image, seeds, device="cpu", **options.segment_kwargs(controller.lam))
+        np.testing.assert_array_equal(controller.mask(), expected)
+    finally:
+        controller.close()
+
+
 def test_a_lambda_change_ends_a_long_cpu_solve_in_another_process():
     """A PyMaxflow solve cannot be interrupted: the controller ends its process when the new
     job cannot reuse the solve (lambda changed) and the solve has longer to run than a new

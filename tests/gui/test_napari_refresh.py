@@ -109,11 +109,13 @@ def test_results_shown_by_region_leave_the_layer_equal_to_each_exact_result():
         assert not check or np.array_equal(session.output_layer.data, values)
         shown = values
 
-    def preview():
-        small = blob((-(-shape[0] // factor), -(-shape[1] // factor)), rng) != 0
-        session.on_outcome(Outcome(1, 1, factor=factor, mask=small))
+    def preview(labels=False):
+        small_shape = (-(-shape[0] // factor), -(-shape[1] // factor))
+        small = blob(small_shape, rng) | (blob(small_shape, rng, 3) if labels else 0)
+        session.on_outcome(Outcome(1, 1, factor=factor, mask=small != 0,
+                                   labels=small if labels else None))
         upscaled = np.repeat(np.repeat(small, factor, 0), factor, 1)[:shape[0], :shape[1]]
-        assert np.array_equal(session.output_layer.data, upscaled.astype(np.uint8))
+        assert np.array_equal(session.output_layer.data, upscaled)  # each object its label
 
     exact(blob(shape, rng))
     for _ in range(4):
@@ -123,6 +125,8 @@ def test_results_shown_by_region_leave_the_layer_equal_to_each_exact_result():
         exact(blob(shape, rng))
         exact(blob(shape, rng), region=None)  # the controller could not tell
     several = blob(shape, rng) | blob(shape, rng, 3)
+    exact(several, labels=True)
+    preview(labels=True)  # a preview of several objects shows their labels
     exact(several, labels=True)
     # the same mask (the controller's region bounds only mask changes), other labels: compared
     exact((several != 0).astype(np.uint8), region=(slice(0, 1), slice(0, 1)))

@@ -121,3 +121,15 @@ def test_gpu_features_equal_cpu():
         cpu = pixel_features(values)
         gpu = pixel_features(cupy.asarray(values)).get()
         np.testing.assert_allclose(gpu, cpu, atol=1e-4)
+
+
+def test_volume_hessians_in_chunks_equal_one_batch(monkeypatch):
+    """A volume's 3x3 Hessian eigenvalues are found in chunks of EIGEN_CHUNK matrices (cuSOLVER
+    refuses 128^3 at once); chunks that split the volume anywhere give the one-batch answer."""
+    from graphcut.models import _features
+    rng = np.random.default_rng(5)
+    volume = rng.random((6, 7, 9, 1))
+    whole = _features.pixel_features(volume, scales=(1.0, 2.0))
+    monkeypatch.setattr(_features, "EIGEN_CHUNK", 37)
+    chunked = _features.pixel_features(volume, scales=(1.0, 2.0))
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12)

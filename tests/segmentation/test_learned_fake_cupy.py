@@ -20,8 +20,14 @@ FEATURE_TOLERANCE = 1e-6
 
 
 @pytest.fixture
-def cupy(monkeypatch):
-    module = fake_cupy.fake_cupy_module(None)
+def cupy(monkeypatch, kernel_library):
+    """The stand-in CuPy with the package's kernels compiled as host C++ (the learned model's
+    scoring kernel, models/learned_kernels.cu, among them), loaded afresh through NVRTC's path."""
+    module = fake_cupy.fake_cupy_module(kernel_library)
+    monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")
+    for name in fake_cupy.LOADERS:
+        if name in sys.modules:
+            monkeypatch.delitem(sys.modules, name)
     ndimage = types.ModuleType("cupyx.scipy.ndimage")
 
     def gaussian_filter(values, *args, **kwargs):
@@ -36,7 +42,11 @@ def cupy(monkeypatch):
     for name, value in (("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
                         ("cupyx.scipy.ndimage", ndimage)):
         monkeypatch.setitem(sys.modules, name, value)
-    return module
+    yield module
+    for name in fake_cupy.LOADERS:
+        sys.modules.pop(name, None)
+    monkeypatch.undo()
+    fake_cupy.rebind_parents(fake_cupy.LOADERS)
 
 
 def _on_stand_in(array):
@@ -71,6 +81,27 @@ def test_costs_equal_numpy(cupy, classifier, count):
         assert _on_stand_in(gpu_costs)
         np.testing.assert_allclose(np.asarray(gpu_costs), cpu_view.costs(features),
                                    atol=COST_TOLERANCE)
+
+
+@pytest.mark.parametrize("features", [1, 9, 27])
+def test_fused_kernel_equals_the_numpy_formula(cupy, features):
+    """models/learned_kernels.cu (compiled as host C++) against the formula in float64 on
+    NumPy: z = b0 + b1 . x + b2 . x^2 clipped to [-30, 30], costs softplus(-z) and
+    softplus(z) capped at MAX_COST; the kernel works in float32 (tolerance 1e-5 nats + 1e-5
+    relative), including saturated pixels where the cap applies."""
+    from graphcut.models._learned import MAX_COST
+    from graphcut.models._learned_kernels import fused_binary_costs
+    rng = np.random.default_rng(features)
+    x = rng.normal(0, 2, (23, 31, features)).astype(np.float32)
+    beta = rng.normal(0, 1.5, 2 * features + 1)
+    costs = fused_binary_costs(cupy.asarray(x), cupy.asarray(beta), MAX_COST)
+    assert _on_stand_in(costs) and costs.dtype == np.float64 and costs.shape == (2, 23, 31)
+    x64 = x.astype(np.float64)
+    z = np.clip(beta[0] + x64 @ beta[1:features + 1] + (x64 * x64) @ beta[features + 1:],
+                -30, 30)
+    expected = np.minimum(np.stack([np.logaddexp(0, -z), np.logaddexp(0, z)]), MAX_COST)
+    assert (expected == MAX_COST).any() and (expected < 1).any()  # both regimes are checked
+    np.testing.assert_allclose(np.asarray(costs), expected, atol=1e-5, rtol=1e-5)
 
 
 def test_statistics_subsample_is_close_to_all_pixels(monkeypatch):

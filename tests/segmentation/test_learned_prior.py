@@ -69,3 +69,24 @@ def test_prior_incremental_equals_fresh_and_round_trips():
         np.testing.assert_array_equal(np.asarray(session.update(seeds.copy())), fresh)
     with pytest.raises(ValueError, match="prior"):
         Learned(prior=-1)
+
+
+def test_kept_split_follows_the_image():
+    """The bright/dark split is kept per image (bright_side once per features array): one
+    model fitted on a second image gives the costs a fresh model gives there, and the kept
+    split equals bright_side of the features it was made from."""
+    from graphcut.models._prior import bright_side
+    model = Learned(prior=0.5)
+    for seed in (3, 4):
+        image, truth = _nuclei(seed=seed)
+        values = image[..., None].astype(np.float32)
+        features = model.features(values)
+        seeds = _clicks(truth)
+        samples = (seeds == 1, seeds == 2)
+        costs = model.fit(features, samples).costs(features)
+        fresh = Learned(prior=0.5)
+        expected = fresh.fit(fresh.features(values), samples).costs(features)
+        for got, want in zip(costs, expected):
+            np.testing.assert_array_equal(got, want)
+        assert model._split[0] is features and model._split[3]  # the sides drawn, kept
+        np.testing.assert_array_equal(model._split[2], bright_side(features, 1))

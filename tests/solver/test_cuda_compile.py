@@ -34,7 +34,8 @@ def test_there_are_cuda_sources():
 def test_every_source_has_a_build_and_every_build_a_source():
     built = {entry.path for entry in VARIANTS}
     assert built == set(SOURCES)
-    assert {path.parent.name for path in SOURCES} == {"cuda", "segmentation", "stereo", "labeling"}
+    assert {path.parent.name for path in SOURCES} == {"cuda", "segmentation", "stereo", "labeling",
+                                                     "models"}
     names = [entry.binary_name for entry in VARIANTS]
     assert len(names) == len(set(names)), names
 

@@ -1,0 +1,175 @@
+"""Benchmark: several objects live — per-stroke seconds and peak memory of the exact
+multi-object update and of the app's preview, on a synthetic image with truth.
+
+Input: a noisy synthetic colour image of ``--megapixels`` (square) with ``--objects`` objects
+(discs and squares of distinct colours; labels 1, 3, 4, ...) on a background, seeds: a small
+square inside each object and a background frame. Then ``--strokes`` *correcting* strokes: each
+one paints, with its true label, a 9 x 9 square centred on a pixel the current result gets
+wrong (the wrong pixel nearest the centre of the largest wrong label's errors; none left: the
+run ends).
+
+Per stroke: wall seconds (and this process's CPU seconds, which a busy machine inflates less)
+of ``graphcut.Segmenter.update`` (the exact label image, the app's exact solver), the expansion's cycles and moves, its min-cut seconds (PyMaxflow's graph setup
+and max-flow) and network-building seconds, the pipeline's stages (fit, costs, problem, cut),
+the accuracy against the truth; and the wall seconds of the app's preview solver
+(``graphcut.gui.solve.Solver`` with ``preview_factor(shape)``) for the same seeds. Peak memory:
+``tracemalloc`` peak of one exact update (NumPy allocations), with two or more objects and
+with only object 1 (the others' seeds erased), to compare.
+
+    OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
+    python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
+
+Prints one line per stroke and a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+
+import graphcut
+from graphcut.gui.sharing import SeedDelta
+from graphcut.gui.solve import Job, Session, Solver, preview_factor
+
+PALETTE = np.array([[50, 70, 170], [200, 60, 50], [0, 0, 0], [60, 190, 70], [210, 200, 60],
+                    [150, 60, 190]], float)
+
+
+def synthetic(side: int, objects: int, seed: int = 0):
+    """(image uint8 (side, side, 3), truth uint8 labels 0 / 1 / 3 / 4 ...)."""
+    rng = np.random.default_rng(seed)
+    truth = np.zeros((side, side), np.uint8)
+    yy, xx = np.mgrid[:side, :side]
+    values = [1, 3, 4, 5][:objects]
+    for i, value in enumerate(values):
+        cy, cx = side * (0.3 + 0.4 * (i % 2)), side * (0.3 + 0.4 * (i // 2 % 2))
+        cy += side * 0.05 * (i // 2)
+        radius = side * 0.15
+        if i % 2 == 0:
+            truth[(yy - cy) ** 2 + (xx - cx) ** 2 < radius ** 2] = value
+        else:
+            truth[int(cy - radius):int(cy + radius), int(cx - radius):int(cx + radius)] = value
+    image = PALETTE[truth] + rng.normal(0, 70, (side, side, 3))
+    # a gradient and texture so that colours overlap a little
+    image += 30 * np.sin(xx / 17.0)[..., None]
+    return np.clip(image, 0, 255).astype(np.uint8), truth
+
+
+def start_seeds(truth):
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[:4, :] = seeds[-4:, :] = 2
+    for value in np.unique(truth[truth > 0]):
+        rows, cols = np.nonzero(truth == value)
+        r, c = int(np.median(rows)), int(np.median(cols))
+        seeds[r - 5:r + 5, c - 5:c + 5] = value
+    return seeds
+
+
+def correcting_stroke(result, truth, seeds):
+    """Paint a 9 x 9 square of the true labels at a wrong pixel; returns the changed region
+    ``(row0, row1, col0, col1)``, or None when no pixel is wrong."""
+    wrong = (result != truth) & (seeds == 0)
+    if not wrong.any():
+        return None
+    rows, cols = np.nonzero(wrong)
+    pick = np.argmin((rows - rows.mean()) ** 2 + (cols - cols.mean()) ** 2)
+    r, c = int(rows[pick]), int(cols[pick])
+    part = (slice(max(0, r - 4), r + 5), slice(max(0, c - 4), c + 5))
+    seeds[part] = np.where(truth[part] == 0, 2, truth[part])
+    return (part[0].start, min(r + 5, seeds.shape[0]), part[1].start, min(c + 5, seeds.shape[1]))
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megapixels", type=float, default=0.25)
+    parser.add_argument("--objects", type=int, default=2)
+    parser.add_argument("--strokes", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--no-preview", action="store_true")
+    parser.add_argument("--no-memory", action="store_true")
+    parser.add_argument("--preview-only", action="store_true",
+                        help="time only the preview; strokes correct the preview's labels")
+    args = parser.parse_args(argv)
+    side = int(round(math.sqrt(args.megapixels * 1e6)))
+    image, truth = synthetic(side, args.objects)
+    seeds = start_seeds(truth)
+    print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}")
+    segmenter = graphcut.Segmenter(image, device=args.device)
+    segmenter.prepare()
+    factor = preview_factor(truth.shape)
+    preview = None
+    if not args.no_preview and factor > 1:
+        preview = Solver()
+        opened = preview.open(Session(1, image, segmenter.lam, "cpu", preview_factor=factor))
+        assert opened.error is None, opened.error
+    exact_times, preview_times = [], []
+    region = None  # the first job carries all the seeds, later ones the stroke's rectangle
+    for stroke in range(args.strokes + 1):
+        started, cpu = time.perf_counter(), time.process_time()
+        if args.preview_only:
+            labels, stats = None, {}
+        else:
+            labels = segmenter.update(seeds)
+            labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy
+            stats = segmenter.last_result.stats
+        exact, exact_cpu = time.perf_counter() - started, time.process_time() - cpu
+        expansion = stats.get("expansion")
+        stages = stats.get("seconds", {}).get("stages", {})
+        line = f"stroke {stroke}: " + ("" if labels is None else
+                                       f"exact {exact:.3f} s (CPU time {exact_cpu:.3f} s), "
+                                       f"accuracy "
+                                       f"{(labels == truth).mean():.4f}")
+        if expansion is not None:
+            line += (f", cycles {expansion.cycles}, moves {len(expansion.moves)} "
+                     f"({sum(m.accepted for m in expansion.moves)} accepted), min-cut "
+                     f"{sum(expansion.maxflow_seconds.values()):.3f} s (max-flow "
+                     f"{sum(expansion.solve_seconds.values()):.3f}), build "
+                     f"{expansion.build_seconds:.3f} s")
+        if stages:
+            line += ", stages " + " ".join(f"{k} {v:.3f}" for k, v in stages.items())
+        if preview is not None:
+            started, cpu = time.perf_counter(), time.process_time()
+            delta = SeedDelta(None, seeds.copy()) if region is None else \
+                SeedDelta(region, seeds[region[0]:region[1], region[2]:region[3]].copy())
+            outcome = preview.run(Job(stroke + 1, 1, segmenter.lam, delta))  # as the app sends
+            assert outcome.error is None, outcome.error
+            preview_times.append(time.perf_counter() - started)
+            line += (f"; preview 1/{factor} {preview_times[-1]:.3f} s "
+                     f"(CPU time {time.process_time() - cpu:.3f} s)")
+            if labels is None:  # the preview's labels, scaled up
+                small = outcome.labels if outcome.labels is not None else \
+                    np.zeros(preview._preview.reduced_shape, np.uint8)
+                labels = np.repeat(np.repeat(small, factor, 0), factor, 1)[:side, :side]
+                line += f", accuracy {(labels == truth).mean():.4f}"
+        print(line, flush=True)
+        if stroke and not args.preview_only:  # stroke 0: the first mask from the start seeds
+            exact_times.append(exact)
+        region = correcting_stroke(labels, truth, seeds)
+        if region is None:
+            break
+    if exact_times:
+        print(f"median exact per correcting stroke: {statistics.median(exact_times):.3f} s "
+              f"(max {max(exact_times):.3f}, {len(exact_times)} strokes)")
+    if preview_times:
+        print(f"median preview: {statistics.median(preview_times):.3f} s "
+              f"(max {max(preview_times):.3f})")
+    if not args.no_memory and args.device == "cpu":
+        for name, test_seeds in (("several objects", seeds),
+                                 ("object 1 only", np.where(seeds > 2, 0, seeds))):
+            fresh = graphcut.Segmenter(image, device="cpu")
+            fresh.prepare()
+            tracemalloc.start()
+            fresh.update(test_seeds.astype(np.uint8))
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            print(f"tracemalloc peak of one update, {name}: {peak / 2 ** 20:.0f} MiB "
+                  f"({peak / truth.size:.0f} bytes per pixel)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""The automatic smoothness weight (graphcut.segmentation._smoothness): the histogram model's
+collapse guard from a box, checked against independent cuts at the two fixed weights."""
+
+import numpy as np
+import pytest
+
+import graphcut
+from graphcut.models import GMM, Histogram, Learned
+from graphcut.segmentation import Segmenter
+from graphcut.segmentation._smoothness import GUARD_SHARE, guarded_lams, keep_heavier
+
+LIGHT, HEAVY = guarded_lams(Histogram(), None)
+
+
+def disk_image(seed, radius, contrast, noise, size=48):
+    """A noisy grey image with a brighter disk at its centre, and a box 3 pixels around it."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:size, :size]
+    centre = size // 2
+    disk = (yy - centre) ** 2 + (xx - centre) ** 2 <= radius * radius
+    image = np.clip(0.3 + contrast * disk + rng.normal(0, noise, (size, size)), 0, 1)
+    box = (centre - radius - 3, centre - radius - 3, centre + radius + 4, centre + radius + 4)
+    return image, box
+
+
+# (seed, radius, contrast, noise): the heavier weight collapses the object in the first two,
+# keeps (a slightly different) one in the last two
+CASES = [(0, 5, 0.3, 0.12), (1, 10, 0.4, 0.2), (0, 10, 0.5, 0.25), (1, 12, 0.35, 0.15)]
+
+
+def test_guard_applies_only_to_the_plain_histogram_without_a_given_lam():
+    assert (LIGHT, HEAVY) == (10.0, 20.0)
+    assert guarded_lams(Histogram(), 10.0) is None      # the user's lam wins
+    assert guarded_lams(Histogram(), 0) is None
+    assert guarded_lams(GMM(), None) is None
+    assert guarded_lams(Learned(), None) is None
+    own = Histogram()
+    own.lam = 12.0                                       # a model object with its own lam
+    assert guarded_lams(own, None) is None
+
+
+def test_keep_heavier_compares_object_pixels():
+    light = np.zeros((10, 10), np.uint8)
+    light[:5] = 1                                        # 50 object pixels
+    heavy = np.zeros_like(light)
+    heavy[:4] = 3                                        # 40: exactly 0.8 of them, any label
+    assert keep_heavier(light, heavy, share=0.8)
+    heavy[3, 0] = 0                                      # 39
+    assert not keep_heavier(light, heavy, share=0.8)
+    assert keep_heavier(np.zeros_like(light), np.zeros_like(light))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_automatic_lam_from_a_box_is_the_guarded_choice(case):
+    image, box = disk_image(*case)
+    light = graphcut.segment(image, None, box=box, lam=LIGHT, device="cpu")
+    heavy = graphcut.segment(image, None, box=box, lam=HEAVY, device="cpu")
+    expected = heavy if heavy.sum() >= GUARD_SHARE * light.sum() else light
+    chosen = HEAVY if expected is heavy else LIGHT
+    auto, result = graphcut.segment(image, None, box=box, device="cpu", return_result=True)
+    np.testing.assert_array_equal(auto, expected)
+    assert result.stats["lam"] == chosen
+
+
+def test_cases_take_both_branches_with_different_masks():
+    """Guards the test above against being vacuous: each branch is taken at least once
+    where the two weights' masks differ."""
+    taken = set()
+    for case in CASES:
+        image, box = disk_image(*case)
+        light = graphcut.segment(image, None, box=box, lam=LIGHT, device="cpu")
+        heavy = graphcut.segment(image, None, box=box, lam=HEAVY, device="cpu")
+        if (light != heavy).any():
+            taken.add(bool(heavy.sum() >= GUARD_SHARE * light.sum()))
+    assert taken == {True, False}
+
+
+def test_given_lam_wins_over_the_guard():
+    image, box = disk_image(*CASES[0])
+    heavy = graphcut.segment(image, None, box=box, lam=HEAVY, device="cpu")
+    assert heavy.sum() < GUARD_SHARE * graphcut.segment(image, None, box=box, device="cpu").sum()
+    session = Segmenter(image, device="cpu")
+    session.set_lam(HEAVY)                               # set_lam turns the guard off
+    np.testing.assert_array_equal(session.update(None, box=box), heavy)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("case", CASES[:2])
+def test_segmenter_equals_fresh_segment_with_the_automatic_lam(case, device):
+    image, box = disk_image(*case)
+    session = Segmenter(image, device=device)
+    np.testing.assert_array_equal(session.update(None, box=box),
+                                  graphcut.segment(image, None, box=box, device=device))
+    assert session.lam == LIGHT                          # the session's lam is restored
+    seeds = np.zeros(image.shape, np.uint8)
+    seeds[24, 22:27] = 1
+    seeds[2, 2:40] = 2
+    np.testing.assert_array_equal(session.update(seeds),
+                                  graphcut.segment(image, seeds, device=device))
+    np.testing.assert_array_equal(session.update(seeds, box=box),
+                                  graphcut.segment(image, seeds, box=box, device=device))
+
+
+def test_keep_heavier_on_the_cupy_stand_in():
+    """The guard's comparison takes device arrays (CuPy on the GPU) without a host copy."""
+    import fake_cupy
+
+    cupy = fake_cupy.fake_cupy_module(None)
+    light = np.zeros((8, 8), bool)
+    light[:5] = True                                     # 40 pixels
+    heavy = light.copy()
+    heavy[:2] = False                                    # 24: 0.6 of them
+    on_device = cupy.asarray(light), cupy.asarray(heavy)
+    assert type(on_device[0]).__module__.split(".")[0] == "cupy"
+    assert keep_heavier(*on_device, share=0.6) and not keep_heavier(*on_device, share=0.61)
+    assert keep_heavier(*on_device, share=0.6) == keep_heavier(light, heavy, share=0.6)
