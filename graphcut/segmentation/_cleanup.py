@@ -151,7 +151,7 @@ def _like(reference, host_array):
     return cupy.asarray(host_array)
 
 
-def region_core(region) -> np.ndarray:
+def central_part(region) -> np.ndarray:
     """The central part of a box or lasso (bool ``region``): the region shrunk halfway
     toward its centre (for a box, the middle half of its rows and of its columns; of each
     axis in a volume)."""
@@ -173,7 +173,7 @@ def clean_labels(labels, object_labels, seeds, *, keep="all", fill_holes_area=0,
                  outside=None) -> np.ndarray:
     """Clean-up of a label image (0 background, ``object_labels`` the objects), per object:
     with ``keep="connected"`` only its parts touching a seed of its label, or the central
-    part of the box / lasso (:func:`region_core`; ``outside`` = the pixels outside it), stay
+    part of the box / lasso (:func:`central_part`; ``outside`` = the pixels outside it), stay
     (the largest part when none does); holes of fewer than ``fill_holes_area`` pixels made
     only of background and free of background seeds and of ``outside`` pixels join the
     object around them."""
@@ -186,7 +186,7 @@ def clean_labels(labels, object_labels, seeds, *, keep="all", fill_holes_area=0,
     core = np.zeros(labels.shape, dtype=bool)
     if outside is not None:
         protected = protected | outside
-        core = region_core(~outside)
+        core = central_part(~outside)
     for label in object_labels:
         region = labels == label
         if keep == "connected":

@@ -323,10 +323,10 @@ def test_far_cost_helps_against_a_far_region_of_the_object_colour():
     assert not mask[far].any() and iou(mask, truth) > 0.9
 
 
-def test_region_core_is_the_middle_half_of_a_box():
-    from graphcut.segmentation._cleanup import region_core
+def test_the_clean_ups_central_part_is_the_middle_half_of_a_box():
+    from graphcut.segmentation._cleanup import central_part
     box = box_mask((40, 60), (8, 10, 32, 50))          # 24 rows x 40 columns
-    core = region_core(box)
+    core = central_part(box)
     rows, cols = np.nonzero(core)
     assert (rows.min(), rows.max(), cols.min(), cols.max()) == (14, 25, 20, 39)
 
