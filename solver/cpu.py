@@ -62,8 +62,16 @@ def grid_min_cut(network: GridNetwork) -> CutResult:
                         f"solving a {_size_text(network.shape)} grid on the CPU (PyMaxflow's "
                         "graph)")
     release_free_heap()
+    return cut_grid_graph(network)[0]
+
+
+def cut_grid_graph(network: GridNetwork, graph=None):
+    """The minimum cut of a host GridNetwork on a PyMaxflow graph built by :func:`grid_graph`
+    (``graph``: one of the same shape to empty and fill again), without the memory check
+    (the caller's). Returns ``(CutResult, graph)``: the source side is the set that cannot
+    reach t."""
     started = time.perf_counter()
-    graph = grid_graph(network)
+    graph = grid_graph(network, graph=graph)
     for block, ids in grid_blocks(network.shape):
         graph.add_grid_tedges(ids, network.source[block], network.sink[block])
     built = time.perf_counter()
@@ -75,8 +83,7 @@ def grid_min_cut(network: GridNetwork) -> CutResult:
     for block, ids in grid_blocks(network.shape):
         source_side[block] = ~graph.get_grid_segments(ids)
     done = time.perf_counter()
-    return CutResult(flow, source_side, "cpu",
-                     _stats(started, built, solved, done))
+    return CutResult(flow, source_side, "cpu", _stats(started, built, solved, done)), graph
 
 
 def _size_text(shape) -> str:

@@ -232,7 +232,7 @@ class Segmenter:
             one = self._xp.zeros((1, 1), dtype=self._xp.int32)
             capacities_from_tables(one, self._xp.zeros((1, 1), dtype=self._xp.uint8), one,
                                    one[0], one[0])
-        if not self._tabled and len(self.shape) == 2:
+        if not self._tabled:
             self._image_features()  # the model's features now, not at the first box or stroke
         return time.perf_counter() - started
 

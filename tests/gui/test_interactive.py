@@ -469,15 +469,21 @@ def test_controller_random_strokes_end_in_fresh_solves(device, use_process):
         controller.close()
 
 
-def test_controller_preview_is_replaced_by_the_exact_mask():
-    rng = np.random.default_rng(14)
-    image, truth = colour_image(rng, (200, 260))
+def previewing_controller():
+    """(controller, post queue, recorder): an in-process CPU controller with previews on a
+    reduced grid of 5000 pixels, whose exact solver answers 0.3 s late, as on a large image."""
     post, recorder = PostQueue(), Recorder()
     controller = SegmentationController(recorder, post=post, device="cpu", use_process=False,
                                         preview=True, preview_pixels=5000)
     deliver = controller._exact.client._deliver
-    # the exact solver answers late, as on a large image
     controller._exact.client._deliver = lambda reply: (time.sleep(0.3), deliver(reply))
+    return controller, post, recorder
+
+
+def test_controller_preview_is_replaced_by_the_exact_mask():
+    rng = np.random.default_rng(14)
+    image, truth = colour_image(rng, (200, 260))
+    controller, post, recorder = previewing_controller()
     try:
         controller.open_image(image)
         seeds = np.zeros(truth.shape, np.uint8)
@@ -502,11 +508,7 @@ def test_controller_previews_the_learned_model_with_a_box():
     image, truth = colour_image(rng, (200, 260))
     rows, cols = np.nonzero(truth)
     box = (int(rows.min()) - 8, int(cols.min()) - 8, int(rows.max()) + 9, int(cols.max()) + 9)
-    post, recorder = PostQueue(), Recorder()
-    controller = SegmentationController(recorder, post=post, device="cpu", use_process=False,
-                                        preview=True, preview_pixels=5000)
-    deliver = controller._exact.client._deliver
-    controller._exact.client._deliver = lambda reply: (time.sleep(0.3), deliver(reply))
+    controller, post, recorder = previewing_controller()
     try:
         controller.open_image(image)
         options = SegmentOptions(model="learned", box=box)

@@ -3,7 +3,6 @@ with the NumPy stand-in for CuPy (tests/support/fake_cupy.py) and ``cupyx.scipy.
 standing in as SciPy's: the features and the costs equal the NumPy path's."""
 
 import sys
-import types
 
 import numpy as np
 import pytest
@@ -28,20 +27,7 @@ def cupy(monkeypatch, kernel_library):
     for name in fake_cupy.LOADERS:
         if name in sys.modules:
             monkeypatch.delitem(sys.modules, name)
-    ndimage = types.ModuleType("cupyx.scipy.ndimage")
-
-    def gaussian_filter(values, *args, **kwargs):
-        return fake_cupy._wrap(scipy_ndimage.gaussian_filter(np.asarray(values), *args,
-                                                             **kwargs))
-
-    ndimage.gaussian_filter = gaussian_filter
-    scipy = types.ModuleType("cupyx.scipy")
-    scipy.ndimage = ndimage
-    cupyx = types.ModuleType("cupyx")
-    cupyx.scipy = scipy
-    for name, value in (("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
-                        ("cupyx.scipy.ndimage", ndimage)):
-        monkeypatch.setitem(sys.modules, name, value)
+    fake_cupy.install_cupyx_ndimage(monkeypatch, module)
     yield module
     for name in fake_cupy.LOADERS:
         sys.modules.pop(name, None)

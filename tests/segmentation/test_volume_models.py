@@ -217,22 +217,10 @@ def stand_in_cupy(monkeypatch, kernel_library):
     """tests/support/fake_cupy.py's NumPy stand-in for CuPy (with the shipped kernels compiled
     as host C++: the learned model's scoring kernel), with SciPy's gaussian_filter as
     ``cupyx.scipy.ndimage``'s (what the learned model's GPU features call)."""
-    import sys
-    import types
-
     import fake_cupy
     module = fake_cupy.fake_cupy_module(kernel_library)
     monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")
-    cupyx_ndimage = types.ModuleType("cupyx.scipy.ndimage")
-    cupyx_ndimage.gaussian_filter = lambda values, *args, **kwargs: fake_cupy._wrap(
-        ndimage.gaussian_filter(np.asarray(values), *args, **kwargs))
-    scipy = types.ModuleType("cupyx.scipy")
-    scipy.ndimage = cupyx_ndimage
-    cupyx = types.ModuleType("cupyx")
-    cupyx.scipy = scipy
-    for name, value in (("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
-                        ("cupyx.scipy.ndimage", cupyx_ndimage)):
-        monkeypatch.setitem(sys.modules, name, value)
+    fake_cupy.install_cupyx_ndimage(monkeypatch, module)
     return module
 
 

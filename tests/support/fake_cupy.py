@@ -318,3 +318,21 @@ def fake_cupy_module(library: ctypes.CDLL) -> types.ModuleType:
 
     module.__getattr__ = delegate
     return module
+
+
+def install_cupyx_ndimage(monkeypatch, module) -> None:
+    """Make ``module`` (:func:`fake_cupy_module`) importable as ``cupy``, with
+    ``cupyx.scipy.ndimage.gaussian_filter`` standing in as SciPy's (what the learned model's
+    GPU features call), for the test that ``monkeypatch`` belongs to."""
+    from scipy import ndimage as scipy_ndimage
+
+    ndimage = types.ModuleType("cupyx.scipy.ndimage")
+    ndimage.gaussian_filter = lambda values, *args, **kwargs: _wrap(
+        scipy_ndimage.gaussian_filter(np.asarray(values), *args, **kwargs))
+    scipy = types.ModuleType("cupyx.scipy")
+    scipy.ndimage = ndimage
+    cupyx = types.ModuleType("cupyx")
+    cupyx.scipy = scipy
+    for name, value in (("cupy", module), ("cupyx", cupyx), ("cupyx.scipy", scipy),
+                        ("cupyx.scipy.ndimage", ndimage)):
+        monkeypatch.setitem(sys.modules, name, value)
