@@ -61,7 +61,7 @@ from distributed import Client, KilledWorker, as_completed
 
 from ._cluster import (_KEY_PREFIX, ALLOWED_FAILURES, GPU, GPU_TASK_SHARE, NO_WORKER_TIMEOUT,
                        WATCH_INTERVAL, WORKER_TTL, _done, _NoWorkerWatch, _outcome, _Watchdog,
-                       gpu_worker_count, local_cluster, visible_gpus)
+                       gpu_worker_count, local_cluster, quiet_dask_logs, visible_gpus)
 from ._image import segment_file
 from ._jobs import find_jobs
 from ._lock import OutputFolderBusyError, output_folder_lock
@@ -304,20 +304,6 @@ def _use_gpu_resource(client, device: str, gpu_resource: bool | None) -> bool:
 
 
 @contextlib.contextmanager
-def _quiet_dask_logs():
-    """Dask's INFO and WARNING messages (worker start-up, restarts, shutdown) hidden unless
-    the root logger is at DEBUG (``graphcut -vv``)."""
-    logger = logging.getLogger("distributed")
-    old = logger.level
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(old)
-
-
-@contextlib.contextmanager
 def _connect(scheduler, n_workers, gpus, device, gpu_resource):
     """(client, gpu) for an existing scheduler or a new local cluster of ``n_workers`` pinned
     to ``gpus`` (None: CPU workers); closes what it made."""
@@ -408,7 +394,7 @@ def run_batch_dask(images_dir, seeds_dir, out_dir, *, scheduler: str | None = No
     options = dict(lam=lam, sigma=sigma, device=device, overwrite=overwrite, progress=progress,
                    max_pixels=max_pixels, segment_options=segment_options)
     try:
-        with _quiet_dask_logs():
+        with quiet_dask_logs():
             if client is not None:
                 gpu = _use_gpu_resource(client, device, gpu_resource)
                 runner = DaskRunner(client, gpu=gpu, task=task, task_timeout=task_timeout,
