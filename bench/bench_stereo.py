@@ -1,13 +1,17 @@
 """Benchmark: stereo disparity by alpha-expansion against a fair OpenCV StereoSGBM, per backend.
 
-Scenes (nothing is downloaded), in three roles:
+Scenes, in four roles:
 - development pairs (parameters may be chosen on them; SGBM's sweep picks its setting here):
-  "office" (graphcut.stereo.synthetic's default scene, 400 x 300: slanted wall and floor, a
-  textureless box, a tilted panel, an occluding disc; the one the defaults were tuned on) and
-  "stairs" (a wall and six slanted steps);
-- held-out pairs (never used to choose anything): "pillars" (thin pillars, many narrow
-  occlusions) and "ramp" (a strongly slanted ramp, a textureless triangle, a floating square),
-  rendered by the same module with exact disparities;
+  the real Middlebury pairs "teddy" (2003, 450 x 375, disparities 0..59) and "venus" (2001,
+  434 x 383, 0..19), cached by bench/stereo_data.py (run it once; licence there);
+- synthetic development pairs, rendered by graphcut.stereo.synthetic with exact disparities
+  (the development pairs before the real ones; nothing is chosen on them any more):
+  "office" (400 x 300: slanted wall and floor, a textureless box, a tilted panel, an
+  occluding disc), "stairs" (a wall and six slanted steps), and their "-photo" variants;
+- held-out pairs (never used to choose anything): the real Middlebury "cones" (2003) and
+  "bull" (2001), and the synthetic "pillars" (thin pillars, many narrow occlusions) and "ramp"
+  (a strongly slanted ramp, a textureless triangle, a floating square) with their "-photo"
+  variants;
 - the final report: "motorcycle", scikit-image's Middlebury 2014 pair
   (``skimage.data.stereo_motorcycle()``, 741 x 500, ground truth 7..60 px on 92.7 % of the
   pixels), 64 disparities (32 at half size).
@@ -58,20 +62,23 @@ from graphcut.stereo.synthetic import synthetic_scene
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sgbm_baseline  # noqa: E402
+import stereo_data  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 FULL_MAX_DISPARITY = 64
 GOAL_RATIO = 2 / 3       # our bad-pixel rate over the fair SGBM's
 GOAL_SECONDS = 1.5       # end to end on the GPU, full motorcycle pair
-DEVELOPMENT = ("office", "stairs", "office-photo", "stairs-photo")
-HELD_OUT = ("pillars", "ramp", "pillars-photo", "ramp-photo")
+DEVELOPMENT = ("teddy", "venus")
+SYNTHETIC_DEVELOPMENT = ("office", "stairs", "office-photo", "stairs-photo")
+HELD_OUT = ("cones", "bull", "pillars", "ramp", "pillars-photo", "ramp-photo")
 FINAL = ("motorcycle",)
-SCENES = DEVELOPMENT + HELD_OUT + FINAL
+SCENES = DEVELOPMENT + SYNTHETIC_DEVELOPMENT + HELD_OUT + FINAL
 
 
 def role(name: str) -> str:
-    return ("development" if name in DEVELOPMENT else "held-out" if name in HELD_OUT
-            else "final report")
+    return ("development" if name in DEVELOPMENT
+            else "synthetic development" if name in SYNTHETIC_DEVELOPMENT
+            else "held-out" if name in HELD_OUT else "final report")
 
 
 def device_name(device: str) -> str:
@@ -93,6 +100,8 @@ def load_scene(name: str, downscale: int):
     if name == "motorcycle":
         left, right, truth = motorcycle_pair(downscale=downscale)
         return left, right, truth, math.ceil(FULL_MAX_DISPARITY / downscale), None
+    if name in stereo_data.PAIRS:
+        return (*stereo_data.load_pair(name, downscale), None)
     h, w = 300 // downscale, 400 // downscale
     kind, _, textures = name.partition("-")
     scene = synthetic_scene(shape=(h, w), kind=kind, textures=textures or "noise")

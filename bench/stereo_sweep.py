@@ -25,7 +25,8 @@ from pathlib import Path
 from graphcut.stereo import CensusParameters, bad_pixel_rate, disparity
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_stereo import DEVELOPMENT, SCENES, load_scene  # noqa: E402
+from bench_stereo import (DEVELOPMENT, SCENES, SYNTHETIC_DEVELOPMENT,  # noqa: E402
+                          load_scene)
 
 def _window(text: str) -> tuple[int, int]:
     width, _, height = text.partition("x")
@@ -96,7 +97,7 @@ def main() -> int:
                         help="also allow the held-out pairs and the motorcycle")
     args = parser.parse_args()
     names = [n for n in args.scenes.split(",") if n]
-    allowed = SCENES if args.allow_scored else DEVELOPMENT
+    allowed = SCENES if args.allow_scored else DEVELOPMENT + SYNTHETIC_DEVELOPMENT
     if not names or sorted(set(names) - set(allowed)):
         parser.error(f"--scenes takes {', '.join(allowed)} (held-out and final pairs only "
                      f"with --allow-scored), got {args.scenes!r}")
