@@ -22,7 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from graphcut.stereo import CensusParameters, bad_pixel_rate, disparity
+from graphcut.stereo import (BorderExtrapolation, CensusParameters, MedianFill,
+                             bad_pixel_rate, disparity)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_stereo import (DEVELOPMENT, SCENES, SYNTHETIC_DEVELOPMENT,  # noqa: E402
@@ -39,7 +40,12 @@ CENSUS_FIELDS = {"census_lambda": float, "colour_lambda": float, "aggregation_ra
                  "cross_threshold": int, "cross_length": int,
                  "cross_minimum": int}
 DISPARITY_FIELDS = {"smoothness": int, "flat_factor": int, "edge_threshold": float,
-                    "smoothness_truncation": int, "consistency_tolerance": int}
+                    "smoothness_truncation": int, "consistency_tolerance": int,
+                    "max_cycles": int}
+# fields of BorderExtrapolation as border_NAME; "border" and "median_fill" take on / off.
+BORDER_FIELDS = {f"border_{name}": type(value)
+                 for name, value in BorderExtrapolation()._asdict().items()}
+SWITCHES = {"border": lambda text: text == "on", "median_fill": lambda text: text == "on"}
 DEFAULT_GRID = ("aggregation_radius=1,3", "smoothness=6,10", "flat_factor=3,5",
                 "edge_threshold=6,12", "smoothness_truncation=2,4",
                 "census_lambda=10,20", "colour_lambda=10,20")
@@ -54,10 +60,12 @@ def parse_setting(text: str) -> list[tuple[str, object]]:
         unknown name or a value that does not convert.
     """
     name, _, values = text.partition("=")
-    kind = CENSUS_FIELDS.get(name) or DISPARITY_FIELDS.get(name)
+    kind = (CENSUS_FIELDS.get(name) or DISPARITY_FIELDS.get(name) or BORDER_FIELDS.get(name)
+            or SWITCHES.get(name))
     if kind is None or not values:
         raise ValueError(f"--set {text!r}: expected NAME=V1,V2,... with NAME one of "
-                         f"{', '.join([*CENSUS_FIELDS, *DISPARITY_FIELDS])}")
+                         f"{', '.join([*CENSUS_FIELDS, *DISPARITY_FIELDS, *BORDER_FIELDS])}"
+                         f" or border=on,off or median_fill=on,off")
     return [(name, kind(value)) for value in values.split(",")]
 
 
@@ -71,6 +79,13 @@ def keywords(name: str | None, value, base: dict | None = None) -> dict:
         fields = ({"census_lambda": value, "colour_lambda": value} if name == "lambdas"
                   else {name: value})
         options["census"] = options.get("census", CensusParameters())._replace(**fields)
+    elif name in BORDER_FIELDS:
+        border = options.get("border_extrapolation") or BorderExtrapolation()
+        options["border_extrapolation"] = border._replace(**{name[len("border_"):]: value})
+    elif name == "border":
+        options["border_extrapolation"] = BorderExtrapolation() if value else None
+    elif name == "median_fill":
+        options["median_fill"] = MedianFill() if value else None
     else:
         options[name] = value
     return options

@@ -9,6 +9,7 @@ The expansion machinery is shared with other multi-label problems and lives in
 from graphcut.labeling import (ExpansionResult, Move, MoveCallback, PairWeights,
                                alpha_expansion, expansion_network, labeling_energy)
 
+from ._border import BorderExtrapolation, extrapolate_left_border
 from ._costs import (CensusParameters, as_grey_levels, census_costs, data_costs,
                      right_view_labels, smoothness_weights)
 from ._disparity import (DATA_COSTS, StereoResult, bad_pixel_rate, check_energy_range,
@@ -17,9 +18,10 @@ from ._occlusion import (MedianFill, fill_from_background, inconsistent_pixels,
                          weighted_median_fill)
 
 __all__ = [
-    "CensusParameters", "DATA_COSTS", "MedianFill", "ExpansionResult", "Move", "MoveCallback", "PairWeights",
+    "BorderExtrapolation", "CensusParameters", "DATA_COSTS", "MedianFill", "ExpansionResult", "Move", "MoveCallback", "PairWeights",
     "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
     "check_energy_range", "data_costs", "disparity", "expansion_network",
+    "extrapolate_left_border",
     "fill_from_background", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
     "memory_needed",
     "right_view_labels", "smoothness_weights", "weighted_median_fill",

@@ -31,6 +31,7 @@ from graphcut.solver.memory import grid_graph_bytes, require_host_memory
 from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_from_levels,
                      check_census_parameters, check_pair, data_costs_from_levels,
                      right_view_labels, smoothness_from_levels)
+from ._border import BorderExtrapolation, check_border_extrapolation, extrapolate_left_border
 from ._occlusion import (MedianFill, check_median_fill, fill_from_background,
                          inconsistent_pixels, weighted_median_fill)
 
@@ -181,7 +182,9 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               smoothness_truncation: int = 3, fill_occlusions: bool = True,
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
               max_cycles: int = 2, callback: MoveCallback | None = None,
-              median_fill: MedianFill | None = None) -> StereoResult:
+              median_fill: MedianFill | None = None,
+              border_extrapolation: BorderExtrapolation | None = BorderExtrapolation()
+              ) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -208,6 +211,11 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         median of the labels around them (:func:`~graphcut.stereo.weighted_median_fill`
         with those settings). Off by default: it helps the synthetic scenes (development
         and held-out) but not the Middlebury motorcycle (see the benchmarks page).
+    border_extrapolation
+        with ``fill_occlusions``, the leading run of inconsistent pixels of each row (the
+        strip the right camera does not see, ``x < d``) continues the surface to its right
+        along its row-wise slope (:func:`~graphcut.stereo.extrapolate_left_border` with these
+        settings) instead of keeping the background fill's constant; None turns it off.
     device
         "auto", "cpu" or "cuda" for the cost volume and every move; "auto" falls back
         to the CPU when the GPU has too little free memory.
@@ -260,6 +268,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
                          f"{edge_threshold!r}")
     if median_fill is not None:
         median_fill = check_median_fill(median_fill)
+    if border_extrapolation is not None:
+        border_extrapolation = check_border_extrapolation(border_extrapolation)
     check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                        truncation=truncation, smoothness=smoothness, flat_factor=flat_factor,
                        smoothness_truncation=smoothness_truncation)
@@ -294,6 +304,10 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         inconsistent = inconsistent_pixels(result, right_labels,
                                            tolerance=consistency_tolerance)
         result = fill_from_background(result, inconsistent)
+        if border_extrapolation is not None:
+            result = extrapolate_left_border(result, inconsistent,
+                                             **border_extrapolation._asdict(),
+                                             max_label=int(max_disparity))
         if median_fill is not None:
             result = weighted_median_fill(result, inconsistent, left_levels,
                                           radius=median_fill.radius, step=median_fill.step,
