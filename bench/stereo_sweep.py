@@ -22,7 +22,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from graphcut.stereo import (BorderExtrapolation, CensusParameters, MedianFill,
+from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement, MedianFill,
                              bad_pixel_rate, disparity)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,7 +45,10 @@ DISPARITY_FIELDS = {"smoothness": int, "flat_factor": int, "edge_threshold": flo
 # fields of BorderExtrapolation as border_NAME; "border" and "median_fill" take on / off.
 BORDER_FIELDS = {f"border_{name}": type(value)
                  for name, value in BorderExtrapolation()._asdict().items()}
-SWITCHES = {"border": lambda text: text == "on", "median_fill": lambda text: text == "on"}
+REFINE_FIELDS = {f"refine_{name}": type(value)
+                 for name, value in EdgeRefinement()._asdict().items()}
+SWITCHES = {"border": lambda text: text == "on", "median_fill": lambda text: text == "on",
+            "refine": lambda text: text == "on"}
 DEFAULT_GRID = ("aggregation_radius=1,3", "smoothness=6,10", "flat_factor=3,5",
                 "edge_threshold=6,12", "smoothness_truncation=2,4",
                 "census_lambda=10,20", "colour_lambda=10,20")
@@ -61,11 +64,12 @@ def parse_setting(text: str) -> list[tuple[str, object]]:
     """
     name, _, values = text.partition("=")
     kind = (CENSUS_FIELDS.get(name) or DISPARITY_FIELDS.get(name) or BORDER_FIELDS.get(name)
-            or SWITCHES.get(name))
+            or REFINE_FIELDS.get(name) or SWITCHES.get(name))
     if kind is None or not values:
         raise ValueError(f"--set {text!r}: expected NAME=V1,V2,... with NAME one of "
                          f"{', '.join([*CENSUS_FIELDS, *DISPARITY_FIELDS, *BORDER_FIELDS])}"
-                         f" or border=on,off or median_fill=on,off")
+                         f", {', '.join(REFINE_FIELDS)} or border / median_fill / refine"
+                         f"=on,off")
     return [(name, kind(value)) for value in values.split(",")]
 
 
@@ -82,6 +86,11 @@ def keywords(name: str | None, value, base: dict | None = None) -> dict:
     elif name in BORDER_FIELDS:
         border = options.get("border_extrapolation") or BorderExtrapolation()
         options["border_extrapolation"] = border._replace(**{name[len("border_"):]: value})
+    elif name in REFINE_FIELDS:
+        refine = options.get("edge_refinement") or EdgeRefinement()
+        options["edge_refinement"] = refine._replace(**{name[len("refine_"):]: value})
+    elif name == "refine":
+        options["edge_refinement"] = EdgeRefinement() if value else None
     elif name == "border":
         options["border_extrapolation"] = BorderExtrapolation() if value else None
     elif name == "median_fill":

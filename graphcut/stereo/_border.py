@@ -65,7 +65,8 @@ def check_border_extrapolation(settings) -> BorderExtrapolation:
 
 def row_slopes(labels, valid, *, fit_width: int, min_valid: int):
     """Least-squares slope of ``labels`` along each row over the valid pixels among the
-    ``fit_width`` columns starting at the row's first valid pixel.
+    ``fit_width`` columns starting at the row's first valid pixel, up to the first jump of
+    more than one label between successive valid pixels (the end of the surface).
 
     Returns
     -------
@@ -83,8 +84,16 @@ def row_slopes(labels, valid, *, fit_width: int, min_valid: int):
     inside = columns < w
     columns = np.minimum(columns, w - 1)
     mask = inside & np.take_along_axis(valid, columns, axis=1) & any_valid[:, np.newaxis]
+    values = np.take_along_axis(labels, columns, axis=1).astype(np.int64)
+    # the surface ends at the first jump of more than one label between successive valid
+    # pixels: only the pixels before it are fitted
+    last = np.maximum.accumulate(np.where(mask, np.arange(fit_width), 0), axis=1)
+    previous = np.take_along_axis(values, np.concatenate(
+        [np.zeros((h, 1), dtype=np.int64), last[:, :-1]], axis=1), axis=1)
+    jump = mask & (np.abs(values - previous) > 1)
+    mask &= ~np.logical_or.accumulate(jump, axis=1)
     x = np.where(mask, columns, 0).astype(np.float64)
-    y = np.where(mask, np.take_along_axis(labels, columns, axis=1), 0).astype(np.float64)
+    y = np.where(mask, values, 0).astype(np.float64)
     n = mask.sum(axis=1).astype(np.float64)
     sx, sy = x.sum(axis=1), y.sum(axis=1)
     sxx, sxy = (x * x).sum(axis=1), (x * y).sum(axis=1)
@@ -104,7 +113,8 @@ def extrapolate_left_border(labels, invalid, *, fit_width: int = 30, min_valid: 
     For row ``y`` with first valid pixel ``x0`` and value ``v``, pixel ``x < x0`` becomes
     ``clip(round(v + s (x - x0)), 0, max_label)``: ``s`` is the median of the least-squares
     slopes (:func:`row_slopes` over ``fit_width`` columns from each row's first valid pixel,
-    rows with fewer than ``min_valid`` valid pixels there left out) of the rows within ``rows``
+    up to the first jump of more than one label; rows with fewer than ``min_valid`` such
+    pixels left out) of the rows within ``rows``
     of ``y``, capped at ``+-max_slope``. Rows without a usable slope nearby, and every pixel
     after a row's first valid pixel, keep their labels.
 

@@ -34,6 +34,7 @@ from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_fro
 from ._border import BorderExtrapolation, check_border_extrapolation, extrapolate_left_border
 from ._occlusion import (MedianFill, check_median_fill, fill_from_background,
                          inconsistent_pixels, weighted_median_fill)
+from ._refine import EdgeRefinement, check_edge_refinement, refine_depth_edges
 
 __all__ = ["DATA_COSTS", "StereoResult", "bad_pixel_rate", "check_energy_range", "disparity",
            "host_memory_needed", "memory_needed"]
@@ -183,8 +184,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
               max_cycles: int = 2, callback: MoveCallback | None = None,
               median_fill: MedianFill | None = None,
-              border_extrapolation: BorderExtrapolation | None = BorderExtrapolation()
-              ) -> StereoResult:
+              border_extrapolation: BorderExtrapolation | None = BorderExtrapolation(),
+              edge_refinement: EdgeRefinement | None = EdgeRefinement()) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -216,6 +217,11 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         strip the right camera does not see, ``x < d``) continues the surface to its right
         along its row-wise slope (:func:`~graphcut.stereo.extrapolate_left_border` with these
         settings) instead of keeping the background fill's constant; None turns it off.
+    edge_refinement
+        with ``fill_occlusions``, last of all the pixels near depth edges take the
+        colour-weighted median of the labels around them
+        (:func:`~graphcut.stereo.refine_depth_edges` with these settings): edges move to the
+        colour edges of the left image. None turns it off.
     device
         "auto", "cpu" or "cuda" for the cost volume and every move; "auto" falls back
         to the CPU when the GPU has too little free memory.
@@ -270,6 +276,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         median_fill = check_median_fill(median_fill)
     if border_extrapolation is not None:
         border_extrapolation = check_border_extrapolation(border_extrapolation)
+    if edge_refinement is not None:
+        edge_refinement = check_edge_refinement(edge_refinement)
     check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                        truncation=truncation, smoothness=smoothness, flat_factor=flat_factor,
                        smoothness_truncation=smoothness_truncation)
@@ -314,6 +322,9 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
                                           colour_sigma=median_fill.colour_sigma,
                                           space_sigma=median_fill.space_sigma,
                                           max_label=int(max_disparity))
+        if edge_refinement is not None:
+            result = refine_depth_edges(result, left_levels, **edge_refinement._asdict(),
+                                        max_label=int(max_disparity))
     done = time.perf_counter()
     return StereoResult(result, expansion, inconsistent, backend,
                         {"costs": costs_done - started, "expansion": expansion_done - costs_done,

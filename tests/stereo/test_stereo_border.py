@@ -21,10 +21,11 @@ def slanted_rows(h=21, w=80, start=50.0, slope=-0.4, lead=12):
     return truth, fill_from_background(labels, invalid), invalid
 
 
-def test_row_slopes_equal_numpy_polyfit_over_the_valid_pixels_of_each_window():
+def test_row_slopes_equal_numpy_polyfit_over_the_first_surface_of_each_window():
     rng = np.random.default_rng(3)
-    labels = rng.integers(0, 60, (40, 50)).astype(np.int32)
-    valid = rng.random((40, 50)) < 0.6
+    steps = rng.choice([-1, 0, 0, 1, 5], size=(40, 50))  # some jumps of 5 labels
+    labels = (30 + np.cumsum(steps, axis=1)).astype(np.int32)
+    valid = rng.random((40, 50)) < 0.7
     valid[5] = False  # a row without a valid pixel
     first, slopes = row_slopes(labels, valid, fit_width=12, min_valid=4)
     for y in range(40):
@@ -32,12 +33,27 @@ def test_row_slopes_equal_numpy_polyfit_over_the_valid_pixels_of_each_window():
             assert first[y] == 50 and np.isnan(slopes[y])
             continue
         assert first[y] == np.argmax(valid[y])
-        xs = np.arange(first[y], min(first[y] + 12, 50))
-        xs = xs[valid[y, xs]]
-        if xs.size < 4:
+        xs = [x for x in range(first[y], min(first[y] + 12, 50)) if valid[y, x]]
+        kept = xs[:1]
+        for x in xs[1:]:  # up to the first jump of more than one label
+            if abs(int(labels[y, x]) - int(labels[y, kept[-1]])) > 1:
+                break
+            kept.append(x)
+        if len(kept) < 4 or len(set(kept)) < 2:
             assert np.isnan(slopes[y])
         else:
-            assert slopes[y] == pytest.approx(np.polyfit(xs, labels[y, xs], 1)[0], abs=1e-9)
+            assert slopes[y] == pytest.approx(np.polyfit(kept, labels[y, kept], 1)[0],
+                                              abs=1e-9)
+    assert np.isfinite(slopes).sum() > 10 and np.isnan(slopes).sum() > 3
+
+
+def test_a_jump_ends_the_fit_so_an_object_does_not_tilt_the_strip():
+    labels = np.full((5, 40), 10, dtype=np.int32)
+    labels[:, 12:] = 22  # a nearer object starts 4 pixels after the strip
+    invalid = np.zeros(labels.shape, dtype=bool)
+    invalid[:, :8] = True
+    out = extrapolate_left_border(labels, invalid, min_valid=3)
+    assert (out[:, :8] == 10).all()
 
 
 def test_a_slanted_plane_is_continued_and_only_the_leading_run_changes():

@@ -96,16 +96,18 @@ def test_disparity_without_median_fill_is_the_background_filling():
     scene = synthetic_scene(shape=(60, 120), seed=5)
     plain = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
                       channel_axis=-1, device="cpu", median_fill=None,
-                      border_extrapolation=None)
+                      border_extrapolation=None, edge_refinement=None)
     expected = fill_from_background(plain.expansion.labels, plain.inconsistent)
     np.testing.assert_array_equal(plain.disparity, expected)
     default = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                        channel_axis=-1, device="cpu")  # then the border strip extrapolated
+                        channel_axis=-1, device="cpu",
+                        edge_refinement=None)  # then the border strip extrapolated
     np.testing.assert_array_equal(default.disparity, extrapolate_left_border(
         expected, plain.inconsistent, **BorderExtrapolation()._asdict(),
         max_label=scene.max_disparity))
     refined = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                        channel_axis=-1, device="cpu", median_fill=MedianFill())
+                        channel_axis=-1, device="cpu", median_fill=MedianFill(),
+                        border_extrapolation=None, edge_refinement=None)
     np.testing.assert_array_equal(refined.disparity[~refined.inconsistent],
                                   plain.disparity[~plain.inconsistent])
 
