@@ -33,10 +33,10 @@ class EdgeRefinement(NamedTuple):
     steps of a depth edge are refined.
     """
 
-    radius: int = 12
-    step: int = 3
+    radius: int = 15
+    step: int = 5
     colour_sigma: float = 10.0
-    space_sigma: float = 12.0
+    space_sigma: float = 15.0
     band: int = 2
 
 
@@ -76,8 +76,8 @@ def depth_edge_band(labels, band: int) -> np.ndarray:
     return ndimage.binary_dilation(edges, iterations=band)
 
 
-def refine_depth_edges(labels, image, *, radius: int = 12, step: int = 3,
-                       colour_sigma: float = 10.0, space_sigma: float = 12.0, band: int = 2,
+def refine_depth_edges(labels, image, *, radius: int = 15, step: int = 5,
+                       colour_sigma: float = 10.0, space_sigma: float = 15.0, band: int = 2,
                        max_label: int | None = None) -> np.ndarray:
     """Replace the labels in a band around depth edges by their colour-weighted median.
 
