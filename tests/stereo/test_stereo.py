@@ -671,6 +671,21 @@ def test_cli_cross_aggregation_options(pair_files, tmp_path):
     assert box.energy != expected.energy  # the option reached the cost volume
 
 
+
+@pytest.mark.parametrize("flags, keywords", [
+    ((), {}),
+    (("--no-border-extrapolation",), {"border_extrapolation": None}),
+    (("--no-edge-refinement", "--no-border-extrapolation"),
+     {"edge_refinement": None, "border_extrapolation": None}),
+])
+def test_cli_post_processing_switches(pair_files, tmp_path, flags, keywords):
+    left_path, right_path, left, right = pair_files
+    out = run_cli(left_path, right_path, "-d", MAX_D, "-o", tmp_path / "d.npy", "--device",
+                  "cpu", *flags)
+    assert out.exit_code == 0, out.output
+    expected = disparity(left, right, max_disparity=MAX_D, device="cpu", **keywords)
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), expected.disparity)
+
 @pytest.mark.parametrize("option, value", [
     ("--truncation", "3000000000"), ("--truncation", "2147483647"),
     ("--smoothness", "300000000"), ("--flat-factor", "99999999999"),

@@ -143,3 +143,25 @@ def test_disparity_continues_a_slanted_plane_into_the_unseen_strip():
     assert bad_pixel_rate(on.disparity, truth, valid=strip) <= 0.02
     assert bad_pixel_rate(off.disparity, truth, valid=strip) > 0.3
     assert np.array_equal(on.disparity[~on.inconsistent], off.disparity[~off.inconsistent])
+
+
+def test_cli_switch_turns_it_off(tmp_path):
+    from click.testing import CliRunner
+    from PIL import Image
+
+    from graphcut.cli import main
+    left, right, _ = render_slanted_plane()
+    Image.fromarray(left).save(tmp_path / "left.png")
+    Image.fromarray(right).save(tmp_path / "right.png")
+    maps = {}
+    for flag, setting in (("--border-extrapolation", BorderExtrapolation()),
+                          ("--no-border-extrapolation", None)):
+        out = CliRunner().invoke(main, ["stereo", str(tmp_path / "left.png"),
+                                        str(tmp_path / "right.png"), "-d", "28", "-o",
+                                        str(tmp_path / f"{flag}.npy"), "--device", "cpu", flag])
+        assert out.exit_code == 0, out.output
+        maps[flag] = np.load(tmp_path / f"{flag}.npy")
+        expected = disparity(left, right, max_disparity=28, device="cpu",
+                             border_extrapolation=setting)
+        np.testing.assert_array_equal(maps[flag], expected.disparity)
+    assert not np.array_equal(*maps.values())
