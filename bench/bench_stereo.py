@@ -300,9 +300,22 @@ def main(argv=None) -> int:
     if not devices and not sgbm:
         parser.error("nothing to run here")
 
-    scenes = {name: load_scene(name, args.downscale) for name in scene_names}
+    try:
+        scenes = {name: load_scene(name, args.downscale) for name in scene_names}
+    except stereo_data.MissingData as error:
+        parser.error(str(error))
     chosen = None
     if sgbm:
+        try:
+            for name in DEVELOPMENT:
+                stereo_data.load_pair(name)
+        except stereo_data.MissingData as error:
+            print(f"skipping SGBM's development-tuned setting (oracles only): {error}",
+                  file=sys.stderr)
+            sgbm_development = False
+        else:
+            sgbm_development = True
+    if sgbm and sgbm_development:
         import cv2
         development = list(DEVELOPMENT)
         print(f"OpenCV SGBM sweep on the development pairs {', '.join(development)} ...",
@@ -317,7 +330,9 @@ def main(argv=None) -> int:
             text += (f"\n- {scoring}: {sgbm_baseline.describe(setting, None)}; mean "
                      f"{mean:.2%}")
         print(text + "\n", flush=True)
-    texts = [text] if sgbm else []
+    if sgbm:
+        import cv2
+    texts = [text] if sgbm and sgbm_development else []
     results = []
     for name, scene in scenes.items():
         rows = []
