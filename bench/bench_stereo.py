@@ -270,6 +270,12 @@ def main(argv=None) -> int:
     parser.add_argument("--aggregation", choices=("box", "cross"), default=None,
                         help="ours with CensusParameters(aggregation=...) instead of the "
                              "default (box: the 5 x 5 mean; cross: cross-based regions)")
+    parser.add_argument("--flat-factor", type=int, default=None,
+                        help="ours with this flat_factor instead of the default (8; 4 before "
+                             "the real development pairs)")
+    parser.add_argument("--no-post-refinements", action="store_true",
+                        help="ours without the border extrapolation and the depth-edge "
+                             "refinement (the pipeline before the real development pairs)")
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
@@ -344,6 +350,10 @@ def main(argv=None) -> int:
                 census, colour = (float(v) for v in args.census_lambdas.split(","))
                 options["census"] = CensusParameters(census_lambda=census,
                                                      colour_lambda=colour)
+            if args.flat_factor is not None:
+                options["flat_factor"] = args.flat_factor
+            if args.no_post_refinements:
+                options.update(border_extrapolation=None, edge_refinement=None)
             if args.aggregation:
                 options["census"] = options.get("census", CensusParameters())._replace(
                     aggregation=args.aggregation)
