@@ -271,8 +271,7 @@ def main(argv=None) -> int:
                         help="ours with CensusParameters(aggregation=...) instead of the "
                              "default (box: the 5 x 5 mean; cross: cross-based regions)")
     parser.add_argument("--flat-factor", type=int, default=None,
-                        help="ours with this flat_factor instead of the default (8; 4 before "
-                             "the real development pairs)")
+                        help="ours with this flat_factor instead of the default (4)")
     parser.add_argument("--no-post-refinements", action="store_true",
                         help="ours without the border extrapolation and the depth-edge "
                              "refinement (the pipeline before the real development pairs)")

@@ -5,8 +5,8 @@ keyword of ``disparity``); every run is scored by the bad-pixel rate (|d - d_tru
 pixels with ground truth) on the development pairs of bench/bench_stereo.py (by default the
 real Middlebury teddy and venus, cached by bench/stereo_data.py; the synthetic development
 pairs may be named too). This is how the census and colour lambdas (15, on the synthetic
-pairs), the border extrapolation, the depth-edge refinement and flat factor 8 (on teddy and
-venus) were chosen (docs/stereo.md, issue 25). The held-out pairs and the motorcycle are
+pairs), the border extrapolation and the depth-edge refinement (on teddy and venus, checked
+on the synthetic development pairs) were chosen (docs/stereo.md, issue 25). The held-out pairs and the motorcycle are
 refused unless ``--allow-scored`` is given: settings are chosen on the development pairs only,
 then scored once with bench/bench_stereo.py. Beside the fields of ``CensusParameters`` and
 the keywords of ``disparity``: ``border_FIELD`` / ``refine_FIELD`` (fields of

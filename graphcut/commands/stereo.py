@@ -85,7 +85,7 @@ def _read_truth(path: Path, shape) -> np.ndarray:
               help="bt/ad data costs are clipped to this many grey levels (0..255 scale).")
 @click.option("--smoothness", type=click.IntRange(0, 1 << 20), default=8, show_default=True,
               help="Smoothness weight per pixel of disparity step across intensity edges.")
-@click.option("--flat-factor", type=click.IntRange(0, 1024), default=8, show_default=True,
+@click.option("--flat-factor", type=click.IntRange(0, 1024), default=4, show_default=True,
               help="The smoothness weight is multiplied by this between similar neighbours.")
 @click.option("--edge-threshold", type=FiniteFloatRange(0, 255), default=8.0,
               show_default=True,

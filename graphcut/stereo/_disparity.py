@@ -98,7 +98,7 @@ def _largest_data_cost(data_cost: str, census: CensusParameters, truncation: int
 
 def check_energy_range(*, max_disparity: int, data_cost: str = "ad-census",
                        census: CensusParameters = CensusParameters(), truncation: int = 20,
-                       smoothness: int = 8, flat_factor: int = 8,
+                       smoothness: int = 8, flat_factor: int = 4,
                        smoothness_truncation: int = 3) -> None:
     """Raise ValueError when the energy's terms could overflow the solvers' int32 capacities.
 
@@ -179,7 +179,7 @@ def _check_int(name, value, low, high) -> int:
 
 def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               census: CensusParameters = CensusParameters(), truncation: int = 20,
-              smoothness: int = 8, flat_factor: int = 8, edge_threshold: float = 8.0,
+              smoothness: int = 8, flat_factor: int = 4, edge_threshold: float = 8.0,
               smoothness_truncation: int = 3, fill_occlusions: bool = True,
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
               max_cycles: int = 2, callback: MoveCallback | None = None,
