@@ -124,6 +124,32 @@ def pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
     if not scales or any(not float(s) > 0 for s in scales):
         raise ValueError(f"scales must be numbers > 0, got {scales!r}")
     xp = array_module(values)
+    if xp.__name__ == "numpy":  # the same features, faster: _features_cpu's docstring
+        from graphcut.models._features_cpu import cpu_pixel_features
+        return cpu_pixel_features(values, tuple(float(s) for s in scales), standardise,
+                                  STATISTICS_PIXELS)
+    return generic_pixel_features(values, scales=scales, standardise=standardise)
+
+
+def generic_pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
+    """:func:`pixel_features` in array-module-generic code: what CuPy runs, and the reference
+    that the CPU's fast path (:mod:`graphcut.models._features_cpu`) is tested against.
+
+    Parameters
+    ----------
+    values : array (H, W, C) or (D, H, W, C), float
+        NumPy or CuPy; checked by :func:`pixel_features`.
+    scales : tuple of float
+        Gaussian standard deviations in pixels, each > 0.
+    standardise : bool
+        Subtract each feature's mean over the image and divide by its standard deviation.
+
+    Returns
+    -------
+    array (*spatial, F), float32
+        As :func:`pixel_features`'s.
+    """
+    xp = array_module(values)
     ndimage = _ndimage(xp)
     values = xp.asarray(values, dtype=xp.float32)
     count = values.shape[-1]
