@@ -31,7 +31,11 @@ from scipy import ndimage
 
 #: bytes of the feature array one band of rows spans in the band-by-band passes (cache-sized)
 BAND_BYTES = 1 << 20
-#: threads at most (the filters of one scale and the bands are shared among them)
+#: bytes of the feature array a strip of rows spans at most (its features are computed
+#: together, then written once), unless the strip must be longer: at least four times the
+#: widest Gaussian's reach (the context rows filtered with it)
+STRIP_BYTES = 32 << 20
+#: threads at most (one strip each at a time)
 MAX_THREADS = 8
 #: Gaussian standard deviations are truncated at this many sigmas (SciPy's default)
 TRUNCATE = 4.0
@@ -213,46 +217,92 @@ def cpu_pixel_features(values, scales, standardise, statistics_pixels):
     >>> cpu_pixel_features(np.ones((8, 9, 3)), (1.0,), True, 1 << 20).shape
     (8, 9, 9)
     """
-    values = np.asarray(values, dtype=np.float32)
-    count = values.shape[-1]
-    grey = np.ascontiguousarray(values.mean(axis=-1))
-    spatial, dims = grey.shape, grey.ndim
-    first, second = _derivative_orders(dims)
-    per_scale = count + 1 + dims
-    features = np.empty(spatial + (count + len(scales) * per_scale,), dtype=np.float32)
-    pixels = grey.size
-    stride = -(-pixels // statistics_pixels)
-    row_bytes = features[0].nbytes
-    band = max(1, BAND_BYTES // max(1, row_bytes))
-    bands = [(start, min(start + band, spatial[0])) for start in range(0, spatial[0], band)]
+    values = np.asarray(values)
+    count, spatial = values.shape[-1], values.shape[:-1]
+    total = count + len(scales) * (count + 1 + len(spatial))
+    features = np.empty(spatial + (total,), dtype=np.float32)
+    row_pixels = math.prod(spatial[1:])
+    stride = -(-math.prod(spatial) // statistics_pixels)
+    halo = max(int(TRUNCATE * s + 0.5) for s in scales)
+    rows = max(1, STRIP_BYTES // max(1, row_pixels * total * 4), 4 * halo)
+    strips = [(start, min(start + rows, spatial[0])) for start in range(0, spatial[0], rows)]
+    band = max(1, BAND_BYTES // max(1, row_pixels * total * 4))
     cv2 = _opencv()
-    channels = [grey] if count == 1 else [np.ascontiguousarray(values[..., c])
+    with ThreadPoolExecutor(min(_thread_count(), len(strips))) as pool:
+        samples = list(pool.map(
+            lambda strip: _strip(values, features, strip, scales, halo, band, stride, cv2),
+            strips))
+        if standardise:
+            sample = np.concatenate(samples, axis=1)
+            floor = max(1e-12, ROUNDING_FLOOR * float(np.abs(sample[:count]).max(initial=0.0)))
+            statistics = list(pool.map(lambda k: _mean_and_deviation(sample[k], floor),
+                                       range(total)))
+            means = np.array([mean for mean, _ in statistics], np.float32)
+            deviations = np.array([deviation or 1.0 for _, deviation in statistics], np.float32)
+            constant = [k for k, (_, deviation) in enumerate(statistics) if deviation is None]
+            bands = [(start, min(start + band, spatial[0]))
+                     for start in range(0, spatial[0], band)]
+            list(pool.map(lambda rows: _standardise(features[slice(*rows)], means, deviations,
+                                                    constant), bands))
+    return features
+
+
+def _strip(values, features, strip, scales, halo, band, stride, cv2):
+    """Every feature of the rows ``strip = (first, stop)`` (raw, not standardised) into
+    ``features``, filtering the strip with ``halo`` rows of context on either side (so that
+    its rows are what filtering the whole image gives them); returns the strip's pixels of
+    the statistics' subsample (every ``stride``-th pixel of the image), ``(F, n)`` float32."""
+    first, stop = strip
+    spatial = values.shape[:-1]
+    count, dims = values.shape[-1], len(spatial)
+    low, high = max(0, first - halo), min(spatial[0], stop + halo)
+    part = np.asarray(values[low:high], dtype=np.float32)
+    grey = np.ascontiguousarray(part.mean(axis=-1))
+    channels = [grey] if count == 1 else [np.ascontiguousarray(part[..., c])
                                           for c in range(count)]
+    derivatives, second = _derivative_orders(dims)
+    per_scale = count + 1 + dims
+    store = np.empty((count + len(scales) * per_scale, stop - first) + spatial[1:], np.float32)
+    store[:count] = np.moveaxis(part[first - low:stop - low], -1, 0)
     # per scale: the C smoothed channels, the dims first derivatives, the second ones; then
     # the scale's C + 1 + dims columns are the first buffers (see _finish_scale)
-    buffers = np.empty((count + len(first) + len(second),) + spatial, dtype=np.float32)
-    with ThreadPoolExecutor(_thread_count()) as pool:
+    buffers = np.empty((count + dims + len(second), high - low) + spatial[1:], np.float32)
+    for number, sigma in enumerate(float(s) for s in scales):
+        reach = int(TRUNCATE * sigma + 0.5)  # this scale's context rows, within the strip's
+        start, end = max(low, first - reach) - low, min(high, stop + reach) - low
+        jobs = [(image, (0,) * dims, c) for c, image in enumerate(channels)]
+        jobs += [(grey, order, count + k) for k, order in enumerate(derivatives)]
+        jobs += [(grey, order, count + dims + k) for k, (_, order) in enumerate(second)]
+        for image, orders, target in jobs:
+            _filter(image[start:end], sigma, orders, buffers[target, start:end], cv2)
+        hessian = {pair: buffers[count + dims + k] for k, (pair, _) in enumerate(second)}
+        gradient = buffers[count:count + dims]
+        for row in range(first - low, stop - low, band):
+            _finish_scale((row, min(row + band, stop - low)), sigma, gradient, hessian)
+        column = count + number * per_scale
+        store[column:column + per_scale] = buffers[:per_scale, first - low:stop - low]
+    for row in range(0, stop - first, band):  # pixel-major, a cache-sized band at a time
+        end = min(row + band, stop - first)
+        features[first + row:first + end] = np.moveaxis(store[:, row:end], 0, -1)
+    offset = (-first * math.prod(spatial[1:])) % stride
+    return store.reshape(store.shape[0], -1)[:, offset::stride].copy()
 
-        def run_each(work, items):
-            list(pool.map(work, items))
 
-        sampled = np.abs(values.reshape(-1, count)[::stride])
-        floor = max(1e-12, ROUNDING_FLOOR * float(sampled.max(initial=0.0)))
-        del sampled
-        _write_columns(run_each, bands, features, 0, values, standardise, stride, floor,
-                       cast=True)
-        for number, sigma in enumerate(float(s) for s in scales):
-            jobs = [(image, (0,) * dims, buffers[c]) for c, image in enumerate(channels)]
-            jobs += [(grey, order, buffers[count + k]) for k, order in enumerate(first)]
-            jobs += [(grey, order, buffers[count + dims + k])
-                     for k, (_, order) in enumerate(second)]
-            run_each(lambda job: _filter(job[0], sigma, job[1], job[2], cv2), jobs)
-            hessian = {pair: buffers[count + dims + k] for k, (pair, _) in enumerate(second)}
-            gradient = buffers[count:count + dims]
-            run_each(lambda rows: _finish_scale(rows, sigma, gradient, hessian), bands)
-            _write_columns(run_each, bands, features, count + number * per_scale,
-                           buffers[:per_scale], standardise, stride, floor)
-    return features
+def _mean_and_deviation(sample, floor):
+    """A feature's mean and standard deviation over its sample (float64, as the generic path
+    computes them); the deviation is None for a constant feature (at most ``floor``)."""
+    mean = float(sample.mean(dtype=np.float64))
+    deviation = float(sample.std(dtype=np.float64))
+    return mean, (deviation if deviation > floor else None)
+
+
+def _standardise(block, means, deviations, constant):
+    """``(block - means) / deviations`` in place (the generic path's float32 operations), the
+    constant features set to 0."""
+    block -= means
+    block /= deviations
+    if constant:
+        block[..., constant] = 0.0
 
 
 def _finish_scale(rows, sigma, gradient, hessian):
@@ -281,45 +331,3 @@ def _finish_scale(rows, sigma, gradient, hessian):
     hessian[0, 0][part] = high
 
 
-def _write_columns(run_each, bands, features, first_column, columns, standardise, stride,
-                   floor, cast=False):
-    """Write ``columns`` (a stack of spatial arrays, or, with ``cast``, the channels-last
-    values) into ``features[..., first_column:]``, standardised with the generic path's
-    float32 operations, ``(column - mean) / std``; 0 where ``std <= floor``."""
-    if cast:
-        count = columns.shape[-1]
-        samples = [columns.reshape(-1, count)[::stride, c] for c in range(count)]
-    else:
-        count = columns.shape[0]
-        samples = [column.reshape(-1)[::stride] for column in columns]
-    means = np.zeros(count, np.float32)
-    stds = np.ones(count, np.float32)
-    constant = np.zeros(count, bool)
-
-    def statistics(k):
-        sample = samples[k]
-        means[k] = float(sample.mean(dtype=np.float64))
-        std = float(sample.std(dtype=np.float64))
-        if std > floor:
-            stds[k] = std
-        else:
-            constant[k] = True
-
-    if standardise:
-        run_each(statistics, range(count))
-    target = features[..., first_column:first_column + count]
-
-    def write(rows):
-        part = slice(*rows)
-        out = target[part]
-        for k in range(count):  # long inner loops: one column at a time, in cache
-            column = out[..., k]
-            if constant[k]:
-                column[...] = 0.0
-                continue
-            np.subtract(columns[part, ..., k] if cast else columns[k, part], means[k],
-                        out=column)
-            if standardise:
-                np.divide(column, stds[k], out=column)
-
-    run_each(write, bands)

@@ -37,8 +37,10 @@ def _sixteen_bit(seed=3):
 CASES = {
     "grey": lambda: _smooth((48, 56), 1),
     "colour": lambda: _smooth((61, 47), 3),
+    "colour, several strips": lambda: _smooth((150, 37), 3),
     "16-bit": _sixteen_bit,
     "grey volume": lambda: _smooth((9, 20, 22), 1),
+    "grey volume, several strips": lambda: _smooth((70, 12, 11), 1),
     "colour volume": lambda: _smooth((12, 18, 21), 3),
 }
 
@@ -51,7 +53,9 @@ def scipy_filters(monkeypatch):
 
 @pytest.fixture
 def small_bands(monkeypatch):
-    """Bands of a few rows and a subsample for the statistics: many bands, stride > 1."""
+    """Strips and bands of a few rows and a subsample for the statistics: several strips
+    (each twice the widest Gaussian's reach), many bands, stride > 1."""
+    monkeypatch.setattr(_features_cpu, "STRIP_BYTES", 1)
     monkeypatch.setattr(_features_cpu, "BAND_BYTES", 3000)
     monkeypatch.setattr(_features, "STATISTICS_PIXELS", 500)
 
@@ -120,22 +124,31 @@ def test_float32_input_is_not_modified():
     np.testing.assert_array_equal(values, kept)
 
 
-def test_memory_is_bounded(monkeypatch):
-    """Peak allocations beyond the result: the grey image, the channels' contiguous copies,
-    one scale's filter buffers (C + dims + dims(dims + 1)/2 planes, reused from scale to
-    scale) and two threads' float64 statistics temporaries: 20 float32 planes (measured 15;
-    the generic path: 10), not a plane per feature or per scale."""
-    monkeypatch.setattr(_features_cpu, "MAX_THREADS", 2)
-    values = _smooth((192, 160), 3).astype(np.float32)
-    _features.pixel_features(values[:8, :8])  # imports and caches outside the measurement
+def _extra_memory(values, scales):
+    """Peak bytes allocated by pixel_features beyond its result."""
+    _features.pixel_features(values[:8, :8], scales=scales)  # imports, caches
     tracemalloc.start()
     try:
-        result = _features.pixel_features(values)
+        result = _features.pixel_features(values, scales=scales)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    plane = 192 * 160 * 4
-    assert peak < result.nbytes + 20 * plane, (peak / plane, result.nbytes / plane)
+    return peak - result.nbytes
+
+
+def test_memory_does_not_grow_with_the_image(monkeypatch):
+    """Beyond the result, the memory is a few strips' (per thread) and the statistics'
+    subsample (at most STATISTICS_PIXELS pixels): an image four times as tall needs no more
+    (the generic path needs whole-image planes: 10 more float32 planes for 4x the pixels)."""
+    monkeypatch.setattr(_features_cpu, "MAX_THREADS", 2)
+    monkeypatch.setattr(_features_cpu, "STRIP_BYTES", 1)   # strips of 4 reaches: 32 rows
+    monkeypatch.setattr(_features, "STATISTICS_PIXELS", 8000)
+    scales = (1.0, 2.0)  # 15 features of a colour image
+    short = _smooth((160, 150), 3).astype(np.float32)
+    tall = np.concatenate([short] * 4)
+    extra_short, extra_tall = _extra_memory(short, scales), _extra_memory(tall, scales)
+    assert extra_tall < 1.1 * extra_short, (extra_short, extra_tall)
+    assert extra_tall < 640 * 150 * 15 * 4 / 3  # under a third of the tall image's features
 
 
 @pytest.mark.parametrize("order", [0, 1, 2])
