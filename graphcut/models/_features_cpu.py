@@ -94,7 +94,25 @@ def gaussian_weights(sigma: float, order: int) -> np.ndarray:
     return np.ascontiguousarray(response[::-1])
 
 
-def _filter(image, sigma, orders, output, cv2):
+def _scipy_filters(image, sigma, jobs):
+    """``target[...] = gaussian_filter(image, sigma, order=orders, mode="reflect")`` for each
+    ``(orders, target)`` of ``jobs``, bit for bit: SciPy's filter is its 1-D filter along each
+    axis in turn, in float32, so filters whose orders begin alike share those passes."""
+    done = {(): image}
+    for orders, target in jobs:
+        for depth in range(1, len(orders) + 1):
+            key = orders[:depth]
+            if key not in done:
+                out = target if depth == len(orders) else np.empty(image.shape, np.float32)
+                ndimage.gaussian_filter1d(done[key[:-1]], sigma, axis=depth - 1,
+                                          order=key[-1], output=out, mode="reflect",
+                                          truncate=TRUNCATE)
+                done[key] = out
+        if done[orders] is not target:
+            target[...] = done[orders]
+
+
+def _filter(image, orders, output, sigma, cv2):
     """``output[...] = gaussian_filter(image, sigma, order=orders, mode="reflect")`` (float32,
     ``image`` and ``output`` C-contiguous), by OpenCV where it applies."""
     radius = int(TRUNCATE * sigma + 0.5)
@@ -228,10 +246,21 @@ def cpu_pixel_features(values, scales, standardise, statistics_pixels):
     strips = [(start, min(start + rows, spatial[0])) for start in range(0, spatial[0], rows)]
     band = max(1, BAND_BYTES // max(1, row_pixels * total * 4))
     cv2 = _opencv()
-    with ThreadPoolExecutor(min(_thread_count(), len(strips))) as pool:
-        samples = list(pool.map(
-            lambda strip: _strip(values, features, strip, scales, halo, band, stride, cv2),
-            strips))
+    threads = _thread_count()
+    with ThreadPoolExecutor(threads) as pool:
+
+        def in_parallel(work, items):
+            return list(pool.map(work, items))
+
+        def in_turn(work, items):
+            return [work(item) for item in items]
+
+        if len(strips) >= threads:  # a strip per thread
+            samples = in_parallel(lambda strip: _strip(values, features, strip, scales, halo,
+                                                       band, stride, cv2, in_turn), strips)
+        else:  # a strip at a time, its filters and bands on the threads
+            samples = [_strip(values, features, strip, scales, halo, band, stride, cv2,
+                              in_parallel) for strip in strips]
         if standardise:
             sample = np.concatenate(samples, axis=1)
             floor = max(1e-12, ROUNDING_FLOOR * float(np.abs(sample[:count]).max(initial=0.0)))
@@ -247,11 +276,12 @@ def cpu_pixel_features(values, scales, standardise, statistics_pixels):
     return features
 
 
-def _strip(values, features, strip, scales, halo, band, stride, cv2):
+def _strip(values, features, strip, scales, halo, band, stride, cv2, run_each):
     """Every feature of the rows ``strip = (first, stop)`` (raw, not standardised) into
     ``features``, filtering the strip with ``halo`` rows of context on either side (so that
     its rows are what filtering the whole image gives them); returns the strip's pixels of
-    the statistics' subsample (every ``stride``-th pixel of the image), ``(F, n)`` float32."""
+    the statistics' subsample (every ``stride``-th pixel of the image), ``(F, n)`` float32.
+    ``run_each(work, items)`` runs the strip's filters and bands (in turn or on threads)."""
     first, stop = strip
     spatial = values.shape[:-1]
     count, dims = values.shape[-1], len(spatial)
@@ -273,12 +303,20 @@ def _strip(values, features, strip, scales, halo, band, stride, cv2):
         jobs = [(image, (0,) * dims, c) for c, image in enumerate(channels)]
         jobs += [(grey, order, count + k) for k, order in enumerate(derivatives)]
         jobs += [(grey, order, count + dims + k) for k, (_, order) in enumerate(second)]
-        for image, orders, target in jobs:
-            _filter(image[start:end], sigma, orders, buffers[target, start:end], cv2)
+        jobs = [(image[start:end], orders, buffers[target, start:end])
+                for image, orders, target in jobs]
+        if cv2 is not None:
+            run_each(lambda job: _filter(*job, sigma, cv2), jobs)
+        else:  # SciPy: the passes along the first axes shared between an image's filters
+            groups = {}
+            for image, orders, target in jobs:
+                groups.setdefault(id(image.base), (image, []))[1].append((orders, target))
+            run_each(lambda group: _scipy_filters(group[0], sigma, group[1]),
+                     list(groups.values()))
         hessian = {pair: buffers[count + dims + k] for k, (pair, _) in enumerate(second)}
         gradient = buffers[count:count + dims]
-        for row in range(first - low, stop - low, band):
-            _finish_scale((row, min(row + band, stop - low)), sigma, gradient, hessian)
+        run_each(lambda row: _finish_scale((row, min(row + band, stop - low)), sigma, gradient,
+                                           hessian), range(first - low, stop - low, band))
         column = count + number * per_scale
         store[column:column + per_scale] = buffers[:per_scale, first - low:stop - low]
     for row in range(0, stop - first, band):  # pixel-major, a cache-sized band at a time
