@@ -287,7 +287,7 @@ def _strip(values, features, strip, scales, halo, band, stride, cv2, run_each):
     count, dims = values.shape[-1], len(spatial)
     low, high = max(0, first - halo), min(spatial[0], stop + halo)
     part = np.asarray(values[low:high], dtype=np.float32)
-    grey = np.ascontiguousarray(part.mean(axis=-1))
+    grey = _channel_mean(part)
     channels = [grey] if count == 1 else [np.ascontiguousarray(part[..., c])
                                           for c in range(count)]
     derivatives, second = _derivative_orders(dims)
@@ -324,6 +324,20 @@ def _strip(values, features, strip, scales, halo, band, stride, cv2, run_each):
         features[first + row:first + end] = np.moveaxis(store[:, row:end], 0, -1)
     offset = (-first * math.prod(spatial[1:])) % stride
     return store.reshape(store.shape[0], -1)[:, offset::stride].copy()
+
+
+def _channel_mean(part):
+    """``part.mean(axis=-1)``, C-contiguous, bit for bit: below 8 channels NumPy's sum is the
+    channels added in turn (its pairwise sum starts at 8), here without a reduction's small
+    inner loops (~10x faster for 3 channels)."""
+    count = part.shape[-1]
+    if count >= 8:
+        return np.ascontiguousarray(part.mean(axis=-1))
+    total = part[..., 0].copy()
+    for c in range(1, count):
+        total += part[..., c]
+    total /= count
+    return total
 
 
 def _mean_and_deviation(sample, floor):

@@ -223,3 +223,13 @@ def test_constant_images_give_zeros(shape):
     for level in (0.3, 0.0123, 1.0):
         result = _features.pixel_features(np.full(shape, level))
         assert np.isfinite(result).all() and not result.any()
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7, 8, 11])
+def test_channel_mean_is_numpys(count):
+    """The grey image (the channels' mean) equals NumPy's mean bit for bit, on values of
+    mixed magnitudes (where the order of the additions shows)."""
+    rng = np.random.default_rng(count)
+    scale = rng.choice([1e-3, 1.0, 1e3], size=(300, 200, count))
+    part = (rng.random((300, 200, count)) * scale).astype(np.float32)
+    np.testing.assert_array_equal(_features_cpu._channel_mean(part), part.mean(axis=-1))
