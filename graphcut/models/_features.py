@@ -1,8 +1,9 @@
 """Per-pixel features for the learned appearance model: a small bank of multi-scale filters.
 
 The bank is the one ilastik and scikit-image's ``multiscale_basic_features`` popularised,
-computed with the same formulas on the CPU (NumPy / SciPy) and on the GPU (CuPy /
-``cupyx.scipy.ndimage``), once per image:
+computed with the same formulas on the CPU (NumPy / SciPy, or OpenCV's filters where
+installed: :mod:`graphcut.models._features_cpu`, a faster path for NumPy arrays) and on the
+GPU (CuPy / ``cupyx.scipy.ndimage``: :func:`generic_pixel_features`), once per image:
 
 - every channel's own value (colour: R, G, B; grey: the intensity);
 - for each scale ``s`` of :data:`DEFAULT_SCALES` (pixels, the Gaussian's standard deviation):
