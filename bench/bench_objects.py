@@ -25,7 +25,9 @@ Prints one line per stroke and a summary.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import math
+import pstats
 import statistics
 import time
 import tracemalloc
@@ -94,13 +96,25 @@ def main(argv=None) -> None:
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--preview-only", action="store_true",
                         help="time only the preview; strokes correct the preview's labels")
+    parser.add_argument("--moves", action="store_true",
+                        help="print every expansion move (label, accepted, pixels changed, "
+                             "min-cut and build seconds)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="cProfile the exact updates of the correcting strokes (not the "
+                             "first mask) and print the N entries of most cumulative time; on "
+                             "the GPU run with CUDA_LAUNCH_BLOCKING=1 so that kernel time is "
+                             "charged to the call that launched it")
     args = parser.parse_args(argv)
     side = int(round(math.sqrt(args.megapixels * 1e6)))
     image, truth = synthetic(side, args.objects)
     seeds = start_seeds(truth)
     print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}")
+    started = time.perf_counter()
     segmenter = graphcut.Segmenter(image, device=args.device)
-    segmenter.prepare()
+    prepared = segmenter.prepare()
+    print(f"# Segmenter and prepare(): {time.perf_counter() - started:.3f} s "
+          f"(prepare {prepared:.3f} s)")
+    profile = cProfile.Profile() if args.profile else None
     factor = preview_factor(truth.shape)
     preview = None
     if not args.no_preview and factor > 1:
@@ -114,7 +128,11 @@ def main(argv=None) -> None:
         if args.preview_only:
             labels, stats = None, {}
         else:
+            if profile is not None and stroke:
+                profile.enable()
             labels = segmenter.update(seeds)
+            if profile is not None:
+                profile.disable()
             labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy
             stats = segmenter.last_result.stats
         exact, exact_cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -147,6 +165,12 @@ def main(argv=None) -> None:
                 labels = np.repeat(np.repeat(small, factor, 0), factor, 1)[:side, :side]
                 line += f", accuracy {(labels == truth).mean():.4f}"
         print(line, flush=True)
+        if args.moves and expansion is not None:
+            for m in expansion.moves:
+                print(f"  move {m.index} cycle {m.cycle} label {m.alpha}: "
+                      f"{'accepted' if m.accepted else 'rejected'}, {m.changed} changed, "
+                      f"min-cut {m.maxflow_seconds:.4f} s (max-flow {m.solve_seconds:.4f}), "
+                      f"build {m.build_seconds:.4f} s")
         if stroke and not args.preview_only:  # stroke 0: the first mask from the start seeds
             exact_times.append(exact)
         region = correcting_stroke(labels, truth, seeds)
@@ -155,6 +179,8 @@ def main(argv=None) -> None:
     if exact_times:
         print(f"median exact per correcting stroke: {statistics.median(exact_times):.3f} s "
               f"(max {max(exact_times):.3f}, {len(exact_times)} strokes)")
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
     if preview_times:
         print(f"median preview: {statistics.median(preview_times):.3f} s "
               f"(max {max(preview_times):.3f})")
