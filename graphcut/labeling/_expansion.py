@@ -319,8 +319,10 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     Notes
     -----
     Moves run for labels 0, 1, ..., L-1 in each cycle. A label whose move failed is skipped
-    until some other move changes the labelling (its problem would be the same). The run
-    converges when no label's move lowers the energy.
+    until some other move changes the labelling (its problem would be the same), and so is a
+    label whose move was just accepted (its next move, from the labelling it made, is among
+    the moves it chose from: it cannot lower the energy). The run converges when no label's
+    move lowers the energy.
 
     Examples
     --------
@@ -398,6 +400,10 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
                 state.accept()
                 energy = proposed_energy
                 version += 1
+                # alpha's move from the new labelling cannot lower the energy: its moves are a
+                # subset of the ones just solved (a pixel is alpha already or keeps the label
+                # it could have kept), among which the new labelling is a minimum
+                failed_at[alpha] = version
             else:
                 failed_at[alpha] = version
             log.debug("move %d cycle %d alpha %d: flow %d energy %d -> %d %s", move.index,

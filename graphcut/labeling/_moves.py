@@ -130,9 +130,11 @@ def _move_network(cost_alpha, current, weights, labels, alpha: int, cap: int):
     constant += int(shared.sum(dtype=np.int64))
     right, down = arcs
     change -= shared
-    network = GridNetwork(source=change, sink=keep - shared, right=right, down=down,
-                          left=xp.zeros(right.shape, dtype=np.int32),
-                          up=xp.zeros(down.shape, dtype=np.int32))
+    # valid by construction (int32, contiguous, >= 0, bounded by _check_problem): no checking
+    # passes over the arrays on every move
+    network = GridNetwork.from_checked(
+        change, keep - shared, (down, right),
+        (xp.zeros(down.shape, dtype=np.int32), xp.zeros(right.shape, dtype=np.int32)))
     return network, constant
 
 
