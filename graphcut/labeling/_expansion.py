@@ -64,9 +64,13 @@ from graphcut.solver import CutResult, GridNetwork, min_cut, resolve_device
 
 from ._host_cuts import HostMoveCuts
 from ._moves import (PairWeights, _array_module, _as_weights, _check_cap, _check_problem,
-                     _energy, _gather, _move_network)
+                     _energy, _energy_change, _gather, _move_network)
 
 log = logging.getLogger("graphcut.labeling")
+
+# A host move that changes at most 1 / SPARSE_SHARE of the pixels has its energy updated from
+# theirs rather than summed over the image.
+SPARSE_SHARE = 16
 
 
 @dataclass(frozen=True)
@@ -178,26 +182,45 @@ class _HostMoves:
 
     def __init__(self, costs, weights, labels, cap):
         self.costs, self.weights, self.cap = costs, weights, cap
-        self.labels = labels
-        self.current = _gather(costs, labels)  # data cost of the current labels
+        self.labels = np.ascontiguousarray(labels)  # changed in place by sparse moves
+        self.current = np.ascontiguousarray(_gather(costs, labels))  # their data costs
 
     def energy(self) -> int:
-        return _energy(self.current, self.weights, self.labels, self.cap)
+        self.now = _energy(self.current, self.weights, self.labels, self.cap)
+        return self.now
 
     def network(self, alpha):
         return _move_network(self.costs[alpha], self.current, self.weights, self.labels, alpha,
                              self.cap)
 
     def propose(self, alpha, source_side, constant):
-        """The cut's labelling; returns (constant, its energy, pixels changed)."""
+        """The cut's labelling; returns (constant, its exact energy, pixels changed). When few
+        pixels change (later cycles' moves), the energy is the current one plus the change of
+        their terms (:func:`._moves._energy_change`), else that of the whole new labelling."""
         switch = ~np.asarray(source_side)
+        switch &= self.labels != alpha  # the pixels that change
+        changed = int(np.count_nonzero(switch))
+        self.sparse = None
+        if changed * SPARSE_SHARE <= switch.size:
+            indices = np.flatnonzero(switch)
+            self.sparse = (alpha, indices)
+            self.proposed = self.now + _energy_change(self.costs[alpha], self.current,
+                                                      self.weights, self.labels, switch,
+                                                      indices, alpha, self.cap)
+            return constant, self.proposed, changed
         self.proposal = np.where(switch, np.int32(alpha), self.labels)
         self.proposal_cost = np.where(switch, self.costs[alpha], self.current)
-        energy = _energy(self.proposal_cost, self.weights, self.proposal, self.cap)
-        return constant, energy, int((self.proposal != self.labels).sum())
+        self.proposed = _energy(self.proposal_cost, self.weights, self.proposal, self.cap)
+        return constant, self.proposed, changed
 
     def accept(self):
-        self.labels, self.current = self.proposal, self.proposal_cost
+        if self.sparse is not None:  # the state's own arrays, changed in place
+            alpha, indices = self.sparse
+            self.labels.reshape(-1)[indices] = alpha
+            self.current.reshape(-1)[indices] = self.costs[alpha].reshape(-1)[indices]
+        else:
+            self.labels, self.current = self.proposal, self.proposal_cost
+        self.now = self.proposed
 
     def final_labels(self):
         return self.labels

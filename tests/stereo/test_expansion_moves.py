@@ -3,6 +3,8 @@
 - Which moves it solves: it skips a label whose move cannot lower the energy (failed since the
   last change, or just accepted), and ends where a plain loop that solves every label's move in
   every cycle ends (same labels, same energy).
+- How a move's energy is found on the CPU: from the pixels it changes when they are few, equal
+  to the whole labelling's energy.
 - How a move is cut on the CPU: pixels whose side is known in advance are left out of the
   graph; the flow and the source side equal a fresh ``min_cut``'s.
 """
@@ -159,3 +161,40 @@ def test_terminal_capacities_that_would_leave_int32_fall_back_to_the_whole_grid(
     cut = HostMoveCuts()(network)
     assert cut.flow == fresh.flow
     np.testing.assert_array_equal(cut.source_side, fresh.source_side)
+
+
+@pytest.mark.parametrize("cap", [1, 3])
+def test_the_energy_change_of_a_few_switched_pixels_is_exact(cap):
+    from graphcut.labeling._moves import _energy_change, _gather
+
+    rng = np.random.default_rng(9)
+    for _ in range(60):
+        shape = tuple(int(n) for n in rng.integers(1, 8, 2))
+        costs, weights = random_problem(rng, shape, labels=4)
+        labels = rng.integers(0, 4, shape).astype(np.int32)
+        alpha = int(rng.integers(0, 4))
+        moved = (rng.random(shape) < 0.3) & (labels != alpha)
+        after = np.where(moved, alpha, labels).astype(np.int32)
+        expected = (labeling_energy(costs, weights, after, linear_truncation=cap)
+                    - labeling_energy(costs, weights, labels, linear_truncation=cap))
+        change = _energy_change(costs[alpha], _gather(costs, labels), weights, labels, moved,
+                                np.flatnonzero(moved), alpha, cap)
+        assert change == expected
+
+
+def test_sparse_moves_change_the_labels_as_whole_array_moves(monkeypatch):
+    """With every move's energy found from its changed pixels, or with none, the run ends
+    with the same labels, energy and moves."""
+    import graphcut.labeling._expansion as expansion
+
+    rng = np.random.default_rng(10)
+    for _ in range(4):
+        costs, weights = random_problem(rng, (12, 13), labels=4, max_weight=25)
+        runs = []
+        for share in (1, 10 ** 9):  # every move sparse; no move sparse
+            monkeypatch.setattr(expansion, "SPARSE_SHARE", share)
+            runs.append(alpha_expansion(costs, weights, device="cpu"))
+        sparse, whole = runs
+        np.testing.assert_array_equal(sparse.labels, whole.labels)
+        assert sparse.energy == whole.energy
+        assert [m.energy_after for m in sparse.moves] == [m.energy_after for m in whole.moves]
