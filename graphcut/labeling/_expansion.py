@@ -385,7 +385,7 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
 
     energy = initial_energy = state.energy()
     solve_move = HostMoveCuts() if backend == "cpu" \
-        else (lambda network: min_cut(network, device=backend))
+        else (lambda network, label: min_cut(network, device=backend))
     moves: list[Move] = []
     maxflow_seconds: dict[str, float] = {}
     solve_seconds: dict[str, float] = {}
@@ -403,7 +403,7 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
             network, constant = state.network(alpha)
             build_seconds = time.perf_counter() - built
             build_total += build_seconds
-            cut = solve_move(network)
+            cut = solve_move(network, alpha)
             solve = float(cut.stats.get("seconds", {}).get("solve", cut.seconds))
             maxflow_seconds[cut.backend] = maxflow_seconds.get(cut.backend, 0.0) + cut.seconds
             solve_seconds[cut.backend] = solve_seconds.get(cut.backend, 0.0) + solve

@@ -27,33 +27,50 @@ from graphcut.solver.memory import require_host_memory
 
 # A move with at most this share of free pixels is solved on the graph of its free pixels.
 REDUCE_AT_MOST = 0.5
+# A label whose move was not reduced is checked again after this many of its moves.
+RECHECK_AFTER = 2
 INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 class HostMoveCuts:
-    """``cuts(network) -> CutResult`` for 2-D grid networks of one shape, on one graph."""
+    """``cuts(network, label) -> CutResult`` for 2-D grid networks of one shape, on one graph.
+
+    ``label`` (optional) names the move's label: a label whose last move had too many free
+    pixels to reduce is not checked again until :data:`RECHECK_AFTER` of its moves later (the
+    check costs a few passes over the image; the cut is the same either way)."""
 
     def __init__(self):
         self._graph = None
         self._shape = None
+        self._unreduced = {}  # label -> moves since its last check found too many free pixels
 
-    def __call__(self, network: GridNetwork) -> CutResult:
+    def __call__(self, network: GridNetwork, label=None) -> CutResult:
         network = network.to_numpy()
         if network.shape != self._shape:
             require_host_memory(grid_bytes(network.shape),
                                 f"solving a {network.shape} expansion move on the CPU")
             self._graph, self._shape = None, network.shape
         started = time.perf_counter()
+        skipped = self._unreduced.get(label)
+        if skipped is not None and label is not None and skipped < RECHECK_AFTER:
+            self._unreduced[label] = skipped + 1
+            return self._whole(network)
         fixed_source, fixed_sink = fixed_pixels(network)
         free = network.source.size - int(np.count_nonzero(fixed_source)) \
             - int(np.count_nonzero(fixed_sink))
-        if free <= REDUCE_AT_MOST * network.source.size:
+        self._unreduced.pop(label, None)
+        if free > REDUCE_AT_MOST * network.source.size:
+            self._unreduced[label] = 0
+        else:
             if self._graph is None:  # sized for the whole grid: later moves may need it
                 h, w = network.shape
                 self._graph = maxflow.Graph[int](h * w, h * (w - 1) + (h - 1) * w)
             result = reduced_cut(network, fixed_source, fixed_sink, self._graph, started)
             if result is not None:
                 return result
+        return self._whole(network)
+
+    def _whole(self, network):
         result, self._graph = cut_grid_graph(network, graph=self._graph)
         return result
 
@@ -65,12 +82,14 @@ def _neighbour_sums(network: GridNetwork):
     into = np.zeros(network.shape, dtype=np.int64)
     out[:, :-1] += right   # (y, x) -> (y, x + 1)
     into[:, 1:] += right
-    out[:, 1:] += left     # (y, x + 1) -> (y, x)
-    into[:, :-1] += left
     out[:-1] += down       # (y, x) -> (y + 1, x)
     into[1:] += down
-    out[1:] += up          # (y + 1, x) -> (y, x)
-    into[:-1] += up
+    if left.any():         # (expansion moves have no backward arcs)
+        out[:, 1:] += left     # (y, x + 1) -> (y, x)
+        into[:, :-1] += left
+    if up.any():
+        out[1:] += up          # (y + 1, x) -> (y, x)
+        into[:-1] += up
     return out, into
 
 
