@@ -306,7 +306,7 @@ def _initial_labels(costs, initial_labels, xp):
 def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "auto",
                     max_cycles: int = 20, initial_labels=None,
                     callback: MoveCallback | None = None,
-                    linear_truncation: int = 1) -> ExpansionResult:
+                    linear_truncation: int = 1, cuts=None) -> ExpansionResult:
     """Minimise ``sum D_p(f_p) + sum w_pq min(|f_p - f_q|, linear_truncation)`` over labels
     ``0 .. L-1`` by expansion moves.
 
@@ -333,6 +333,10 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     linear_truncation
         ``cap`` of the pairwise cost ``w min(|a - b|, cap)``; 1 (the
         default) is the Potts model.
+    cuts
+        with ``device="cpu"``: the :class:`HostMoveCuts` that cuts the moves; a caller
+        running many expansions on one grid keeps one, so that its PyMaxflow graph is
+        allocated once (:class:`graphcut.Segmenter` does). None: a new one for this run.
 
     Returns
     -------
@@ -384,7 +388,7 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     num_labels = costs.shape[0]
 
     energy = initial_energy = state.energy()
-    solve_move = HostMoveCuts() if backend == "cpu" \
+    solve_move = (cuts or HostMoveCuts()) if backend == "cpu" \
         else (lambda network, label: min_cut(network, device=backend))
     moves: list[Move] = []
     maxflow_seconds: dict[str, float] = {}
