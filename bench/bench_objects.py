@@ -14,7 +14,9 @@ and max-flow) and network-building seconds, the pipeline's stages (fit, costs, p
 the accuracy against the truth; and the wall seconds of the app's preview solver
 (``graphcut.gui.solve.Solver`` with ``preview_factor(shape)``) for the same seeds. Peak memory:
 ``tracemalloc`` peak of one exact update (NumPy allocations), with two or more objects and
-with only object 1 (the others' seeds erased), to compare.
+with only object 1 (the others' seeds erased), to compare; and the growth of the peak resident
+memory of a fresh process through a prepared Segmenter's two updates (PyMaxflow's graph, which
+tracemalloc does not see, included).
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
     python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
@@ -195,6 +197,42 @@ def main(argv=None) -> None:
             tracemalloc.stop()
             print(f"tracemalloc peak of one update, {name}: {peak / 2 ** 20:.0f} MiB "
                   f"({peak / truth.size:.0f} bytes per pixel)")
+            grown = session_memory(image, test_seeds.astype(np.uint8))
+            print(f"peak RSS added by a prepared Segmenter and two updates, {name}: "
+                  f"{grown / 2 ** 20:.0f} MiB ({grown / truth.size:.0f} bytes per pixel, "
+                  "PyMaxflow's graph included)")
+
+
+def _peak_resident() -> int:
+    """This process's peak resident memory in bytes (Linux: VmHWM, which, unlike
+    ``ru_maxrss``, starts afresh in a spawned process)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _session_memory(image, seeds, queue) -> None:
+    before = _peak_resident()
+    session = graphcut.Segmenter(image, device="cpu")
+    session.prepare()
+    session.update(seeds)
+    session.update(seeds.copy())
+    queue.put(_peak_resident() - before)
+
+
+def session_memory(image, seeds) -> int:
+    """Bytes by which the peak resident memory of a fresh process grows from before the
+    Segmenter is made to after its second update (Linux only)."""
+    import multiprocessing
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    child = context.Process(target=_session_memory, args=(image, seeds, queue))
+    child.start()
+    grown = queue.get()
+    child.join()
+    return grown
 
 
 if __name__ == "__main__":
