@@ -33,11 +33,31 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 
 
 class HostMoveCuts:
-    """``cuts(network, label) -> CutResult`` for 2-D grid networks of one shape, on one graph.
+    """Minimum cuts of expansion-move networks on the CPU, on one PyMaxflow graph.
 
+    Call it as ``cuts(network, label=None)`` with a 2-D :class:`~graphcut.solver.GridNetwork`
+    (NumPy or CuPy; a new shape allocates a new graph). It returns the
+    :class:`~graphcut.solver.CutResult` that ``min_cut(network, device="cpu")`` returns (the
+    same flow and source side), solved on the graph of the free pixels only when most pixels'
+    sides are known beforehand (``stats["free_pixels"]`` then says how many were free).
     ``label`` (optional) names the move's label: a label whose last move had too many free
-    pixels to reduce is not checked again until :data:`RECHECK_AFTER` of its moves later (the
-    check costs a few passes over the image; the cut is the same either way)."""
+    pixels to reduce is not checked again for ``RECHECK_AFTER`` of its moves (the check costs
+    a few passes over the image; the cut is the same either way).
+
+    Keep one per grid to allocate its graph once (``alpha_expansion`` takes it as ``cuts``;
+    ``graphcut.Segmenter`` keeps one for all strokes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.labeling import HostMoveCuts, PairWeights, expansion_network
+    >>> costs = np.array([[[0, 4, 9]], [[9, 5, 0]]], np.int32)
+    >>> weights = PairWeights(np.array([[5, 5]]), np.zeros((0, 3), int))
+    >>> network, constant = expansion_network(costs, weights, np.zeros((1, 3), np.int32), 1)
+    >>> cut = HostMoveCuts()(network, label=1)
+    >>> constant + cut.flow, cut.source_side.tolist()   # energy after the move; kept pixels
+    (9, [[True, True, False]])
+    """
 
     def __init__(self):
         self._graph = None
