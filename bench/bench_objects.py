@@ -94,6 +94,9 @@ def main(argv=None) -> None:
     parser.add_argument("--objects", type=int, default=2)
     parser.add_argument("--strokes", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", default=None,
+                        help="the exact update's appearance model (histogram, gmm, "
+                             "learned; default: the library's); the preview keeps the app's")
     parser.add_argument("--no-preview", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--preview-only", action="store_true",
@@ -112,7 +115,7 @@ def main(argv=None) -> None:
     seeds = start_seeds(truth)
     print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}")
     started = time.perf_counter()
-    segmenter = graphcut.Segmenter(image, device=args.device)
+    segmenter = graphcut.Segmenter(image, model=args.model, device=args.device)
     prepared = segmenter.prepare()
     print(f"# Segmenter and prepare(): {time.perf_counter() - started:.3f} s "
           f"(prepare {prepared:.3f} s)")
