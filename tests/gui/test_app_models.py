@@ -1,0 +1,231 @@
+"""The desktop app's appearance-model choice and its λ rule, driven headless (Qt's offscreen
+platform): every registered model is in Segment > Appearance model and reachable by keys; λ
+follows the model's default until the user types one; the app's result with each model equals
+``graphcut.segment`` with that model's default options (the oracle: the library called with the
+model's name and no lam); settings files round-trip. CPU backend, small images."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported
+
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+pytest.importorskip("PyQt6.QtWidgets", reason="the desktop app needs PyQt6 (graphcut[gui])")
+pytest.importorskip("pytestqt", reason="GUI tests need pytest-qt")
+
+from PyQt6.QtCore import Qt  # noqa: E402
+from PyQt6.QtGui import QActionGroup  # noqa: E402
+
+import graphcut  # noqa: E402
+from graphcut.gui.strokes import BACKGROUND, FOREGROUND  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from graphcut.models import APPEARANCE_MODELS  # noqa: E402
+from test_gui import window  # noqa: E402,F401
+
+MODELS = tuple(APPEARANCE_MODELS)
+BOX = (10, 15, 82, 115)
+CLEAN = dict(keep="connected", fill_holes=100)  # the app's clean-up
+
+
+@pytest.fixture
+def image_file(tmp_path):
+    """A noisy ellipse with a thin arm, in colours close to the background's: the models
+    and lambdas give different masks here (checked in the tests), unlike on an easy image."""
+    rng = np.random.default_rng(1)
+    rows, cols = np.indices((90, 120))
+    truth = ((rows - 45) / 26) ** 2 + ((cols - 60) / 34) ** 2 <= 1
+    truth |= (abs(rows - 45) <= 1) & (cols > 60) & (cols < 112)
+    image = np.where(truth[..., None], [150, 110, 90], [110, 100, 120]).astype(float)
+    image = np.clip(image + rng.normal(0, 25, image.shape), 0, 255).astype(np.uint8)
+    path = tmp_path / "arm.png"
+    Image.fromarray(image).save(path)
+    return path, image, truth
+
+
+def paint(window):
+    """An object stroke inside the ellipse and a background frame."""
+    window.paint_stroke([(45, 40), (45, 60)], FOREGROUND, 2)
+    window.paint_stroke([(3, 3), (3, 116), (86, 116), (86, 3), (3, 3)], BACKGROUND, 1)
+
+
+def oracle(window, **options):
+    """``graphcut.segment`` of the window's image and seeds with the model's defaults."""
+    return graphcut.segment(window.image(), window.seeds(), device="cpu", **options)
+
+
+def segment_menu_models(window):
+    """The Segment > Appearance model submenu's checkable actions, by text."""
+    segment = next(a.menu() for a in window.menuBar().actions()
+                   if a.menu() is not None and a.text() == "&Segment")
+    submenu = next(a.menu() for a in segment.actions() if a.menu() is not None)
+    assert submenu.title().replace("&", "") == "Appearance model"
+    return [a for a in submenu.actions() if a.isCheckable()]
+
+
+def test_the_menu_offers_every_registered_model_and_each_sets_the_controller(window):
+    listed = segment_menu_models(window)
+    assert len(listed) == len(MODELS) >= 3
+    assert set(listed) == set(window.model_actions.values())
+    assert set(window.model_actions) == set(MODELS)
+    group = listed[0].actionGroup()
+    assert isinstance(group, QActionGroup) and group.isExclusive()
+    assert all(action.actionGroup() is group and action.statusTip() for action in listed)
+    assert window.model_actions["histogram"].isChecked()  # the app's default
+    for name in reversed(MODELS):
+        window.model_actions[name].trigger()  # what a click in the menu does
+        assert window._controller.options.model == name
+        assert window.segment_options()["model"] == name
+        assert [a for a in listed if a.isChecked()] == [window.model_actions[name]]
+        assert window.lam() == APPEARANCE_MODELS[name].lam
+
+
+def test_the_m_key_cycles_through_every_model(qtbot, window, image_file):
+    window.open_image(image_file[0])
+    window.activateWindow()
+    window.view.setFocus()
+    qtbot.waitUntil(window.view.hasFocus, timeout=2000)
+    seen = [window.segment_options()["model"]]
+    for _ in MODELS:
+        qtbot.keyClick(window.view, Qt.Key.Key_M)
+        seen.append(window.segment_options()["model"])
+    assert sorted(seen[:-1]) == sorted(MODELS) and seen[-1] == seen[0]
+    assert window.errors == []
+
+
+def test_lam_follows_the_model_until_typed_then_stays_until_reset(qtbot, window, image_file):
+    window.open_image(image_file[0])
+    for name in MODELS:
+        window.set_model(name)
+        assert window.lam() == APPEARANCE_MODELS[name].lam
+        assert window.segment_options()["lam"] is None  # the library's default, unchanged
+    assert not window.reset_lam_action.isEnabled()
+    window.set_model("gmm")
+    box = window._lam_box
+    window.activateWindow()
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=2000)
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "7")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    assert window.lam() == 7.0 and window.segment_options()["lam"] == 7.0
+    assert window.reset_lam_action.isEnabled()
+    for name in MODELS:  # a typed value stays whatever model comes next
+        window.set_model(name)
+        assert window.lam() == 7.0 and window.segment_options()["lam"] == 7.0
+    window.set_model("learned")
+    window.reset_lam_action.trigger()
+    assert window.lam() == APPEARANCE_MODELS["learned"].lam
+    assert window.segment_options()["lam"] is None and not window.reset_lam_action.isEnabled()
+    window.set_model("gmm")
+    assert window.lam() == APPEARANCE_MODELS["gmm"].lam
+    # Escape after typing restores the value and that it followed the model
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=2000)
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "3")
+    assert window.segment_options()["lam"] == 3.0  # typing counts at once
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Escape)
+    assert window.lam() == APPEARANCE_MODELS["gmm"].lam
+    assert window.segment_options()["lam"] is None
+    window.set_model("histogram")
+    assert window.lam() == APPEARANCE_MODELS["histogram"].lam
+    window.wait_until_idle(timeout=60)
+    assert window.errors == []
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_each_model_gives_what_segment_gives_with_its_defaults(window, image_file, name):
+    window.open_image(image_file[0])
+    window.set_cleanup(False)  # segment's default: no clean-up
+    window.set_model(name)
+    paint(window)
+    window.wait_until_idle(timeout=120)
+    expected = oracle(window, model=name)
+    assert 0 < expected.sum() < expected.size
+    np.testing.assert_array_equal(window.mask(), expected)
+    if APPEARANCE_MODELS[name].lam != graphcut.DEFAULT_LAM:  # the app's old lambda
+        assert (oracle(window, model=name, lam=graphcut.DEFAULT_LAM) != expected).any()
+    # with a box (the histogram's default then chooses its lam itself)
+    window.set_region(box=BOX)
+    window.wait_until_idle(timeout=120)
+    expected = oracle(window, model=name, box=BOX)
+    np.testing.assert_array_equal(window.mask(), expected)
+    assert (oracle(window, model=name, box=BOX, lam=graphcut.DEFAULT_LAM) != expected).any()
+    # and the clean-up
+    window.set_cleanup(True)
+    window.wait_until_idle(timeout=120)
+    np.testing.assert_array_equal(window.mask(), oracle(window, model=name, box=BOX, **CLEAN))
+    # a typed lam wins
+    window.set_lam(2.5)
+    window.wait_until_idle(timeout=120)
+    typed = oracle(window, model=name, lam=2.5, box=BOX, **CLEAN)
+    np.testing.assert_array_equal(window.mask(), typed)
+    assert (typed != oracle(window, model=name, box=BOX, **CLEAN)).any()
+    assert window.errors == []
+
+
+def test_back_to_the_default_lam_after_a_typed_one_gives_the_default_result(window, image_file):
+    """The histogram's automatic lam with a box: after a typed lam and a reset, the solver
+    asks the library without a lam again (a segmenter's set_lam would end the automatic
+    choice)."""
+    window.open_image(image_file[0])
+    window.set_region(box=BOX)
+    paint(window)
+    window.wait_until_idle(timeout=60)
+    options = dict(model="histogram", box=BOX)
+    window.set_cleanup(False)
+    window.wait_until_idle(timeout=60)
+    default = oracle(window, **options)
+    np.testing.assert_array_equal(window.mask(), default)
+    assert (oracle(window, **options, lam=graphcut.DEFAULT_LAM) != default).any()
+    window.set_lam(40.0)
+    window.wait_until_idle(timeout=60)
+    np.testing.assert_array_equal(window.mask(), oracle(window, **options, lam=40.0))
+    window.set_lam(None)
+    window.wait_until_idle(timeout=60)
+    np.testing.assert_array_equal(window.mask(), default)
+
+
+def test_settings_round_trip_the_model_and_the_lam_rule(window, image_file, tmp_path):
+    path = image_file[0]
+    window.open_image(path)
+    window.set_model("learned")
+    paint(window)
+    window.wait_until_idle(timeout=60)
+    learned_mask = window.mask()
+    assert window.save_seeds(tmp_path / "learned.png")
+    settings = json.loads((tmp_path / "learned.json").read_text())
+    assert settings["model"] == "learned" and "lam" not in settings  # the model's default
+    window.set_model("gmm")
+    window.set_lam(12.0)
+    window.wait_until_idle(timeout=60)
+    assert window.save_seeds(tmp_path / "gmm12.png")
+    assert json.loads((tmp_path / "gmm12.json").read_text())["lam"] == 12.0
+
+    # a file naming learned selects it, and its lam follows the model again
+    assert window.load_seeds(tmp_path / "learned.png")
+    assert window.model_actions["learned"].isChecked()
+    assert window.lam() == APPEARANCE_MODELS["learned"].lam
+    assert window.segment_options()["lam"] is None
+    window.wait_until_idle(timeout=60)
+    np.testing.assert_array_equal(window.mask(), learned_mask)
+    # a file naming lam keeps it, as the user's
+    assert window.load_seeds(tmp_path / "gmm12.png")
+    assert window.model_actions["gmm"].isChecked() and window.lam() == 12.0
+    window.wait_until_idle(timeout=60)
+    np.testing.assert_array_equal(window.mask(), oracle(window, model="gmm", lam=12.0, **CLEAN))
+    # an older app's file (its lam always written) reproduces what it reproduced
+    old = {"model": "histogram", "lam": 10.0, "keep": "connected", "fill_holes": 100,
+           "box": list(BOX), "lasso": None}
+    (tmp_path / "gmm12.json").write_text(json.dumps(old))
+    assert window.load_seeds(tmp_path / "gmm12.png")
+    assert window.model_actions["histogram"].isChecked()
+    assert window.segment_options()["lam"] == 10.0
+    window.wait_until_idle(timeout=60)
+    np.testing.assert_array_equal(window.mask(), oracle(
+        window, model="histogram", lam=10.0, box=BOX, **CLEAN))
+    assert window.errors == []
