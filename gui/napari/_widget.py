@@ -9,6 +9,7 @@ the controls to it and brings the solvers' answers to the viewer's thread (a que
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import TYPE_CHECKING
 
 from magicgui.widgets import CheckBox, ComboBox, Container, FloatSpinBox, Label, PushButton
@@ -41,6 +42,30 @@ def make_post():
     poster = _Poster()
     poster.posted.connect(lambda function: function(), Qt.ConnectionType.QueuedConnection)
     return _Post(poster)
+
+
+_WATCHERS: set = set()  # the QObjects waiting for a widget's end (when_destroyed)
+
+
+def when_destroyed(widget, callback) -> None:
+    """Call ``callback()`` once when the Qt ``widget`` is destroyed.
+
+    Through a slot of a QObject of its own, kept alive here until then: a plain Python
+    callable connected to ``destroyed`` goes through a proxy that PyQt may free while the
+    widget is destroyed (seen: a segmentation fault when a widget closed in an earlier
+    test is deleted).
+    """
+    from qtpy.QtCore import QObject, Slot
+
+    class _Watcher(QObject):
+        @Slot()
+        def fire(self) -> None:
+            _WATCHERS.discard(self)
+            callback()
+
+    watcher = _Watcher()
+    _WATCHERS.add(watcher)
+    widget.destroyed.connect(watcher.fire)
 
 
 class _Post:
@@ -113,21 +138,26 @@ class GraphCutWidget(Container):
         for control in (self.model_combo, self.cleanup_box, self.box_combo):
             control.changed.connect(self._options_changed)
         self.live_box.changed.connect(lambda live: self.session.set_live(live))
-        for event in (viewer.layers.events.inserted, viewer.layers.events.removed,
-                      viewer.layers.events.reordered):
-            event.connect(self._refresh_choices)
+        events = (viewer.layers.events.inserted, viewer.layers.events.removed,
+                  viewer.layers.events.reordered)
+        this = weakref.ref(self)
+
+        def refresh(event=None) -> None:  # a plain function: disconnected without asking
+            widget = this()                # the (maybe deleted) widget for its methods' names
+            if widget is not None:
+                widget._refresh_choices(event)
+        for event in events:
+            event.connect(refresh)
         self.session.set_lam(self.lam_choice.requested)
         self._options_changed()
         self._refresh_choices()
-        session, refresh = self.session, self._refresh_choices
-        events = (viewer.layers.events.inserted, viewer.layers.events.removed,
-                  viewer.layers.events.reordered)
+        session = self.session
 
-        def closed(*args) -> None:  # the dock widget is gone: its solvers and handlers too
+        def closed() -> None:  # the dock widget is gone: its solvers and handlers too
             session.close()
             for event in events:
                 event.disconnect(refresh)
-        self.native.destroyed.connect(closed)
+        when_destroyed(self.native, closed)
 
     # ----- layers ---------------------------------------------------------------------------
     def _image_layers(self, widget=None):

@@ -16,14 +16,14 @@ import pytest  # noqa: E402
 pytest.importorskip("PyQt6.QtWidgets", reason="the desktop app needs PyQt6 (graphcut[gui])")
 pytest.importorskip("pytestqt", reason="GUI tests need pytest-qt")
 
+from PIL import Image  # noqa: E402
 from PyQt6.QtCore import Qt  # noqa: E402
 from PyQt6.QtGui import QActionGroup  # noqa: E402
 
 import graphcut  # noqa: E402
 from graphcut.gui.strokes import BACKGROUND, FOREGROUND  # noqa: E402
-from PIL import Image  # noqa: E402
-
 from graphcut.models import APPEARANCE_MODELS  # noqa: E402
+from synthetic import ellipse_with_arm  # noqa: E402
 from test_gui import window  # noqa: E402,F401
 
 MODELS = tuple(APPEARANCE_MODELS)
@@ -33,14 +33,8 @@ CLEAN = dict(keep="connected", fill_holes=100)  # the app's clean-up
 
 @pytest.fixture
 def image_file(tmp_path):
-    """A noisy ellipse with a thin arm, in colours close to the background's: the models
-    and lambdas give different masks here (checked in the tests), unlike on an easy image."""
-    rng = np.random.default_rng(1)
-    rows, cols = np.indices((90, 120))
-    truth = ((rows - 45) / 26) ** 2 + ((cols - 60) / 34) ** 2 <= 1
-    truth |= (abs(rows - 45) <= 1) & (cols > 60) & (cols < 112)
-    image = np.where(truth[..., None], [150, 110, 90], [110, 100, 120]).astype(float)
-    image = np.clip(image + rng.normal(0, 25, image.shape), 0, 255).astype(np.uint8)
+    """An image where the models and lambdas give different masks (checked in the tests)."""
+    image, truth = ellipse_with_arm()
     path = tmp_path / "arm.png"
     Image.fromarray(image).save(path)
     return path, image, truth
