@@ -47,3 +47,16 @@ def test_other_platforms_are_not_checked():
                                  "XDG_SESSION_TYPE": "wayland"}, "linux")
     assert command.uses_xcb({}, "linux") and command.uses_xcb({"QT_QPA_PLATFORM": "xcb"},
                                                               "linux")
+
+
+def test_lam_is_the_models_default_unless_given(monkeypatch):
+    """Without --lam the window's λ follows the appearance model (run gets None); --lam is
+    the user's λ."""
+    from graphcut.gui import app
+    runs = []
+    monkeypatch.setattr(app, "run", lambda *args, **kwargs: runs.append(kwargs) or 0)
+    monkeypatch.setattr(command, "uses_xcb", lambda: False)
+    for args, lam in (([], None), (["--lam", "3"], 3.0)):
+        result = CliRunner().invoke(main, ["gui", "--device", "cpu", *args])
+        assert result.exit_code == 0, result.output
+        assert runs.pop()["lam"] == lam
