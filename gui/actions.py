@@ -350,10 +350,15 @@ def controls_help(window) -> str:
             sections.append(f"<tr><td><b>{html.escape(shortcut_text(action))}</b>&nbsp;&nbsp;"
                             f"</td><td>{html.escape(_plain(action.text()))}</td></tr>")
 
+    def menu_rows(title: str, menu) -> None:  # a menu's keys, then its submenus'
+        rows(title, menu.actions())
+        for action in menu.actions():
+            if action.menu() is not None:
+                menu_rows(f"{title} > {_plain(action.menu().title())}", action.menu())
+
     for menu_action in window.menuBar().actions():
-        menu = menu_action.menu()
-        if menu is not None:
-            rows(_plain(menu.title()), menu.actions())
+        if menu_action.menu() is not None:
+            menu_rows(_plain(menu_action.menu().title()), menu_action.menu())
     rows("Other", [action for action in window.actions() if id(action) not in listed])
     sections.append("</table>")
     sections.append(RESULT_HELP.replace("{models}", _models_help()))

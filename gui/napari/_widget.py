@@ -227,8 +227,10 @@ class GraphCutWidget(Container):
         """The user's lambda, which stays for every model (None: the model's default)."""
         if value is None:
             self.reset_lam()
-        else:
-            self.lam_box.value = value  # -> _lam_typed
+            return
+        self.lam_choice.type(value)  # also when the box shows it already (no change event)
+        self._show_lam()
+        self.session.set_lam(self.lam_choice.requested)
 
     def reset_lam(self, *args) -> None:
         """lambda follows the appearance model's default again."""

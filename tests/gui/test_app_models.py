@@ -127,6 +127,10 @@ def test_lam_follows_the_model_until_typed_then_stays_until_reset(qtbot, window,
     assert window.segment_options()["lam"] is None
     window.set_model("histogram")
     assert window.lam() == APPEARANCE_MODELS["histogram"].lam
+    window.set_lam(window.lam())  # the value shown, made the user's
+    assert window.segment_options()["lam"] == APPEARANCE_MODELS["histogram"].lam
+    window.set_model("learned")
+    assert window.lam() == APPEARANCE_MODELS["histogram"].lam
     window.wait_until_idle(timeout=60)
     assert window.errors == []
 

@@ -285,4 +285,6 @@ def test_controls_help_lists_the_new_tools(window, monkeypatch):
                   "Reset λ to the model default", "Add object label", "Clear box and lasso",
                   "Save labels"):
         assert entry in text
-    assert "<b>R</b>" in text and "<b>L</b>" in text and "<b>M</b>" in text
+    assert "<b>R</b>" in text and "<b>L</b>" in text
+    models = text.index("<i>Segment &gt; Appearance model</i>")  # the submenu's keys
+    assert "<i>" not in text[models + 3:text.index("<b>M</b>", models)]  # under its title

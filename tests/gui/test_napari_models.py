@@ -81,6 +81,10 @@ def test_every_registered_model_is_offered_and_lam_follows_it(widget):
     assert widget.session.lam is None and not widget.lam_reset_button.enabled
     widget.model_combo.value = "gmm"
     assert widget.lam_box.value == APPEARANCE_MODELS["gmm"].lam
+    widget.set_lam(APPEARANCE_MODELS["gmm"].lam)  # the value shown, made the user's
+    assert widget.session.lam == APPEARANCE_MODELS["gmm"].lam
+    widget.model_combo.value = "learned"
+    assert widget.lam_box.value == APPEARANCE_MODELS["gmm"].lam
 
 
 @pytest.mark.parametrize("name", MODELS)
