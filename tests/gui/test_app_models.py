@@ -25,6 +25,7 @@ from graphcut.gui.strokes import BACKGROUND, FOREGROUND  # noqa: E402
 from graphcut.models import APPEARANCE_MODELS  # noqa: E402
 from synthetic import ellipse_with_arm  # noqa: E402
 from test_gui import window  # noqa: E402,F401
+from test_gui_tools import segment_with_cli  # noqa: E402
 
 MODELS = tuple(APPEARANCE_MODELS)
 BOX = (10, 15, 82, 115)
@@ -198,6 +199,8 @@ def test_settings_round_trip_the_model_and_the_lam_rule(window, image_file, tmp_
     assert window.save_seeds(tmp_path / "learned.png")
     settings = json.loads((tmp_path / "learned.json").read_text())
     assert settings["model"] == "learned" and "lam" not in settings  # the model's default
+    cli = segment_with_cli(path, tmp_path / "learned.png", tmp_path / "cli.png")
+    np.testing.assert_array_equal(cli > 0, learned_mask)  # the CLI reads it as the app did
     window.set_model("gmm")
     window.set_lam(12.0)
     window.wait_until_idle(timeout=60)
