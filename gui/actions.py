@@ -170,6 +170,7 @@ def build_actions(window) -> None:
     for name in model_names():
         action = a(model_title(name), lambda _=False, n=name: w.set_model(n), checkable=True,
                    tip=f"Appearance model {name}: {model_help(name)}")
+        action.setToolTip(model_help(name))  # shown on hover in the submenu
         models.addAction(action)
         w.model_actions[name] = action
     w.model_actions[window.document.options.model].setChecked(True)
@@ -234,7 +235,9 @@ def _fill_menu(menu, actions) -> None:
         if action is None:
             menu.addSeparator()
         elif isinstance(action, tuple):
-            _fill_menu(menu.addMenu(action[0]), action[1])
+            submenu = menu.addMenu(action[0])
+            submenu.setToolTipsVisible(True)  # each entry's help on hover
+            _fill_menu(submenu, action[1])
         else:
             menu.addAction(action)
 

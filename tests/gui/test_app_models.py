@@ -69,6 +69,7 @@ def test_the_menu_offers_every_registered_model_and_each_sets_the_controller(win
     group = listed[0].actionGroup()
     assert isinstance(group, QActionGroup) and group.isExclusive()
     assert all(action.actionGroup() is group and action.statusTip() for action in listed)
+    assert all(action.toolTip() != action.text().replace("&", "") for action in listed)
     assert window.model_actions["histogram"].isChecked()  # the app's default
     for name in reversed(MODELS):
         window.model_actions[name].trigger()  # what a click in the menu does
