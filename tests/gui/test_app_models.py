@@ -24,7 +24,7 @@ import graphcut  # noqa: E402
 from graphcut.gui.strokes import BACKGROUND, FOREGROUND  # noqa: E402
 from graphcut.models import APPEARANCE_MODELS  # noqa: E402
 from synthetic import ellipse_with_arm  # noqa: E402
-from test_gui import window  # noqa: E402,F401
+from test_gui import make_window, window  # noqa: E402,F401
 from test_gui_tools import segment_with_cli  # noqa: E402
 
 MODELS = tuple(APPEARANCE_MODELS)
@@ -77,6 +77,19 @@ def test_the_menu_offers_every_registered_model_and_each_sets_the_controller(win
         assert window.segment_options()["model"] == name
         assert [a for a in listed if a.isChecked()] == [window.model_actions[name]]
         assert window.lam() == APPEARANCE_MODELS[name].lam
+
+
+def test_a_model_registered_later_is_offered_with_its_docstring_and_lam(qtbot, monkeypatch):
+    from graphcut.models import Histogram
+    extra = type("Extra", (Histogram,), {"name": "extra", "lam": 7.0,
+                                         "__doc__": "An extra model for this test."})
+    monkeypatch.setitem(APPEARANCE_MODELS, "extra", extra)
+    window = make_window(qtbot, monkeypatch, solver_process=False)
+    action = window.model_actions["extra"]
+    assert action in segment_menu_models(window) and action.text() == "extra"
+    assert action.toolTip() == "An extra model for this test (default λ 7)"
+    action.trigger()
+    assert window.segment_options()["model"] == "extra" and window.lam() == 7.0
 
 
 def test_the_m_key_cycles_through_every_model(qtbot, window, image_file):
