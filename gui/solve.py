@@ -125,6 +125,8 @@ class Outcome:
             taking it to the answer being ready; also includes any session rebuild).
         incremental: re-solved from the previous state (False: from scratch).
         coverage: the share of the mask's pixels in the object (0..1).
+        lam: the smoothness weight the mask was cut at (on the solver's grid; the library's
+            own choice where the job's lam is None).
         labels: for seeds of several objects, the whole label image (uint8: 0 background,
             each object its seed label); ``update`` then describes ``labels != 0``.
         cancelled: a newer job made this one useless; no mask.
@@ -142,6 +144,7 @@ class Outcome:
     seconds: dict = field(default_factory=dict)
     incremental: bool = False
     coverage: float = float("nan")
+    lam: float = float("nan")
     labels: np.ndarray | None = field(default=None, repr=False)
     cancelled: bool = False
     error: str | None = None
@@ -298,8 +301,8 @@ class Solver:
                    "mask": done - solved, "total": done - started}
         return Outcome(job.number, job.token, update, factor, self._segmenter.backend,
                        stats.get("device_name", self._segmenter.device_name), seconds,
-                       bool(stats.get("incremental", True)),
-                       coverage, labels)
+                       bool(stats.get("incremental", True)), coverage,
+                       float(stats.get("lam", self._segmenter.lam)), labels)
 
     def _segment(self, seeds, region, options: SegmentOptions, cancel):
         """The mask (on the solver's device) and, for several objects, the host label image.

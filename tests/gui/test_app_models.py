@@ -195,6 +195,11 @@ def test_back_to_the_default_lam_after_a_typed_one_gives_the_default_result(wind
     default = oracle(window, **options)
     np.testing.assert_array_equal(window.mask(), default)
     assert (oracle(window, **options, lam=graphcut.DEFAULT_LAM) != default).any()
+    _, result = graphcut.segment(window.image(), window.seeds(), device="cpu", **options,
+                                 return_result=True)
+    chosen = result.stats["lam"]
+    assert chosen != window.lam()  # the histogram's heavier lam: the status bar says so
+    assert f"λ {chosen:g}, the model's own choice" in window.statusBar().currentMessage()
     window.set_lam(40.0)
     window.wait_until_idle(timeout=60)
     np.testing.assert_array_equal(window.mask(), oracle(window, **options, lam=40.0))
