@@ -255,8 +255,10 @@ class LayerSegmentation(Listener):
         self.last_outcome, self.last_error = outcome, None
         seconds = outcome.seconds.get("waited", float("nan"))
         size = "x".join(str(n) for n in shape[::-1])
+        lam = "" if outcome.factor > 1 or outcome.lam != outcome.lam else \
+            f" · λ {outcome.lam:g}"  # the library's choice where lambda follows the model
         self._status(f"{kind} · {outcome.backend} {outcome.device_name} · {seconds:.3f} s · "
-                     f"{size} · object {100.0 * outcome.coverage:.1f} %")
+                     f"{size} · object {100.0 * outcome.coverage:.1f} %{lam}")
 
     def on_error(self, message: str, details: str = "") -> None:
         """A solve failed: keep ``message`` as ``last_error`` and show it in the status;

@@ -99,6 +99,7 @@ def test_each_model_gives_what_segment_gives_with_its_defaults(widget, qtbot, na
                                device="cpu")
         assert (old != expected).any()
     np.testing.assert_array_equal(segmented(widget, qtbot), expected.astype(np.uint8))
+    assert widget.status.value.endswith(f" · λ {APPEARANCE_MODELS[name].lam:g}")
     widget.set_lam(2.5)  # the user's lambda wins
     typed = graphcut.segment(image, scribbles.data, model=name, lam=2.5, device="cpu")
     assert (typed != expected).any()
