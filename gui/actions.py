@@ -321,9 +321,10 @@ def _models_help() -> str:
     return ("<p>Segment &gt; Appearance model chooses how the seeds' colours become each "
             "label's costs (<b>M</b>: the next model):</p><ul>" + models + "</ul><p><i>&lambda;"
             "</i> shows the model's own default (with a box or lasso the library may choose a "
-            "heavier one itself, as without the app), and the result equals <tt>graphcut segment --model NAME</tt> with "
-            "default options. Once you change &lambda;, your value stays, for every model, "
-            "until Segment &gt; Reset &lambda; to the model default.</p>")
+            "heavier one itself, as without the app), and the result equals <tt>graphcut "
+            "segment --model NAME</tt> with default options. Once you change &lambda;, your "
+            "value stays, for every model, until Segment &gt; Reset &lambda; to the model "
+            "default.</p>")
 
 
 def shortcut_text(action: QAction) -> str:

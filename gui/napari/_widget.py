@@ -142,8 +142,8 @@ class GraphCutWidget(Container):
                   viewer.layers.events.reordered)
         this = weakref.ref(self)
 
-        def refresh(event=None) -> None:  # a plain function: disconnected without asking
-            widget = this()                # the (maybe deleted) widget for its methods' names
+        def refresh(event=None) -> None:  # a plain function: napari disconnects it without
+            widget = this()                # looking into the (maybe deleted) widget
             if widget is not None:
                 widget._refresh_choices(event)
         for event in events:
