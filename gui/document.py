@@ -14,12 +14,13 @@ the saved seeds is not a change. A box or lasso is part of that state.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
 from .labels import LabelList
-from .model_choice import LamChoice
+from .model_choice import LamChoice, model_lam
 from .options import APP_DEFAULTS, SegmentOptions
 from .strokes import SeedCanvas
 
@@ -43,12 +44,17 @@ class Document:
         seeds_path: the seed file last saved or loaded, or None.
     """
 
-    def __init__(self):
+    def __init__(self, model: str | None = None):
+        """A document with no image; ``model``: the appearance model (None: the app's
+        default; ValueError for an unknown name)."""
         self.image: np.ndarray | None = None
         self.path: Path | None = None
         self.canvas: SeedCanvas | None = None
         self.labels = LabelList()
-        self.options: SegmentOptions = APP_DEFAULTS
+        if model is not None:
+            model_lam(model)  # checks the name
+        self.options: SegmentOptions = APP_DEFAULTS if model is None else \
+            dataclasses.replace(APP_DEFAULTS, model=model)
         self.lam = LamChoice()
         self.mask: np.ndarray | None = None
         self.result_labels: np.ndarray | None = None

@@ -47,6 +47,7 @@ class LiveSegmentation:
         self.controller = SegmentationController(
             _WindowListener(window), post=window._posted.emit, device=window.device,
             lam=document.lam.requested, use_process=solver_process)
+        self.controller.set_options(document.options)
         if solver_process:
             self.controller.warm_up()
 

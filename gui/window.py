@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
     Args:
         device: "auto", "cpu" or "cuda", passed to ``graphcut`` for every segmentation.
         lam: the user's smoothness weight (None: the appearance model's default).
+        model: the appearance model to start with (None: the app's default, histogram).
         solver_process: segment in a child process (see ``solver_process.py``: the window
             stays responsive even while PyMaxflow holds the GIL); False segments on a thread
             of this process.
@@ -85,7 +86,8 @@ class MainWindow(QMainWindow):
     _posted = pyqtSignal(object)  # a function from a solver's thread, run on the GUI thread
 
     def __init__(self, *, device: str = "auto", lam: float | None = None,
-                 solver_process: bool = True, max_pixels: int | None = None, parent=None):
+                 model: str | None = None, solver_process: bool = True,
+                 max_pixels: int | None = None, parent=None):
         _ensure_application()
         super().__init__(parent)
         self.device = device
@@ -93,7 +95,7 @@ class MainWindow(QMainWindow):
         self._tool = FOREGROUND
         self.setWindowTitle("graphcut[*]")
         self.setAcceptDrops(True)
-        self.document = Document()
+        self.document = Document(model)
         self.view = ImageView(self)
         self.setCentralWidget(self.view)
         self.files = FileActions(self, self.document, max_pixels)

@@ -92,6 +92,18 @@ def test_a_model_registered_later_is_offered_with_its_docstring_and_lam(qtbot, m
     assert window.segment_options()["model"] == "extra" and window.lam() == 7.0
 
 
+def test_the_window_starts_with_the_model_it_is_given(qtbot):
+    from graphcut.gui import MainWindow
+    window = MainWindow(device="cpu", solver_process=False, model="learned")
+    qtbot.addWidget(window)
+    assert window.model_actions["learned"].isChecked()
+    assert window.segment_options()["model"] == "learned" and window._controller.options.model \
+        == "learned"
+    assert window.lam() == APPEARANCE_MODELS["learned"].lam
+    with pytest.raises(ValueError, match="forest"):
+        MainWindow(device="cpu", solver_process=False, model="forest")
+
+
 def test_the_m_key_cycles_through_every_model(qtbot, window, image_file):
     window.open_image(image_file[0])
     window.activateWindow()
