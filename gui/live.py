@@ -135,10 +135,7 @@ class LiveSegmentation:
         window._update_actions()
         window._backend_label.setText(backend_text(outcome.backend, outcome.device_name))
         self._show_wait(waited, outcome)
-        chose = ("" if not outcome.lam == outcome.lam or outcome.lam == window.lam() else
-                 f"; λ {outcome.lam:g}, the model's own choice")  # e.g. the histogram's with a box
-        status.showMessage(f"Object covers {100 * outcome.coverage:.1f} % of the image{chose}",
-                           5000)
+        status.showMessage(f"Object covers {100 * outcome.coverage:.1f} % of the image", 5000)
 
     def on_error(self, message: str) -> None:
         """A solve failed: clear the result and show ``message`` in an error dialog."""

@@ -5,10 +5,11 @@ Every registered appearance model (:data:`graphcut.models.APPEARANCE_MODELS`) is
 a line of help (:func:`model_help`). λ follows the chosen model's own default (its class's
 ``lam``: histogram 10, GMM 35, learned 4) until the user types a value (:class:`LamChoice`);
 from then on the typed value wins, whatever model is chosen afterwards, until the user resets λ
-to the model's default. While λ follows the model, the app asks the library for *no* λ, so
-that its result equals ``graphcut.segment(image, seeds, model=name)`` with default options
-(for the histogram with a box or lasso that is the library's automatic choice between λ 10
-and 20, see :func:`graphcut.segmentation.guarded_lams`).
+to the model's default. While λ follows the model, the app cuts at the model's own ``lam``,
+so that its result equals ``graphcut.segment(image, seeds, model=name)`` with default options,
+with one exception: for the histogram with a box or lasso, ``segment`` chooses between λ 10
+and 20 itself (:func:`graphcut.segmentation.guarded_lams`, two cuts from scratch per update),
+while the app keeps λ 10 so that box edits stay incremental and fast.
 """
 
 from __future__ import annotations
@@ -132,8 +133,7 @@ class LamChoice:
 
     @property
     def requested(self) -> float | None:
-        """The ``lam`` to ask the library for: the typed value, or None (the model's
-        default, with the library's automatic choice where it has one)."""
+        """The typed ``lam``, or None: the model's own ``lam`` (the solver cuts at it)."""
         return self.typed
 
     def shown(self, model: str) -> float:

@@ -53,8 +53,8 @@ class Session:
         token: identifies the opened image; jobs name it, and a job for another token fails.
         image: the image as read (never modified): a :class:`~graphcut.gui.sharing.ArrayRef`
             to shared memory, or the array itself (a solver on a thread of the app).
-        lam: the smoothness weight to start with; None: the model's default (``lam`` not
-            given to the library, so its automatic choice applies where it has one).
+        lam: the smoothness weight to start with; None: the model's own ``lam`` (given to
+            the library explicitly: the histogram's automatic choice with a box is not used).
         device: "auto", "cpu" or "cuda".
         preview_factor: 1 = exact solver; k > 1 = preview solver on a grid reduced k times
             (2-D images only).
@@ -84,8 +84,7 @@ class Job:
             when a newer job arrives.
         token: the :class:`Session` this job belongs to.
         lam: the smoothness weight (a change re-solves from scratch, keeping the colour model);
-            None: the model's default, exactly as ``graphcut.segment`` without ``lam`` (a
-            preview uses the model's ``lam`` divided by its factor).
+            None: the model's own ``lam`` (a preview's divided by its factor).
         seeds: the labels that changed since the previous job sent to this solver (the whole
             seed array after a (re)start).
         options: the colour model, clean-up, box and lasso (``options.py``). The default is
@@ -125,8 +124,7 @@ class Outcome:
             taking it to the answer being ready; also includes any session rebuild).
         incremental: re-solved from the previous state (False: from scratch).
         coverage: the share of the mask's pixels in the object (0..1).
-        lam: the smoothness weight the mask was cut at (on the solver's grid; the library's
-            own choice where the job's lam is None).
+        lam: the smoothness weight the mask was cut at (on the solver's grid).
         labels: for seeds of several objects, the whole label image (uint8: 0 background,
             each object its seed label); ``update`` then describes ``labels != 0``.
         cancelled: a newer job made this one useless; no mask.
@@ -331,14 +329,13 @@ class Solver:
             return _on_device_of(output, self._segmenter), None
         return _on_device_of(output != 0, self._segmenter), output
 
-    def _grid_lam_for(self, model: str) -> float | None:
-        """The lam of this solver's grid: the job's (divided by a preview's factor), or the
-        model's default: None on the exact grid (the library's own choice), the model's
-        ``lam`` divided by the factor on a preview's."""
-        factor = self._session.preview_factor
-        if self._lam is None:
-            return None if factor == 1 else model_lam(model) / factor
-        return self._lam / factor
+    def _grid_lam_for(self, model: str) -> float:
+        """The lam of this solver's grid: the job's, or (job lam None) the model's own
+        ``lam``, divided by a preview's factor. Always given to the library: the histogram's
+        automatic choice with a box or lasso (two cuts from scratch per update) would make
+        every box edit several times slower, so the app cuts at the model's nominal lam."""
+        lam = model_lam(model) if self._lam is None else self._lam
+        return lam / self._session.preview_factor
 
     def _make_segmenter(self, model: str) -> None:
         """A new segmenter of the grid's image with ``model`` and the current lam."""
@@ -348,17 +345,12 @@ class Solver:
         self._model, self._grid_lam = model, lam
 
     def _apply_lam(self) -> bool:
-        """Give the segmenter the current lam; returns whether it had to be made anew (back
-        to the model's default after a typed lam: a segmenter's ``set_lam`` ends the library's
-        automatic choice, so only a new one without ``lam`` has it)."""
+        """Give the segmenter the current lam; returns whether it had to be made anew (never:
+        ``set_lam`` re-solves from scratch itself)."""
         lam = self._grid_lam_for(self._model)
-        if lam == self._grid_lam:
-            return False
-        if lam is None:
-            self._make_segmenter(self._model)
-            return True
-        self._segmenter.set_lam(lam)
-        self._grid_lam = lam
+        if lam != self._grid_lam:
+            self._segmenter.set_lam(lam)
+            self._grid_lam = lam
         return False
 
     def run(self, job: Job, cancel=None) -> Outcome:

@@ -182,8 +182,10 @@ class MainWindow(QMainWindow):
 
     def segment_options(self) -> dict:
         """``graphcut.segment``'s keyword options that give what the window shows (with the
-        window's seeds: ``graphcut.segment(image, w.seeds(), **w.segment_options())``)."""
-        return self.document.options.segment_kwargs(self.document.lam.requested)
+        window's seeds: ``graphcut.segment(image, w.seeds(), **w.segment_options())``), with
+        the lam the app cuts at (the model's own while λ follows the model)."""
+        options = self.document.options
+        return options.segment_kwargs(self.document.lam.shown(options.model))
 
     def result_labels(self) -> np.ndarray | None:
         """The exact result as a label image (uint8), or None until it has arrived."""

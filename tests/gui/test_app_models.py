@@ -122,7 +122,8 @@ def test_lam_follows_the_model_until_typed_then_stays_until_reset(qtbot, window,
     for name in MODELS:
         window.set_model(name)
         assert window.lam() == APPEARANCE_MODELS[name].lam
-        assert window.segment_options()["lam"] is None  # the library's default, unchanged
+        assert window.document.lam.follows_model
+        assert window.segment_options()["lam"] == APPEARANCE_MODELS[name].lam
     assert not window.reset_lam_action.isEnabled()
     window.set_model("gmm")
     box = window._lam_box
@@ -140,7 +141,7 @@ def test_lam_follows_the_model_until_typed_then_stays_until_reset(qtbot, window,
     window.set_model("learned")
     window.reset_lam_action.trigger()
     assert window.lam() == APPEARANCE_MODELS["learned"].lam
-    assert window.segment_options()["lam"] is None and not window.reset_lam_action.isEnabled()
+    assert window.document.lam.follows_model and not window.reset_lam_action.isEnabled()
     window.set_model("gmm")
     assert window.lam() == APPEARANCE_MODELS["gmm"].lam
     # Escape after typing restores the value and that it followed the model
@@ -151,7 +152,7 @@ def test_lam_follows_the_model_until_typed_then_stays_until_reset(qtbot, window,
     assert window.segment_options()["lam"] == 3.0  # typing counts at once
     qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Escape)
     assert window.lam() == APPEARANCE_MODELS["gmm"].lam
-    assert window.segment_options()["lam"] is None
+    assert window.document.lam.follows_model
     window.set_model("histogram")
     assert window.lam() == APPEARANCE_MODELS["histogram"].lam
     window.set_lam(window.lam())  # the value shown, made the user's
@@ -174,50 +175,48 @@ def test_each_model_gives_what_segment_gives_with_its_defaults(window, image_fil
     np.testing.assert_array_equal(window.mask(), expected)
     if APPEARANCE_MODELS[name].lam != graphcut.DEFAULT_LAM:  # the app's old lambda
         assert (oracle(window, model=name, lam=graphcut.DEFAULT_LAM) != expected).any()
-    # with a box (the histogram's default then chooses its lam itself)
+    # with a box: the model's own lam (for the histogram not segment's automatic choice)
+    own = APPEARANCE_MODELS[name].lam
     window.set_region(box=BOX)
     window.wait_until_idle(timeout=120)
-    expected = oracle(window, model=name, box=BOX)
+    expected = oracle(window, model=name, box=BOX, lam=own)
     np.testing.assert_array_equal(window.mask(), expected)
-    assert (oracle(window, model=name, box=BOX, lam=graphcut.DEFAULT_LAM) != expected).any()
+    if name != "histogram":  # no automatic lam: the model's default is its own lam
+        np.testing.assert_array_equal(expected, oracle(window, model=name, box=BOX))
     # and the clean-up
     window.set_cleanup(True)
     window.wait_until_idle(timeout=120)
-    np.testing.assert_array_equal(window.mask(), oracle(window, model=name, box=BOX, **CLEAN))
+    np.testing.assert_array_equal(window.mask(),
+                                  oracle(window, model=name, box=BOX, lam=own, **CLEAN))
     # a typed lam wins
     window.set_lam(2.5)
     window.wait_until_idle(timeout=120)
     typed = oracle(window, model=name, lam=2.5, box=BOX, **CLEAN)
     np.testing.assert_array_equal(window.mask(), typed)
-    assert (typed != oracle(window, model=name, box=BOX, **CLEAN)).any()
+    assert (typed != oracle(window, model=name, box=BOX, lam=own, **CLEAN)).any()
     assert window.errors == []
 
 
-def test_back_to_the_default_lam_after_a_typed_one_gives_the_default_result(window, image_file):
-    """The histogram's automatic lam with a box: after a typed lam and a reset, the solver
-    asks the library without a lam again (a segmenter's set_lam would end the automatic
-    choice)."""
+def test_the_histogram_with_a_box_keeps_its_own_lam_incremental(window, image_file):
+    """With a box, segment() chooses the histogram's lam itself (10 or 20, two cuts from
+    scratch); the app keeps the model's lam 10 so that box edits stay incremental: its mask is
+    segment(lam=10)'s, also after a typed lam and a reset."""
     window.open_image(image_file[0])
     window.set_region(box=BOX)
     paint(window)
-    window.wait_until_idle(timeout=60)
-    options = dict(model="histogram", box=BOX)
     window.set_cleanup(False)
     window.wait_until_idle(timeout=60)
-    default = oracle(window, **options)
-    np.testing.assert_array_equal(window.mask(), default)
-    assert (oracle(window, **options, lam=graphcut.DEFAULT_LAM) != default).any()
-    _, result = graphcut.segment(window.image(), window.seeds(), device="cpu", **options,
-                                 return_result=True)
-    chosen = result.stats["lam"]
-    assert chosen != window.lam()  # the histogram's heavier lam: the status bar says so
-    assert f"λ {chosen:g}, the model's own choice" in window.statusBar().currentMessage()
+    options = dict(model="histogram", box=BOX)
+    own = oracle(window, **options, lam=APPEARANCE_MODELS["histogram"].lam)
+    np.testing.assert_array_equal(window.mask(), own)
+    assert (oracle(window, **options) != own).any()  # segment's automatic lam: another mask
     window.set_lam(40.0)
     window.wait_until_idle(timeout=60)
     np.testing.assert_array_equal(window.mask(), oracle(window, **options, lam=40.0))
     window.set_lam(None)
     window.wait_until_idle(timeout=60)
-    np.testing.assert_array_equal(window.mask(), default)
+    np.testing.assert_array_equal(window.mask(), own)
+    assert window.errors == []
 
 
 def test_settings_round_trip_the_model_and_the_lam_rule(window, image_file, tmp_path):
@@ -242,7 +241,7 @@ def test_settings_round_trip_the_model_and_the_lam_rule(window, image_file, tmp_
     assert window.load_seeds(tmp_path / "learned.png")
     assert window.model_actions["learned"].isChecked()
     assert window.lam() == APPEARANCE_MODELS["learned"].lam
-    assert window.segment_options()["lam"] is None
+    assert window.document.lam.follows_model
     window.wait_until_idle(timeout=60)
     np.testing.assert_array_equal(window.mask(), learned_mask)
     # a file naming lam keeps it, as the user's
