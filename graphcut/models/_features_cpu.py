@@ -1,23 +1,25 @@
 """The learned model's filter bank (:mod:`graphcut.models._features`) on the CPU, fast.
 
-The same features as the xp-generic path that CuPy runs (the same Gaussian-derivative
+The same features as the array-generic path that CuPy runs (the same Gaussian-derivative
 filters, scale normalisation, closed-form 2x2 eigenvalues and standardisation, in the same
 float32 operations), computed for NumPy arrays with less time and memory traffic:
 
-- each filter runs on a thread of a pool (SciPy's and OpenCV's filters release the GIL), and
-  with OpenCV installed (``opencv-python-headless``, optional) as ``cv2.sepFilter2D`` with
-  SciPy's own Gaussian-derivative weights and SciPy's ``"reflect"`` border (OpenCV's
-  ``BORDER_REFLECT``), several times faster than ``scipy.ndimage.gaussian_filter``; without
-  OpenCV (or on an image smaller than a kernel) SciPy's filter itself;
-- the filters of a scale write into preallocated buffers, reused from scale to scale;
-- gradient magnitudes, Hessian eigenvalues (a volume's 3x3 ones in closed form, in float64,
-  instead of a batched ``eigvalsh``) and the standardisation are done band by band (a band of
-  rows spans about :data:`BAND_BYTES` of the feature array, so it stays in cache), and each
-  column is written into the pixel-major feature array once, already standardised.
+- with OpenCV installed (``opencv-python-headless``, optional: the ``fast`` extra) each filter
+  is ``cv2.sepFilter2D`` with SciPy's own Gaussian-derivative weights and SciPy's
+  ``"reflect"`` border (OpenCV's ``BORDER_REFLECT``), several times faster than
+  ``scipy.ndimage.gaussian_filter``; without OpenCV (or on an image smaller than a kernel)
+  SciPy's 1-D filters, the passes along the first axes shared between one image's filters;
+- the image is done in strips of rows, each with its Gaussians' context rows (so that its
+  rows get what filtering the whole image gives them): one strip per thread, or one strip's
+  filters and bands on the threads (both libraries' filters release the GIL); a strip's
+  features are written into the pixel-major feature array once, in cache-sized bands, and
+  standardised in place afterwards, band by band;
+- a volume's 3x3 Hessian eigenvalues in closed form (float64), not a batched ``eigvalsh``.
 
-With SciPy's filters the result equals the generic path's bit for bit in 2-D; OpenCV's
-filters sum in float32 (SciPy's in float64), which moves a feature by about 1e-6 of its
-standard deviation; a volume's eigenvalues differ from float32 ``eigvalsh`` by about as much.
+With SciPy's filters the result equals the generic path's bit for bit (2-D and 3-D); OpenCV's
+filters sum in float32 (SciPy's in float64), which moves a feature by about 1e-5 of its
+largest magnitude. A feature whose standard deviation is float32 rounding noise
+(:data:`ROUNDING_FLOOR`) is left at 0, as the generic path leaves a constant one.
 """
 
 from __future__ import annotations
@@ -245,6 +247,7 @@ def cpu_pixel_features(values, scales, standardise, statistics_pixels):
     rows = max(1, STRIP_BYTES // max(1, row_pixels * total * 4), 4 * halo)
     strips = [(start, min(start + rows, spatial[0])) for start in range(0, spatial[0], rows)]
     band = max(1, BAND_BYTES // max(1, row_pixels * total * 4))
+    sampling = stride if standardise else None
     cv2 = _opencv()
     threads = _thread_count()
     with ThreadPoolExecutor(threads) as pool:
@@ -257,9 +260,9 @@ def cpu_pixel_features(values, scales, standardise, statistics_pixels):
 
         if len(strips) >= threads:  # a strip per thread
             samples = in_parallel(lambda strip: _strip(values, features, strip, scales, halo,
-                                                       band, stride, cv2, in_turn), strips)
+                                                       band, sampling, cv2, in_turn), strips)
         else:  # a strip at a time, its filters and bands on the threads
-            samples = [_strip(values, features, strip, scales, halo, band, stride, cv2,
+            samples = [_strip(values, features, strip, scales, halo, band, sampling, cv2,
                               in_parallel) for strip in strips]
         if standardise:
             sample = np.concatenate(samples, axis=1)
@@ -280,7 +283,8 @@ def _strip(values, features, strip, scales, halo, band, stride, cv2, run_each):
     """Every feature of the rows ``strip = (first, stop)`` (raw, not standardised) into
     ``features``, filtering the strip with ``halo`` rows of context on either side (so that
     its rows are what filtering the whole image gives them); returns the strip's pixels of
-    the statistics' subsample (every ``stride``-th pixel of the image), ``(F, n)`` float32.
+    the statistics' subsample (every ``stride``-th pixel of the image), ``(F, n)`` float32
+    (None if ``stride`` is None).
     ``run_each(work, items)`` runs the strip's filters and bands (in turn or on threads)."""
     first, stop = strip
     spatial = values.shape[:-1]
@@ -322,6 +326,8 @@ def _strip(values, features, strip, scales, halo, band, stride, cv2, run_each):
     for row in range(0, stop - first, band):  # pixel-major, a cache-sized band at a time
         end = min(row + band, stop - first)
         features[first + row:first + end] = np.moveaxis(store[:, row:end], 0, -1)
+    if stride is None:
+        return None
     offset = (-first * math.prod(spatial[1:])) % stride
     return store.reshape(store.shape[0], -1)[:, offset::stride].copy()
 
