@@ -4,6 +4,7 @@ are kept), on a scaled composite of bench/quality_data.py, strokes placed on the
 mask's largest error (correcting strokes, as the robot user of bench_quality.py does).
 
     python bench/bench_learned_latency.py --megapixels 4 --device cpu --strokes 3
+    python bench/bench_learned_latency.py --megapixels 4 --device cpu --features generic
     python bench/bench_learned_latency.py --megapixels 4,12 --device cuda --strokes 10
 """
 
@@ -29,8 +30,12 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--strokes", type=int, default=5)
     parser.add_argument("--model", default="learned")
+    parser.add_argument("--features", default="fast", choices=("fast", "scipy", "generic"),
+                        help="CPU features: the fast path (OpenCV if installed), the fast "
+                             "path with SciPy's filters, or the generic path (the old code)")
     args = parser.parse_args(argv)
     import graphcut
+    _choose_cpu_features(args.features)
     print("| MP | device | model | first mask s | stroke s (median) | strokes | IoU last |")
     print("|---|---|---|---|---|---|---|")
     for mp in (float(v) for v in args.megapixels.split(",")):
@@ -52,6 +57,17 @@ def main(argv=None):
             times.append(time.perf_counter() - started)
         print(f"| {truth.size / 1e6:.1f} | {session.backend} | {args.model} | {first:.3f} | "
               f"{statistics.median(times):.3f} | {len(times)} | {iou(mask, truth):.3f} |")
+
+
+def _choose_cpu_features(which):
+    """Patch the learned model's CPU features for a before/after comparison."""
+    from graphcut.models import _features, _features_cpu
+    if which == "scipy":
+        _features_cpu._opencv = lambda: None
+    elif which == "generic":
+        _features_cpu.cpu_pixel_features = (
+            lambda values, scales, standardise, _: _features.generic_pixel_features(
+                values, scales=scales, standardise=standardise))
 
 
 if __name__ == "__main__":

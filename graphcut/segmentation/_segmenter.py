@@ -320,9 +320,9 @@ class Segmenter:
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
         values = self._image_features()
-        if seeds is not None:
-            seeds = self._xp.asarray(seeds)
+        seeds = None if seeds is None else self._xp.asarray(seeds)
         self.prepare()
+        moves = self._solver.moves(seeds)  # several objects on the CPU: one graph, kept
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -341,9 +341,9 @@ class Segmenter:
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         if self._auto_lam and (box is not None or lasso is not None) and \
                 self._weights is not None:
-            output, run, options = self._guarded(values, seeds, options, cut)
+            output, run, options = self._guarded(values, seeds, options, cut, moves)
         else:
-            output, run = segment_values(values, self._nlinks, seeds, options,
+            output, run = segment_values(values, self._nlinks, seeds, options, moves=moves,
                                          device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
@@ -352,7 +352,7 @@ class Segmenter:
             return self._xp.asarray(output)
         return output
 
-    def _guarded(self, values, seeds, options, cut):
+    def _guarded(self, values, seeds, options, cut, moves):
         """The collapse guard (:mod:`._smoothness`): cut at the lighter and the heavier
         automatic lam, keep the heavier one's result unless its object shrank below the
         guard's share; the session's lam is the lighter one again afterwards."""
@@ -360,7 +360,7 @@ class Segmenter:
         for lam in self._auto_lam:
             self._set_lam(lam)
             chosen = {**options, "lam": lam}
-            results.append((*segment_values(values, self._nlinks, seeds, chosen,
+            results.append((*segment_values(values, self._nlinks, seeds, chosen, moves=moves,
                                             device=self.backend, cut=cut, shape=self.shape),
                             chosen))
         self._set_lam(self._auto_lam[0])

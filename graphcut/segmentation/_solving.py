@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from graphcut._labels import BACKGROUND
 from graphcut.solver import CutResult, GridNetwork, open_grid_solver
 
 
@@ -43,6 +46,7 @@ class GridCuts:
         self.backend = backend
         self._nlinks = tuple(nlinks)
         self._solver = None
+        self._moves = None  # the expansion moves' cutter (CPU, several objects)
 
     @property
     def device_name(self) -> str:
@@ -53,11 +57,30 @@ class GridCuts:
         """The incremental solver, opened now if it was not yet (its memory allocated, the
         n-links loaded, zero terminal capacities). Returns it."""
         if self._solver is None:
+            self._moves = None  # one PyMaxflow graph at a time
             xp = _array_module_of(self._nlinks[0])
             zero = xp.zeros(self.shape, dtype=xp.int32)
             network = GridNetwork.from_checked(zero, zero, self._nlinks[::-1])
             self._solver = open_grid_solver(network, device=self.backend)
         return self._solver
+
+    def moves(self, seeds):
+        """The cutter of alpha-expansion moves for these seeds, kept between calls, or None.
+
+        On the CPU, for seeds of several objects (a label above 2): a
+        :class:`~graphcut.labeling.HostMoveCuts`, whose PyMaxflow graph is allocated once for
+        all strokes; the incremental solver's graph is closed first (the next one-object
+        cut opens it again), so that one graph is held at a time. Otherwise (the GPU, one
+        object, no seeds) None, and the moves' graph is dropped.
+        """
+        if not (self.backend == "cpu" and seeds is not None and _several_objects(seeds)):
+            self._moves = None
+            return None
+        self.close()
+        if self._moves is None:
+            from graphcut.labeling import HostMoveCuts
+            self._moves = HostMoveCuts()
+        return self._moves
 
     def set_nlinks(self, nlinks) -> None:
         """Use these n-link capacities (last axis first) from the next cut on."""
@@ -88,6 +111,18 @@ class GridCuts:
         if self._solver is not None:
             self._solver.close()
             self._solver = None
+
+
+def _several_objects(seeds) -> bool:
+    """Whether the host label array ``seeds`` marks more than one object label (1, 3, 4,
+    ...; 2 is the background)."""
+    seeds = np.asarray(seeds)
+    if (seeds.size == 0 or seeds.dtype.kind not in "iu" or int(seeds.max()) <= BACKGROUND
+            or int(seeds.min()) < 0):
+        return False  # one object, or seeds the pipeline refuses with its own message
+    counts = np.bincount(seeds.ravel())
+    counts[BACKGROUND] = 0
+    return int(np.count_nonzero(counts[1:])) > 1
 
 
 def _array_module_of(array):

@@ -89,3 +89,25 @@ def sample_folder(folder, copies: int) -> tuple[Path, Path]:
                 small.save(images / f"{i:02d}_{sample.name}")
                 small_labels.save(seeds / f"{i:02d}_{sample.name}")
     return images, seeds
+
+
+def ellipse_with_arm(seed=1, noise=25):
+    """A noisy RGB ellipse (90 x 120) with a thin arm, in colours close to the background's,
+    and its true mask: the appearance models and the lambdas give different masks here,
+    unlike on an easy image. Seeds: :func:`ellipse_with_arm_seeds`."""
+    rng = np.random.default_rng(seed)
+    rows, cols = np.indices((90, 120))
+    truth = ((rows - 45) / 26) ** 2 + ((cols - 60) / 34) ** 2 <= 1
+    truth |= (abs(rows - 45) <= 1) & (cols > 60) & (cols < 112)
+    image = np.where(truth[..., None], [150, 110, 90], [110, 100, 120]).astype(float)
+    image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
+    return image, truth
+
+
+def ellipse_with_arm_seeds():
+    """Seeds for :func:`ellipse_with_arm`: an object stroke in the ellipse (rows 44..46,
+    columns 40..60), a background frame one pixel wide at 3 pixels from the border."""
+    seeds = np.zeros((90, 120), np.uint8)
+    seeds[44:47, 40:61] = 1
+    seeds[3, 3:117] = seeds[86, 3:117] = seeds[3:87, 3] = seeds[3:87, 116] = 2
+    return seeds
