@@ -56,7 +56,8 @@ from pathlib import Path
 import numpy as np
 
 from graphcut.solver import cuda_status
-from graphcut.stereo import CensusParameters, MedianFill, bad_pixel_rate, disparity
+from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
+                             MedianFill, bad_pixel_rate, disparity)
 from graphcut.stereo.io import motorcycle_pair
 from graphcut.stereo.synthetic import synthetic_scene
 
@@ -272,9 +273,10 @@ def main(argv=None) -> int:
                              "default (box: the 5 x 5 mean; cross: cross-based regions)")
     parser.add_argument("--flat-factor", type=int, default=None,
                         help="ours with this flat_factor instead of the default (4)")
-    parser.add_argument("--no-post-refinements", action="store_true",
-                        help="ours without the border extrapolation and the depth-edge "
-                             "refinement (the pipeline before the real development pairs)")
+    parser.add_argument("--post-refinements", action="store_true",
+                        help="ours with the border extrapolation and the depth-edge "
+                             "refinement (both off by default), and SGBM's filled maps with "
+                             "them too")
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
@@ -326,7 +328,8 @@ def main(argv=None) -> int:
         print(f"OpenCV SGBM sweep on the development pairs {', '.join(development)} ...",
               file=sys.stderr, flush=True)
         sweeps = [sgbm_baseline.score_sweep(cv2, scenes.get(name)
-                                            or load_scene(name, args.downscale))
+                                            or load_scene(name, args.downscale),
+                                            args.post_refinements)
                   for name in development]
         chosen = sgbm_baseline.choose_on_development(sweeps)
         text = "SGBM settings chosen on the development pairs (" + ", ".join(development) \
@@ -351,15 +354,17 @@ def main(argv=None) -> int:
                                                      colour_lambda=colour)
             if args.flat_factor is not None:
                 options["flat_factor"] = args.flat_factor
-            if args.no_post_refinements:
-                options.update(border_extrapolation=None, edge_refinement=None)
+            if args.post_refinements:
+                options.update(border_extrapolation=BorderExtrapolation(),
+                               edge_refinement=EdgeRefinement())
             if args.aggregation:
                 options["census"] = options.get("census", CensusParameters())._replace(
                     aggregation=args.aggregation)
             rows.append(run_ours(device, scene, repeats, args.max_cycles, options))
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)
-            rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats)
+            rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats,
+                                            args.post_refinements)
         texts.append(table(name, scene, rows, args))
         results.append((name, rows))
         print(texts[-1] + "\n", flush=True)

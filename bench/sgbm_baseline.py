@@ -7,10 +7,10 @@ Fairness rules (issue 25):
   columns (edge replicated) and the result is cropped back, the usual practice, so SGBM gets a
   disparity wherever it can find one.
 - Two scorings: "raw" (OpenCV's invalid pixels, after its uniqueness and speckle filters,
-  counted as bad, as a user gets them) and "filled" (the same post-processing our maps get by
-  default: invalid pixels filled with our background filling,
-  ``graphcut.stereo.fill_from_background``, then the left border strip's extrapolation and the
-  depth-edge refinement).
+  counted as bad, as a user gets them) and "filled" (the same post-processing our maps get:
+  invalid pixels filled with our background filling, ``graphcut.stereo.fill_from_background``,
+  and, when ours get them (``bench_stereo.py --post-refinements``), the left border strip's
+  extrapolation and the depth-edge refinement).
 - Tuning: a stated sweep (``SGBM_SWEEP``) on development pairs; the setting with the lowest
   mean bad-pixel rate over them is used on every other pair. Each scored pair also gets the
   sweep's best setting on that pair itself (an oracle tuned on the test data, the most
@@ -101,14 +101,17 @@ def filled(result, left=None, max_disparity=None):
                               **EdgeRefinement()._asdict(), max_label=top)
 
 
-def score_sweep(cv2, scene) -> list[dict]:
-    """Every sweep setting on one scene: {"setting", "raw", "filled"} bad-pixel rates."""
+def score_sweep(cv2, scene, refinements: bool = False) -> list[dict]:
+    """Every sweep setting on one scene: {"setting", "raw", "filled"} bad-pixel rates
+    (``refinements``: the filled maps also get our border extrapolation and depth-edge
+    refinement, as ours do when they are on)."""
     left, right, truth, max_disparity, _ = scene
     rows = []
     for setting in sweep_settings(max_disparity):
         result, _ = sgbm(cv2, left, right, max_disparity, **setting)
         rows.append({"setting": setting, "raw": bad_pixel_rate(result, truth),
-                     "filled": bad_pixel_rate(filled(result, left, max_disparity), truth)})
+                     "filled": bad_pixel_rate(
+                         filled(result, left if refinements else None, max_disparity), truth)})
     return rows
 
 
@@ -134,11 +137,13 @@ def choose_on_development(sweeps: list[list[dict]]) -> dict:
     return means
 
 
-def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int) -> list[dict]:
+def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int,
+              refinements: bool = False) -> list[dict]:
     """Rows for one scored scene: the development-chosen settings (when given) and the
-    scene's own best setting (oracle), each scored raw and filled, timed over ``repeats``."""
+    scene's own best setting (oracle), each scored raw and filled (``refinements``: as in
+    :func:`score_sweep`), timed over ``repeats``."""
     left, right, truth, max_disparity, visible = scene
-    sweep = score_sweep(cv2, scene)
+    sweep = score_sweep(cv2, scene, refinements)
     candidates = []
     for scoring in ("raw", "filled"):
         if chosen is not None:
@@ -151,7 +156,7 @@ def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int) -> list[dict]:
     for label, scoring, setting in candidates:
         runs = [sgbm(cv2, left, right, max_disparity, **setting) for _ in range(repeats)]
         result = (runs[-1][0] if scoring == "raw"
-                  else filled(runs[-1][0], left, max_disparity))
+                  else filled(runs[-1][0], left if refinements else None, max_disparity))
         row = {"method": label, "scoring": scoring, "oracle": "oracle" in label,
                "device": "cpu", "name": f"OpenCV {cv2.__version__}", "setting": setting,
                "seconds": statistics.median(s for _, s in runs),

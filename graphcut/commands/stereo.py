@@ -96,11 +96,11 @@ def _read_truth(path: Path, shape) -> np.ndarray:
 @click.option("--fill-occlusions/--no-fill-occlusions", default=True, show_default=True,
               help="Replace pixels failing the left-right check by the nearest background "
                    "disparity on their row.")
-@click.option("--border-extrapolation/--no-border-extrapolation", default=True,
+@click.option("--border-extrapolation/--no-border-extrapolation", default=False,
               show_default=True,
               help="With --fill-occlusions: continue the slope of the surface next to the "
                    "left border into the strip the right camera does not see.")
-@click.option("--edge-refinement/--no-edge-refinement", default=True, show_default=True,
+@click.option("--edge-refinement/--no-edge-refinement", default=False, show_default=True,
               help="With --fill-occlusions: pixels near depth edges take the colour-weighted "
                    "median of the disparities around them.")
 @click.option("--max-cycles", type=click.IntRange(1, 1000), default=2, show_default=True,

@@ -22,9 +22,9 @@ __all__ = ["BorderExtrapolation", "check_border_extrapolation", "extrapolate_lef
 
 class BorderExtrapolation(NamedTuple):
     """Settings of :func:`extrapolate_left_border` as :func:`~graphcut.stereo.disparity`
-    applies it (``border_extrapolation=BorderExtrapolation()``, the default; None turns it
-    off). Chosen on the real development pairs of bench/bench_stereo.py (Middlebury teddy and
-    venus) only: see docs/stereo.md.
+    applies it (``border_extrapolation=BorderExtrapolation()``; off by default, see
+    docs/stereo.md). Chosen on the real development pairs of bench/bench_stereo.py (Middlebury
+    teddy and venus) only.
 
     fit_width: the slope of a row is fitted over this many columns (pixels) starting at its
     first consistent pixel; min_valid: at least this many of them must be consistent;

@@ -184,8 +184,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
               max_cycles: int = 2, callback: MoveCallback | None = None,
               median_fill: MedianFill | None = None,
-              border_extrapolation: BorderExtrapolation | None = BorderExtrapolation(),
-              edge_refinement: EdgeRefinement | None = EdgeRefinement()) -> StereoResult:
+              border_extrapolation: BorderExtrapolation | None = None,
+              edge_refinement: EdgeRefinement | None = None) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -216,12 +216,18 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         with ``fill_occlusions``, the leading run of inconsistent pixels of each row (the
         strip the right camera does not see, ``x < d``) continues the surface to its right
         along its row-wise slope (:func:`~graphcut.stereo.extrapolate_left_border` with these
-        settings) instead of keeping the background fill's constant; None turns it off.
+        settings, e.g. ``BorderExtrapolation()``) instead of keeping the background fill's
+        constant; None (the default) leaves it off (see below).
     edge_refinement
         with ``fill_occlusions``, last of all the pixels near depth edges take the
         colour-weighted median of the labels around them
         (:func:`~graphcut.stereo.refine_depth_edges` with these settings): edges move to the
-        colour edges of the left image. None turns it off.
+        colour edges of the left image. None (the default) leaves it off: chosen on the real
+        development pairs (Middlebury teddy and venus), both steps helped the real held-out
+        pairs cones and bull but cost the motorcycle 0.3-0.5 points and about 0.6 s of host
+        time at full size, which could not be measured against the 1.5 s GPU goal when they
+        were added (docs/stereo.md); pass ``EdgeRefinement()`` and ``BorderExtrapolation()``
+        to use them.
     device
         "auto", "cpu" or "cuda" for the cost volume and every move; "auto" falls back
         to the CPU when the GPU has too little free memory.

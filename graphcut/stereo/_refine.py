@@ -23,7 +23,7 @@ __all__ = ["EdgeRefinement", "check_edge_refinement", "depth_edge_band", "refine
 
 class EdgeRefinement(NamedTuple):
     """Settings of :func:`refine_depth_edges` as :func:`~graphcut.stereo.disparity` applies
-    it (``edge_refinement=EdgeRefinement()``, the default; None turns it off). Chosen on the
+    it (``edge_refinement=EdgeRefinement()``; off by default, see docs/stereo.md). Chosen on the
     real development pairs of bench/bench_stereo.py (Middlebury teddy and venus) only: see
     docs/stereo.md.
 

@@ -136,8 +136,9 @@ def render_slanted_plane(h=48, w=160, start=24.0, slope=-0.1, seed=1):
 
 def test_disparity_continues_a_slanted_plane_into_the_unseen_strip():
     left, right, truth = render_slanted_plane()
-    on = disparity(left, right, max_disparity=28, device="cpu")
-    off = disparity(left, right, max_disparity=28, device="cpu", border_extrapolation=None)
+    on = disparity(left, right, max_disparity=28, device="cpu",
+                   border_extrapolation=BorderExtrapolation())
+    off = disparity(left, right, max_disparity=28, device="cpu")  # off by default
     strip = np.zeros(truth.shape, dtype=bool)
     strip[:, :20] = True  # x < d: the right camera does not see these
     assert bad_pixel_rate(on.disparity, truth, valid=strip) <= 0.02
@@ -145,7 +146,7 @@ def test_disparity_continues_a_slanted_plane_into_the_unseen_strip():
     assert np.array_equal(on.disparity[~on.inconsistent], off.disparity[~off.inconsistent])
 
 
-def test_cli_switch_turns_it_off(tmp_path):
+def test_cli_switch_turns_it_on(tmp_path):
     from click.testing import CliRunner
     from PIL import Image
 

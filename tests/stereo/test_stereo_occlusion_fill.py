@@ -100,9 +100,11 @@ def test_disparity_without_median_fill_is_the_background_filling():
     expected = fill_from_background(plain.expansion.labels, plain.inconsistent)
     np.testing.assert_array_equal(plain.disparity, expected)
     default = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                        channel_axis=-1, device="cpu",
-                        edge_refinement=None)  # then the border strip extrapolated
-    np.testing.assert_array_equal(default.disparity, extrapolate_left_border(
+                        channel_axis=-1, device="cpu", median_fill=None)
+    np.testing.assert_array_equal(default.disparity, plain.disparity)  # both steps off
+    extended = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
+                         channel_axis=-1, device="cpu", border_extrapolation=BorderExtrapolation())
+    np.testing.assert_array_equal(extended.disparity, extrapolate_left_border(
         expected, plain.inconsistent, **BorderExtrapolation()._asdict(),
         max_label=scene.max_disparity))
     refined = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,

@@ -103,17 +103,18 @@ def test_bad_settings_are_refused(settings):
         disparity(image, image, max_disparity=4, device="cpu", edge_refinement=settings)
 
 
-def test_disparity_applies_it_last_and_none_turns_it_off():
+def test_disparity_applies_it_last_and_it_is_off_by_default():
     from graphcut.stereo.synthetic import synthetic_scene
     scene = synthetic_scene(shape=(60, 120), seed=3)
     off = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                    channel_axis=-1, device="cpu", edge_refinement=None)
+                    channel_axis=-1, device="cpu")
     on = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                   channel_axis=-1, device="cpu")
+                   channel_axis=-1, device="cpu", edge_refinement=EdgeRefinement())
     expected = refine_depth_edges(off.disparity, scene.left.astype(np.float32),
                                   **EdgeRefinement()._asdict(),
                                   max_label=scene.max_disparity)
     np.testing.assert_array_equal(on.disparity, expected)
+    assert not np.array_equal(on.disparity, off.disparity)
     raw = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
                     channel_axis=-1, device="cpu", fill_occlusions=False)
     np.testing.assert_array_equal(raw.disparity, raw.expansion.labels)
