@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._checks import checked_int, checked_number, unpacked
+
 __all__ = ["BorderExtrapolation", "check_border_extrapolation", "extrapolate_left_border"]
 
 
@@ -41,26 +43,17 @@ class BorderExtrapolation(NamedTuple):
 
 def check_border_extrapolation(settings) -> BorderExtrapolation:
     """``settings`` as a :class:`BorderExtrapolation` after checking its values (ValueError)."""
-    try:
-        fit_width, min_valid, rows, max_slope = settings
-    except (TypeError, ValueError):
-        raise ValueError(f"border_extrapolation must be a BorderExtrapolation (fit_width, "
-                         f"min_valid, rows, max_slope) or None, got {settings!r}") from None
-    for name, value, low, high in (("fit_width", fit_width, 2, 1 << 16),
-                                   ("min_valid", min_valid, 2, 1 << 16),
-                                   ("rows", rows, 0, 1 << 16)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-                or not low <= value <= high:
-            raise ValueError(f"border extrapolation {name} must be an int in {low}..{high}, "
-                             f"got {value!r}")
+    fit_width, min_valid, rows, max_slope = unpacked(
+        settings, "border_extrapolation", "BorderExtrapolation", BorderExtrapolation._fields)
+    owner = "border extrapolation"
+    fit_width = checked_int(owner, "fit_width", fit_width, 2, 1 << 16)
+    min_valid = checked_int(owner, "min_valid", min_valid, 2, 1 << 16)
+    rows = checked_int(owner, "rows", rows, 0, 1 << 16)
     if min_valid > fit_width:
         raise ValueError(f"border extrapolation min_valid ({min_valid}) must be at most "
                          f"fit_width ({fit_width})")
-    if isinstance(max_slope, bool) or not isinstance(max_slope, (int, float, np.number)) \
-            or not 0 <= max_slope <= 1e3:
-        raise ValueError(f"border extrapolation max_slope must be a number in 0..1000, got "
-                         f"{max_slope!r}")
-    return BorderExtrapolation(int(fit_width), int(min_valid), int(rows), float(max_slope))
+    max_slope = checked_number(owner, "max_slope", max_slope, 0, 1e3, "0..1000")
+    return BorderExtrapolation(fit_width, min_valid, rows, max_slope)
 
 
 def row_slopes(labels, valid, *, fit_width: int, min_valid: int):

@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._checks import checked_int, checked_number, unpacked
+
 
 class MedianFill(NamedTuple):
     """Settings of :func:`weighted_median_fill` as :func:`~graphcut.stereo.disparity` applies
@@ -83,24 +85,15 @@ def fill_from_background(labels, invalid) -> np.ndarray:
 
 def check_median_fill(settings) -> MedianFill:
     """``settings`` as a :class:`MedianFill` after checking its values (ValueError)."""
-    try:
-        radius, step, colour_sigma, space_sigma = settings
-    except (TypeError, ValueError):
-        raise ValueError(f"median_fill must be a MedianFill (radius, step, colour_sigma, "
-                         f"space_sigma) or None, got {settings!r}") from None
-    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) \
-            or not 1 <= radius <= 256:
-        raise ValueError(f"median fill radius must be an int in 1..256 pixels, got {radius!r}")
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) \
-            or not 1 <= step <= radius:
-        raise ValueError(f"median fill step must be an int in 1..radius ({radius}), got "
-                         f"{step!r}")
-    for name, value in (("colour_sigma", colour_sigma), ("space_sigma", space_sigma)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-                or not 1e-3 <= value <= 1e6:
-            raise ValueError(f"median fill {name} must be a number in 0.001..1e6, got "
-                             f"{value!r}")
-    return MedianFill(int(radius), int(step), float(colour_sigma), float(space_sigma))
+    radius, step, colour_sigma, space_sigma = unpacked(settings, "median_fill", "MedianFill",
+                                                       MedianFill._fields)
+    radius = checked_int("median fill", "radius", radius, 1, 256, " pixels")
+    step = checked_int("median fill", "step", step, 1, (radius, f"radius ({radius})"))
+    colour_sigma, space_sigma = (checked_number("median fill", name, value, 1e-3, 1e6,
+                                                "0.001..1e6")
+                                 for name, value in (("colour_sigma", colour_sigma),
+                                                     ("space_sigma", space_sigma)))
+    return MedianFill(radius, step, colour_sigma, space_sigma)
 
 
 def weighted_median_fill(labels, invalid, image, *, radius: int = 9, colour_sigma: float = 10.0,

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import ndimage
 
+from ._checks import checked_int, unpacked
 from ._occlusion import MedianFill, check_median_fill, weighted_median_fill
 
 __all__ = ["EdgeRefinement", "check_edge_refinement", "depth_edge_band", "refine_depth_edges"]
@@ -42,20 +43,14 @@ class EdgeRefinement(NamedTuple):
 
 def check_edge_refinement(settings) -> EdgeRefinement:
     """``settings`` as an :class:`EdgeRefinement` after checking its values (ValueError)."""
+    radius, step, colour_sigma, space_sigma, band = unpacked(
+        settings, "edge_refinement", "EdgeRefinement", EdgeRefinement._fields)
     try:
-        radius, step, colour_sigma, space_sigma, band = settings
-    except (TypeError, ValueError):
-        raise ValueError(f"edge_refinement must be an EdgeRefinement (radius, step, "
-                         f"colour_sigma, space_sigma, band) or None, got {settings!r}") from None
-    try:
-        check_median_fill(MedianFill(radius, step, colour_sigma, space_sigma))
+        window = check_median_fill(MedianFill(radius, step, colour_sigma, space_sigma))
     except ValueError as error:
         raise ValueError(f"edge refinement: {error}") from None
-    if isinstance(band, bool) or not isinstance(band, (int, np.integer)) \
-            or not 0 <= band <= 256:
-        raise ValueError(f"edge refinement band must be an int in 0..256 pixels, got {band!r}")
-    return EdgeRefinement(int(radius), int(step), float(colour_sigma), float(space_sigma),
-                          int(band))
+    band = checked_int("edge refinement", "band", band, 0, 256, " pixels")
+    return EdgeRefinement(*window, band)
 
 
 def depth_edge_band(labels, band: int) -> np.ndarray:
