@@ -154,9 +154,32 @@ _NEVER = f"{10**9}s"
 def dask_setup(worker) -> None:
     """Preload hook of :func:`local_cluster`'s workers: they ignore SIGINT. Ctrl-C in a
     terminal reaches the whole process group; the driver alone handles it (it cancels the
-    tasks and closes the cluster, which stops the workers)."""
+    tasks and closes the cluster, which stops the workers). Their heartbeat-loss tracebacks
+    are dropped (:class:`_HeartbeatLossFilter`)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    quiet_worker_logs()
+
+
+class _HeartbeatLossFilter(logging.Filter):
+    """Drops the traceback a worker logs when a heartbeat cannot reach the scheduler
+    (``distributed.worker``: an OSError, after which the worker carries on). It comes when
+    the driver closes a local cluster, e.g. after Ctrl-C (seen in CI), where it would alarm
+    the user; a worker that really lost its scheduler is restarted after :data:`WORKER_TTL`
+    and its images are reported by the batch. Every other record passes."""
+
+    MESSAGE = "Failed to communicate with scheduler during heartbeat."
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.MESSAGE
+
+
+def quiet_worker_logs() -> None:
+    """Install :class:`_HeartbeatLossFilter` on this process's ``distributed.worker`` logger
+    (once)."""
+    logger = logging.getLogger("distributed.worker")
+    if not any(isinstance(f, _HeartbeatLossFilter) for f in logger.filters):
+        logger.addFilter(_HeartbeatLossFilter())
 
 
 def _workers(client) -> list[dict]:
