@@ -203,7 +203,7 @@ class Segmenter:
         self._auto_lam = None
         self._set_lam(lam)
 
-    def _set_lam(self, lam) -> None:
+    def _set_lam(self, lam, keep=False) -> None:  # keep: the guard's, see GridCuts.set_nlinks
         lam = float(lam)
         if not (math.isfinite(lam) and lam >= 0.0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam}")
@@ -216,7 +216,7 @@ class Segmenter:
         self._nlinks, self.lam = nlinks, lam
         self._diagonals = None  # re-quantised at the next 8-connected cut
         if self._solver is not None:
-            self._solver.set_nlinks(nlinks)
+            self._solver.set_nlinks(nlinks, key=lam if keep else None)
 
     def prepare(self) -> float:
         """Build the solver's seed-independent part now (PyMaxflow's graph with its n-links, or
@@ -358,12 +358,12 @@ class Segmenter:
         guard's share; the session's lam is the lighter one again afterwards."""
         results = []
         for lam in self._auto_lam:
-            self._set_lam(lam)
+            self._set_lam(lam, keep=True)
             chosen = {**options, "lam": lam}
             results.append((*segment_values(values, self._nlinks, seeds, chosen, moves=moves,
                                             device=self.backend, cut=cut, shape=self.shape),
                             chosen))
-        self._set_lam(self._auto_lam[0])
+        self._set_lam(self._auto_lam[0], keep=True)
         light, heavy = results
         return heavy if keep_heavier(light[0], heavy[0]) else light
 

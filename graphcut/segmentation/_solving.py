@@ -47,6 +47,8 @@ class GridCuts:
         self._nlinks = tuple(nlinks)
         self._solver = None
         self._moves = None  # the expansion moves' cutter (CPU, several objects)
+        self._key = None    # set_nlinks's key of the current n-links (None: not kept)
+        self._kept = {}     # CPU: key -> the solver of other n-links, kept with its flow
 
     @property
     def device_name(self) -> str:
@@ -82,11 +84,31 @@ class GridCuts:
             self._moves = HostMoveCuts()
         return self._moves
 
-    def set_nlinks(self, nlinks) -> None:
-        """Use these n-link capacities (last axis first) from the next cut on."""
-        self._nlinks = tuple(nlinks)
-        if self._solver is not None:
-            self._solver.set_nlinks(self._nlinks[::-1])
+    def set_nlinks(self, nlinks, key=None) -> None:
+        """Use these n-link capacities (last axis first) from the next cut on.
+
+        ``key`` (CPU only; e.g. the lam they were made with): the solver of the n-links being
+        replaced is kept, with its flow, under their own key, and the one kept under ``key``
+        (if any) is used again, so that cuts alternating between two sets of n-links (the
+        histogram's automatic lam with a box: two lams per update) stay incremental. At most
+        one solver is kept besides the current one (the oldest is closed); ``key`` None
+        closes them all. On the GPU the solver keeps its flow through any change anyway
+        (Kohli-Torr), so ``key`` is ignored there."""
+        nlinks = tuple(nlinks)
+        if key is None or self.backend != "cpu":
+            self._close_kept()
+            self._nlinks, self._key = nlinks, None
+            if self._solver is not None:
+                self._solver.set_nlinks(nlinks[::-1])
+            return
+        if self._solver is not None and self._key is not None and self._key != key:
+            self._kept[self._key] = self._solver
+        elif self._solver is not None and self._key != key:
+            self._solver.close()  # n-links of no key: nothing to come back to
+        self._solver = self._kept.pop(key, None) if self._key != key else self._solver
+        while len(self._kept) > 1:
+            self._kept.pop(next(iter(self._kept))).close()
+        self._nlinks, self._key = nlinks, key
 
     def solve(self, source, sink, *, cancel=None, region=None) -> CutResult:
         """The minimum cut with these terminal capacities (int32, the grid's shape, on the
@@ -107,10 +129,16 @@ class GridCuts:
         return self.solve(network.source, network.sink)
 
     def close(self) -> None:
-        """Release the solver's memory; a later cut opens a new one."""
+        """Release the solver's memory (and any kept by :meth:`set_nlinks`); a later cut
+        opens a new one."""
+        self._close_kept()
         if self._solver is not None:
             self._solver.close()
             self._solver = None
+
+    def _close_kept(self) -> None:
+        while self._kept:
+            self._kept.popitem()[1].close()
 
 
 def _several_objects(seeds) -> bool:
