@@ -63,7 +63,13 @@ class GridCuts:
             xp = _array_module_of(self._nlinks[0])
             zero = xp.zeros(self.shape, dtype=xp.int32)
             network = GridNetwork.from_checked(zero, zero, self._nlinks[::-1])
-            self._solver = open_grid_solver(network, device=self.backend)
+            try:
+                self._solver = open_grid_solver(network, device=self.backend)
+            except MemoryError:
+                if not self._kept:
+                    raise
+                self._close_kept()  # the memory of a kept graph, rather than no cut at all
+                self._solver = open_grid_solver(network, device=self.backend)
         return self._solver
 
     def moves(self, seeds):

@@ -157,3 +157,28 @@ def test_grid_cuts_alternating_keyed_nlinks_equal_fresh_cuts():
         assert len(cuts._kept) <= 1
     cuts.close()
     assert cuts._kept == {} and cuts._solver is None
+
+
+def test_grid_cuts_give_up_the_kept_graph_when_memory_runs_short(monkeypatch):
+    from graphcut.segmentation import GridCuts, _solving
+    from graphcut.solver import GridNetwork, HostMemoryError, min_cut
+    right, down = np.full((4, 4), 3, np.int32), np.full((3, 5), 3, np.int32)
+    cuts = GridCuts((4, 5), (right, down), "cpu")
+    cuts.set_nlinks((right, down), key="a")
+    cuts.solve(np.full((4, 5), 2, np.int32), np.zeros((4, 5), np.int32))
+    opened = _solving.open_grid_solver
+    refusals = []
+
+    def short_of_memory(network, device):
+        if not refusals:  # the second graph does not fit while the first is kept
+            refusals.append(device)
+            raise HostMemoryError("no room for a second graph", 2, 1)
+        return opened(network, device=device)
+
+    monkeypatch.setattr(_solving, "open_grid_solver", short_of_memory)
+    cuts.set_nlinks((right * 2, down * 2), key="b")
+    source, sink = np.zeros((4, 5), np.int32), np.zeros((4, 5), np.int32)
+    source[:, 0], sink[:, -1] = 50, 50
+    result = cuts.solve(source, sink)
+    expected = min_cut(GridNetwork(source, sink, right=right * 2, down=down * 2), device="cpu")
+    assert refusals == ["cpu"] and cuts._kept == {} and result.flow == expected.flow > 0
