@@ -177,9 +177,14 @@ class _HeartbeatLossFilter(logging.Filter):
 def quiet_worker_logs() -> None:
     """Install :class:`_HeartbeatLossFilter` on this process's ``distributed.worker`` logger
     (once)."""
-    logger = logging.getLogger("distributed.worker")
-    if not any(isinstance(f, _HeartbeatLossFilter) for f in logger.filters):
-        logger.addFilter(_HeartbeatLossFilter())
+    _filter_once("distributed.worker", _HeartbeatLossFilter)
+
+
+def _filter_once(logger_name: str, kind: type) -> None:
+    """Add a ``kind`` filter to logger ``logger_name`` unless it has one already."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, kind) for f in logger.filters):
+        logger.addFilter(kind())
 
 
 def _workers(client) -> list[dict]:
@@ -336,9 +341,7 @@ def quiet_dask_logs():
     (:class:`_CancelRaceFilter`; it stays, since the callback may run on a client's loop
     after the batch returned)."""
     logger = logging.getLogger("distributed")
-    callbacks = logging.getLogger("tornado.application")
-    if not any(isinstance(f, _CancelRaceFilter) for f in callbacks.filters):
-        callbacks.addFilter(_CancelRaceFilter())
+    _filter_once("tornado.application", _CancelRaceFilter)
     old = logger.level
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         logger.setLevel(logging.ERROR)

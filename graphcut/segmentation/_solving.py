@@ -107,13 +107,14 @@ class GridCuts:
             if self._solver is not None:
                 self._solver.set_nlinks(nlinks[::-1])
             return
-        if self._solver is not None and self._key is not None and self._key != key:
-            self._kept[self._key] = self._solver
-        elif self._solver is not None and self._key != key:
-            self._solver.close()  # n-links of no key: nothing to come back to
-        self._solver = self._kept.pop(key, None) if self._key != key else self._solver
-        while len(self._kept) > 1:
-            self._kept.pop(next(iter(self._kept))).close()
+        if key != self._key:
+            if self._solver is not None and self._key is None:
+                self._solver.close()  # n-links of no key: nothing to come back to
+            elif self._solver is not None:
+                self._kept[self._key] = self._solver
+            self._solver = self._kept.pop(key, None)
+            while len(self._kept) > 1:
+                self._kept.pop(next(iter(self._kept))).close()
         self._nlinks, self._key = nlinks, key
 
     def solve(self, source, sink, *, cancel=None, region=None) -> CutResult:

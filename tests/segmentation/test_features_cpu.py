@@ -13,6 +13,7 @@ import graphcut
 from graphcut.segmentation import image_as_float
 from graphcut.models import _features, _features_cpu
 from graphcut.models._features_cpu import eigenvalues_3x3, gaussian_weights
+from synthetic import textured_disc
 
 # OpenCV's filters sum in float32 (SciPy's in float64): measured 5.1e-5 at most on these
 # images in standardised units (1.2e-5 of a raw column's largest magnitude)
@@ -182,22 +183,11 @@ def test_eigenvalues_3x3_equal_eigvalsh():
     assert (np.diff(ours, axis=-1) >= 0).all()
 
 
-def _textured_scene(seed=0, shape=(80, 96)):
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[:shape[0], :shape[1]]
-    truth = (yy - 40) ** 2 + (xx - 44) ** 2 < 22 ** 2
-    rough = 0.5 + 0.2 * rng.standard_normal(shape)
-    smooth = 0.5 + 1.5 * ndimage.gaussian_filter(rng.standard_normal(shape), 4)
-    image = np.clip(np.where(truth, rough, smooth), 0, 1)
-    colour = np.stack([image, image * 0.8 + 0.1, 1 - image], axis=-1)
-    return (colour * 255).astype(np.uint8), truth
-
-
 @pytest.mark.parametrize("grey", [True, False])
 def test_learned_masks_unchanged(monkeypatch, grey):
     """The learned model's masks from the fast features equal those from the generic path's
     (with OpenCV's filters too, where installed)."""
-    image, truth = _textured_scene()
+    image, truth = textured_disc(colour=True)
     if grey:
         image = image[..., 0]
     seeds = np.zeros(truth.shape, np.uint8)

@@ -111,3 +111,19 @@ def ellipse_with_arm_seeds():
     seeds[44:47, 40:61] = 1
     seeds[3, 3:117] = seeds[86, 3:117] = seeds[3:87, 3] = seeds[3:87, 116] = 2
     return seeds
+
+
+def textured_disc(seed=0, shape=(80, 96), *, colour=False):
+    """A rough disc on a smooth background of the same mean intensity and overlapping
+    intensities (the texture tells them apart, not the intensity), uint8, and its true mask;
+    ``colour``: three channels made from the grey one."""
+    from scipy import ndimage
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:shape[0], :shape[1]]
+    truth = (yy - 40) ** 2 + (xx - 44) ** 2 < 22 ** 2
+    rough = 0.5 + 0.2 * rng.standard_normal(shape)
+    smooth = 0.5 + 1.5 * ndimage.gaussian_filter(rng.standard_normal(shape), 4)
+    image = np.clip(np.where(truth, rough, smooth), 0, 1)
+    if colour:
+        image = np.stack([image, image * 0.8 + 0.1, 1 - image], axis=-1)
+    return (image * 255).astype(np.uint8), truth
