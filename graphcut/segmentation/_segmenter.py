@@ -1,9 +1,8 @@
 """``Segmenter``: one image, many seed edits, each answered by an incremental re-solve.
 
 For interactive use. What depends only on the image is computed once: the n-link weights
-(kept as floats, so that a new lam only rescales them), the histogram cell of every pixel,
-the hard-constraint capacities and the solver's n-links. Each :meth:`Segmenter.update` then
-costs little besides the max-flow itself:
+(floats: a new lam only rescales them), the histogram cell of every pixel, the hard-constraint
+capacities and the solver's n-links. An update then costs little besides the max-flow:
 
 - appearance: every update refits the model on the seeds (and the box's inside / outside),
   computes every label's costs and turns them into t-links (:mod:`._pipeline`); for the
@@ -17,9 +16,9 @@ costs little besides the max-flow itself:
   trees. A new lam keeps the flow too where the backend can.
 
 :func:`graphcut.segment` is one update of a new Segmenter, so the mask and the flow value of
-every update equal those of a fresh :func:`graphcut.segment` with the same seeds and options
-(the tests check this on long random edit sequences), for every model, box or lasso, several
-objects, iterations and clean-up.
+every update equal those of a fresh one with the same seeds and options (tested on long edit
+sequences), for every model, box or lasso, iterations and clean-up; with several objects the
+expansion starts from the previous update's labels instead (``_pipeline.kept_start``).
 """
 
 from __future__ import annotations
@@ -322,7 +321,7 @@ class Segmenter:
         values = self._image_features()
         seeds = None if seeds is None else self._xp.asarray(seeds)
         self.prepare()
-        moves = self._solver.moves(seeds)  # several objects on the CPU: one graph, kept
+        moves = self._solver.moves(seeds)  # several objects: the moves' cutter, kept
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -344,7 +343,8 @@ class Segmenter:
             output, run, options = self._guarded(values, seeds, options, cut, moves)
         else:
             output, run = segment_values(values, self._nlinks, seeds, options, moves=moves,
-                                         device=self.backend, cut=cut, shape=self.shape)
+                                         device=self.backend, cut=cut, shape=self.shape,
+                                         starts=self._solver.starts)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
         self.last_result = result_of(run, objects, options, started)
@@ -361,7 +361,8 @@ class Segmenter:
             self._set_lam(lam, keep=True)
             chosen = {**options, "lam": lam}
             results.append((*segment_values(values, self._nlinks, seeds, chosen, moves=moves,
-                                            device=self.backend, cut=cut, shape=self.shape),
+                                            device=self.backend, cut=cut, shape=self.shape,
+                                            starts=self._solver.starts),
                             chosen))
         self._set_lam(self._auto_lam[0], keep=True)
         light, heavy = results

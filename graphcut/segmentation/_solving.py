@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from graphcut._arrays import to_host
 from graphcut._labels import BACKGROUND
 from graphcut.solver import CutResult, GridNetwork, open_grid_solver
 
@@ -46,7 +47,10 @@ class GridCuts:
         self.backend = backend
         self._nlinks = tuple(nlinks)
         self._solver = None
-        self._moves = None  # the expansion moves' cutter (CPU, several objects)
+        self._moves = None  # the expansion moves' cutter (several objects)
+        #: several objects: lam -> (objects, label indices) the last update ended with, the
+        #: next update's start (see :meth:`moves`)
+        self.starts = {}
         self._key = None    # set_nlinks's key of the current n-links (None: not kept)
         self._kept = {}     # CPU: key -> the solver of other n-links, kept with its flow
 
@@ -59,7 +63,8 @@ class GridCuts:
         """The incremental solver, opened now if it was not yet (its memory allocated, the
         n-links loaded, zero terminal capacities). Returns it."""
         if self._solver is None:
-            self._moves = None  # one PyMaxflow graph at a time
+            if self.backend == "cpu":
+                self._moves = None  # one PyMaxflow graph at a time
             xp = _array_module_of(self._nlinks[0])
             zero = xp.zeros(self.shape, dtype=xp.int32)
             network = GridNetwork.from_checked(zero, zero, self._nlinks[::-1])
@@ -75,20 +80,32 @@ class GridCuts:
     def moves(self, seeds):
         """The cutter of alpha-expansion moves for these seeds, kept between calls, or None.
 
-        On the CPU, for seeds of several objects (a label above 2): a
+        For seeds of several objects (a label above 2), on the CPU a
         :class:`~graphcut.labeling.HostMoveCuts`, whose PyMaxflow graph is allocated once for
-        all strokes; the incremental solver's graph is closed first (the next one-object
-        cut opens it again), so that one graph is held at a time. Otherwise (the GPU, one
-        object, no seeds) None, and the moves' graph is dropped.
+        all strokes (the incremental solver's graph is closed first, the next one-object cut
+        opens it again, so that one graph is held at a time); on the GPU an
+        :class:`~graphcut.labeling.IncrementalMoveCuts`, one push-relabel state per label
+        kept with its preflow from stroke to stroke. Otherwise (one object, no seeds) None:
+        the moves' cutter and the labellings kept in :attr:`starts` are dropped.
         """
-        if not (self.backend == "cpu" and seeds is not None and _several_objects(seeds)):
-            self._moves = None
+        if not (seeds is not None and _several_objects(to_host(seeds))):
+            self._drop_moves()
             return None
-        self.close()
-        if self._moves is None:
-            from graphcut.labeling import HostMoveCuts
-            self._moves = HostMoveCuts()
+        if self.backend == "cpu":
+            self.close()
+            if self._moves is None:
+                from graphcut.labeling import HostMoveCuts
+                self._moves = HostMoveCuts()
+        elif self._moves is None:
+            from graphcut.labeling import IncrementalMoveCuts
+            self._moves = IncrementalMoveCuts(device=self.backend)
         return self._moves
+
+    def _drop_moves(self) -> None:
+        if self._moves is not None and hasattr(self._moves, "close"):
+            self._moves.close()
+        self._moves = None
+        self.starts = {}
 
     def set_nlinks(self, nlinks, key=None) -> None:
         """Use these n-link capacities (last axis first) from the next cut on.
