@@ -332,10 +332,10 @@ def object_labels(seeds) -> list[int]:
         object_seeds, _, other = _device_label_counts(seeds)
         if not other:  # the usual case: no label above 2, no sort of the whole array
             return [FOREGROUND] if object_seeds else []
-        values = np.unique(seeds.get())  # further objects: as check_seeds, on the host
-    else:
-        values = np.unique(np.asarray(seeds))
-    return [int(v) for v in values if v not in (NONE, BACKGROUND)]
+        seeds = seeds.get()  # further objects: as check_seeds, on the host
+    seeds = np.asarray(seeds)
+    values = np.unique(seeds[seeds != NONE])  # seeds mark few pixels: sort only those
+    return [int(v) for v in values if v != BACKGROUND]
 
 
 def write_seeds(path, labels, *, inputs=()) -> None:

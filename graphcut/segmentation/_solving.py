@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
-from graphcut._arrays import to_host
-from graphcut._labels import BACKGROUND
+from graphcut.io import object_labels
 from graphcut.solver import CutResult, GridNetwork, open_grid_solver
 
 
@@ -88,7 +85,7 @@ class GridCuts:
         kept with its preflow from stroke to stroke. Otherwise (one object, no seeds) None:
         the moves' cutter and the labellings kept in :attr:`starts` are dropped.
         """
-        if not (seeds is not None and _several_objects(to_host(seeds))):
+        if not (seeds is not None and _several_objects(seeds)):
             self._drop_moves()
             return None
         if self.backend == "cpu":
@@ -166,15 +163,12 @@ class GridCuts:
 
 
 def _several_objects(seeds) -> bool:
-    """Whether the host label array ``seeds`` marks more than one object label (1, 3, 4,
-    ...; 2 is the background)."""
-    seeds = np.asarray(seeds)
-    if (seeds.size == 0 or seeds.dtype.kind not in "iu" or int(seeds.max()) <= BACKGROUND
-            or int(seeds.min()) < 0):
-        return False  # one object, or seeds the pipeline refuses with its own message
-    counts = np.bincount(seeds.ravel())
-    counts[BACKGROUND] = 0
-    return int(np.count_nonzero(counts[1:])) > 1
+    """Whether the label array ``seeds`` (NumPy or CuPy) marks more than one object label (1,
+    3, 4, ...; 2 is the background); False for seeds the pipeline refuses with its own
+    message."""
+    if seeds.size == 0 or seeds.dtype.kind not in "iu":
+        return False
+    return len(object_labels(seeds)) > 1
 
 
 def _array_module_of(array):
