@@ -27,8 +27,10 @@ from graphcut.solver.memory import require_host_memory
 
 # A move with at most this share of free pixels is solved on the graph of its free pixels.
 REDUCE_AT_MOST = 0.5
-# A label whose move was not reduced is checked again after this many of its moves.
-RECHECK_AFTER = 2
+# A label whose move was not reduced is checked again after this many of its moves (the
+# cutter is kept from stroke to stroke; an object's moves are rarely reducible, and the check
+# costs about a tenth of a whole-grid move).
+RECHECK_AFTER = 6
 INT32_MAX = int(np.iinfo(np.int32).max)
 
 
