@@ -58,9 +58,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         seeds = xp.zeros(shape, dtype=xp.uint8)
     else:
         if array_module(seeds) is not xp:
-            seeds = xp.asarray(to_host(seeds))
+            seeds = to_host(seeds)  # host seeds are checked on the host, then moved once
         seeds = check_seeds(seeds, shape, require_both=not has_region, multi=True)
     objects = object_labels(seeds)
+    seeds = xp.asarray(seeds)
     if len(objects) > 1 and len(shape) != 2:
         raise ValueError(f"the seeds mark {len(objects)} objects (labels "
                          f"{', '.join(map(str, objects))}) in a volume: several objects are "

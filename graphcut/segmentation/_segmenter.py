@@ -319,7 +319,7 @@ class Segmenter:
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
         values = self._image_features()
-        seeds = None if seeds is None else self._xp.asarray(seeds)
+        seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
         self.prepare()
         moves = self._solver.moves(seeds)  # several objects: the moves' cutter, kept
 
