@@ -20,8 +20,7 @@ tracemalloc does not see, included); on the GPU CuPy's memory pool in use after 
 and what a session with object 1 only adds.
 
 Each update's expansion starts from the previous update's labels (``--cold-start``: from the
-cheapest labels, as before); the GPU's moves are cut by one kept solver per label
-(``--fresh-moves``: a fresh min-cut per move, as before).
+cheapest labels, as a fresh ``segment`` and the code before 2026-11-27's seventh session).
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
     python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
@@ -112,9 +111,6 @@ def main(argv=None) -> None:
     parser.add_argument("--cold-start", action="store_true",
                         help="start every update's expansion from the cheapest labels, as a "
                              "fresh segment does (the code before warm starts)")
-    parser.add_argument("--fresh-moves", action="store_true",
-                        help="no kept cutter: a new one per expansion (on the GPU a fresh "
-                             "min_cut per move, the code before the per-label solvers)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the exact updates of the correcting strokes (not the "
                              "first mask) and print the N entries of most cumulative time; on "
@@ -130,8 +126,6 @@ def main(argv=None) -> None:
     prepared = segmenter.prepare()
     print(f"# Segmenter and prepare(): {time.perf_counter() - started:.3f} s "
           f"(prepare {prepared:.3f} s)")
-    if args.fresh_moves:
-        segmenter._solver.moves = lambda seeds: None
     profile = cProfile.Profile() if args.profile else None
     factor = preview_factor(truth.shape)
     preview = None
@@ -224,8 +218,8 @@ def main(argv=None) -> None:
 
 
 def gpu_memory(segmenter, image, seeds) -> None:
-    """CuPy's memory pool after the strokes (several objects: one push-relabel state per
-    label) and after one update of a new session with object 1 only."""
+    """CuPy's memory pool in use after the strokes of several objects, and what one update of
+    a new session with object 1 only adds."""
     import cupy
     pool = cupy.get_default_memory_pool()
     several = base = pool.used_bytes()  # the session stays alive: the new one's part is added

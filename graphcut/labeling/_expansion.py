@@ -334,13 +334,9 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
         ``cap`` of the pairwise cost ``w min(|a - b|, cap)``; 1 (the
         default) is the Potts model.
     cuts
-        what cuts the moves, called as ``cuts(network, alpha) -> CutResult`` (the cut
-        :func:`~graphcut.solver.min_cut` gives, on ``device``'s backend): a
-        :class:`HostMoveCuts` (CPU: one PyMaxflow graph allocated once) or an
-        :class:`IncrementalMoveCuts` (one incremental solver per label, keeping its flow) that
-        a caller running many expansions on one grid keeps (:class:`graphcut.Segmenter`
-        does). None: a new :class:`HostMoveCuts` on the CPU, a fresh ``min_cut`` per move on
-        the GPU.
+        with ``device="cpu"``: the :class:`HostMoveCuts` that cuts the moves; a caller
+        running many expansions on one grid keeps one, so that its PyMaxflow graph is
+        allocated once (:class:`graphcut.Segmenter` does). None: a new one for this run.
 
     Returns
     -------
@@ -392,8 +388,8 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     num_labels = costs.shape[0]
 
     energy = initial_energy = state.energy()
-    solve_move = cuts or (HostMoveCuts() if backend == "cpu"
-                          else (lambda network, label: min_cut(network, device=backend)))
+    solve_move = (cuts or HostMoveCuts()) if backend == "cpu" \
+        else (lambda network, label: min_cut(network, device=backend))
     moves: list[Move] = []
     maxflow_seconds: dict[str, float] = {}
     solve_seconds: dict[str, float] = {}

@@ -44,7 +44,7 @@ class GridCuts:
         self.backend = backend
         self._nlinks = tuple(nlinks)
         self._solver = None
-        self._moves = None  # the expansion moves' cutter (several objects)
+        self._moves = None  # the expansion moves' cutter (CPU, several objects)
         #: several objects: lam -> (objects, label indices) the last update ended with, the
         #: next update's start (see :meth:`moves`)
         self.starts = {}
@@ -60,8 +60,7 @@ class GridCuts:
         """The incremental solver, opened now if it was not yet (its memory allocated, the
         n-links loaded, zero terminal capacities). Returns it."""
         if self._solver is None:
-            if self.backend == "cpu":
-                self._moves = None  # one PyMaxflow graph at a time
+            self._moves = None  # one PyMaxflow graph at a time
             xp = _array_module_of(self._nlinks[0])
             zero = xp.zeros(self.shape, dtype=xp.int32)
             network = GridNetwork.from_checked(zero, zero, self._nlinks[::-1])
@@ -77,32 +76,25 @@ class GridCuts:
     def moves(self, seeds):
         """The cutter of alpha-expansion moves for these seeds, kept between calls, or None.
 
-        For seeds of several objects (a label above 2), on the CPU a
+        On the CPU, for seeds of several objects (a label above 2): a
         :class:`~graphcut.labeling.HostMoveCuts`, whose PyMaxflow graph is allocated once for
-        all strokes (the incremental solver's graph is closed first, the next one-object cut
-        opens it again, so that one graph is held at a time); on the GPU an
-        :class:`~graphcut.labeling.IncrementalMoveCuts`, one push-relabel state per label
-        kept with its preflow from stroke to stroke. Otherwise (one object, no seeds) None:
-        the moves' cutter and the labellings kept in :attr:`starts` are dropped.
+        all strokes; the incremental solver's graph is closed first (the next one-object
+        cut opens it again), so that one graph is held at a time. On the GPU None: each move
+        is a fresh ``min_cut`` (measured faster than a push-relabel state kept per label, and
+        a quarter of its memory). Seeds of one object (or none) drop the cutter and the
+        labellings kept in :attr:`starts`.
         """
         if not (seeds is not None and _several_objects(seeds)):
-            self._drop_moves()
+            self._moves = None
+            self.starts = {}
             return None
-        if self.backend == "cpu":
-            self.close()
-            if self._moves is None:
-                from graphcut.labeling import HostMoveCuts
-                self._moves = HostMoveCuts()
-        elif self._moves is None:
-            from graphcut.labeling import IncrementalMoveCuts
-            self._moves = IncrementalMoveCuts(device=self.backend)
+        if self.backend != "cpu":
+            return None
+        self.close()
+        if self._moves is None:
+            from graphcut.labeling import HostMoveCuts
+            self._moves = HostMoveCuts()
         return self._moves
-
-    def _drop_moves(self) -> None:
-        if self._moves is not None and hasattr(self._moves, "close"):
-            self._moves.close()
-        self._moves = None
-        self.starts = {}
 
     def set_nlinks(self, nlinks, key=None) -> None:
         """Use these n-link capacities (last axis first) from the next cut on.

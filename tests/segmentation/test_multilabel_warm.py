@@ -1,8 +1,7 @@
 """Several objects in a Segmenter: each update's alpha-expansion starts from the labels the
-previous update ended with (its pinned pixels set first), and the moves' cutters keep state
-between strokes. Checked against alpha-expansion from that start on the fresh problem, against
-PyMaxflow per move, and against fresh ``segment`` where the start must be the cheapest
-labels."""
+previous update ended with (its pinned pixels set first). Checked against alpha-expansion from
+that start on the fresh problem, against PyMaxflow per move, and against fresh ``segment`` where
+the start must be the cheapest labels."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ import numpy as np
 import pytest
 
 import graphcut
-from graphcut.labeling import (IncrementalMoveCuts, PairWeights, alpha_expansion,
-                               expansion_network, labeling_energy)
+from graphcut.labeling import PairWeights, alpha_expansion, expansion_network, labeling_energy
 from graphcut.segmentation import _grabcut
 from graphcut.solver import min_cut
 from synthetic import two_objects
@@ -118,64 +116,10 @@ def test_the_start_can_change_the_local_minimum_reached():
     assert differ == 3
 
 
-def _random_moves(rng, shape, count):
-    costs = rng.integers(0, 60, (3, *shape)).astype(np.int32)
-    weights = PairWeights(rng.integers(0, 25, (shape[0], shape[1] - 1)),
-                          rng.integers(0, 25, (shape[0] - 1, shape[1])))
-    labels = rng.integers(0, 3, shape).astype(np.int32)
-    for _ in range(count):
-        alpha = int(rng.integers(0, 3))
-        yield alpha, expansion_network(costs, weights, labels, alpha)[0]
-        # a few pixels change label, a few costs change: the next move of a label differs
-        # from its last one a little, as between strokes
-        flip = rng.random(shape) < 0.05
-        labels = np.where(flip, rng.integers(0, 3, shape), labels).astype(np.int32)
-        costs = np.maximum(costs + rng.integers(-3, 4, costs.shape), 0).astype(np.int32)
-
-
-def _check_incremental_cuts(device):
-    rng = np.random.default_rng(11)
-    cuts = IncrementalMoveCuts(device=device)
-    for shape, count in (((19, 23), 12), ((7, 5), 4)):
-        for alpha, network in _random_moves(rng, shape, count):
-            kept, fresh = cuts(network, alpha), min_cut(network, device="cpu")
-            assert kept.flow == fresh.flow
-            np.testing.assert_array_equal(np.asarray(getattr(kept.source_side, "get",
-                                                             lambda: kept.source_side)()),
-                                          fresh.source_side)
-        assert set(cuts.labels) <= {0, 1, 2}
-    cuts.close()
-    assert cuts.labels == ()
-
-
-def test_incremental_move_cuts_equal_fresh_cuts_on_the_cpu():
-    """One solver per label, kept from move to move (networks that change a little, then a
-    new shape): every flow and source side equals a fresh ``min_cut``'s."""
-    _check_incremental_cuts("cpu")
-    with pytest.raises(ValueError, match="device must be"):
-        IncrementalMoveCuts(device="auto")
-
-
-@pytest.mark.gpu
-def test_incremental_move_cuts_equal_fresh_cuts_on_the_gpu():
-    pytest.importorskip("cupy")
-    _check_incremental_cuts("cuda")
-
-
-def test_expansion_with_incremental_cuts_makes_the_same_moves():
-    rng = np.random.default_rng(4)
-    costs = rng.integers(0, 40, (4, 21, 17)).astype(np.int32)
-    weights = PairWeights(rng.integers(0, 20, (21, 16)), rng.integers(0, 20, (20, 17)))
-    plain = alpha_expansion(costs, weights, device="cpu")
-    kept = alpha_expansion(costs, weights, device="cpu", cuts=IncrementalMoveCuts("cpu"))
-    np.testing.assert_array_equal(plain.labels, kept.labels)
-    assert [m.flow for m in plain.moves] == [m.flow for m in kept.moves]
-
-
 @pytest.mark.gpu
 def test_gpu_strokes_of_several_objects_equal_the_cpu_ones():
-    """The GPU Segmenter (one push-relabel state per label kept between strokes) gives the
-    CPU Segmenter's labels, stroke after stroke."""
+    """The GPU Segmenter (its expansion and every move's cut on the device) gives the CPU
+    Segmenter's labels, stroke after stroke, both starting from their last labels."""
     pytest.importorskip("cupy")
     image, truth, seeds = _three_objects(seed=9)
     cpu = graphcut.Segmenter(image, device="cpu")
