@@ -129,6 +129,7 @@ class GridCuts:
         cut. Returns the solver's :class:`~graphcut.solver.CutResult` (``source_side`` on the
         solver's device); ``stats["seconds"]["total"]`` is the time spent here."""
         started = time.perf_counter()
+        self.starts = {}  # a one-object update: the next several-object one starts afresh
         solver = self.open()
         solver.set_terminals(source, sink, region=region)
         result = solver.solve(cancel=cancel)

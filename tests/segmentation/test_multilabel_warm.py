@@ -130,3 +130,28 @@ def test_gpu_strokes_of_several_objects_equal_the_cpu_ones():
         r, c = rng.integers(4, 56), rng.integers(4, 86)
         seeds[r - 3:r + 3, c - 3:c + 3] = np.where(truth[r - 3:r + 3, c - 3:c + 3] == 0, 2,
                                                    truth[r - 3:r + 3, c - 3:c + 3])
+
+
+def test_kept_starts_are_per_lam_and_objects_and_dropped_by_one_object():
+    """The start kept for the next update: per lam (at most two, the automatic lam's guard
+    cuts at two), used only for the same objects; a one-object update drops them all."""
+    from graphcut.segmentation._pipeline import keep_start, kept_start
+
+    starts = {}
+    first, second, third = (np.full((2, 3), k, np.int32) for k in range(3))
+    keep_start(starts, 10, [1, 3], first)
+    keep_start(starts, 20.0, [1, 3], second)
+    assert kept_start(starts, 10.0, [1, 3]) is first
+    assert kept_start(starts, 20, [1, 3]) is second
+    assert kept_start(starts, 10, [1, 3, 4]) is None      # other objects: the cheapest labels
+    assert kept_start(None, 10, [1, 3]) is None
+    keep_start(starts, 10, [1, 3], third)                 # the newest of 10 replaces it
+    keep_start(starts, 35, [1, 3], first)                 # a third lam drops the oldest (20)
+    assert set(starts) == {10.0, 35.0} and kept_start(starts, 10, [1, 3]) is third
+
+    image, truth, seeds = _three_objects()
+    session = graphcut.Segmenter(image, device="cpu")
+    session.update(seeds)
+    assert list(session._solver.starts) == [session.lam]
+    session.update(np.where(seeds > 2, 0, seeds).astype(np.uint8))
+    assert session._solver.starts == {}
