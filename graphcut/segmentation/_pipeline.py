@@ -41,10 +41,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     ``device``; GrabCut's iterations refit and re-cut; clean-up last.
 
     ``shape``: the grid's shape, (H, W) or a volume's (D, H, W); None: ``values.shape[:2]``.
-    ``moves``: the expansion moves' cutter (:meth:`GridCuts.moves`), None: one per
-    expansion. ``starts``: several objects' labellings kept between updates (a dict, see
-    :func:`kept_start`; :meth:`GridCuts.moves` keeps it), None: every expansion starts from the
-    cheapest labels.
+    ``moves``: called (without arguments) for the expansion moves' cutter when the seeds mark
+    several objects (:meth:`GridCuts.moves`); None: one cutter per expansion. ``starts``:
+    several objects' labellings kept between updates (a dict, see :func:`kept_start`;
+    :attr:`GridCuts.starts`), None: every expansion starts from the cheapest labels.
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -117,7 +117,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         start = kept_start(starts, o["lam"], objects)
         run = iterate_labels(values, nlinks, pinned, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                             device=device, weights=weights, priors=priors, cuts=moves,
+                             device=device, weights=weights, priors=priors,
+                             cuts=None if moves is None else moves(),
                              start=start)
         if starts is not None:
             keep_start(starts, o["lam"], objects, run.labels)

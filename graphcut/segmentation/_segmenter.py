@@ -321,7 +321,7 @@ class Segmenter:
         values = self._image_features()
         seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
         self.prepare()
-        moves = self._solver.moves(seeds)  # several objects: the moves' cutter, kept
+        moves = self._solver.moves  # several objects: the moves' cutter, kept
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
