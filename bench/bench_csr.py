@@ -127,6 +127,11 @@ VARIANTS = {
     "solo 2048": {"solo_threshold": 2048},
     "tail 512": {"tail_threshold": 512},    # block 0 also runs the relabels of the tail
     "tail 2048": {"tail_threshold": 2048},
+    "bfs tiles": {"bfs_tiles": True},  # issue 27: a BFS level by tiles of one block's width
+    "bfs tiles, bfs solo 2048": {"bfs_tiles": True, "bfs_solo_threshold": 2048},
+    "bfs tiles, bfs solo 8192": {"bfs_tiles": True, "bfs_solo_threshold": 8192},
+    "bfs tiles, bfs solo 0": {"bfs_tiles": True, "bfs_solo_threshold": 0},
+    "bfs solo 2048": {"bfs_solo_threshold": 2048},
 }
 
 
