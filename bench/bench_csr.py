@@ -132,6 +132,13 @@ VARIANTS = {
     "bfs tiles, bfs solo 8192": {"bfs_tiles": True, "bfs_solo_threshold": 8192},
     "bfs tiles, bfs solo 0": {"bfs_tiles": True, "bfs_solo_threshold": 0},
     "bfs solo 2048": {"bfs_solo_threshold": 2048},
+    "spread": {"spread_warps": True},  # grid steps' warps numbered across the blocks first
+    "spread, bfs tiles": {"spread_warps": True, "bfs_tiles": True},
+    "spread, bfs tiles, bfs solo 0": {"spread_warps": True, "bfs_tiles": True,
+                                      "bfs_solo_threshold": 0},
+    "spread, bfs tiles, bfs solo 2048": {"spread_warps": True, "bfs_tiles": True,
+                                         "bfs_solo_threshold": 2048},
+    "spread, solo 0": {"spread_warps": True, "solo_threshold": 0},
 }
 
 

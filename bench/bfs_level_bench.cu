@@ -34,7 +34,8 @@ extern "C" __global__ void __launch_bounds__(512, 1) relabel_bench(
     c.off = off; c.adj = adj; c.twin = twin; c.capsum = capsum;
     c.rcap = rcap; c.excess = excess; c.h = h; c.stamp = nullptr; c.ctl = ctl;
     c.cycles = 1; c.heavy = 32;
-    c.tiles = tiles ? s_tiles : nullptr;
+    c.tiles = (tiles & 1) ? s_tiles : nullptr;
+    c.spread = (tiles & 2) ? 1 : 0;
     const bool leader = blockIdx.x == 0 && threadIdx.x == 0;
     u64 t0 = 0;
     if (mode == 0) {

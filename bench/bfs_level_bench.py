@@ -37,6 +37,7 @@ INSTANCES = {
     "genrmf-wide-a64": ("genrmf", (64, 64)),
     "genrmf-long-a32": ("genrmf", (32, 256)),
 }
+EXPANSIONS = {0: "per vertex", 2: "per vertex, warps spread", 1: "tiled"}
 PIECES = {1: "grid barrier", 2: "block barrier", 3: "thread 0 __ldcg + block barrier",
           4: "thread 0 %globaltimer + block barrier", 5: "1 random load + block barrier",
           6: "3 dependent random loads + block barrier"}
@@ -55,7 +56,8 @@ def main(argv=None) -> int:
     parser.add_argument("--iters", type=int, default=20000, help="steps of the piece timings")
     parser.add_argument("--profile", default=None, metavar="SMALL,TILES,BLOCKS",
                         help="for a profiler: run one global relabel of the first instance "
-                             "only (block-0 bound SMALL, TILES 0/1, a grid of BLOCKS blocks)")
+                             "only (block-0 bound SMALL, TILES 0/1 (+2: warps spread), a grid "
+                             "of BLOCKS blocks)")
     args = parser.parse_args(argv)
 
     import cupy
@@ -110,7 +112,7 @@ def main(argv=None) -> int:
         print("|---|---|---|---|---|---|")
         labels = {}
         for where, small in (("block 0", 1 << 30), ("grid", 0), ("default (<=512 block 0)", 512)):
-            for tiles in (0, 1):
+            for tiles in ((0, 2, 1) if where == "grid" else (0, 1)):
                 per, last = [], None
                 for _ in range(args.repeats + 1):
                     ctl.fill(0)
@@ -118,7 +120,7 @@ def main(argv=None) -> int:
                     per.append(out[0] / max(out[1], 1))
                     last = out
                 labels[(where, tiles)] = cupy.asnumpy(height)
-                print(f"| {where} | {'tiled' if tiles else 'per vertex'} "
+                print(f"| {where} | {EXPANSIONS[tiles]} "
                       f"| {statistics.median(per[1:]):,.0f} | {last[1]:,} | {last[2]:,} "
                       f"| {last[3]:,} |", flush=True)
         first = next(iter(labels.values()))

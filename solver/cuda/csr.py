@@ -85,6 +85,10 @@ class Schedule:
         block's threads, neighbouring threads reading neighbouring slots, so a level costs the
         same few dependent memory round trips whatever the degrees (False: one frontier vertex
         per thread, vertices of more than ``heavy_degree`` slots per warp). Same BFS labels.
+    spread_warps: grid-wide steps (sweeps, BFS levels) number their warps across the blocks
+        first, so a list of a few thousand vertices is spread over every multiprocessor instead
+        of the first few (which then each serve 16 warps of scattered loads) while the others
+        wait at the grid barrier. Same result.
     instrument: record, per sweep, the worklist size and its nanoseconds (grid-wide sweeps,
         block 0's sweeps, tail relabels) in ``stats["instrument"]`` (:mod:`.csr_instrument`).
         Off by default: then the kernel reads no extra clock and writes nothing more.
@@ -108,6 +112,7 @@ class Schedule:
     tail_threshold: int = 0
     bfs_solo_threshold: int | None = None
     bfs_tiles: bool = False
+    spread_warps: bool = False
     instrument: bool = False
 
     @property
@@ -275,7 +280,8 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
                 np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)),
                 np.int32(max(schedule.tail_threshold, 0)),
                 instr if instr is not None else np.uintp(0), np.int32(LOG_CAP),
-                np.int32(schedule.bfs_threshold), np.int32(schedule.bfs_tiles))
+                np.int32(schedule.bfs_threshold), np.int32(schedule.bfs_tiles),
+                np.int32(schedule.spread_warps))
         blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()

@@ -131,7 +131,18 @@ struct Ctx {
     int heavy;
     int* tiles;  // BFS_TILE_SCRATCH shared ints of this block: the BFS expands frontiers by
                  // tiles (expand_tiles); nullptr: one frontier vertex per lane (expand)
+    int spread;  // grid-wide steps number their warps across the blocks first (grid_warp)
 };
+
+// The number of the calling warp in a grid-wide step. Warps take 32 list entries each, in warp
+// order, so a list of k entries is handled by warps 0 .. k/32: numbered block by block (spread
+// = 0), a list of 2,000 vertices lands on 4 blocks (4 multiprocessors, each with 16 warps whose
+// lanes all load from scattered addresses) while the others wait at the barrier; numbered
+// across the blocks first (spread != 0), on 63 blocks of one warp each.
+__device__ __forceinline__ int grid_warp(const Ctx& c) {
+    return c.spread ? (int)((threadIdx.x >> 5) * gridDim.x + blockIdx.x)
+                    : (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+}
 
 __device__ __forceinline__ u64 now_ns() {
     u64 t;
@@ -393,27 +404,28 @@ __device__ __forceinline__ void expand(const Ctx& c, const List& front, int coun
 #define TILE_GROUP 4  // slots a thread of expand_tiles takes at once (loads issued together)
 #define BFS_TILE_SCRATCH (2 * 512 + 33)  // shared ints expand_tiles needs (512 threads a block)
 
-// Tiled BFS expansion (Schedule.bfs_tiles): a block takes blockDim.x frontier vertices at a time
-// (tiles first_tile, first_tile + tile_stride, ...; every thread of the block must call this),
-// lists their slots as one sequence (an exclusive prefix sum of the degrees in shared memory)
-// and gives each thread TILE_GROUP slots of it at once, slot k of the tile to thread
-// k % blockDim.x. Neighbouring threads read neighbouring slots of the same vertex (coalesced),
+// Tiled BFS expansion (Schedule.bfs_tiles): a block takes `width` (<= blockDim.x) frontier
+// vertices at a time (tiles first_tile, first_tile + tile_stride, ...; every thread of the block
+// must call this), lists their slots as one sequence (an exclusive prefix sum of the degrees in
+// shared memory) and gives each thread TILE_GROUP slots of it at once, slot k of the tile to
+// thread k % blockDim.x. Neighbouring threads read neighbouring slots of the same vertex (coalesced),
 // a vertex of any degree is spread over the whole block, and a level costs about four
 // dependent memory round trips (offsets, slots, heads' heights, the claim) whatever the
 // degrees, where one lane per vertex walks its slots SCAN_GROUP at a time. The same slots are
 // visited with the same test as expand, so the BFS labels are the same.
 __device__ __forceinline__ void expand_tiles(const Ctx& c, const List& front, int count,
-        int level, const List& next, const List& act, int first_tile, int tile_stride) {
+        int level, const List& next, const List& act, int first_tile, int tile_stride,
+        int width) {
     int* s_excl = c.tiles;                   // [blockDim.x] slots of the tile before vertex i
     int* s_first = c.tiles + blockDim.x;     // [blockDim.x] first slot of vertex i
     int* s_warp = c.tiles + 2 * blockDim.x;  // [33] warp totals -> warp offsets; [32] the sum
     const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
     const int nw = blockDim.x >> 5;
-    const int width = blockDim.x;
+    const int threads = blockDim.x;
     for (int base = first_tile * width; base < count; base += tile_stride * width) {
         const int i = base + tid;
         int b = 0, deg = 0;
-        if (i < count) {
+        if (tid < width && i < count) {
             const int w = list_get(front, i);
             b = __ldg(&c.off[w]);
             deg = __ldg(&c.off[w + 1]) - b;
@@ -443,13 +455,13 @@ __device__ __forceinline__ void expand_tiles(const Ctx& c, const List& front, in
         __syncthreads();
         const u32 total = (u32)s_warp[32];  // < 2**31: the slots fit int32 indices
         const int nv = count - base < width ? count - base : width;
-        for (u32 k0 = 0; k0 < total; k0 += (u32)(width * TILE_GROUP)) {
+        for (u32 k0 = 0; k0 < total; k0 += (u32)(threads * TILE_GROUP)) {
             int e[TILE_GROUP], u[TILE_GROUP], hu[TILE_GROUP];
             u32 r[TILE_GROUP];
             i64 ex[TILE_GROUP];
 #pragma unroll
             for (int k = 0; k < TILE_GROUP; ++k) {
-                const u32 idx = k0 + (u32)(k * width + tid);
+                const u32 idx = k0 + (u32)(k * threads + tid);
                 e[k] = -1;
                 if (idx < total) {
                     // The last vertex whose slots start at or before idx (it has slots: a
@@ -492,13 +504,20 @@ __device__ __forceinline__ void expand_tiles(const Ctx& c, const List& front, in
 __device__ __forceinline__ void expand_level(const Ctx& c, const List& front, int count,
         int level, const List& next, const List& act, bool block_only) {
     if (c.tiles != nullptr) {
+        // By the grid: tiles narrow enough that every block gets one when the frontier is
+        // smaller than the grid's threads (a multiple of 32 vertices, at most blockDim.x).
+        int width = blockDim.x;
+        if (!block_only) {
+            const int per_block = (count + gridDim.x - 1) / gridDim.x;
+            const int rounded = (per_block + 31) & ~31;
+            width = rounded < width ? rounded : width;
+        }
         expand_tiles(c, front, count, level, next, act, block_only ? 0 : blockIdx.x,
-                     block_only ? 1 : gridDim.x);
+                     block_only ? 1 : gridDim.x, width);
     } else if (block_only) {
         expand(c, front, count, level, next, act, threadIdx.x >> 5, blockDim.x >> 5);
     } else {
-        const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-        expand(c, front, count, level, next, act, warp, (gridDim.x * blockDim.x) >> 5);
+        expand(c, front, count, level, next, act, grid_warp(c), (gridDim.x * blockDim.x) >> 5);
     }
 }
 
@@ -845,7 +864,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
     const float gr_factor, const float gr_work, const int early, const i64 max_sweeps,
     const u64 time_limit_ns, const int tail, i64* instr, const int instr_cap,
-    const int bfs_small, const int bfs_tiles) {
+    const int bfs_small, const int bfs_tiles, const int spread) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
@@ -861,9 +880,10 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     c.rcap = rcap; c.excess = excess; c.h = h; c.stamp = stamp; c.ctl = ctl;
     c.cycles = cycles; c.heavy = heavy;
     c.tiles = bfs_tiles ? s_tiles : nullptr;
+    c.spread = spread;
 
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
-    const int warp = gtid >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
+    const int nwarps = (gridDim.x * blockDim.x) >> 5;
     const bool leader = gtid == 0;
     const int solo_max = tail > small ? tail : small;  // = small unless in tail mode
     i64 pushes = 0, relabels = 0;
@@ -1043,7 +1063,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
             }
             const List in = {cur, nullptr, nullptr};
             const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
-            sweep(c, in, count, outl, (int)(sweeps + 1), warp, nwarps, pushes, relabels);
+            sweep(c, in, count, outl, (int)(sweeps + 1), grid_warp(c), nwarps, pushes,
+                  relabels);
             GRID_SYNC();
             if (instr != nullptr && leader)
                 record(instr, instr_cap, INSTR_GRID, count, now_ns() - ts);

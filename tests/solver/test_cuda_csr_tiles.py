@@ -1,5 +1,6 @@
-"""The CSR core's tiled BFS expansion (``Schedule(bfs_tiles=True)``) and the BFS's own block-0
-bound (``Schedule(bfs_solo_threshold=...)``).
+"""The CSR core's tiled BFS expansion (``Schedule(bfs_tiles=True)``), the BFS's own block-0
+bound (``Schedule(bfs_solo_threshold=...)``) and grid steps with their warps spread over the
+blocks (``Schedule(spread_warps=True)``).
 
 The tile arithmetic (prefix sums of the degrees, slot k to thread k % width, the owner found by
 an upper-bound search) is checked on a NumPy model (tests/support/tile_model.py): every slot of
@@ -21,9 +22,10 @@ from tile_model import plain_bfs, tile_slots, tiled_bfs
 from test_cuda_csr_tail import chain, comb, parallel_paths, star
 
 
-@pytest.mark.parametrize("width", [32, 64, 512])
-def test_tiles_visit_every_slot_once(width):
-    rng = np.random.default_rng(width)
+@pytest.mark.parametrize("width, threads", [(32, 32), (64, 64), (512, 512), (32, 512),
+                                            (96, 512)])
+def test_tiles_visit_every_slot_once(width, threads):
+    rng = np.random.default_rng(width + threads)
     for _ in range(20):
         n = int(rng.integers(1, 3 * width))
         deg = rng.integers(0, 9, n)
@@ -32,11 +34,11 @@ def test_tiles_visit_every_slot_once(width):
             deg[int(rng.integers(0, n))] = int(rng.integers(width * 5, width * 11))  # a hub
         offsets = np.concatenate([[0], np.cumsum(deg)])
         front = [int(x) for x in rng.permutation(n)[:int(rng.integers(1, n + 1))]]
-        visits = tile_slots(offsets, front, width)
+        visits = tile_slots(offsets, front, width, threads)
         slots = sorted(e for _, e in visits)
         expected = sorted(e for w in front for e in range(offsets[w], offsets[w + 1]))
         assert slots == expected
-        assert all(0 <= tid < width for tid, _ in visits)
+        assert all(0 <= tid < threads for tid, _ in visits)
 
 
 @pytest.mark.parametrize("width", [32, 512])
@@ -76,7 +78,10 @@ GPU_TILES = [{"bfs_tiles": True},
              {"bfs_tiles": True, "blocks_per_sm": 2, "bfs_solo_threshold": 0},
              {"bfs_tiles": True, "tail_threshold": 10**6},
              {"bfs_tiles": True, "instrument": True, "bfs_solo_threshold": 4096},
-             {"bfs_solo_threshold": 10**6}, {"bfs_solo_threshold": 0}]
+             {"bfs_solo_threshold": 10**6}, {"bfs_solo_threshold": 0},
+             {"spread_warps": True}, {"spread_warps": True, "solo_threshold": 0},
+             {"spread_warps": True, "bfs_tiles": True, "solo_threshold": 0,
+              "bfs_solo_threshold": 0}]
 
 
 @pytest.mark.gpu

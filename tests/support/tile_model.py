@@ -31,25 +31,30 @@ def _owner(excl: np.ndarray, nv: int, idx: int) -> int:
     return lo - 1
 
 
-def tile_slots(offsets: np.ndarray, front: list[int], width: int) -> list[tuple[int, int]]:
-    """(thread, slot) pairs in the order the kernel's block would visit them (one block)."""
+def tile_slots(offsets: np.ndarray, front: list[int], width: int,
+               threads: int | None = None) -> list[tuple[int, int]]:
+    """(thread, slot) pairs in the order one block of ``threads`` threads (default ``width``)
+    would visit them, taking tiles of ``width`` <= ``threads`` frontier vertices (the kernel
+    narrows the tiles when the whole grid expands a small frontier)."""
+    threads = width if threads is None else threads
+    assert width <= threads and threads % 32 == 0
     visits = []
     for base in range(0, len(front), width):
         tile = front[base:base + width]
         nv = len(tile)
-        first = np.array([offsets[w] for w in tile] + [0] * (width - nv), dtype=np.int64)
-        deg = np.array([offsets[w + 1] - offsets[w] for w in tile] + [0] * (width - nv),
+        first = np.array([offsets[w] for w in tile] + [0] * (threads - nv), dtype=np.int64)
+        deg = np.array([offsets[w + 1] - offsets[w] for w in tile] + [0] * (threads - nv),
                        dtype=np.int64)
         # warp-wise inclusive scans, then the warp offsets (what the kernel computes)
-        incl = np.concatenate([np.cumsum(deg[w:w + 32]) for w in range(0, width, 32)])
-        warp_tot = np.array([incl[w + 31] for w in range(0, width, 32)])
+        incl = np.concatenate([np.cumsum(deg[w:w + 32]) for w in range(0, threads, 32)])
+        warp_tot = np.array([incl[w + 31] for w in range(0, threads, 32)])
         warp_off = np.concatenate([[0], np.cumsum(warp_tot)[:-1]])
-        excl = np.array([warp_off[i // 32] + incl[i] - deg[i] for i in range(width)])
+        excl = np.array([warp_off[i // 32] + incl[i] - deg[i] for i in range(threads)])
         total = int(warp_tot.sum())
-        for k0 in range(0, total, width * TILE_GROUP):
-            for tid in range(width):
+        for k0 in range(0, total, threads * TILE_GROUP):
+            for tid in range(threads):
                 for j in range(TILE_GROUP):
-                    idx = k0 + j * width + tid
+                    idx = k0 + j * threads + tid
                     if idx < total:
                         i = _owner(excl, nv, idx)
                         visits.append((tid, int(first[i] + idx - excl[i])))
