@@ -139,6 +139,7 @@ VARIANTS = {
     "spread, bfs tiles, bfs solo 2048": {"spread_warps": True, "bfs_tiles": True,
                                          "bfs_solo_threshold": 2048},
     "spread, solo 0": {"spread_warps": True, "solo_threshold": 0},
+    "spread, solo 0, bfs tiles": {"spread_warps": True, "solo_threshold": 0, "bfs_tiles": True},
 }
 
 

@@ -408,8 +408,8 @@ __device__ __forceinline__ void expand(const Ctx& c, const List& front, int coun
 // vertices at a time (tiles first_tile, first_tile + tile_stride, ...; every thread of the block
 // must call this), lists their slots as one sequence (an exclusive prefix sum of the degrees in
 // shared memory) and gives each thread TILE_GROUP slots of it at once, slot k of the tile to
-// thread k % blockDim.x. Neighbouring threads read neighbouring slots of the same vertex (coalesced),
-// a vertex of any degree is spread over the whole block, and a level costs about four
+// thread k % blockDim.x. Neighbouring threads read neighbouring slots of the same vertex
+// (coalesced), a vertex of any degree is spread over the whole block, and a level costs about four
 // dependent memory round trips (offsets, slots, heads' heights, the claim) whatever the
 // degrees, where one lane per vertex walks its slots SCAN_GROUP at a time. The same slots are
 // visited with the same test as expand, so the BFS labels are the same.
