@@ -4,12 +4,19 @@ are kept), on a scaled composite of bench/quality_data.py, strokes placed on the
 mask's largest error (correcting strokes, as the robot user of bench_quality.py does).
 
     python bench/bench_learned_latency.py --megapixels 4 --device cpu --strokes 3
+    python bench/bench_learned_latency.py --megapixels 4 --device cpu --features generic
     python bench/bench_learned_latency.py --megapixels 4,12 --device cuda --strokes 10
+    python bench/bench_learned_latency.py --megapixels 4 --device cuda --box \
+        --model '{"model": "gmm", "components": 8, "core": 0.4}'
+
+``--box`` starts from the object's box (bench_quality.truth_box) instead of two strokes; the
+strokes then correct that mask. ``--model`` takes a name or a settings dict as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -19,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_quality import add_stroke, interior_point, iou, next_click  # noqa: E402
+from bench_quality import add_stroke, interior_point, iou, next_click, truth_box  # noqa: E402
 from quality_data import scaled_item  # noqa: E402
 
 
@@ -28,30 +35,52 @@ def main(argv=None):
     parser.add_argument("--megapixels", default="4")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--strokes", type=int, default=5)
-    parser.add_argument("--model", default="learned")
+    parser.add_argument("--model", default="learned",
+                        help="a model name or a settings dict as JSON")
+    parser.add_argument("--box", action="store_true",
+                        help="start from the object's box instead of two strokes")
+    parser.add_argument("--features", default="fast", choices=("fast", "scipy", "generic"),
+                        help="CPU features: the fast path (OpenCV if installed), the fast "
+                             "path with SciPy's filters, or the generic path (the old code)")
     args = parser.parse_args(argv)
     import graphcut
-    print("| MP | device | model | first mask s | stroke s (median) | strokes | IoU last |")
+    _choose_cpu_features(args.features)
+    model = json.loads(args.model) if args.model.lstrip().startswith("{") else args.model
+    start = "box" if args.box else "2 strokes"
+    print(f"| MP | device | model | first mask s ({start}) | stroke s (median) | strokes | IoU last |")
     print("|---|---|---|---|---|---|---|")
     for mp in (float(v) for v in args.megapixels.split(",")):
         item = scaled_item(mp)
         truth = item.truth
         seeds = np.zeros(truth.shape, np.uint8)
-        add_stroke(seeds, truth, interior_point(truth), 1)
-        add_stroke(seeds, truth, interior_point(~truth), 2)
-        session = graphcut.Segmenter(item.image, model=args.model, device=args.device)
+        box = truth_box(truth) if args.box else None
+        if box is None:
+            add_stroke(seeds, truth, interior_point(truth), 1)
+            add_stroke(seeds, truth, interior_point(~truth), 2)
+        session = graphcut.Segmenter(item.image, model=model, device=args.device)
         started = time.perf_counter()
-        mask = np.asarray(session.update(seeds.copy()), dtype=bool)
+        mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
         first = time.perf_counter() - started
         times = []
         for _ in range(args.strokes):
             point, label = next_click(mask, truth)
             add_stroke(seeds, truth, point, label)
             started = time.perf_counter()
-            mask = np.asarray(session.update(seeds.copy()), dtype=bool)
+            mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
             times.append(time.perf_counter() - started)
         print(f"| {truth.size / 1e6:.1f} | {session.backend} | {args.model} | {first:.3f} | "
               f"{statistics.median(times):.3f} | {len(times)} | {iou(mask, truth):.3f} |")
+
+
+def _choose_cpu_features(which):
+    """Patch the learned model's CPU features for a before/after comparison."""
+    from graphcut.models import _features, _features_cpu
+    if which == "scipy":
+        _features_cpu._opencv = lambda: None
+    elif which == "generic":
+        _features_cpu.cpu_pixel_features = (
+            lambda values, scales, standardise, _: _features.generic_pixel_features(
+                values, scales=scales, standardise=standardise))
 
 
 if __name__ == "__main__":

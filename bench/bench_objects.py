@@ -14,7 +14,9 @@ and max-flow) and network-building seconds, the pipeline's stages (fit, costs, p
 the accuracy against the truth; and the wall seconds of the app's preview solver
 (``graphcut.gui.solve.Solver`` with ``preview_factor(shape)``) for the same seeds. Peak memory:
 ``tracemalloc`` peak of one exact update (NumPy allocations), with two or more objects and
-with only object 1 (the others' seeds erased), to compare.
+with only object 1 (the others' seeds erased), to compare; and the growth of the peak resident
+memory of a fresh process through a prepared Segmenter's two updates (PyMaxflow's graph, which
+tracemalloc does not see, included).
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
     python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
@@ -25,7 +27,9 @@ Prints one line per stroke and a summary.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import math
+import pstats
 import statistics
 import time
 import tracemalloc
@@ -90,17 +94,32 @@ def main(argv=None) -> None:
     parser.add_argument("--objects", type=int, default=2)
     parser.add_argument("--strokes", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", default=None,
+                        help="the exact update's appearance model (histogram, gmm, "
+                             "learned; default: the library's); the preview keeps the app's")
     parser.add_argument("--no-preview", action="store_true")
     parser.add_argument("--no-memory", action="store_true")
     parser.add_argument("--preview-only", action="store_true",
                         help="time only the preview; strokes correct the preview's labels")
+    parser.add_argument("--moves", action="store_true",
+                        help="print every expansion move (label, accepted, pixels changed, "
+                             "min-cut and build seconds)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="cProfile the exact updates of the correcting strokes (not the "
+                             "first mask) and print the N entries of most cumulative time; on "
+                             "the GPU run with CUDA_LAUNCH_BLOCKING=1 so that kernel time is "
+                             "charged to the call that launched it")
     args = parser.parse_args(argv)
     side = int(round(math.sqrt(args.megapixels * 1e6)))
     image, truth = synthetic(side, args.objects)
     seeds = start_seeds(truth)
     print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}")
-    segmenter = graphcut.Segmenter(image, device=args.device)
-    segmenter.prepare()
+    started = time.perf_counter()
+    segmenter = graphcut.Segmenter(image, model=args.model, device=args.device)
+    prepared = segmenter.prepare()
+    print(f"# Segmenter and prepare(): {time.perf_counter() - started:.3f} s "
+          f"(prepare {prepared:.3f} s)")
+    profile = cProfile.Profile() if args.profile else None
     factor = preview_factor(truth.shape)
     preview = None
     if not args.no_preview and factor > 1:
@@ -114,7 +133,11 @@ def main(argv=None) -> None:
         if args.preview_only:
             labels, stats = None, {}
         else:
+            if profile is not None and stroke:
+                profile.enable()
             labels = segmenter.update(seeds)
+            if profile is not None:
+                profile.disable()
             labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy
             stats = segmenter.last_result.stats
         exact, exact_cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -147,6 +170,12 @@ def main(argv=None) -> None:
                 labels = np.repeat(np.repeat(small, factor, 0), factor, 1)[:side, :side]
                 line += f", accuracy {(labels == truth).mean():.4f}"
         print(line, flush=True)
+        if args.moves and expansion is not None:
+            for m in expansion.moves:
+                print(f"  move {m.index} cycle {m.cycle} label {m.alpha}: "
+                      f"{'accepted' if m.accepted else 'rejected'}, {m.changed} changed, "
+                      f"min-cut {m.maxflow_seconds:.4f} s (max-flow {m.solve_seconds:.4f}), "
+                      f"build {m.build_seconds:.4f} s")
         if stroke and not args.preview_only:  # stroke 0: the first mask from the start seeds
             exact_times.append(exact)
         region = correcting_stroke(labels, truth, seeds)
@@ -155,6 +184,8 @@ def main(argv=None) -> None:
     if exact_times:
         print(f"median exact per correcting stroke: {statistics.median(exact_times):.3f} s "
               f"(max {max(exact_times):.3f}, {len(exact_times)} strokes)")
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.profile)
     if preview_times:
         print(f"median preview: {statistics.median(preview_times):.3f} s "
               f"(max {max(preview_times):.3f})")
@@ -169,6 +200,42 @@ def main(argv=None) -> None:
             tracemalloc.stop()
             print(f"tracemalloc peak of one update, {name}: {peak / 2 ** 20:.0f} MiB "
                   f"({peak / truth.size:.0f} bytes per pixel)")
+            grown = session_memory(image, test_seeds.astype(np.uint8))
+            print(f"peak RSS added by a prepared Segmenter and two updates, {name}: "
+                  f"{grown / 2 ** 20:.0f} MiB ({grown / truth.size:.0f} bytes per pixel, "
+                  "PyMaxflow's graph included)")
+
+
+def _peak_resident() -> int:
+    """This process's peak resident memory in bytes (Linux: VmHWM, which, unlike
+    ``ru_maxrss``, starts afresh in a spawned process)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _session_memory(image, seeds, queue) -> None:
+    before = _peak_resident()
+    session = graphcut.Segmenter(image, device="cpu")
+    session.prepare()
+    session.update(seeds)
+    session.update(seeds.copy())
+    queue.put(_peak_resident() - before)
+
+
+def session_memory(image, seeds) -> int:
+    """Bytes by which the peak resident memory of a fresh process grows from before the
+    Segmenter is made to after its second update (Linux only)."""
+    import multiprocessing
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    child = context.Process(target=_session_memory, args=(image, seeds, queue))
+    child.start()
+    grown = queue.get()
+    child.join()
+    return grown
 
 
 if __name__ == "__main__":

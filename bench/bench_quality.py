@@ -140,6 +140,9 @@ def load_set(name, count=None):
     if name.startswith("photos-"):
         from quality_photos import photo_set
         return photo_set(name.partition("-")[2], count)
+    if name.startswith("cutouts-"):
+        from quality_cutouts import cutout_set
+        return cutout_set(name.partition("-")[2], count)
     return make_set(name, count)
 
 
@@ -356,12 +359,14 @@ def speed(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="test",
-                        choices=("dev", "test", "extra", "dev-soft", "photos-dev", "photos-test"),
+                        choices=("dev", "test", "extra", "dev-soft", "photos-dev", "photos-test",
+                                 "cutouts-dev", "cutouts-test"),
                         help="dev: for choosing options; test: for reporting; extra: a "
                              "second report set, to confirm a gain is not fitted to dev; "
                              "dev-soft: dev-only composites with wider soft edges; "
                              "photos-dev / photos-test: real photographs "
-                             "(bench/quality_photos.py)")
+                             "(bench/quality_photos.py); cutouts-dev / cutouts-test: their "
+                             "objects pasted onto other photographs (bench/quality_cutouts.py)")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")
     parser.add_argument("--methods", default=",".join(m for m in METHODS if m != "otsu"),
                         help="comma-separated names of METHODS; or ';'-separated, each "

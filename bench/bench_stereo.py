@@ -1,13 +1,17 @@
 """Benchmark: stereo disparity by alpha-expansion against a fair OpenCV StereoSGBM, per backend.
 
-Scenes (nothing is downloaded), in three roles:
+Scenes, in four roles:
 - development pairs (parameters may be chosen on them; SGBM's sweep picks its setting here):
-  "office" (graphcut.stereo.synthetic's default scene, 400 x 300: slanted wall and floor, a
-  textureless box, a tilted panel, an occluding disc; the one the defaults were tuned on) and
-  "stairs" (a wall and six slanted steps);
-- held-out pairs (never used to choose anything): "pillars" (thin pillars, many narrow
-  occlusions) and "ramp" (a strongly slanted ramp, a textureless triangle, a floating square),
-  rendered by the same module with exact disparities;
+  the real Middlebury pairs "teddy" (2003, 450 x 375, disparities 0..59) and "venus" (2001,
+  434 x 383, 0..19), cached by bench/stereo_data.py (run it once; licence there);
+- synthetic development pairs, rendered by graphcut.stereo.synthetic with exact disparities
+  (the development pairs before the real ones; nothing is chosen on them any more):
+  "office" (400 x 300: slanted wall and floor, a textureless box, a tilted panel, an
+  occluding disc), "stairs" (a wall and six slanted steps), and their "-photo" variants;
+- held-out pairs (never used to choose anything): the real Middlebury "cones" (2003) and
+  "bull" (2001), and the synthetic "pillars" (thin pillars, many narrow occlusions) and "ramp"
+  (a strongly slanted ramp, a textureless triangle, a floating square) with their "-photo"
+  variants;
 - the final report: "motorcycle", scikit-image's Middlebury 2014 pair
   (``skimage.data.stereo_motorcycle()``, 741 x 500, ground truth 7..60 px on 92.7 % of the
   pixels), 64 disparities (32 at half size).
@@ -52,26 +56,30 @@ from pathlib import Path
 import numpy as np
 
 from graphcut.solver import cuda_status
-from graphcut.stereo import CensusParameters, MedianFill, bad_pixel_rate, disparity
+from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
+                             MedianFill, bad_pixel_rate, disparity)
 from graphcut.stereo.io import motorcycle_pair
 from graphcut.stereo.synthetic import synthetic_scene
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sgbm_baseline  # noqa: E402
+import stereo_data  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 FULL_MAX_DISPARITY = 64
 GOAL_RATIO = 2 / 3       # our bad-pixel rate over the fair SGBM's
 GOAL_SECONDS = 1.5       # end to end on the GPU, full motorcycle pair
-DEVELOPMENT = ("office", "stairs", "office-photo", "stairs-photo")
-HELD_OUT = ("pillars", "ramp", "pillars-photo", "ramp-photo")
+DEVELOPMENT = ("teddy", "venus")
+SYNTHETIC_DEVELOPMENT = ("office", "stairs", "office-photo", "stairs-photo")
+HELD_OUT = ("cones", "bull", "pillars", "ramp", "pillars-photo", "ramp-photo")
 FINAL = ("motorcycle",)
-SCENES = DEVELOPMENT + HELD_OUT + FINAL
+SCENES = DEVELOPMENT + SYNTHETIC_DEVELOPMENT + HELD_OUT + FINAL
 
 
 def role(name: str) -> str:
-    return ("development" if name in DEVELOPMENT else "held-out" if name in HELD_OUT
-            else "final report")
+    return ("development" if name in DEVELOPMENT
+            else "synthetic development" if name in SYNTHETIC_DEVELOPMENT
+            else "held-out" if name in HELD_OUT else "final report")
 
 
 def device_name(device: str) -> str:
@@ -93,6 +101,8 @@ def load_scene(name: str, downscale: int):
     if name == "motorcycle":
         left, right, truth = motorcycle_pair(downscale=downscale)
         return left, right, truth, math.ceil(FULL_MAX_DISPARITY / downscale), None
+    if name in stereo_data.PAIRS:
+        return (*stereo_data.load_pair(name, downscale), None)
     h, w = 300 // downscale, 400 // downscale
     kind, _, textures = name.partition("-")
     scene = synthetic_scene(shape=(h, w), kind=kind, textures=textures or "noise")
@@ -261,6 +271,12 @@ def main(argv=None) -> int:
     parser.add_argument("--aggregation", choices=("box", "cross"), default=None,
                         help="ours with CensusParameters(aggregation=...) instead of the "
                              "default (box: the 5 x 5 mean; cross: cross-based regions)")
+    parser.add_argument("--flat-factor", type=int, default=None,
+                        help="ours with this flat_factor instead of the default (4)")
+    parser.add_argument("--post-refinements", action="store_true",
+                        help="ours with the border extrapolation and the depth-edge "
+                             "refinement (both off by default), and SGBM's filled maps with "
+                             "them too")
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
@@ -291,15 +307,29 @@ def main(argv=None) -> int:
     if not devices and not sgbm:
         parser.error("nothing to run here")
 
-    scenes = {name: load_scene(name, args.downscale) for name in scene_names}
+    try:
+        scenes = {name: load_scene(name, args.downscale) for name in scene_names}
+    except stereo_data.MissingData as error:
+        parser.error(str(error))
     chosen = None
     if sgbm:
+        try:
+            for name in DEVELOPMENT:
+                stereo_data.load_pair(name)
+        except stereo_data.MissingData as error:
+            print(f"skipping SGBM's development-tuned setting (oracles only): {error}",
+                  file=sys.stderr)
+            sgbm_development = False
+        else:
+            sgbm_development = True
+    if sgbm and sgbm_development:
         import cv2
         development = list(DEVELOPMENT)
         print(f"OpenCV SGBM sweep on the development pairs {', '.join(development)} ...",
               file=sys.stderr, flush=True)
         sweeps = [sgbm_baseline.score_sweep(cv2, scenes.get(name)
-                                            or load_scene(name, args.downscale))
+                                            or load_scene(name, args.downscale),
+                                            args.post_refinements)
                   for name in development]
         chosen = sgbm_baseline.choose_on_development(sweeps)
         text = "SGBM settings chosen on the development pairs (" + ", ".join(development) \
@@ -308,7 +338,9 @@ def main(argv=None) -> int:
             text += (f"\n- {scoring}: {sgbm_baseline.describe(setting, None)}; mean "
                      f"{mean:.2%}")
         print(text + "\n", flush=True)
-    texts = [text] if sgbm else []
+    if sgbm:
+        import cv2
+    texts = [text] if sgbm and sgbm_development else []
     results = []
     for name, scene in scenes.items():
         rows = []
@@ -320,13 +352,19 @@ def main(argv=None) -> int:
                 census, colour = (float(v) for v in args.census_lambdas.split(","))
                 options["census"] = CensusParameters(census_lambda=census,
                                                      colour_lambda=colour)
+            if args.flat_factor is not None:
+                options["flat_factor"] = args.flat_factor
+            if args.post_refinements:
+                options.update(border_extrapolation=BorderExtrapolation(),
+                               edge_refinement=EdgeRefinement())
             if args.aggregation:
                 options["census"] = options.get("census", CensusParameters())._replace(
                     aggregation=args.aggregation)
             rows.append(run_ours(device, scene, repeats, args.max_cycles, options))
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)
-            rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats)
+            rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats,
+                                            args.post_refinements)
         texts.append(table(name, scene, rows, args))
         results.append((name, rows))
         print(texts[-1] + "\n", flush=True)

@@ -7,9 +7,10 @@ Fairness rules (issue 25):
   columns (edge replicated) and the result is cropped back, the usual practice, so SGBM gets a
   disparity wherever it can find one.
 - Two scorings: "raw" (OpenCV's invalid pixels, after its uniqueness and speckle filters,
-  counted as bad, as a user gets them) and "filled" (invalid pixels filled with our own
-  background filling, ``graphcut.stereo.fill_from_background``, the same post-processing our
-  maps get).
+  counted as bad, as a user gets them) and "filled" (the same post-processing our maps get:
+  invalid pixels filled with our background filling, ``graphcut.stereo.fill_from_background``,
+  and, when ours get them (``bench_stereo.py --post-refinements``), the left border strip's
+  extrapolation and the depth-edge refinement).
 - Tuning: a stated sweep (``SGBM_SWEEP``) on development pairs; the setting with the lowest
   mean bad-pixel rate over them is used on every other pair. Each scored pair also gets the
   sweep's best setting on that pair itself (an oracle tuned on the test data, the most
@@ -26,7 +27,9 @@ import time
 
 import numpy as np
 
-from graphcut.stereo import bad_pixel_rate, fill_from_background
+from graphcut.stereo import (BorderExtrapolation, EdgeRefinement, bad_pixel_rate,
+                             extrapolate_left_border, fill_from_background,
+                             refine_depth_edges)
 
 SGBM_SWEEP = {
     "ranges": ("tight", "all labels"),  # numDisparities: 16 ceil(D / 16) or 16 ceil((D+1) / 16)
@@ -77,21 +80,38 @@ def sgbm(cv2, left, right, max_disparity, *, ranges, mode, block, penalties, fil
     return result, seconds
 
 
-def filled(result):
-    """``result`` with its invalid (NaN) pixels filled by our background filling (int32)."""
+def filled(result, left=None, max_disparity=None):
+    """``result`` with its invalid (NaN) pixels filled as our maps are (int32).
+
+    Our background filling (``fill_from_background``); with the ``left`` image also the rest
+    of our default post-processing, in the same order: the left border strip's extrapolation
+    (``extrapolate_left_border``, SGBM's invalid pixels in the role of our inconsistent ones)
+    and the depth-edge refinement (``refine_depth_edges``), with our defaults.
+    """
     invalid = ~np.isfinite(result)
     rounded = np.where(invalid, 0, np.rint(np.nan_to_num(result))).astype(np.int32)
-    return fill_from_background(rounded, invalid)
+    rounded = np.maximum(rounded, 0)
+    labels = fill_from_background(rounded, invalid)
+    if left is None:
+        return labels
+    top = max(int(labels.max()), int(max_disparity or 0))
+    labels = extrapolate_left_border(labels, invalid, **BorderExtrapolation()._asdict(),
+                                     max_label=top)
+    return refine_depth_edges(labels, np.asarray(left, dtype=np.float32),
+                              **EdgeRefinement()._asdict(), max_label=top)
 
 
-def score_sweep(cv2, scene) -> list[dict]:
-    """Every sweep setting on one scene: {"setting", "raw", "filled"} bad-pixel rates."""
+def score_sweep(cv2, scene, refinements: bool = False) -> list[dict]:
+    """Every sweep setting on one scene: {"setting", "raw", "filled"} bad-pixel rates
+    (``refinements``: the filled maps also get our border extrapolation and depth-edge
+    refinement, as ours do when they are on)."""
     left, right, truth, max_disparity, _ = scene
     rows = []
     for setting in sweep_settings(max_disparity):
         result, _ = sgbm(cv2, left, right, max_disparity, **setting)
         rows.append({"setting": setting, "raw": bad_pixel_rate(result, truth),
-                     "filled": bad_pixel_rate(filled(result), truth)})
+                     "filled": bad_pixel_rate(
+                         filled(result, left if refinements else None, max_disparity), truth)})
     return rows
 
 
@@ -117,11 +137,13 @@ def choose_on_development(sweeps: list[list[dict]]) -> dict:
     return means
 
 
-def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int) -> list[dict]:
+def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int,
+              refinements: bool = False) -> list[dict]:
     """Rows for one scored scene: the development-chosen settings (when given) and the
-    scene's own best setting (oracle), each scored raw and filled, timed over ``repeats``."""
+    scene's own best setting (oracle), each scored raw and filled (``refinements``: as in
+    :func:`score_sweep`), timed over ``repeats``."""
     left, right, truth, max_disparity, visible = scene
-    sweep = score_sweep(cv2, scene)
+    sweep = score_sweep(cv2, scene, refinements)
     candidates = []
     for scoring in ("raw", "filled"):
         if chosen is not None:
@@ -133,7 +155,8 @@ def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int) -> list[dict]:
     rows = []
     for label, scoring, setting in candidates:
         runs = [sgbm(cv2, left, right, max_disparity, **setting) for _ in range(repeats)]
-        result = runs[-1][0] if scoring == "raw" else filled(runs[-1][0])
+        result = (runs[-1][0] if scoring == "raw"
+                  else filled(runs[-1][0], left if refinements else None, max_disparity))
         row = {"method": label, "scoring": scoring, "oracle": "oracle" in label,
                "device": "cpu", "name": f"OpenCV {cv2.__version__}", "setting": setting,
                "seconds": statistics.median(s for _, s in runs),

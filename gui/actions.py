@@ -21,6 +21,7 @@ from graphcut.io import BACKGROUND, FOREGROUND, NONE
 from .boxes import BrushBox, LamBox
 from .label_panel import swatch
 from .labels import BACKGROUND_COLOUR, FIRST_COLOUR
+from .model_choice import model_help, model_names, model_title
 from .seed_actions import MAX_BRUSH_RADIUS
 from .tools import TOOL_BOX, TOOL_LASSO
 
@@ -67,6 +68,7 @@ then the exact result replaces it. The slider next to <i>Result</i> sets the fil
 value and Escape restores the old one; both return the keys to the image. The status bar
 shows how long you waited for the last result (from the end of the stroke to the exact result
 on screen). Save overlay writes what the screen shows.</p>
+{models}
 <p>Several objects: add labels in the <i>Labels</i> list (rename by double-clicking, hide with
 the check box, <i>Colour…</i>); the Foreground brush paints the selected one, and each object
 is shown in its colour. Segment &gt; Clean up (on by default) keeps only the object parts
@@ -80,6 +82,12 @@ lossy format. Saving while a
 segmentation runs waits for it, so the file always matches the seeds on screen. Images larger
 than the <i>Image size limit</i> (File menu) are refused as possible decompression bombs.</p>
 """
+
+
+LAM_TIP = ("Smoothness λ: larger values give shorter, smoother boundaries (the arrows: ×1.1, "
+           "×0.9; Enter or Escape returns to the canvas). It follows the appearance model's "
+           "default until you change it; then your value stays for every model until Segment "
+           "> Reset λ to the model default")
 
 
 def _region_icon(tool) -> QIcon:
@@ -157,10 +165,21 @@ def build_actions(window) -> None:
                          checkable=True, tip="Keep only object parts connected to its seeds "
                          "and fill small holes")
     w.cleanup_action.setChecked(True)
-    w.gmm_action = a("&GrabCut colour model (GMM)",
-                     lambda on: w.set_model("gmm" if on else "histogram"), "G",
-                     checkable=True, tip="Gaussian mixtures with GrabCut iterations instead "
-                     "of the fast colour histograms")
+    models = QActionGroup(window)  # exclusive: one appearance model at a time
+    w.model_actions = {}
+    for name in model_names():
+        action = a(model_title(name), lambda _=False, n=name: w.set_model(n), checkable=True,
+                   tip=f"Appearance model {name}: {model_help(name)}")
+        action.setToolTip(model_help(name))  # shown on hover in the submenu
+        models.addAction(action)
+        w.model_actions[name] = action
+    w.model_actions[window.document.options.model].setChecked(True)
+    w.next_model_action = a("&Next appearance model", w.tools.next_model, "M",
+                            tip="Switch to the next appearance model (" +
+                            ", ".join(model_names()) + ")")
+    w.reset_lam_action = a("&Reset λ to the model default", w.tools.reset_lam,
+                           "Ctrl+Shift+R", tip="λ follows the appearance model's default "
+                           "again, also when you switch models")
     w.add_label_action = a("&Add object label", lambda: w.label_panel.add_label(), "N",
                            tip="A new object label, painted by the Foreground brush")
     w.help_action = a("&Controls", w._show_controls, QKeySequence.StandardKey.HelpContents)
@@ -198,19 +217,29 @@ def build_menus(window) -> None:
         "&Edit": [w.undo_action, w.redo_action, None, w.clear_action],
         "&Tools": [*w._tool_actions.values(), None, w.smaller_action, w.larger_action, None,
                    w.add_label_action],
-        "&Segment": [w.clear_region_action, None, w.cleanup_action, w.gmm_action],
+        "&Segment": [w.clear_region_action, None, w.cleanup_action, None,
+                     ("Appearance &model", [*w.model_actions.values(), None,
+                                            w.next_model_action]), w.reset_lam_action],
         "&View": [w.zoom_in_action, w.zoom_out_action, w.fit_action, w.actual_size_action, None,
                   w.overlay_action, w.seeds_visible_action, None, w.fill_colour_action,
                   w.outline_colour_action],
         "&Help": [w.help_action, w.about_action],
     }
     for title, actions in menus.items():
-        menu = bar.addMenu(title)
-        for action in actions:
-            if action is None:
-                menu.addSeparator()
-            else:
-                menu.addAction(action)
+        _fill_menu(bar.addMenu(title), actions)
+
+
+def _fill_menu(menu, actions) -> None:
+    """Add ``actions`` to ``menu``: None is a separator, ``(title, actions)`` a submenu."""
+    for action in actions:
+        if action is None:
+            menu.addSeparator()
+        elif isinstance(action, tuple):
+            submenu = menu.addMenu(action[0])
+            submenu.setToolTipsVisible(True)  # each entry's help on hover
+            _fill_menu(submenu, action[1])
+        else:
+            menu.addAction(action)
 
 
 def build_toolbar(window, lam: float) -> QToolBar:
@@ -247,9 +276,8 @@ def build_toolbar(window, lam: float) -> QToolBar:
     w._lam_box.setDecimals(2)
     w._lam_box.setRange(0.0, 10000.0)
     w._lam_box.setValue(lam)
-    w._lam_box.setToolTip("Smoothness λ: larger values give shorter, smoother boundaries "
-                          "(the arrows: ×1.1, ×0.9; Enter or Escape returns to the canvas)")
-    w._lam_box.valueChanged.connect(lambda _: w.live.lam_timer.start())
+    w._lam_box.setToolTip(LAM_TIP)
+    w.tools.watch_lam_box(w._lam_box)
     bar.addWidget(_labelled("λ", w._lam_box))
     bar.addSeparator()
     bar.addAction(w.undo_action)
@@ -286,6 +314,19 @@ def _labelled(text: str, widget: QWidget) -> QWidget:
     return box
 
 
+def _models_help() -> str:
+    """The Controls help's paragraph on the appearance models and the λ rule."""
+    models = "".join(f"<li><b>{html.escape(_plain(model_title(name)))}</b>: "
+                     f"{html.escape(model_help(name))}</li>" for name in model_names())
+    return ("<p>Segment &gt; Appearance model chooses how the seeds' colours become each "
+            "label's costs (<b>M</b>: the next model):</p><ul>" + models + "</ul><p><i>&lambda;"
+            "</i> shows the model's own default (with a box or lasso the library may choose a "
+            "heavier one itself, as without the app), and the result equals <tt>graphcut "
+            "segment --model NAME</tt> with default options. Once you change &lambda;, your "
+            "value stays, for every model, until Segment &gt; Reset &lambda; to the model "
+            "default.</p>")
+
+
 def shortcut_text(action: QAction) -> str:
     """The action's keys as the platform writes them, e.g. ``"Ctrl+Shift+Z or Ctrl+Y"``."""
     return " or ".join(key.toString(QKeySequence.SequenceFormat.NativeText)
@@ -313,11 +354,16 @@ def controls_help(window) -> str:
             sections.append(f"<tr><td><b>{html.escape(shortcut_text(action))}</b>&nbsp;&nbsp;"
                             f"</td><td>{html.escape(_plain(action.text()))}</td></tr>")
 
+    def menu_rows(title: str, menu) -> None:  # a menu's keys, then its submenus'
+        rows(title, menu.actions())
+        for action in menu.actions():
+            if action.menu() is not None:
+                menu_rows(f"{title} > {_plain(action.menu().title())}", action.menu())
+
     for menu_action in window.menuBar().actions():
-        menu = menu_action.menu()
-        if menu is not None:
-            rows(_plain(menu.title()), menu.actions())
+        if menu_action.menu() is not None:
+            menu_rows(_plain(menu_action.menu().title()), menu_action.menu())
     rows("Other", [action for action in window.actions() if id(action) not in listed])
     sections.append("</table>")
-    sections.append(RESULT_HELP)
+    sections.append(RESULT_HELP.replace("{models}", _models_help()))
     return "\n".join(sections)

@@ -61,11 +61,27 @@ class BrushBox(_HandsBackFocus, QSpinBox):
 
 class LamBox(_HandsBackFocus, QDoubleSpinBox):
     """λ: the arrows (and the Up / Down keys) multiply it by :data:`LAM_STEP_UP` or
-    :data:`LAM_STEP_DOWN` per step, changing it by at least the last shown decimal."""
+    :data:`LAM_STEP_DOWN` per step, changing it by at least the last shown decimal.
+
+    ``remember`` and ``restore`` (callables, or None) let Escape restore more than the value:
+    ``remember()`` is called when the box gets the focus, and ``restore(what it returned)``
+    after Escape restored the value (the app: whether λ followed the model's default)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setStepType(QAbstractSpinBox.StepType.DefaultStepType)
+        self.remember = self.restore = None
+        self._remembered = None
+
+    def focusInEvent(self, event) -> None:
+        if self.remember is not None:
+            self._remembered = self.remember()
+        super().focusInEvent(event)
+
+    def keyPressEvent(self, event) -> None:
+        super().keyPressEvent(event)
+        if event.key() == Qt.Key.Key_Escape and self.restore is not None:
+            self.restore(self._remembered)
 
     def stepBy(self, steps: int) -> None:
         """Step λ ``steps`` times (Qt's arrows, Up / Down, the wheel): multiply it by

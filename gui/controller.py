@@ -69,7 +69,7 @@ class SegmentationController:
         listener: a :class:`Listener`.
         post: runs a function on the owner's thread later (see the module docstring).
         device: "auto", "cpu" or "cuda".
-        lam: the smoothness weight to start with.
+        lam: the smoothness weight to start with (None: each model's own default).
         use_process: solve in child processes (the app's default); False solves on threads of
             this process (no interruption of CPU solves, and PyMaxflow holds the GIL).
         preview: "auto" (previews for images from ``PREVIEW_MIN_PIXELS`` segmented on the
@@ -83,10 +83,10 @@ class SegmentationController:
     """
 
     def __init__(self, listener: Listener, *, post, device: str = "auto",
-                 lam: float = graphcut.DEFAULT_LAM, use_process: bool = True,
+                 lam: float | None = graphcut.DEFAULT_LAM, use_process: bool = True,
                  preview="auto", preview_pixels: int = PREVIEW_PIXELS, spare=False):
         self.listener, self._post = listener, post
-        self.device, self.lam = device, float(lam)
+        self.device, self.lam = device, None if lam is None else float(lam)
         self._client_class = ProcessClient if use_process else ThreadClient
         self._use_process = use_process
         self._preview_mode, self._preview_pixels = preview, int(preview_pixels)
@@ -171,9 +171,9 @@ class SegmentationController:
         for channel in self._channels():
             channel.dirty = "all" if channel.dirty == "all" else union(channel.dirty, box)
 
-    def set_lam(self, lam: float) -> None:
-        """Use this smoothness weight from the next request on."""
-        self.lam = float(lam)
+    def set_lam(self, lam: float | None) -> None:
+        """Use this smoothness weight from the next request on (None: the model's default)."""
+        self.lam = None if lam is None else float(lam)
 
     def set_options(self, options: SegmentOptions) -> None:
         """Use these options (colour model, clean-up, box, lasso) from the next request on."""

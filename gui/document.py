@@ -14,11 +14,13 @@ the saved seeds is not a change. A box or lasso is part of that state.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
 from .labels import LabelList
+from .model_choice import LamChoice, model_lam
 from .options import APP_DEFAULTS, SegmentOptions
 from .strokes import SeedCanvas
 
@@ -35,17 +37,25 @@ class Document:
         canvas: the seed labels with their undo history (``strokes.SeedCanvas``).
         labels: the object labels (``labels.LabelList``): names, colours, visibility.
         options: colour model, clean-up, box and lasso (``options.SegmentOptions``).
+        lam: λ as the user chose it (``model_choice.LamChoice``: the model's default until
+            the user types a value).
         mask: the exact result of the seeds on screen (bool, True = object) or None.
         result_labels: for seeds of several objects, the result as a label image, else None.
         seeds_path: the seed file last saved or loaded, or None.
     """
 
-    def __init__(self):
+    def __init__(self, model: str | None = None):
+        """A document with no image; ``model``: the appearance model (None: the app's
+        default; ValueError for an unknown name)."""
         self.image: np.ndarray | None = None
         self.path: Path | None = None
         self.canvas: SeedCanvas | None = None
         self.labels = LabelList()
-        self.options: SegmentOptions = APP_DEFAULTS
+        if model is not None:
+            model_lam(model)  # checks the name
+        self.options: SegmentOptions = APP_DEFAULTS if model is None else \
+            dataclasses.replace(APP_DEFAULTS, model=model)
+        self.lam = LamChoice()
         self.mask: np.ndarray | None = None
         self.result_labels: np.ndarray | None = None
         self.seeds_path: Path | None = None
@@ -122,10 +132,11 @@ class Document:
         """The files the document was read from (never to be overwritten by a save)."""
         return tuple(p for p in (self.path, self.seeds_path) if p is not None)
 
-    def seed_settings(self, lam: float) -> dict:
+    def seed_settings(self) -> dict:
         """The settings JSON saved next to the seeds: ``graphcut segment``'s options that give
-        what the app shows, and the label list."""
-        return {**self.options.settings(lam), "labels": self.labels.to_settings()}
+        what the app shows (no ``lam`` while λ follows the model), and the label list."""
+        return {**self.options.settings(self.lam.requested),
+                "labels": self.labels.to_settings()}
 
     def default_path(self, suffix: str) -> str:
         """``<image stem>_<suffix>.png`` next to the image ("" without an image)."""

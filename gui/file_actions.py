@@ -12,10 +12,11 @@ Rules kept here:
 - a multi-page file (TIFF stack, animated GIF) opens its first page, and the app says so;
 - masks, label images and seed label images are written losslessly (PNG or TIFF); other
   suffixes are refused;
-- saved seeds get their settings (lambda, colour model, clean-up, box or lasso, the label
-  list) in a JSON file of the same name (``graphcut.segmentation.settings_path``), which
-  ``graphcut segment`` / ``batch`` read, and Load seeds reads back; the two are written as a
-  pair (``seed_files.py``): both or neither;
+- saved seeds get their settings (lambda unless it follows the model's default, appearance
+  model, clean-up, box or lasso, the label list) in a JSON file of the same name
+  (``graphcut.segmentation.settings_path``), which ``graphcut segment`` / ``batch`` read,
+  and Load seeds reads back; the two are written as a pair (``seed_files.py``): both or
+  neither;
 - saving the mask or overlay while a segmentation runs waits for it (with a progress dialog
   the user may cancel), so the file is the result of the seeds on screen.
 """
@@ -145,10 +146,12 @@ class FileActions:
         document.labels.reset()
         document.labels.load_settings(settings.get("labels"))
         window.tools.reset_labels()
-        if settings.get("lam") is not None:
-            window.set_lam(settings["lam"])
         window.set_cleanup(options.cleans_up)
         window.set_model(options.model)
+        if settings.get("lam") is not None:
+            window.set_lam(settings["lam"])
+        elif settings:  # a settings file without lam: the model's default, as in the CLI
+            window.tools.reset_lam()
         window.painting.replace(labels, (options.box, options.lasso))
         document.mark_saved(path)
         window._show_modified()
@@ -216,7 +219,7 @@ class FileActions:
         inputs = tuple(p for p in (document.path,) if p is not None)
         labels = document.canvas.labels.copy()
         state = document.canvas.state
-        settings = document.seed_settings(window.lam())
+        settings = document.seed_settings()
         if not self._write("seeds", path, lambda: save_seed_pair(path, labels, settings,
                                                                   inputs=inputs)):
             return False

@@ -31,7 +31,7 @@ class LiveSegmentation:
     """The window's side of the segmentation controller.
 
     Args:
-        window: the main window (its ``view``, status bar labels, ``lam()``, ``show_error``).
+        window: the main window (its ``view``, status bar labels, ``show_error``).
         document: the document whose seeds are segmented.
         solver_process: segment in child processes (see ``MainWindow``).
     """
@@ -46,7 +46,8 @@ class LiveSegmentation:
         window._posted.connect(lambda function: function())  # queued: runs on the GUI thread
         self.controller = SegmentationController(
             _WindowListener(window), post=window._posted.emit, device=window.device,
-            lam=window.lam(), use_process=solver_process)
+            lam=document.lam.requested, use_process=solver_process)
+        self.controller.set_options(document.options)
         if solver_process:
             self.controller.warm_up()
 
@@ -78,7 +79,7 @@ class LiveSegmentation:
         if not self.document.has_image or self.stopped:
             return
         self.lam_timer.stop()
-        self.controller.set_lam(window.lam())
+        self.controller.set_lam(self.document.lam.requested)
         if self.controller.request() is None:
             self.show_mask(None)
             window.statusBar().showMessage("Paint at least one object and one background "

@@ -59,14 +59,16 @@ class SegmentOptions:
                                    lasso=None if lasso is None else
                                    tuple((float(r), float(c)) for r, c in lasso))
 
-    def segment_kwargs(self, lam: float) -> dict:
-        """Keyword options for :func:`graphcut.segment` that give what the app shows."""
-        return dict(model=self.model, lam=float(lam), keep=self.keep,
+    def segment_kwargs(self, lam: float | None) -> dict:
+        """Keyword options for :func:`graphcut.segment` that give what the app shows (``lam``
+        None: the model's default, ``model_choice.LamChoice``)."""
+        return dict(model=self.model, lam=None if lam is None else float(lam), keep=self.keep,
                     fill_holes=self.fill_holes, box=self.box,
                     lasso=None if self.lasso is None else [list(p) for p in self.lasso])
 
-    def settings(self, lam: float) -> dict:
-        """The settings JSON's keys (:func:`graphcut.segmentation.write_settings`)."""
+    def settings(self, lam: float | None) -> dict:
+        """The settings JSON's keys (:func:`graphcut.segmentation.write_settings`); no
+        ``lam`` when it is None (the model's default)."""
         kwargs = self.segment_kwargs(lam)
         return {key: value for key, value in kwargs.items()
                 if value is not None or key in ("box", "lasso")}

@@ -33,6 +33,7 @@ import graphcut
 from graphcut.segmentation import only_binary_labels
 from graphcut.solver import SolveCancelled
 
+from .model_choice import model_lam
 from .options import SegmentOptions, clean_up
 from .reduced_grid import Reducer
 from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slices,
@@ -52,7 +53,8 @@ class Session:
         token: identifies the opened image; jobs name it, and a job for another token fails.
         image: the image as read (never modified): a :class:`~graphcut.gui.sharing.ArrayRef`
             to shared memory, or the array itself (a solver on a thread of the app).
-        lam: the smoothness weight to start with.
+        lam: the smoothness weight to start with; None: the model's own ``lam`` (given to
+            the library explicitly: the histogram's automatic choice with a box is not used).
         device: "auto", "cpu" or "cuda".
         preview_factor: 1 = exact solver; k > 1 = preview solver on a grid reduced k times
             (2-D images only).
@@ -65,7 +67,7 @@ class Session:
 
     token: int
     image: ArrayRef | np.ndarray
-    lam: float
+    lam: float | None
     device: str
     preview_factor: int = 1
     channel_axis: int | None = -1
@@ -81,7 +83,8 @@ class Job:
             waiting for it (the others come back cancelled) and stops a running GPU solve
             when a newer job arrives.
         token: the :class:`Session` this job belongs to.
-        lam: the smoothness weight (a change re-solves from scratch, keeping the colour model).
+        lam: the smoothness weight (a change re-solves from scratch, keeping the colour model);
+            None: the model's own ``lam`` (a preview's divided by its factor).
         seeds: the labels that changed since the previous job sent to this solver (the whole
             seed array after a (re)start).
         options: the colour model, clean-up, box and lasso (``options.py``). The default is
@@ -92,7 +95,7 @@ class Job:
 
     number: int
     token: int
-    lam: float
+    lam: float | None
     seeds: SeedDelta
     options: SegmentOptions = SegmentOptions()
 
@@ -121,6 +124,7 @@ class Outcome:
             taking it to the answer being ready; also includes any session rebuild).
         incremental: re-solved from the previous state (False: from scratch).
         coverage: the share of the mask's pixels in the object (0..1).
+        lam: the smoothness weight the mask was cut at (on the solver's grid).
         labels: for seeds of several objects, the whole label image (uint8: 0 background,
             each object its seed label); ``update`` then describes ``labels != 0``.
         cancelled: a newer job made this one useless; no mask.
@@ -138,6 +142,7 @@ class Outcome:
     seconds: dict = field(default_factory=dict)
     incremental: bool = False
     coverage: float = float("nan")
+    lam: float = float("nan")
     labels: np.ndarray | None = field(default=None, repr=False)
     cancelled: bool = False
     error: str | None = None
@@ -179,6 +184,7 @@ class Solver:
         self._image = None
         self._segmenter = None
         self._model = "histogram"  # the colour model self._segmenter was made with
+        self._grid_lam = None      # the lam self._segmenter has (None: the model's default)
         self._preview: Reducer | None = None
         self._grid_image = None  # the image the segmenter solves (reduced for a preview)
         self._device = None      # the device it solves on
@@ -213,16 +219,15 @@ class Solver:
             self._session, self._image = session, image
             self._seeds = np.zeros(spatial_shape(image.shape, session.channel_axis), np.uint8)
             self._dirty = "all"
-            self._lam = float(session.lam)
+            self._lam = _optional_lam(session.lam)
             if session.preview_factor > 1:
                 self._preview = Reducer(image.shape[:2], session.preview_factor)
                 image = self._preview.reduce_image(image)
-                device, lam = "cpu", self._lam / session.preview_factor
+                device = "cpu"
             else:
-                device, lam = session.device, self._lam
+                device = session.device
             self._grid_image, self._device = image, device
-            self._segmenter = _make_segmenter(image, lam, device, "histogram", session)
-            self._model = "histogram"
+            self._make_segmenter("histogram")
             if self._segmenter.backend == "cuda":
                 # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
                 # next update compares the seeds with the throwaway ones: still exact)
@@ -252,7 +257,7 @@ class Solver:
         region = job.seeds.apply(self._seeds)
         self._dirty = "all" if self._dirty == "all" or job.seeds.region is None \
             else union(self._dirty, from_slices(region))
-        self._lam = float(job.lam)
+        self._lam = _optional_lam(job.lam)
         return True
 
     def solve(self, job: Job, cancel=None) -> Outcome:
@@ -266,12 +271,12 @@ class Solver:
                 raise MissingSession(f"job {job.number} is for image {job.token}, but the "
                                      f"solver holds {self.token}")
             factor = self._session.preview_factor
-            self._segmenter.set_lam(self._lam / factor)
+            remade = self._apply_lam()
             if self._preview is not None:
                 seeds, region = self._preview.reduce_seeds(self._seeds, self._dirty)
             else:
                 seeds = self._seeds
-                region = None if self._dirty == "all" else to_slices(self._dirty)
+                region = None if self._dirty == "all" or remade else to_slices(self._dirty)
             self._dirty = None
             mask, labels = self._segment(seeds, region, job.options, cancel)
             solved = time.perf_counter()
@@ -294,8 +299,8 @@ class Solver:
                    "mask": done - solved, "total": done - started}
         return Outcome(job.number, job.token, update, factor, self._segmenter.backend,
                        stats.get("device_name", self._segmenter.device_name), seconds,
-                       bool(stats.get("incremental", True)),
-                       coverage, labels)
+                       bool(stats.get("incremental", True)), coverage,
+                       float(stats.get("lam", self._segmenter.lam)), labels)
 
     def _segment(self, seeds, region, options: SegmentOptions, cancel):
         """The mask (on the solver's device) and, for several objects, the host label image.
@@ -306,10 +311,8 @@ class Solver:
         if self._preview is not None:  # the box and lasso on the reduced grid, no clean-up
             options = self._preview.reduce_options(options)
         if options.model != self._model:
-            lam = self._lam / self._session.preview_factor
-            self._segmenter = _make_segmenter(self._grid_image, lam, self._device,
-                                              options.model, self._session)
-            self._model, region = options.model, None
+            self._make_segmenter(options.model)
+            region = None
         several = not only_binary_labels(seeds)
         if options.has_region or several or options.model != "histogram":
             output = self._segmenter.update(seeds, box=options.box, lasso=options.lasso,
@@ -326,6 +329,30 @@ class Solver:
             return _on_device_of(output, self._segmenter), None
         return _on_device_of(output != 0, self._segmenter), output
 
+    def _grid_lam_for(self, model: str) -> float:
+        """The lam of this solver's grid: the job's, or (job lam None) the model's own
+        ``lam``, divided by a preview's factor. Always given to the library: the histogram's
+        automatic choice with a box or lasso (two cuts from scratch per update) would make
+        every box edit several times slower, so the app cuts at the model's nominal lam."""
+        lam = model_lam(model) if self._lam is None else self._lam
+        return lam / self._session.preview_factor
+
+    def _make_segmenter(self, model: str) -> None:
+        """A new segmenter of the grid's image with ``model`` and the current lam."""
+        lam = self._grid_lam_for(model)
+        self._segmenter = _make_segmenter(self._grid_image, lam, self._device, model,
+                                          self._session)
+        self._model, self._grid_lam = model, lam
+
+    def _apply_lam(self) -> bool:
+        """Give the segmenter the current lam; returns whether it had to be made anew (never:
+        ``set_lam`` re-solves from scratch itself)."""
+        lam = self._grid_lam_for(self._model)
+        if lam != self._grid_lam:
+            self._segmenter.set_lam(lam)
+            self._grid_lam = lam
+        return False
+
     def run(self, job: Job, cancel=None) -> Outcome:
         """:meth:`take` then :meth:`solve`."""
         if not self.take(job):
@@ -334,7 +361,11 @@ class Solver:
         return self.solve(job, cancel)
 
 
-def _make_segmenter(image, lam: float, device: str, model: str, session: Session):
+def _optional_lam(lam) -> float | None:
+    return None if lam is None else float(lam)
+
+
+def _make_segmenter(image, lam: float | None, device: str, model: str, session: Session):
     """A prepared ``graphcut.Segmenter`` of ``image`` (keep="all": the app cleans up itself,
     so that the histogram's incremental path stays today's); the session's channel axis and
     spacing (the preview's reduced image always has its channels last)."""

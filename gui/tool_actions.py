@@ -7,8 +7,10 @@ window.
 - The label list (``labels.py``, shown by ``label_panel.py``) says which object the *Object*
   tool paints (its colour is the toolbar's *Object* swatch) and how each object's seeds and
   result are drawn.
-- The options (``options.py``: colour model, clean-up, box, lasso) go with every request to
-  the solver, and into the settings JSON saved next to the seeds.
+- The options (``options.py``: appearance model, clean-up, box, lasso) and λ go with every
+  request to the solver, and into the settings JSON saved next to the seeds. λ follows the
+  model's default until the user types one, which then stays for every model until Segment >
+  Reset λ (``model_choice.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from graphcut.segmentation import allowed_region
 
 from .document import Document
 from .label_panel import LabelPanel, swatch
+from .model_choice import model_help, model_names
 from .options import SegmentOptions
 from .overlay import seed_layer
 from .tools import REGION_TOOLS, RegionTool, lasso_area
@@ -37,6 +40,7 @@ class ToolActions:
         self.seed_colours = document.labels.seed_colours()  # RGBA per seed value
         self.region_tool = RegionTool(window.view.scene())
         self.label_panel = LabelPanel(window, document.labels, self.on_labels_changed)
+        self._lam_box, self._showing_lam = None, False  # the toolbar's λ box (watch_lam_box)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.label_panel)
 
     # ----- scripting surface ------------------------------------------------------------------
@@ -88,9 +92,71 @@ class ToolActions:
         self.window.live.set_options(self.document.options.with_cleanup(bool(on)))
 
     def set_model(self, model: str) -> None:
-        """The colour model: "histogram" (fast, incremental) or "gmm" (GrabCut's)."""
-        self.window.gmm_action.setChecked(model == "gmm")
+        """The appearance model: a registered name (``model_choice.model_names()``:
+        "histogram", "gmm", "learned", ...). λ shows its default unless the user set one.
+
+        Raises
+        ------
+        ValueError
+            An unknown model name.
+        """
+        help_text = model_help(model)  # checks the name
+        self.window.model_actions[model].setChecked(True)
+        self._show_lam(model)
         self.window.live.set_options(dataclasses.replace(self.document.options, model=model))
+        self.window.statusBar().showMessage(f"Appearance model {model}: {help_text}", 8000)
+
+    def next_model(self) -> None:
+        """Switch to the next registered appearance model (after the last, the first)."""
+        names = model_names()
+        current = self.document.options.model
+        following = names.index(current) + 1 if current in names else 0
+        self.set_model(names[following % len(names)])
+
+    # ----- λ ----------------------------------------------------------------------------------
+    def set_lam(self, value: float) -> None:
+        """The user's λ (it stays for every model until :meth:`reset_lam`); the image is
+        segmented again shortly after."""
+        self.document.lam.type(value)
+        self._show_lam()
+        self.document.lam.type(self._lam_box.value())  # as shown: 2 decimals, in range
+        self.window.live.lam_timer.start()
+
+    def reset_lam(self) -> None:
+        """λ follows the appearance model's default again (``model_choice.LamChoice``)."""
+        self.document.lam.reset()
+        self._show_lam()
+        self.window.live.lam_timer.start()
+
+    def watch_lam_box(self, box) -> None:
+        """A value the user types or steps in the toolbar's λ ``box`` becomes the user's λ;
+        Escape also restores whether λ followed the model."""
+        self._lam_box = box
+        box.valueChanged.connect(self._lam_typed)
+        box.remember = lambda: self.document.lam.typed
+        box.restore = self._restore_lam
+        self._show_lam()
+
+    def _lam_typed(self, value: float) -> None:
+        if self._showing_lam:
+            return  # the app showed the model's default, nobody typed
+        self.document.lam.type(value)
+        self.window.reset_lam_action.setEnabled(True)
+        self.window.live.lam_timer.start()
+
+    def _restore_lam(self, typed) -> None:
+        if typed is None:
+            self.reset_lam()
+
+    def _show_lam(self, model: str | None = None) -> None:
+        """Show λ for ``model`` (None: the current one) without making it the user's."""
+        choice = self.document.lam
+        self._showing_lam = True
+        try:
+            self._lam_box.setValue(choice.shown(model or self.document.options.model))
+        finally:
+            self._showing_lam = False
+        self.window.reset_lam_action.setEnabled(not choice.follows_model)
 
     def set_tool(self, tool) -> None:
         """Select the left button's tool: 1 object (the label selected in the label list),

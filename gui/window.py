@@ -32,7 +32,6 @@ from PyQt6.QtCore import pyqtSignal
 from PyQt6.QtGui import QColor
 from PyQt6.QtWidgets import QApplication, QColorDialog, QLabel, QMainWindow, QMessageBox
 
-import graphcut
 from graphcut.io import FOREGROUND
 
 from .actions import (DEFAULT_BRUSH_RADIUS, build_actions, build_menus, build_toolbar,
@@ -75,7 +74,8 @@ class MainWindow(QMainWindow):
 
     Args:
         device: "auto", "cpu" or "cuda", passed to ``graphcut`` for every segmentation.
-        lam: the initial smoothness weight (``graphcut.DEFAULT_LAM`` by default).
+        lam: the user's smoothness weight (None: the appearance model's default).
+        model: the appearance model to start with (None: the app's default, histogram).
         solver_process: segment in a child process (see ``solver_process.py``: the window
             stays responsive even while PyMaxflow holds the GIL); False segments on a thread
             of this process.
@@ -86,7 +86,8 @@ class MainWindow(QMainWindow):
     _posted = pyqtSignal(object)  # a function from a solver's thread, run on the GUI thread
 
     def __init__(self, *, device: str = "auto", lam: float | None = None,
-                 solver_process: bool = True, max_pixels: int | None = None, parent=None):
+                 model: str | None = None, solver_process: bool = True,
+                 max_pixels: int | None = None, parent=None):
         _ensure_application()
         super().__init__(parent)
         self.device = device
@@ -94,7 +95,7 @@ class MainWindow(QMainWindow):
         self._tool = FOREGROUND
         self.setWindowTitle("graphcut[*]")
         self.setAcceptDrops(True)
-        self.document = Document()
+        self.document = Document(model)
         self.view = ImageView(self)
         self.setCentralWidget(self.view)
         self.files = FileActions(self, self.document, max_pixels)
@@ -103,7 +104,9 @@ class MainWindow(QMainWindow):
         self.label_panel = self.tools.label_panel
         build_actions(self)
         build_menus(self)
-        self.toolbar = build_toolbar(self, graphcut.DEFAULT_LAM if lam is None else lam)
+        if lam is not None:
+            self.document.lam.type(lam)  # the caller's λ wins, as a typed one
+        self.toolbar = build_toolbar(self, self.document.lam.shown(self.document.options.model))
         self._build_status_bar()
         self.live = LiveSegmentation(self, self.document, solver_process=solver_process)
         self._controller = self.live.controller  # for benchmarks and tests
@@ -170,7 +173,7 @@ class MainWindow(QMainWindow):
         self.tools.set_cleanup(on)
 
     def set_model(self, model: str) -> None:
-        """The colour model: "histogram" or "gmm"."""
+        """The appearance model: "histogram", "gmm", "learned" (``ToolActions.set_model``)."""
         self.tools.set_model(model)
 
     def set_tool(self, tool) -> None:
@@ -179,8 +182,10 @@ class MainWindow(QMainWindow):
 
     def segment_options(self) -> dict:
         """``graphcut.segment``'s keyword options that give what the window shows (with the
-        window's seeds: ``graphcut.segment(image, w.seeds(), **w.segment_options())``)."""
-        return self.document.options.segment_kwargs(self.lam())
+        window's seeds: ``graphcut.segment(image, w.seeds(), **w.segment_options())``), with
+        the lam the app cuts at (the model's own while λ follows the model)."""
+        options = self.document.options
+        return options.segment_kwargs(self.document.lam.shown(options.model))
 
     def result_labels(self) -> np.ndarray | None:
         """The exact result as a label image (uint8), or None until it has arrived."""
@@ -215,12 +220,16 @@ class MainWindow(QMainWindow):
         return self.document.image
 
     def lam(self) -> float:
-        """The smoothness weight λ."""
+        """The smoothness weight λ shown (the model's default until the user sets one)."""
         return self._lam_box.value()
 
-    def set_lam(self, value: float) -> None:
-        """Set the smoothness weight; the image is segmented again shortly after."""
-        self._lam_box.setValue(value)
+    def set_lam(self, value: float | None) -> None:
+        """Set the user's smoothness weight (None: follow the model's default again); the
+        image is segmented again shortly after."""
+        if value is None:
+            self.tools.reset_lam()
+        else:
+            self.tools.set_lam(value)
 
     def brush_radius(self) -> int:
         """The brush radius in image pixels."""

@@ -154,9 +154,37 @@ _NEVER = f"{10**9}s"
 def dask_setup(worker) -> None:
     """Preload hook of :func:`local_cluster`'s workers: they ignore SIGINT. Ctrl-C in a
     terminal reaches the whole process group; the driver alone handles it (it cancels the
-    tasks and closes the cluster, which stops the workers)."""
+    tasks and closes the cluster, which stops the workers). Their heartbeat-loss tracebacks
+    are dropped (:class:`_HeartbeatLossFilter`)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    quiet_worker_logs()
+
+
+class _HeartbeatLossFilter(logging.Filter):
+    """Drops the traceback a worker logs when a heartbeat cannot reach the scheduler
+    (``distributed.worker``: an OSError, after which the worker carries on). It comes when
+    the driver closes a local cluster, e.g. after Ctrl-C (seen in CI), where it would alarm
+    the user; a worker that really lost its scheduler is restarted after :data:`WORKER_TTL`
+    and its images are reported by the batch. Every other record passes."""
+
+    MESSAGE = "Failed to communicate with scheduler during heartbeat."
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.MESSAGE
+
+
+def quiet_worker_logs() -> None:
+    """Install :class:`_HeartbeatLossFilter` on this process's ``distributed.worker`` logger
+    (once)."""
+    _filter_once("distributed.worker", _HeartbeatLossFilter)
+
+
+def _filter_once(logger_name: str, kind: type) -> None:
+    """Add a ``kind`` filter to logger ``logger_name`` unless it has one already."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, kind) for f in logger.filters):
+        logger.addFilter(kind())
 
 
 def _workers(client) -> list[dict]:
@@ -313,9 +341,7 @@ def quiet_dask_logs():
     (:class:`_CancelRaceFilter`; it stays, since the callback may run on a client's loop
     after the batch returned)."""
     logger = logging.getLogger("distributed")
-    callbacks = logging.getLogger("tornado.application")
-    if not any(isinstance(f, _CancelRaceFilter) for f in callbacks.filters):
-        callbacks.addFilter(_CancelRaceFilter())
+    _filter_once("tornado.application", _CancelRaceFilter)
     old = logger.level
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         logger.setLevel(logging.ERROR)

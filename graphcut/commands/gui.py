@@ -20,8 +20,6 @@ from pathlib import Path
 
 import click
 
-from graphcut.segmentation import DEFAULT_LAM
-
 from .common import device_option, max_pixels_option, resolve_device_or_usage_error
 
 # Libraries Qt 6's xcb platform plugin loads: (library name for find_library, soname,
@@ -123,11 +121,15 @@ def missing_libraries_message(missing: list[str]) -> str:
 @click.argument("image", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--seeds", type=click.Path(exists=True, dir_okay=False),
               help="Seed file to load with IMAGE (label PNG 0/1/2 or red/blue stroke PNG).")
-@click.option("--lam", type=click.FloatRange(min=0.0), default=DEFAULT_LAM, show_default=True,
-              help="Initial smoothness weight (adjustable in the window).")
+@click.option("--lam", type=click.FloatRange(min=0.0), default=None,
+              help="Smoothness weight, kept for every model until Segment > Reset λ "
+              "(default: the appearance model's own, which λ then follows).")
+@click.option("--model", type=click.Choice(["histogram", "gmm", "learned"]), default=None,
+              help="Appearance model to start with (Segment > Appearance model changes it; "
+              "default: histogram, or the one --seeds' settings file names).")
 @device_option
 @max_pixels_option
-def gui(image, seeds, lam, device, max_pixels):
+def gui(image, seeds, lam, model, device, max_pixels):
     """Open the desktop app, optionally with IMAGE (and its --seeds).
 
     Paint foreground with the left button and background with the right button; the object
@@ -146,4 +148,5 @@ def gui(image, seeds, lam, device, max_pixels):
         raise click.ClickException(
             f"the desktop app needs PyQt6, which cannot be loaded ({error}); install it with: "
             "pip install 'graphcut[gui]'") from None
-    sys.exit(run(image, seeds=seeds, device=device, lam=lam, max_pixels=max_pixels))
+    sys.exit(run(image, seeds=seeds, device=device, lam=lam, model=model,
+                 max_pixels=max_pixels))

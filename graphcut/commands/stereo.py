@@ -96,13 +96,21 @@ def _read_truth(path: Path, shape) -> np.ndarray:
 @click.option("--fill-occlusions/--no-fill-occlusions", default=True, show_default=True,
               help="Replace pixels failing the left-right check by the nearest background "
                    "disparity on their row.")
+@click.option("--border-extrapolation/--no-border-extrapolation", default=False,
+              show_default=True,
+              help="With --fill-occlusions: continue the slope of the surface next to the "
+                   "left border into the strip the right camera does not see.")
+@click.option("--edge-refinement/--no-edge-refinement", default=False, show_default=True,
+              help="With --fill-occlusions: pixels near depth edges take the colour-weighted "
+                   "median of the disparities around them.")
 @click.option("--max-cycles", type=click.IntRange(1, 1000), default=2, show_default=True,
               help="Passes over the labels (the moves stop earlier when none helps).")
 @overwrite_option
 def stereo(left, right, max_disparity, output, preview, ground_truth, bad_threshold, device,
            dump_instances, data_cost, aggregation_radius, aggregation, cross_threshold,
            cross_length, truncation, smoothness, flat_factor, edge_threshold,
-           smoothness_truncation, fill_occlusions, max_cycles, overwrite):
+           smoothness_truncation, fill_occlusions, border_extrapolation, edge_refinement,
+           max_cycles, overwrite):
     """Disparity map of LEFT (rectified with RIGHT) by alpha-expansion with graph cuts.
 
     Prints the final energy, the moves, the time per stage and the max-flow time per backend,
@@ -111,7 +119,8 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
     from tqdm import tqdm
 
     from graphcut.solver.memory import HostMemoryError
-    from graphcut.stereo import CensusParameters, bad_pixel_rate, check_energy_range, disparity
+    from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
+                                 bad_pixel_rate, check_energy_range, disparity)
     from graphcut.stereo.io import DISPARITY_SUFFIXES, InstanceDump, write_disparity, \
         write_preview
 
@@ -186,7 +195,9 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
             smoothness_truncation=smoothness_truncation, fill_occlusions=fill_occlusions,
             channel_axis=-1 if left_image.ndim == 3 else None,
             device="auto" if device == "auto" else backend, max_cycles=max_cycles,
-            callback=callback)
+            callback=callback,
+            border_extrapolation=BorderExtrapolation() if border_extrapolation else None,
+            edge_refinement=EdgeRefinement() if edge_refinement else None)
         if dump is not None:
             index = dump.write_index()
     except OSError as error:

@@ -64,9 +64,13 @@ from graphcut.solver import CutResult, GridNetwork, min_cut, resolve_device
 
 from ._host_cuts import HostMoveCuts
 from ._moves import (PairWeights, _array_module, _as_weights, _check_cap, _check_problem,
-                     _energy, _gather, _move_network)
+                     _energy, _energy_change, _gather, _move_network)
 
 log = logging.getLogger("graphcut.labeling")
+
+# A host move that changes at most 1 / SPARSE_SHARE of the pixels has its energy updated from
+# theirs rather than summed over the image.
+SPARSE_SHARE = 16
 
 
 @dataclass(frozen=True)
@@ -178,26 +182,45 @@ class _HostMoves:
 
     def __init__(self, costs, weights, labels, cap):
         self.costs, self.weights, self.cap = costs, weights, cap
-        self.labels = labels
-        self.current = _gather(costs, labels)  # data cost of the current labels
+        self.labels = np.ascontiguousarray(labels)  # changed in place by sparse moves
+        self.current = np.ascontiguousarray(_gather(costs, labels))  # their data costs
 
     def energy(self) -> int:
-        return _energy(self.current, self.weights, self.labels, self.cap)
+        self.now = _energy(self.current, self.weights, self.labels, self.cap)
+        return self.now
 
     def network(self, alpha):
         return _move_network(self.costs[alpha], self.current, self.weights, self.labels, alpha,
                              self.cap)
 
     def propose(self, alpha, source_side, constant):
-        """The cut's labelling; returns (constant, its energy, pixels changed)."""
+        """The cut's labelling; returns (constant, its exact energy, pixels changed). When few
+        pixels change (later cycles' moves), the energy is the current one plus the change of
+        their terms (:func:`._moves._energy_change`), else that of the whole new labelling."""
         switch = ~np.asarray(source_side)
+        switch &= self.labels != alpha  # the pixels that change
+        changed = int(np.count_nonzero(switch))
+        self.sparse = None
+        if changed * SPARSE_SHARE <= switch.size:
+            indices = np.flatnonzero(switch)
+            self.sparse = (alpha, indices)
+            self.proposed = self.now + _energy_change(self.costs[alpha], self.current,
+                                                      self.weights, self.labels, switch,
+                                                      indices, alpha, self.cap)
+            return constant, self.proposed, changed
         self.proposal = np.where(switch, np.int32(alpha), self.labels)
         self.proposal_cost = np.where(switch, self.costs[alpha], self.current)
-        energy = _energy(self.proposal_cost, self.weights, self.proposal, self.cap)
-        return constant, energy, int((self.proposal != self.labels).sum())
+        self.proposed = _energy(self.proposal_cost, self.weights, self.proposal, self.cap)
+        return constant, self.proposed, changed
 
     def accept(self):
-        self.labels, self.current = self.proposal, self.proposal_cost
+        if self.sparse is not None:  # the state's own arrays, changed in place
+            alpha, indices = self.sparse
+            self.labels.reshape(-1)[indices] = alpha
+            self.current.reshape(-1)[indices] = self.costs[alpha].reshape(-1)[indices]
+        else:
+            self.labels, self.current = self.proposal, self.proposal_cost
+        self.now = self.proposed
 
     def final_labels(self):
         return self.labels
@@ -283,7 +306,7 @@ def _initial_labels(costs, initial_labels, xp):
 def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "auto",
                     max_cycles: int = 20, initial_labels=None,
                     callback: MoveCallback | None = None,
-                    linear_truncation: int = 1) -> ExpansionResult:
+                    linear_truncation: int = 1, cuts=None) -> ExpansionResult:
     """Minimise ``sum D_p(f_p) + sum w_pq min(|f_p - f_q|, linear_truncation)`` over labels
     ``0 .. L-1`` by expansion moves.
 
@@ -310,6 +333,10 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     linear_truncation
         ``cap`` of the pairwise cost ``w min(|a - b|, cap)``; 1 (the
         default) is the Potts model.
+    cuts
+        with ``device="cpu"``: the :class:`HostMoveCuts` that cuts the moves; a caller
+        running many expansions on one grid keeps one, so that its PyMaxflow graph is
+        allocated once (:class:`graphcut.Segmenter` does). None: a new one for this run.
 
     Returns
     -------
@@ -319,8 +346,10 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     Notes
     -----
     Moves run for labels 0, 1, ..., L-1 in each cycle. A label whose move failed is skipped
-    until some other move changes the labelling (its problem would be the same). The run
-    converges when no label's move lowers the energy.
+    until some other move changes the labelling (its problem would be the same), and so is a
+    label whose move was just accepted (its next move, from the labelling it made, is among
+    the moves it chose from: it cannot lower the energy). The run converges when no label's
+    move lowers the energy.
 
     Examples
     --------
@@ -359,8 +388,8 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     num_labels = costs.shape[0]
 
     energy = initial_energy = state.energy()
-    solve_move = HostMoveCuts() if backend == "cpu" \
-        else (lambda network: min_cut(network, device=backend))
+    solve_move = (cuts or HostMoveCuts()) if backend == "cpu" \
+        else (lambda network, label: min_cut(network, device=backend))
     moves: list[Move] = []
     maxflow_seconds: dict[str, float] = {}
     solve_seconds: dict[str, float] = {}
@@ -378,7 +407,7 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
             network, constant = state.network(alpha)
             build_seconds = time.perf_counter() - built
             build_total += build_seconds
-            cut = solve_move(network)
+            cut = solve_move(network, alpha)
             solve = float(cut.stats.get("seconds", {}).get("solve", cut.seconds))
             maxflow_seconds[cut.backend] = maxflow_seconds.get(cut.backend, 0.0) + cut.seconds
             solve_seconds[cut.backend] = solve_seconds.get(cut.backend, 0.0) + solve
@@ -398,6 +427,10 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
                 state.accept()
                 energy = proposed_energy
                 version += 1
+                # alpha's move from the new labelling cannot lower the energy: its moves are a
+                # subset of the ones just solved (a pixel is alpha already or keeps the label
+                # it could have kept), among which the new labelling is a minimum
+                failed_at[alpha] = version
             else:
                 failed_at[alpha] = version
             log.debug("move %d cycle %d alpha %d: flow %d energy %d -> %d %s", move.index,

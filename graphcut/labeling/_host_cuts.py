@@ -5,27 +5,201 @@ fault in, about a third of a new graph's setup, see :func:`graphcut.solver.cpu.g
 The cut is the one :func:`graphcut.solver.min_cut` gives on the CPU: the source side is the set
 of pixels that cannot reach the sink in the residual network, the same for every maximum
 flow, so a reused graph and a fresh one give the same flow and the same cut.
+
+Pixels whose side of that cut is known before solving are left out of the graph
+(:func:`fixed_pixels`): in a move for ``alpha`` every pixel labelled ``alpha`` already has no
+capacity at all, and a pixel whose data cost of switching exceeds everything its neighbours
+could save stays too. When most pixels are fixed (the background's moves, where the
+background already covers most of the image) the move is solved on a graph of the free pixels
+only (:func:`reduced_cut`), with the same flow and the same source side.
 """
 
 from __future__ import annotations
+
+import time
+
+import maxflow
+import numpy as np
 
 from graphcut.solver import CutResult, GridNetwork
 from graphcut.solver.cpu import cut_grid_graph, grid_bytes
 from graphcut.solver.memory import require_host_memory
 
+# A move with at most this share of free pixels is solved on the graph of its free pixels.
+REDUCE_AT_MOST = 0.5
+# A label whose move was not reduced is checked again after this many of its moves.
+RECHECK_AFTER = 2
+INT32_MAX = int(np.iinfo(np.int32).max)
+
 
 class HostMoveCuts:
-    """``cuts(network) -> CutResult`` for 2-D grid networks of one shape, on one graph."""
+    """Minimum cuts of expansion-move networks on the CPU, on one PyMaxflow graph.
+
+    Call it as ``cuts(network, label=None)`` with a 2-D :class:`~graphcut.solver.GridNetwork`
+    (NumPy or CuPy; a new shape allocates a new graph). It returns the
+    :class:`~graphcut.solver.CutResult` that ``min_cut(network, device="cpu")`` returns (the
+    same flow and source side), solved on the graph of the free pixels only when most pixels'
+    sides are known beforehand (``stats["free_pixels"]`` then says how many were free).
+    ``label`` (optional) names the move's label: a label whose last move had too many free
+    pixels to reduce is not checked again for ``RECHECK_AFTER`` of its moves (the check costs
+    a few passes over the image; the cut is the same either way).
+
+    Keep one per grid to allocate its graph once (``alpha_expansion`` takes it as ``cuts``;
+    ``graphcut.Segmenter`` keeps one for all strokes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from graphcut.labeling import HostMoveCuts, PairWeights, expansion_network
+    >>> costs = np.array([[[0, 4, 9]], [[9, 5, 0]]], np.int32)
+    >>> weights = PairWeights(np.array([[5, 5]]), np.zeros((0, 3), int))
+    >>> network, constant = expansion_network(costs, weights, np.zeros((1, 3), np.int32), 1)
+    >>> cut = HostMoveCuts()(network, label=1)
+    >>> constant + cut.flow, cut.source_side.tolist()   # energy after the move; kept pixels
+    (9, [[True, True, False]])
+    """
 
     def __init__(self):
         self._graph = None
         self._shape = None
+        self._unreduced = {}  # label -> moves since its last check found too many free pixels
 
-    def __call__(self, network: GridNetwork) -> CutResult:
+    def __call__(self, network: GridNetwork, label=None) -> CutResult:
         network = network.to_numpy()
         if network.shape != self._shape:
             require_host_memory(grid_bytes(network.shape),
                                 f"solving a {network.shape} expansion move on the CPU")
             self._graph, self._shape = None, network.shape
+        started = time.perf_counter()
+        skipped = self._unreduced.get(label)
+        if skipped is not None and label is not None and skipped < RECHECK_AFTER:
+            self._unreduced[label] = skipped + 1
+            return self._whole(network)
+        fixed_source, fixed_sink = fixed_pixels(network)
+        free = network.source.size - int(np.count_nonzero(fixed_source)) \
+            - int(np.count_nonzero(fixed_sink))
+        self._unreduced.pop(label, None)
+        if free > REDUCE_AT_MOST * network.source.size:
+            self._unreduced[label] = 0
+        else:
+            if self._graph is None:  # sized for the whole grid: later moves may need it
+                h, w = network.shape
+                self._graph = maxflow.Graph[int](h * w, h * (w - 1) + (h - 1) * w)
+            result = reduced_cut(network, fixed_source, fixed_sink, self._graph, started)
+            if result is not None:
+                return result
+        return self._whole(network)
+
+    def _whole(self, network):
         result, self._graph = cut_grid_graph(network, graph=self._graph)
         return result
+
+
+def _neighbour_sums(network: GridNetwork):
+    """Per pixel (int64): the capacity of its arcs to its neighbours and of theirs to it."""
+    (down, right), (up, left) = network.forward, network.backward
+    out = np.zeros(network.shape, dtype=np.int64)
+    into = np.zeros(network.shape, dtype=np.int64)
+    out[:, :-1] += right   # (y, x) -> (y, x + 1)
+    into[:, 1:] += right
+    out[:-1] += down       # (y, x) -> (y + 1, x)
+    into[1:] += down
+    if left.any():         # (expansion moves have no backward arcs)
+        out[:, 1:] += left     # (y, x + 1) -> (y, x)
+        into[:, :-1] += left
+    if up.any():
+        out[1:] += up          # (y + 1, x) -> (y, x)
+        into[:-1] += up
+    return out, into
+
+
+def fixed_pixels(network: GridNetwork):
+    """Pixels on the source side, and pixels on the sink side, of the cut whose source side is
+    the largest (the one :func:`graphcut.solver.min_cut` returns), known without solving.
+
+    For a minimum cut ``S`` without pixel ``p``, adding ``p`` changes the capacity by at most
+    ``t_p - s_p + (capacity of p's arcs to its neighbours)``; when that is ``<= 0`` the
+    larger set is a minimum cut too, so the largest one holds ``p``. Likewise removing ``p``
+    from a minimum cut changes it by at most ``s_p - t_p + (capacity of the arcs into p)``;
+    when that is ``< 0`` no minimum cut holds ``p``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(fixed_source, fixed_sink)``, two disjoint bool arrays of the grid's shape.
+    """
+    out, into = _neighbour_sums(network)
+    slack = network.source.astype(np.int64)
+    slack -= network.sink
+    fixed_source = slack >= out
+    np.negative(slack, out=slack)
+    fixed_sink = slack > into
+    return fixed_source, fixed_sink
+
+
+def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=None):
+    """The minimum cut of ``network`` (2-D, NumPy) with the pixels of ``fixed_source`` and
+    ``fixed_sink`` (:func:`fixed_pixels`) held on their sides, solved on ``graph`` (a PyMaxflow
+    ``Graph[int]``, emptied first) with one node per free pixel.
+
+    An arc from a held source pixel to a free one acts as a source capacity of the free
+    pixel, an arc from a free pixel to a held sink pixel as its sink capacity; arcs between
+    held pixels and the held pixels' terminal capacities add a constant to the flow.
+
+    Returns
+    -------
+    CutResult or None
+        The flow and the largest source side of ``network`` itself (the same as
+        :func:`graphcut.solver.min_cut`'s), or None when a free pixel's terminal capacity
+        would leave int32 (the caller then solves the whole grid).
+    """
+    started = time.perf_counter() if started is None else started
+    (down, right), (up, left) = network.forward, network.backward
+    source, sink = network.source, network.sink
+    fs, ft = fixed_source, fixed_sink
+    free = ~(fs | ft)
+    # the terminal capacities of the free pixels, with the arcs from / to held pixels
+    gain_source = source.astype(np.int64)
+    gain_source[:, 1:] += np.where(fs[:, :-1], right, 0)
+    gain_source[:, :-1] += np.where(fs[:, 1:], left, 0)
+    gain_source[1:] += np.where(fs[:-1], down, 0)
+    gain_source[:-1] += np.where(fs[1:], up, 0)
+    gain_sink = sink.astype(np.int64)
+    gain_sink[:, :-1] += np.where(ft[:, 1:], right, 0)
+    gain_sink[:, 1:] += np.where(ft[:, :-1], left, 0)
+    gain_sink[:-1] += np.where(ft[1:], down, 0)
+    gain_sink[1:] += np.where(ft[:-1], up, 0)
+    source_caps, sink_caps = gain_source[free], gain_sink[free]
+    del gain_source, gain_sink
+    if source_caps.size and max(int(source_caps.max()), int(sink_caps.max())) > INT32_MAX:
+        return None
+    constant = (int(source.sum(where=ft, dtype=np.int64))
+                + int(sink.sum(where=fs, dtype=np.int64))
+                + int(right.sum(where=fs[:, :-1] & ft[:, 1:], dtype=np.int64))
+                + int(left.sum(where=fs[:, 1:] & ft[:, :-1], dtype=np.int64))
+                + int(down.sum(where=fs[:-1] & ft[1:], dtype=np.int64))
+                + int(up.sum(where=fs[1:] & ft[:-1], dtype=np.int64)))
+    count = int(np.count_nonzero(free))
+    ids = np.full(network.shape, -1, dtype=np.int64)
+    ids[free] = np.arange(count, dtype=np.int64)
+    graph.reset()
+    graph.add_nodes(count)
+    for both, tails, heads, forward, backward in (
+            (free[:, :-1] & free[:, 1:], ids[:, :-1], ids[:, 1:], right, left),
+            (free[:-1] & free[1:], ids[:-1], ids[1:], down, up)):
+        if both.any():
+            graph.add_edges(tails[both], heads[both], forward[both], backward[both])
+    nodes = np.arange(count, dtype=np.int64)
+    if count:
+        graph.add_grid_tedges(nodes, source_caps, sink_caps)
+    built = time.perf_counter()
+    flow = constant + (int(graph.maxflow()) if count else 0)
+    solved = time.perf_counter()
+    source_side = fs.copy()
+    if count:
+        source_side[free] = ~graph.get_grid_segments(nodes)
+    done = time.perf_counter()
+    stats = {"seconds": {"build": built - started, "solve": solved - built, "cut": done - solved,
+                         "total": done - started},
+             "device_name": "CPU (PyMaxflow, Boykov-Kolmogorov)", "free_pixels": count}
+    return CutResult(flow, source_side, "cpu", stats)

@@ -80,6 +80,8 @@ def _as_weights(weights, xp) -> PairWeights:
 def _pair_cost(weight, a, b, cap):
     """``weight * min(|a - b|, cap)`` as int64 (a, b label arrays or ints)."""
     xp = _array_module(weight)
+    if cap == 1 and xp is np:  # Potts on the host
+        return weight.astype(np.int64) * (a != b)
     return weight.astype(np.int64) * xp.minimum(xp.abs(a - b), cap)
 
 
@@ -98,10 +100,46 @@ def _energy(data_term, weights, labels, cap: int) -> int:
     return total
 
 
+def _energy_change(cost_alpha, current, weights, labels, moved, changed, alpha: int,
+                   cap: int) -> int:
+    """How the exact energy changes when the pixels ``changed`` (flat indices; ``moved`` the
+    same as a bool (H, W) mask; none labelled ``alpha``) switch to ``alpha``: their data terms
+    and the pair terms of the edges that touch them (NumPy; a few pixels' work, not the
+    image's)."""
+    h, w = labels.shape
+    flat = labels.reshape(-1)
+    moved = moved.reshape(-1)
+    total = int(cost_alpha.reshape(-1)[changed].sum(dtype=np.int64)) \
+        - int(current.reshape(-1)[changed].sum(dtype=np.int64))
+    horizontal, vertical = weights
+    cols = changed % w
+    rows = changed // w
+    for weight, firsts, step, across in (
+            (horizontal, np.concatenate([changed[cols < w - 1], changed[cols > 0] - 1]), 1,
+             True),
+            (vertical, np.concatenate([changed[rows < h - 1], changed[rows > 0] - w]), w,
+             False)):
+        first = np.unique(firsts)  # each edge (first, first + step) once
+        if not first.size:
+            continue
+        second = first + step
+        # (H, W - 1) weights: edge (y, x)-(y, x + 1) is at y * (W - 1) + x; (H - 1, W): at p
+        edge = first - first // w if across else first
+        old_a, old_b = flat[first], flat[second]
+        new_a = np.where(moved[first], alpha, old_a)
+        new_b = np.where(moved[second], alpha, old_b)
+        difference = (np.minimum(np.abs(new_a - new_b), cap)
+                      - np.minimum(np.abs(old_a - old_b), cap))
+        total += int((weight.reshape(-1)[edge].astype(np.int64) * difference).sum())
+    return total
+
+
 def _pair_cost32(weight, a, b, cap):
     """``weight * min(|a - b|, cap)`` as int32: exact for a problem that passed
     :func:`_check_problem` (every pair cost, and a data cost plus 8 of them, fits in int32)."""
     xp = _array_module(weight)
+    if cap == 1 and xp is np:  # Potts on the host: two passes instead of five
+        return weight.astype(np.int32, copy=False) * (a != b)
     return weight.astype(np.int32, copy=False) * xp.minimum(xp.abs(a - b), cap).astype(np.int32)
 
 
@@ -130,9 +168,11 @@ def _move_network(cost_alpha, current, weights, labels, alpha: int, cap: int):
     constant += int(shared.sum(dtype=np.int64))
     right, down = arcs
     change -= shared
-    network = GridNetwork(source=change, sink=keep - shared, right=right, down=down,
-                          left=xp.zeros(right.shape, dtype=np.int32),
-                          up=xp.zeros(down.shape, dtype=np.int32))
+    # valid by construction (int32, contiguous, >= 0, bounded by _check_problem): no checking
+    # passes over the arrays on every move
+    network = GridNetwork.from_checked(
+        change, keep - shared, (down, right),
+        (xp.zeros(down.shape, dtype=np.int32), xp.zeros(right.shape, dtype=np.int32)))
     return network, constant
 
 

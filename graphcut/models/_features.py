@@ -1,8 +1,9 @@
 """Per-pixel features for the learned appearance model: a small bank of multi-scale filters.
 
 The bank is the one ilastik and scikit-image's ``multiscale_basic_features`` popularised,
-computed with the same formulas on the CPU (NumPy / SciPy) and on the GPU (CuPy /
-``cupyx.scipy.ndimage``), once per image:
+computed with the same formulas on the CPU (NumPy / SciPy, or OpenCV's filters where
+installed: :mod:`graphcut.models._features_cpu`, a faster path for NumPy arrays) and on the
+GPU (CuPy / ``cupyx.scipy.ndimage``: :func:`generic_pixel_features`), once per image:
 
 - every channel's own value (colour: R, G, B; grey: the intensity);
 - for each scale ``s`` of :data:`DEFAULT_SCALES` (pixels, the Gaussian's standard deviation):
@@ -123,6 +124,32 @@ def pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
         raise ValueError(f"values must be (H, W, C) or (D, H, W, C), got shape {values.shape}")
     if not scales or any(not float(s) > 0 for s in scales):
         raise ValueError(f"scales must be numbers > 0, got {scales!r}")
+    xp = array_module(values)
+    if xp.__name__ == "numpy":  # the same features, faster: _features_cpu's docstring
+        from graphcut.models._features_cpu import cpu_pixel_features
+        return cpu_pixel_features(values, tuple(float(s) for s in scales), standardise,
+                                  STATISTICS_PIXELS)
+    return generic_pixel_features(values, scales=scales, standardise=standardise)
+
+
+def generic_pixel_features(values, *, scales=DEFAULT_SCALES, standardise=True):
+    """:func:`pixel_features` in array-module-generic code: what CuPy runs, and the reference
+    that the CPU's fast path (:mod:`graphcut.models._features_cpu`) is tested against.
+
+    Parameters
+    ----------
+    values : array (H, W, C) or (D, H, W, C), float
+        NumPy or CuPy; checked by :func:`pixel_features`.
+    scales : tuple of float
+        Gaussian standard deviations in pixels, each > 0.
+    standardise : bool
+        Subtract each feature's mean over the image and divide by its standard deviation.
+
+    Returns
+    -------
+    array (*spatial, F), float32
+        As :func:`pixel_features`'s.
+    """
     xp = array_module(values)
     ndimage = _ndimage(xp)
     values = xp.asarray(values, dtype=xp.float32)

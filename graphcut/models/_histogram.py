@@ -224,3 +224,17 @@ class Histogram(PerLabelModel):
 
     def label_model(self) -> HistogramModel:
         return HistogramModel(self.bins)
+
+    def fit(self, features, samples) -> "Histogram":
+        """One histogram per label, as :class:`~graphcut.models.PerLabelModel` fits them, with
+        the histogram cell of every pixel computed once for all labels (and kept while the
+        same ``features`` array is given: a :class:`graphcut.Segmenter`'s strokes)."""
+        indexed = getattr(self, "_indexed", None)
+        fitted = []
+        for sample in samples:
+            model = self.label_model()
+            model._indexed = indexed
+            fitted.append(model.fit(features, sample))
+            indexed = model._indexed
+        self._fitted, self._indexed = fitted, indexed
+        return self

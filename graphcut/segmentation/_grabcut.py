@@ -155,11 +155,11 @@ def _binary(values, nlinks, constraints, model, scale, clock, weights, priors):
 
 
 def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, scale,
-                   device, max_cycles=20, weights=None, priors=None) -> Iterated:
+                   device, max_cycles=20, weights=None, priors=None, cuts=None) -> Iterated:
     """K labels: ``model`` the appearance model of all of them, ``samples[i]`` label index
     i's first sample (0 = background);
     ``pinned`` int (H, W), -1 free else the label index; moves by alpha-expansion on
-    ``device``."""
+    ``device`` (``cuts``: its CPU cutter, see :func:`~graphcut.labeling.alpha_expansion`)."""
     from graphcut.labeling import alpha_expansion
 
     xp = array_module(values)
@@ -171,7 +171,7 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
     problem = _labels(values, nlinks, pinned, model, scale, clock, weights, priors)
     t = time.perf_counter()
     result = alpha_expansion(problem.costs, problem.weights, device=device,
-                             max_cycles=max_cycles)
+                             max_cycles=max_cycles, cuts=cuts)
     clock.add("cut", t)
     cut_seconds = sum(result.maxflow_seconds.values())
     labels = xp.asarray(result.labels)
@@ -190,7 +190,7 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
             break
         t = time.perf_counter()
         new_result = alpha_expansion(new_problem.costs, new_problem.weights, device=device,
-                                     max_cycles=max_cycles, initial_labels=labels)
+                                     max_cycles=max_cycles, initial_labels=labels, cuts=cuts)
         clock.add("cut", t)
         cut_seconds += sum(new_result.maxflow_seconds.values())
         new_labels = xp.asarray(new_result.labels)

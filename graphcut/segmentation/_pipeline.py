@@ -30,7 +30,7 @@ LOCALITY_REACH = 0.05
 FAR_REACH = 0.2
 
 
-def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None):
+def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -40,6 +40,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None):
     ``device``; GrabCut's iterations refit and re-cut; clean-up last.
 
     ``shape``: the grid's shape, (H, W) or a volume's (D, H, W); None: ``values.shape[:2]``.
+    ``moves``: the expansion moves' cutter on the CPU (:meth:`GridCuts.moves`), None: one per
+    expansion.
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -110,7 +112,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None):
             samples = [xp.where(s, weights, 0.0) for s in samples]
         run = iterate_labels(values, nlinks, pinned, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                             device=device, weights=weights, priors=priors)
+                             device=device, weights=weights, priors=priors, cuts=moves)
         lookup = np.array([0] + objects, dtype=np.uint8)
         labels = lookup[to_host(run.labels)]
     if o["keep"] != "all" or o["fill_holes"] > 0:

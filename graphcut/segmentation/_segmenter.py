@@ -203,7 +203,7 @@ class Segmenter:
         self._auto_lam = None
         self._set_lam(lam)
 
-    def _set_lam(self, lam) -> None:
+    def _set_lam(self, lam, keep=False) -> None:  # keep: the guard's, see GridCuts.set_nlinks
         lam = float(lam)
         if not (math.isfinite(lam) and lam >= 0.0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam}")
@@ -216,7 +216,7 @@ class Segmenter:
         self._nlinks, self.lam = nlinks, lam
         self._diagonals = None  # re-quantised at the next 8-connected cut
         if self._solver is not None:
-            self._solver.set_nlinks(nlinks)
+            self._solver.set_nlinks(nlinks, key=lam if keep else None)
 
     def prepare(self) -> float:
         """Build the solver's seed-independent part now (PyMaxflow's graph with its n-links, or
@@ -320,9 +320,9 @@ class Segmenter:
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
         values = self._image_features()
-        if seeds is not None:
-            seeds = self._xp.asarray(seeds)
+        seeds = None if seeds is None else self._xp.asarray(seeds)
         self.prepare()
+        moves = self._solver.moves(seeds)  # several objects on the CPU: one graph, kept
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -341,9 +341,9 @@ class Segmenter:
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         if self._auto_lam and (box is not None or lasso is not None) and \
                 self._weights is not None:
-            output, run, options = self._guarded(values, seeds, options, cut)
+            output, run, options = self._guarded(values, seeds, options, cut, moves)
         else:
-            output, run = segment_values(values, self._nlinks, seeds, options,
+            output, run = segment_values(values, self._nlinks, seeds, options, moves=moves,
                                          device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
@@ -352,18 +352,18 @@ class Segmenter:
             return self._xp.asarray(output)
         return output
 
-    def _guarded(self, values, seeds, options, cut):
+    def _guarded(self, values, seeds, options, cut, moves):
         """The collapse guard (:mod:`._smoothness`): cut at the lighter and the heavier
         automatic lam, keep the heavier one's result unless its object shrank below the
         guard's share; the session's lam is the lighter one again afterwards."""
         results = []
         for lam in self._auto_lam:
-            self._set_lam(lam)
+            self._set_lam(lam, keep=True)
             chosen = {**options, "lam": lam}
-            results.append((*segment_values(values, self._nlinks, seeds, chosen,
+            results.append((*segment_values(values, self._nlinks, seeds, chosen, moves=moves,
                                             device=self.backend, cut=cut, shape=self.shape),
                             chosen))
-        self._set_lam(self._auto_lam[0])
+        self._set_lam(self._auto_lam[0], keep=True)
         light, heavy = results
         return heavy if keep_heavier(light[0], heavy[0]) else light
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from graphcut._labels import BACKGROUND
 from graphcut.solver import CutResult, GridNetwork, open_grid_solver
 
 
@@ -43,6 +46,9 @@ class GridCuts:
         self.backend = backend
         self._nlinks = tuple(nlinks)
         self._solver = None
+        self._moves = None  # the expansion moves' cutter (CPU, several objects)
+        self._key = None    # set_nlinks's key of the current n-links (None: not kept)
+        self._kept = {}     # CPU: key -> the solver of other n-links, kept with its flow
 
     @property
     def device_name(self) -> str:
@@ -53,17 +59,63 @@ class GridCuts:
         """The incremental solver, opened now if it was not yet (its memory allocated, the
         n-links loaded, zero terminal capacities). Returns it."""
         if self._solver is None:
+            self._moves = None  # one PyMaxflow graph at a time
             xp = _array_module_of(self._nlinks[0])
             zero = xp.zeros(self.shape, dtype=xp.int32)
             network = GridNetwork.from_checked(zero, zero, self._nlinks[::-1])
-            self._solver = open_grid_solver(network, device=self.backend)
+            try:
+                self._solver = open_grid_solver(network, device=self.backend)
+            except MemoryError:
+                if not self._kept:
+                    raise
+                self._close_kept()  # the memory of a kept graph, rather than no cut at all
+                self._solver = open_grid_solver(network, device=self.backend)
         return self._solver
 
-    def set_nlinks(self, nlinks) -> None:
-        """Use these n-link capacities (last axis first) from the next cut on."""
-        self._nlinks = tuple(nlinks)
-        if self._solver is not None:
-            self._solver.set_nlinks(self._nlinks[::-1])
+    def moves(self, seeds):
+        """The cutter of alpha-expansion moves for these seeds, kept between calls, or None.
+
+        On the CPU, for seeds of several objects (a label above 2): a
+        :class:`~graphcut.labeling.HostMoveCuts`, whose PyMaxflow graph is allocated once for
+        all strokes; the incremental solver's graph is closed first (the next one-object
+        cut opens it again), so that one graph is held at a time. Otherwise (the GPU, one
+        object, no seeds) None, and the moves' graph is dropped.
+        """
+        if not (self.backend == "cpu" and seeds is not None and _several_objects(seeds)):
+            self._moves = None
+            return None
+        self.close()
+        if self._moves is None:
+            from graphcut.labeling import HostMoveCuts
+            self._moves = HostMoveCuts()
+        return self._moves
+
+    def set_nlinks(self, nlinks, key=None) -> None:
+        """Use these n-link capacities (last axis first) from the next cut on.
+
+        ``key`` (CPU only; e.g. the lam they were made with): the solver of the n-links being
+        replaced is kept, with its flow, under their own key, and the one kept under ``key``
+        (if any) is used again, so that cuts alternating between two sets of n-links (the
+        histogram's automatic lam with a box: two lams per update) stay incremental. At most
+        one solver is kept besides the current one (the oldest is closed); ``key`` None
+        closes them all. On the GPU the solver keeps its flow through any change anyway
+        (Kohli-Torr), so ``key`` is ignored there."""
+        nlinks = tuple(nlinks)
+        if key is None or self.backend != "cpu":
+            self._close_kept()
+            self._nlinks, self._key = nlinks, None
+            if self._solver is not None:
+                self._solver.set_nlinks(nlinks[::-1])
+            return
+        if key != self._key:
+            if self._solver is not None and self._key is None:
+                self._solver.close()  # n-links of no key: nothing to come back to
+            elif self._solver is not None:
+                self._kept[self._key] = self._solver
+            self._solver = self._kept.pop(key, None)
+            while len(self._kept) > 1:
+                self._kept.pop(next(iter(self._kept))).close()
+        self._nlinks, self._key = nlinks, key
 
     def solve(self, source, sink, *, cancel=None, region=None) -> CutResult:
         """The minimum cut with these terminal capacities (int32, the grid's shape, on the
@@ -84,10 +136,28 @@ class GridCuts:
         return self.solve(network.source, network.sink)
 
     def close(self) -> None:
-        """Release the solver's memory; a later cut opens a new one."""
+        """Release the solver's memory (and any kept by :meth:`set_nlinks`); a later cut
+        opens a new one."""
+        self._close_kept()
         if self._solver is not None:
             self._solver.close()
             self._solver = None
+
+    def _close_kept(self) -> None:
+        while self._kept:
+            self._kept.popitem()[1].close()
+
+
+def _several_objects(seeds) -> bool:
+    """Whether the host label array ``seeds`` marks more than one object label (1, 3, 4,
+    ...; 2 is the background)."""
+    seeds = np.asarray(seeds)
+    if (seeds.size == 0 or seeds.dtype.kind not in "iu" or int(seeds.max()) <= BACKGROUND
+            or int(seeds.min()) < 0):
+        return False  # one object, or seeds the pipeline refuses with its own message
+    counts = np.bincount(seeds.ravel())
+    counts[BACKGROUND] = 0
+    return int(np.count_nonzero(counts[1:])) > 1
 
 
 def _array_module_of(array):

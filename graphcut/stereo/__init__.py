@@ -9,18 +9,21 @@ The expansion machinery is shared with other multi-label problems and lives in
 from graphcut.labeling import (ExpansionResult, Move, MoveCallback, PairWeights,
                                alpha_expansion, expansion_network, labeling_energy)
 
+from ._border import BorderExtrapolation, extrapolate_left_border
 from ._costs import (CensusParameters, as_grey_levels, census_costs, data_costs,
                      right_view_labels, smoothness_weights)
 from ._disparity import (DATA_COSTS, StereoResult, bad_pixel_rate, check_energy_range,
                          disparity, host_memory_needed, memory_needed)
 from ._occlusion import (MedianFill, fill_from_background, inconsistent_pixels,
                          weighted_median_fill)
+from ._refine import EdgeRefinement, refine_depth_edges
 
 __all__ = [
-    "CensusParameters", "DATA_COSTS", "MedianFill", "ExpansionResult", "Move", "MoveCallback", "PairWeights",
-    "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
+    "BorderExtrapolation", "CensusParameters", "DATA_COSTS", "EdgeRefinement", "ExpansionResult",
+    "MedianFill", "Move", "MoveCallback", "PairWeights", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
     "check_energy_range", "data_costs", "disparity", "expansion_network",
+    "extrapolate_left_border",
     "fill_from_background", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
-    "memory_needed",
+    "memory_needed", "refine_depth_edges",
     "right_view_labels", "smoothness_weights", "weighted_median_fill",
 ]

@@ -31,8 +31,10 @@ from graphcut.solver.memory import grid_graph_bytes, require_host_memory
 from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_from_levels,
                      check_census_parameters, check_pair, data_costs_from_levels,
                      right_view_labels, smoothness_from_levels)
+from ._border import BorderExtrapolation, check_border_extrapolation, extrapolate_left_border
 from ._occlusion import (MedianFill, check_median_fill, fill_from_background,
                          inconsistent_pixels, weighted_median_fill)
+from ._refine import EdgeRefinement, check_edge_refinement, refine_depth_edges
 
 __all__ = ["DATA_COSTS", "StereoResult", "bad_pixel_rate", "check_energy_range", "disparity",
            "host_memory_needed", "memory_needed"]
@@ -181,7 +183,9 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               smoothness_truncation: int = 3, fill_occlusions: bool = True,
               consistency_tolerance: int = 1, channel_axis=None, device: str = "auto",
               max_cycles: int = 2, callback: MoveCallback | None = None,
-              median_fill: MedianFill | None = None) -> StereoResult:
+              median_fill: MedianFill | None = None,
+              border_extrapolation: BorderExtrapolation | None = None,
+              edge_refinement: EdgeRefinement | None = None) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -208,6 +212,22 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         median of the labels around them (:func:`~graphcut.stereo.weighted_median_fill`
         with those settings). Off by default: it helps the synthetic scenes (development
         and held-out) but not the Middlebury motorcycle (see the benchmarks page).
+    border_extrapolation
+        with ``fill_occlusions``, the leading run of inconsistent pixels of each row (the
+        strip the right camera does not see, ``x < d``) continues the surface to its right
+        along its row-wise slope (:func:`~graphcut.stereo.extrapolate_left_border` with these
+        settings, e.g. ``BorderExtrapolation()``) instead of keeping the background fill's
+        constant; None (the default) leaves it off (see below).
+    edge_refinement
+        with ``fill_occlusions``, last of all the pixels near depth edges take the
+        colour-weighted median of the labels around them
+        (:func:`~graphcut.stereo.refine_depth_edges` with these settings): edges move to the
+        colour edges of the left image. None (the default) leaves it off: chosen on the real
+        development pairs (Middlebury teddy and venus), both steps helped the real held-out
+        pairs cones and bull but cost the motorcycle 0.3-0.5 points and about 0.6 s of host
+        time at full size, which could not be measured against the 1.5 s GPU goal when they
+        were added (docs/stereo.md); pass ``EdgeRefinement()`` and ``BorderExtrapolation()``
+        to use them.
     device
         "auto", "cpu" or "cuda" for the cost volume and every move; "auto" falls back
         to the CPU when the GPU has too little free memory.
@@ -260,6 +280,10 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
                          f"{edge_threshold!r}")
     if median_fill is not None:
         median_fill = check_median_fill(median_fill)
+    if border_extrapolation is not None:
+        border_extrapolation = check_border_extrapolation(border_extrapolation)
+    if edge_refinement is not None:
+        edge_refinement = check_edge_refinement(edge_refinement)
     check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                        truncation=truncation, smoothness=smoothness, flat_factor=flat_factor,
                        smoothness_truncation=smoothness_truncation)
@@ -294,12 +318,19 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         inconsistent = inconsistent_pixels(result, right_labels,
                                            tolerance=consistency_tolerance)
         result = fill_from_background(result, inconsistent)
+        if border_extrapolation is not None:
+            result = extrapolate_left_border(result, inconsistent,
+                                             **border_extrapolation._asdict(),
+                                             max_label=int(max_disparity))
         if median_fill is not None:
             result = weighted_median_fill(result, inconsistent, left_levels,
                                           radius=median_fill.radius, step=median_fill.step,
                                           colour_sigma=median_fill.colour_sigma,
                                           space_sigma=median_fill.space_sigma,
                                           max_label=int(max_disparity))
+        if edge_refinement is not None:
+            result = refine_depth_edges(result, left_levels, **edge_refinement._asdict(),
+                                        max_label=int(max_disparity))
     done = time.perf_counter()
     return StereoResult(result, expansion, inconsistent, backend,
                         {"costs": costs_done - started, "expansion": expansion_done - costs_done,

@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._checks import checked_int, checked_number, unpacked
+
 
 class MedianFill(NamedTuple):
     """Settings of :func:`weighted_median_fill` as :func:`~graphcut.stereo.disparity` applies
@@ -83,24 +85,15 @@ def fill_from_background(labels, invalid) -> np.ndarray:
 
 def check_median_fill(settings) -> MedianFill:
     """``settings`` as a :class:`MedianFill` after checking its values (ValueError)."""
-    try:
-        radius, step, colour_sigma, space_sigma = settings
-    except (TypeError, ValueError):
-        raise ValueError(f"median_fill must be a MedianFill (radius, step, colour_sigma, "
-                         f"space_sigma) or None, got {settings!r}") from None
-    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) \
-            or not 1 <= radius <= 256:
-        raise ValueError(f"median fill radius must be an int in 1..256 pixels, got {radius!r}")
-    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) \
-            or not 1 <= step <= radius:
-        raise ValueError(f"median fill step must be an int in 1..radius ({radius}), got "
-                         f"{step!r}")
-    for name, value in (("colour_sigma", colour_sigma), ("space_sigma", space_sigma)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) \
-                or not 1e-3 <= value <= 1e6:
-            raise ValueError(f"median fill {name} must be a number in 0.001..1e6, got "
-                             f"{value!r}")
-    return MedianFill(int(radius), int(step), float(colour_sigma), float(space_sigma))
+    radius, step, colour_sigma, space_sigma = unpacked(settings, "median_fill", "MedianFill",
+                                                       MedianFill._fields)
+    radius = checked_int("median fill", "radius", radius, 1, 256, " pixels")
+    step = checked_int("median fill", "step", step, 1, (radius, f"radius ({radius})"))
+    colour_sigma, space_sigma = (checked_number("median fill", name, value, 1e-3, 1e6,
+                                                "0.001..1e6")
+                                 for name, value in (("colour_sigma", colour_sigma),
+                                                     ("space_sigma", space_sigma)))
+    return MedianFill(radius, step, colour_sigma, space_sigma)
 
 
 def weighted_median_fill(labels, invalid, image, *, radius: int = 9, colour_sigma: float = 10.0,
@@ -168,28 +161,41 @@ def weighted_median_fill(labels, invalid, image, *, radius: int = 9, colour_sigm
         return labels.copy()
     top = int(labels.max()) if max_label is None else int(max_label)
     bins = top + 1
-    h, w = labels.shape
-    count = rows.size
-    histogram = np.zeros(count * bins, dtype=np.float64)
-    base = (np.arange(count, dtype=np.int64) * bins)[:, np.newaxis]
-    centre = image[rows, cols][:, np.newaxis, :]
-    channels = image.shape[2]
     offsets = np.arange(-(radius // step) * step, radius + 1, step)
-    c = cols[:, np.newaxis] + offsets[np.newaxis, :]
-    inside_c = (c >= 0) & (c < w)
-    c = np.clip(c, 0, w - 1)
-    for dy in offsets:  # one row of the window at a time: (count, 2 radius + 1) neighbours
-        r = rows + dy
-        inside = inside_c & ((r >= 0) & (r < h))[:, np.newaxis]
-        r = np.clip(r, 0, h - 1)[:, np.newaxis]
-        colour = np.abs(image[r, c] - centre).sum(axis=2)
-        distance = np.hypot(float(dy), offsets.astype(np.float32))[np.newaxis, :]
-        weight = np.exp(colour * np.float32(-1 / (channels * colour_sigma))
-                        - distance * np.float32(1 / space_sigma))
-        histogram += np.bincount((base + labels[r, c])[inside], weights=weight[inside],
-                                 minlength=count * bins)
-    cumulative = np.cumsum(histogram.reshape(count, bins), axis=1)
-    median = np.argmax(cumulative >= cumulative[:, -1:] / 2, axis=1)
+    # the window's samples, row by row: flat offsets in the image padded by `radius` (padding
+    # pixels carry the extra label `bins`, whose weight is left out of every median) and
+    # distances to the centre
+    h, w = labels.shape
+    width = w + 2 * radius
+    padded_labels = np.pad(labels.astype(np.int64), radius, constant_values=bins).ravel()
+    padded_image = np.pad(image, ((radius, radius), (radius, radius), (0, 0)))
+    padded_image = padded_image.reshape(-1, image.shape[2])
+    dy, dx = (a.ravel() for a in np.meshgrid(offsets, offsets, indexing="ij"))
+    samples = dy * width + dx
+    distance = np.hypot(dy.astype(np.float32), dx.astype(np.float32))
+    centres = (rows.astype(np.int64) + radius) * width + cols + radius
+    # pixels in chunks of about 2^21 window samples and 2^22 histogram bins (bounded memory)
+    chunk = max(1, min(2 ** 21 // samples.size, 2 ** 22 // (bins + 1)))
+    median = np.concatenate([
+        _window_medians(padded_labels, padded_image, centres[i:i + chunk], samples, distance,
+                        bins, colour_sigma, space_sigma)
+        for i in range(0, centres.size, chunk)])
     result = labels.copy()
     result[rows, cols] = median.astype(labels.dtype)
     return result
+
+
+def _window_medians(labels, image, centres, samples, distance, bins, colour_sigma,
+                    space_sigma):
+    """The weighted medians of :func:`weighted_median_fill` for the pixels at flat positions
+    ``centres`` of the padded ``labels`` (flat) and ``image`` (flat, C)."""
+    count = centres.size
+    channels = image.shape[1]
+    where = centres[:, np.newaxis] + samples[np.newaxis, :]
+    colour = np.abs(image[where] - image[centres][:, np.newaxis, :]).sum(axis=2)
+    weight = np.exp(colour * np.float32(-1 / (channels * colour_sigma))
+                    - distance * np.float32(1 / space_sigma))
+    index = labels[where] + (np.arange(count, dtype=np.int64) * (bins + 1))[:, np.newaxis]
+    histogram = np.bincount(index.ravel(), weights=weight.ravel(), minlength=count * (bins + 1))
+    cumulative = np.cumsum(histogram.reshape(count, bins + 1)[:, :bins], axis=1)
+    return np.argmax(cumulative >= cumulative[:, -1:] / 2, axis=1)

@@ -25,8 +25,8 @@ from PIL import Image
 from graphcut.io import atomic_write
 
 __all__ = ["DISPARITY_SUFFIXES", "InstanceDump", "KITTI_SCALE", "atomic_path",
-           "colorize_disparity", "motorcycle_pair", "preview_image", "read_disparity",
-           "write_disparity", "write_preview"]
+           "colorize_disparity", "downscale_pair", "motorcycle_pair", "preview_image",
+           "read_disparity", "write_disparity", "write_preview"]
 
 KITTI_SCALE = 256
 DISPARITY_SUFFIXES = (".npy", ".png")
@@ -274,16 +274,49 @@ def motorcycle_pair(*, downscale: int = 1):
     """scikit-image's Middlebury motorcycle pair (500 x 741, offline) at 1/``downscale`` size.
 
     Returns ``(left, right, truth)``: uint8 RGB images and the float64 ground-truth disparity
-    (NaN where unknown). With ``downscale`` > 1 the pair is cropped to a multiple of it and
-    reduced by block means; a ground-truth block is the mean of its known pixels divided by
-    ``downscale``, kept only where at least 3/4 of the block is known.
+    (NaN where unknown), reduced by :func:`downscale_pair` when ``downscale`` > 1.
     """
     from skimage import data
-    from skimage.transform import downscale_local_mean
 
     left, right, truth = data.stereo_motorcycle()
     truth = truth.astype(np.float64)
     truth[~np.isfinite(truth)] = np.nan  # scikit-image marks missing values with inf
+    return downscale_pair(left, right, truth, downscale)
+
+
+def downscale_pair(left, right, truth, downscale: int):
+    """A rectified pair and its ground truth at 1/``downscale`` size.
+
+    Parameters
+    ----------
+    left, right : (H, W, C) uint8 arrays
+        The images.
+    truth : (H, W) float array
+        Disparities in pixels of the full size, NaN where unknown.
+    downscale : int
+        Integer reduction (>= 1; 1 returns the inputs as they are).
+
+    Returns
+    -------
+    tuple
+        ``(left, right, truth)``: the pair cropped to a multiple of ``downscale`` and reduced
+        by block means (rounded to uint8); a ground-truth block is the mean of its known
+        pixels divided by ``downscale``, kept only where at least 3/4 of the block is known
+        (NaN elsewhere).
+
+    Examples
+    --------
+    >>> image = np.zeros((4, 4, 3), np.uint8)
+    >>> truth = np.full((4, 4), 6.0)
+    >>> downscale_pair(image, image, truth, 2)[2]
+    array([[3., 3.],
+           [3., 3.]])
+    """
+    from skimage.transform import downscale_local_mean
+
+    if isinstance(downscale, bool) or not isinstance(downscale, (int, np.integer)) \
+            or downscale < 1:
+        raise ValueError(f"downscale must be an int >= 1, got {downscale!r}")
     if downscale == 1:
         return left, right, truth
     h, w = (s - s % downscale for s in truth.shape)
@@ -300,4 +333,3 @@ def motorcycle_pair(*, downscale: int = 1):
     enough = known * 4 >= 3 * downscale * downscale
     reduced_truth[enough] = total[enough] / known[enough] / downscale
     return reduced(left), reduced(right), reduced_truth
-

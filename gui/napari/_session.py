@@ -25,8 +25,6 @@ import logging
 
 import numpy as np
 
-import graphcut
-
 from ..controller import Listener, SegmentationController
 from ..options import SegmentOptions
 from ._layers import (MASK_OPACITY, ChoiceNeeded, LayerError, as_seeds, changed_region,
@@ -61,7 +59,7 @@ class LayerSegmentation(Listener):
         self._use_process = use_process
         self.image_layer = self.scribbles_layer = None
         self.channels = "ask"
-        self.device, self.lam = "auto", graphcut.DEFAULT_LAM
+        self.device, self.lam = "auto", None  # lam None: the model's default
         self.options = SegmentOptions()
         self.live = False
         self.output_layer = None      # the Labels layer this object made, by identity
@@ -97,9 +95,10 @@ class LayerSegmentation(Listener):
         self._opened_key = None
         self._changed()
 
-    def set_lam(self, lam: float) -> None:
-        """The smoothness weight."""
-        self.lam = float(lam)
+    def set_lam(self, lam: float | None) -> None:
+        """The smoothness weight (None: the appearance model's default, exactly as
+        ``graphcut.segment`` without ``lam``)."""
+        self.lam = None if lam is None else float(lam)
         if self._controller is not None:
             self._controller.set_lam(lam)
         self._changed()
@@ -256,8 +255,10 @@ class LayerSegmentation(Listener):
         self.last_outcome, self.last_error = outcome, None
         seconds = outcome.seconds.get("waited", float("nan"))
         size = "x".join(str(n) for n in shape[::-1])
+        lam = "" if outcome.factor > 1 or outcome.lam != outcome.lam else \
+            f" · λ {outcome.lam:g}"  # the library's choice where lambda follows the model
         self._status(f"{kind} · {outcome.backend} {outcome.device_name} · {seconds:.3f} s · "
-                     f"{size} · object {100.0 * outcome.coverage:.1f} %")
+                     f"{size} · object {100.0 * outcome.coverage:.1f} %{lam}")
 
     def on_error(self, message: str, details: str = "") -> None:
         """A solve failed: keep ``message`` as ``last_error`` and show it in the status;

@@ -9,12 +9,12 @@ the controls to it and brings the solvers' answers to the viewer's thread (a que
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import TYPE_CHECKING
 
 from magicgui.widgets import CheckBox, ComboBox, Container, FloatSpinBox, Label, PushButton
 
-from graphcut.segmentation import DEFAULT_LAM, MODEL_CHOICES
-
+from ..model_choice import LamChoice, model_help, model_lam, model_names
 from ..options import APP_DEFAULTS
 from ._layers import (BACKGROUND_LABEL, CHANNEL_CHOICES, OBJECT_LABEL, needs_channel_choice,
                       prepare_image)
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     import napari
 
 SCRIBBLES_LAYER = "scribbles"
+LAM_TIP = ("Weight of the boundary term: larger = smoother boundaries that follow edges more. "
+           "It follows the model's default until you change it; your value then stays for "
+           "every model until 'Model's default lambda'")
 HINT = (f"scribbles: label {OBJECT_LABEL} = object, {BACKGROUND_LABEL} = background, "
         "3 and up = more objects")
 
@@ -39,6 +42,30 @@ def make_post():
     poster = _Poster()
     poster.posted.connect(lambda function: function(), Qt.ConnectionType.QueuedConnection)
     return _Post(poster)
+
+
+_WATCHERS: set = set()  # the QObjects waiting for a widget's end (when_destroyed)
+
+
+def when_destroyed(widget, callback) -> None:
+    """Call ``callback()`` once when the Qt ``widget`` is destroyed.
+
+    Through a slot of a QObject of its own, kept alive here until then: a plain Python
+    callable connected to ``destroyed`` goes through a proxy that PyQt may free while the
+    widget is destroyed (seen: a segmentation fault when a widget closed in an earlier
+    test is deleted).
+    """
+    from qtpy.QtCore import QObject, Slot
+
+    class _Watcher(QObject):
+        @Slot()
+        def fire(self) -> None:
+            _WATCHERS.discard(self)
+            callback()
+
+    watcher = _Watcher()
+    _WATCHERS.add(watcher)
+    widget.destroyed.connect(watcher.fire)
 
 
 class _Post:
@@ -75,14 +102,18 @@ class GraphCutWidget(Container):
         self.scribbles_combo = ComboBox(label="scribbles", choices=self._labels_layers,
                                         nullable=True)
         self.new_scribbles_button = PushButton(text="New scribbles layer")
-        self.lam_box = FloatSpinBox(label="lambda", value=DEFAULT_LAM, min=0.0, max=1000.0,
-                                    step=1.0, tooltip="Weight of the boundary term: larger = "
-                                    "smoother boundaries that follow edges more")
+        self.lam_choice = LamChoice()
+        self._showing_lam = False
+        self.model_combo = ComboBox(label="model", choices=list(model_names()),
+                                    value=APP_DEFAULTS.model, tooltip="Appearance model:\n"
+                                    + "\n".join(f"{name}: {model_help(name)}"
+                                                for name in model_names()))
+        self.lam_box = FloatSpinBox(label="lambda", value=model_lam(self.model_combo.value),
+                                    min=0.0, max=10000.0, step=1.0, tooltip=LAM_TIP)
+        self.lam_reset_button = PushButton(text="Model's default lambda", enabled=False,
+                                           tooltip="lambda follows the model's default again")
         self.device_combo = ComboBox(label="device", choices=["auto", "cpu", "cuda"],
                                      value="auto")
-        self.model_combo = ComboBox(label="colour model", choices=list(MODEL_CHOICES),
-                                    value="histogram", tooltip="histogram: fast; gmm: "
-                                    "GrabCut's Gaussian mixtures (photos)")
         self.cleanup_box = CheckBox(text="Clean up (keep parts touching the scribbles, fill "
                                     "small holes)", value=True)
         self.box_combo = ComboBox(label="box", choices=self._shapes_layers, nullable=True,
@@ -93,34 +124,40 @@ class GraphCutWidget(Container):
         self.status = Label(value=HINT)
         self._fit_status()
         self.extend([self.image_combo, self.channels_combo, self.scribbles_combo,
-                     self.new_scribbles_button, self.lam_box, self.device_combo,
-                     self.model_combo, self.cleanup_box, self.box_combo, self.segment_button,
-                     self.live_box, self.status])
+                     self.new_scribbles_button, self.model_combo, self.lam_box,
+                     self.lam_reset_button, self.device_combo, self.cleanup_box,
+                     self.box_combo, self.segment_button, self.live_box, self.status])
         self._box_layer = None
         self.new_scribbles_button.changed.connect(self.add_scribbles_layer)
         self.segment_button.changed.connect(self.segment)
         for combo in (self.image_combo, self.channels_combo, self.scribbles_combo):
             combo.changed.connect(self._layers_changed)
-        self.lam_box.changed.connect(lambda value: self.session.set_lam(float(value)))
+        self.lam_box.changed.connect(self._lam_typed)
+        self.lam_reset_button.changed.connect(self.reset_lam)
         self.device_combo.changed.connect(lambda value: self.session.set_device(value))
         for control in (self.model_combo, self.cleanup_box, self.box_combo):
             control.changed.connect(self._options_changed)
         self.live_box.changed.connect(lambda live: self.session.set_live(live))
-        for event in (viewer.layers.events.inserted, viewer.layers.events.removed,
-                      viewer.layers.events.reordered):
-            event.connect(self._refresh_choices)
-        self.session.set_lam(float(self.lam_box.value))
-        self._options_changed()
-        self._refresh_choices()
-        session, refresh = self.session, self._refresh_choices
         events = (viewer.layers.events.inserted, viewer.layers.events.removed,
                   viewer.layers.events.reordered)
+        this = weakref.ref(self)
 
-        def closed(*args) -> None:  # the dock widget is gone: its solvers and handlers too
+        def refresh(event=None) -> None:  # a plain function: napari disconnects it without
+            widget = this()                # looking into the (maybe deleted) widget
+            if widget is not None:
+                widget._refresh_choices(event)
+        for event in events:
+            event.connect(refresh)
+        self.session.set_lam(self.lam_choice.requested)
+        self._options_changed()
+        self._refresh_choices()
+        session = self.session
+
+        def closed() -> None:  # the dock widget is gone: its solvers and handlers too
             session.close()
             for event in events:
                 event.disconnect(refresh)
-        self.native.destroyed.connect(closed)
+        when_destroyed(self.native, closed)
 
     # ----- layers ---------------------------------------------------------------------------
     def _image_layers(self, widget=None):
@@ -182,7 +219,39 @@ class GraphCutWidget(Container):
                 layer.events.data.connect(self._options_changed)
         options = dataclasses.replace(APP_DEFAULTS.with_cleanup(bool(self.cleanup_box.value)),
                                       model=self.model_combo.value)
+        self._show_lam()
         self.session.set_options(options.with_region(box=box_of(layer)))
+
+    # ----- lambda: the model's default until the user types one (model_choice.LamChoice) --
+    def set_lam(self, value: float | None) -> None:
+        """The user's lambda, which stays for every model (None: the model's default)."""
+        if value is None:
+            self.reset_lam()
+            return
+        self.lam_choice.type(value)  # also when the box shows it already (no change event)
+        self._show_lam()
+        self.session.set_lam(self.lam_choice.requested)
+
+    def reset_lam(self, *args) -> None:
+        """lambda follows the appearance model's default again."""
+        self.lam_choice.reset()
+        self._show_lam()
+        self.session.set_lam(None)
+
+    def _lam_typed(self, value) -> None:
+        if self._showing_lam:
+            return  # the widget showed the model's default, nobody typed
+        self.lam_choice.type(value)
+        self.lam_reset_button.enabled = True
+        self.session.set_lam(self.lam_choice.requested)
+
+    def _show_lam(self) -> None:
+        self._showing_lam = True
+        try:
+            self.lam_box.value = self.lam_choice.shown(self.model_combo.value)
+        finally:
+            self._showing_lam = False
+        self.lam_reset_button.enabled = not self.lam_choice.follows_model
 
     # ----- actions --------------------------------------------------------------------------
     def segment(self, *args) -> None:

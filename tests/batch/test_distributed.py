@@ -406,6 +406,28 @@ def test_only_dasks_cancel_race_on_ctrl_c_is_kept_from_the_user(filename, functi
     assert (caplog.records == []) is dropped
 
 
+def test_a_workers_heartbeat_loss_is_kept_from_the_user(caplog):
+    # a local cluster's worker whose heartbeat finds the scheduler gone (the driver closing
+    # it after Ctrl-C) logs an OSError traceback (seen in CI): the workers' preload drops it
+    from graphcut.batch import _cluster
+    logger = logging.getLogger("distributed.worker")
+    before = list(logger.filters)
+    try:
+        _cluster.quiet_worker_logs()
+        _cluster.quiet_worker_logs()  # once only
+        assert len(logger.filters) == len(before) + 1
+        with caplog.at_level(logging.WARNING, logger="distributed.worker"):
+            try:
+                raise OSError("Stream is closed")
+            except OSError:
+                logger.exception("Failed to communicate with scheduler during heartbeat.")
+                logger.exception("Unexpected exception during heartbeat. Closing worker.")
+        assert [r.getMessage() for r in caplog.records] == [
+            "Unexpected exception during heartbeat. Closing worker."]
+    finally:
+        logger.filters[:] = before
+
+
 def _session(pid: int) -> int | None:
     try:
         return os.getsid(pid)

@@ -47,3 +47,20 @@ def test_other_platforms_are_not_checked():
                                  "XDG_SESSION_TYPE": "wayland"}, "linux")
     assert command.uses_xcb({}, "linux") and command.uses_xcb({"QT_QPA_PLATFORM": "xcb"},
                                                               "linux")
+
+
+def test_lam_is_the_models_default_unless_given_and_the_model_is_chosen(monkeypatch):
+    """Without --lam the window's λ follows the appearance model (run gets None); --lam is
+    the user's λ; --model picks the model to start with."""
+    from graphcut.gui import app
+    runs = []
+    monkeypatch.setattr(app, "run", lambda *args, **kwargs: runs.append(kwargs) or 0)
+    monkeypatch.setattr(command, "uses_xcb", lambda: False)
+    for args, lam, model in (([], None, None), (["--lam", "3"], 3.0, None),
+                             (["--model", "learned"], None, "learned")):
+        result = CliRunner().invoke(main, ["gui", "--device", "cpu", *args])
+        assert result.exit_code == 0, result.output
+        run = runs.pop()
+        assert run["lam"] == lam and run["model"] == model
+    result = CliRunner().invoke(main, ["gui", "--model", "forest"])
+    assert result.exit_code == 2 and "forest" in result.output and runs == []

@@ -8,6 +8,7 @@ import graphcut
 from graphcut.gui.options import APP_DEFAULTS, SegmentOptions
 from graphcut.gui.sharing import SeedDelta
 from graphcut.gui.solve import Job, Session, Solver
+from graphcut.models import APPEARANCE_MODELS
 
 # the astronaut and its sample seeds at half size (quick); around every object seed:
 BOX = (10, 30, 256, 210)
@@ -50,3 +51,50 @@ def test_solver_answers_what_segment_gives(astronaut, device, case):
     if options.has_region:
         from graphcut.segmentation import allowed_region
         assert not mask[~allowed_region(mask.shape, box=options.box, lasso=options.lasso)].any()
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("model", list(APPEARANCE_MODELS))
+def test_no_lam_is_the_models_own_lam_also_after_a_typed_one(astronaut, device, model):
+    """lam None (the app's λ following the model) answers what ``segment`` gives at the
+    model's own lam (its default, except the histogram's automatic choice with a box, which
+    the app does not use), before and after a typed lam on the same solver."""
+    image, seeds, _ = astronaut
+    options = SegmentOptions(model=model).with_region(box=BOX)
+    solver = Solver()
+    assert solver.open(Session(1, image, None, device)).error is None
+    mask = np.zeros(image.shape[:2], bool)
+
+    def answer(number, lam):
+        outcome = solver.run(Job(number, 1, lam, SeedDelta(None, seeds), options))
+        assert outcome.error is None, outcome.error
+        outcome.update.apply(mask)  # the change since the previous answer
+        return mask.copy()
+
+    default = graphcut.segment(image, seeds, model=model, box=BOX, device=device,
+                               lam=APPEARANCE_MODELS[model].lam)
+    if model != "histogram":
+        np.testing.assert_array_equal(
+            default, graphcut.segment(image, seeds, model=model, box=BOX, device=device))
+    np.testing.assert_array_equal(answer(1, None), default)
+    typed = graphcut.segment(image, seeds, model=model, box=BOX, lam=3.0, device=device)
+    assert (typed != default).any()
+    np.testing.assert_array_equal(answer(2, 3.0), typed)
+    np.testing.assert_array_equal(answer(3, None), default)
+
+
+@pytest.mark.parametrize("model", list(APPEARANCE_MODELS))
+def test_a_preview_without_lam_uses_the_models_lam_over_its_factor(astronaut, model):
+    image, seeds, _ = astronaut
+    options = SegmentOptions(model=model)
+    masks = []
+    for lam in (None, APPEARANCE_MODELS[model].lam):
+        solver = Solver()
+        assert solver.open(Session(1, image, lam, "cpu", preview_factor=2)).error is None
+        outcome = solver.run(Job(1, 1, lam, SeedDelta(None, seeds), options))
+        assert outcome.error is None and outcome.factor == 2, outcome.error
+        mask = np.zeros((image.shape[0] // 2, image.shape[1] // 2), bool)
+        outcome.update.apply(mask)
+        masks.append(mask)
+    np.testing.assert_array_equal(*masks)
+    assert masks[0].any()

@@ -221,7 +221,7 @@ def test_one_object_clean_up_and_gmm(window, tmp_path):
     window.wait_until_idle()
     np.testing.assert_array_equal(window.mask(), expected(window))
     assert window.mask()[70:75, 110:115].any()  # the speck has the object's colour
-    window.gmm_action.trigger()
+    window.model_actions["gmm"].trigger()
     assert window.segment_options()["model"] == "gmm"
     window.wait_until_idle(timeout=60)
     np.testing.assert_array_equal(window.mask(), expected(window))
@@ -281,7 +281,10 @@ def test_controls_help_lists_the_new_tools(window, monkeypatch):
     monkeypatch.setattr(window, "show_help", lambda title, text: shown.append(text))
     window.help_action.trigger()
     text = shown[0]
-    for entry in ("Box", "Lasso", "Clean up result", "GrabCut colour model (GMM)",
-                  "Add object label", "Clear box and lasso", "Save labels"):
+    for entry in ("Box", "Lasso", "Clean up result", "Next appearance model",
+                  "Reset λ to the model default", "Add object label", "Clear box and lasso",
+                  "Save labels"):
         assert entry in text
     assert "<b>R</b>" in text and "<b>L</b>" in text
+    models = text.index("<i>Segment &gt; Appearance model</i>")  # the submenu's keys
+    assert "<i>" not in text[models + 3:text.index("<b>M</b>", models)]  # under its title

@@ -20,6 +20,7 @@ pytest.importorskip("napari")
 
 import graphcut  # noqa: E402
 from graphcut.gui.controller import PostQueue  # noqa: E402
+from graphcut.gui.model_choice import model_lam  # noqa: E402
 from graphcut.gui.napari._session import NEEDS_BOTH, LayerSegmentation  # noqa: E402
 from graphcut.gui.options import SegmentOptions  # noqa: E402
 
@@ -89,7 +90,9 @@ class Bench:
         self.post.run_pending(0.05)
 
     def expected(self, **kwargs):
-        options = self.session.options.segment_kwargs(self.session.lam)
+        lam = self.session.lam  # None: the model's own lam, which the plugin cuts at
+        model = self.session.options.model
+        options = self.session.options.segment_kwargs(model_lam(model) if lam is None else lam)
         options.update(kwargs)
         return graphcut.segment(self.image.data, np.asarray(self.scribbles.data),
                                 device="cpu", **options)

@@ -206,3 +206,27 @@ def test_errors_notify_without_traceback_and_status_lines_do_not(model_viewer, q
     widget.segment()
     assert len(shown) == 1 and "has shape (5, 5)" in shown[0]
     assert isinstance(shown[0], str)  # a message: napari shows no "View Traceback" for it
+
+
+def test_closing_the_dock_widget_ends_its_solvers_and_handlers(model_viewer, qtbot):
+    """A closed dock widget (deleted by Qt later, as napari does) closes its session and
+    disconnects from the viewer, without crashing however late the deletion comes."""
+    from graphcut.gui.napari._widget import GraphCutWidget
+    image = disc()
+    model_viewer.add_image(image, name="image")
+    widget = GraphCutWidget(model_viewer, use_process=False)
+    widget.device_combo.value = "cpu"
+    layer = widget.add_scribbles_layer()
+    layer.data[20, 25], layer.data[0, 0] = 1, 2
+    widget.segment()
+    wait_exact(widget, qtbot)
+    session, native = widget.session, widget.native
+    refreshed = []
+    widget._refresh_choices = lambda *args: refreshed.append(args)  # a marker
+    assert session.controller is not None
+    native.deleteLater()
+    del widget, native
+    qtbot.waitUntil(lambda: session.controller is None, timeout=10000)
+    model_viewer.add_image(image, name="later")  # no handler of the closed widget runs
+    qtbot.wait(50)
+    assert session.controller is None and refreshed == []

@@ -118,18 +118,19 @@ def test_gpu_features_equal_cpu():
     except Exception:  # noqa: BLE001
         pytest.skip("no GPU")
     for values in (_image(channels=3), np.stack([_image((20, 24), 1)] * 6)):
-        cpu = pixel_features(values)
-        gpu = pixel_features(cupy.asarray(values)).get()
+        cpu = features_module.generic_pixel_features(values)  # the same code on NumPy; the
+        gpu = pixel_features(cupy.asarray(values)).get()     # fast CPU path: test_features_cpu
         np.testing.assert_allclose(gpu, cpu, atol=1e-4)
 
 
 def test_volume_hessians_in_chunks_equal_one_batch(monkeypatch):
     """A volume's 3x3 Hessian eigenvalues are found in chunks of EIGEN_CHUNK matrices (cuSOLVER
-    refuses 128^3 at once); chunks that split the volume anywhere give the one-batch answer."""
+    refuses 128^3 at once); chunks that split the volume anywhere give the one-batch answer
+    (the generic path, which CuPy runs, on NumPy)."""
     from graphcut.models import _features
     rng = np.random.default_rng(5)
     volume = rng.random((6, 7, 9, 1))
-    whole = _features.pixel_features(volume, scales=(1.0, 2.0))
+    whole = _features.generic_pixel_features(volume, scales=(1.0, 2.0))
     monkeypatch.setattr(_features, "EIGEN_CHUNK", 37)
-    chunked = _features.pixel_features(volume, scales=(1.0, 2.0))
+    chunked = _features.generic_pixel_features(volume, scales=(1.0, 2.0))
     np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12)

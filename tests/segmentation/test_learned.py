@@ -5,23 +5,11 @@ Segmenter equal to a fresh segment, CPU = GPU."""
 
 import numpy as np
 import pytest
-from scipy import ndimage
 
 import graphcut
 from graphcut.models import Learned, LearnedModel, learned_models, model_from_settings
 from graphcut.models._learned import MIN_PROBABILITY, fit_logistic
-
-
-def _textured_scene(seed=0, shape=(80, 96)):
-    """A rough disc on a smooth background of the same mean intensity and overlapping
-    intensities (the texture tells them apart, not the intensity), uint8, its true mask."""
-    rng = np.random.default_rng(seed)
-    yy, xx = np.mgrid[:shape[0], :shape[1]]
-    truth = (yy - 40) ** 2 + (xx - 44) ** 2 < 22 ** 2
-    rough = 0.5 + 0.2 * rng.standard_normal(shape)
-    smooth = 0.5 + 1.5 * ndimage.gaussian_filter(rng.standard_normal(shape), 4)
-    image = np.clip(np.where(truth, rough, smooth), 0, 1)
-    return (image * 255).astype(np.uint8), truth
+from synthetic import textured_disc as _textured_scene
 
 
 def _strokes(truth):

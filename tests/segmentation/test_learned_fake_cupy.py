@@ -10,7 +10,8 @@ from scipy import ndimage as scipy_ndimage
 
 import fake_cupy
 from graphcut.models import learned_models
-from graphcut.models._features import STATISTICS_PIXELS, pixel_features
+from graphcut.models._features import (STATISTICS_PIXELS, generic_pixel_features,
+                                       pixel_features)
 
 # float32 features and scores on both sides, the same operations in the same order: the
 # stand-in runs NumPy, so only the chunking of the scoring differs (CPU vs GPU chunk sizes)
@@ -42,8 +43,8 @@ def _on_stand_in(array):
 @pytest.mark.parametrize("channels", [1, 3])
 def test_features_equal_numpy(cupy, channels):
     values = np.random.default_rng(channels).random((40, 52, channels)).astype(np.float32)
-    cpu = pixel_features(values)
-    gpu = pixel_features(cupy.asarray(values))
+    cpu = generic_pixel_features(values)  # the same code on NumPy (the fast CPU path:
+    gpu = pixel_features(cupy.asarray(values))  # tests/segmentation/test_features_cpu.py)
     assert _on_stand_in(gpu)
     np.testing.assert_allclose(np.asarray(gpu), cpu, atol=FEATURE_TOLERANCE)
 

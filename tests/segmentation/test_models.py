@@ -189,3 +189,19 @@ def test_gmm_on_the_gpu_matches_the_cpu():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(cpu.costs(values), gpu.costs(cupy.asarray(values)).get(),
                                rtol=1e-9, atol=1e-9)
+
+
+def test_histogram_labels_share_one_cell_index_and_equal_separate_fits():
+    """``Histogram`` fits every label on one per-pixel cell index (kept while the same features
+    array comes back): its costs equal one ``HistogramModel`` per label fitted on its own, also
+    after a new image on the same model object."""
+    from graphcut.models import Histogram
+    rng = np.random.default_rng(4)
+    model = Histogram()
+    for _ in range(2):  # the second image must not reuse the first one's cells
+        values = image_as_float((rng.random((24, 31, 3)) * 255).astype(np.uint8))
+        samples = [rng.random((24, 31)) < 0.1 for _ in range(4)]
+        for _ in range(2):  # a second fit on the same values reuses the index
+            costs = model.fit(values, samples).costs(values)
+            for sample, cost in zip(samples, costs):
+                assert np.array_equal(cost, HistogramModel().fit(values, sample).costs(values))

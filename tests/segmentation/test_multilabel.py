@@ -180,3 +180,42 @@ def test_reused_move_graph_gives_the_fresh_graphs_flows_and_cuts():
     best = min(labeling_energy(costs, weights, np.array(bits).reshape(2, 3))
                for bits in itertools.product([0, 1], repeat=6))
     assert constant + cuts(network).flow == best
+
+
+@pytest.mark.parametrize("model", ["histogram", "gmm"])
+def test_strokes_of_several_objects_equal_fresh_segments_with_one_graph_held(model):
+    """A Segmenter going from two objects to three, back to one and to two again: every
+    update equals a fresh ``segment`` with the same seeds (labels and flow); while several
+    objects are segmented only the moves' PyMaxflow graph is held (kept from stroke to
+    stroke), while one object is, only the incremental solver's."""
+    image, truth, seeds = two_objects(seed=5, noise=0.12)
+    truth[40:52, 30:42] = 4
+    image[40:52, 30:42] = (230, 200, 40)
+    rng = np.random.default_rng(3)
+    session = graphcut.Segmenter(image, model=model, device="cpu")
+    session.prepare()
+    steps = [seeds.copy()]
+    with_four = seeds.copy()
+    with_four[44:47, 34:37] = 4
+    steps.append(with_four)
+    stroked = with_four.copy()
+    r, c = rng.integers(5, 55), rng.integers(5, 85)
+    stroked[r - 2:r + 2, c - 2:c + 2] = np.where(truth[r - 2:r + 2, c - 2:c + 2] == 0, 2,
+                                                 truth[r - 2:r + 2, c - 2:c + 2])
+    steps.append(stroked)
+    steps.append(np.where(stroked > 2, 0, stroked).astype(np.uint8))  # object 1 only
+    steps.append(seeds.copy())
+    graphs = []
+    for step in steps:
+        labels = session.update(step)
+        _, fresh = graphcut.segment(image, step, model=model, device="cpu",
+                                    return_result=True)
+        expected = graphcut.segment(image, step, model=model, device="cpu")
+        np.testing.assert_array_equal(labels, expected)
+        assert session.last_result.flow == fresh.flow
+        cuts = session._solver
+        graphs.append((cuts._solver is not None, cuts._moves))
+    several = [graphs[i] for i in (0, 1, 2, 4)]
+    assert all(not incremental and moves is not None for incremental, moves in several)
+    assert graphs[0][1] is graphs[1][1] is graphs[2][1]  # one cutter for the strokes
+    assert graphs[3][0] and graphs[3][1] is None

@@ -114,3 +114,71 @@ def test_keep_heavier_on_the_cupy_stand_in():
     assert type(on_device[0]).__module__.split(".")[0] == "cupy"
     assert keep_heavier(*on_device, share=0.6) and not keep_heavier(*on_device, share=0.61)
     assert keep_heavier(*on_device, share=0.6) == keep_heavier(light, heavy, share=0.6)
+
+
+def test_the_guards_two_lams_keep_their_cpu_solvers_and_flows():
+    """With a box, every update cuts at both automatic lams; on the CPU each lam's solver is
+    kept with its flow (GridCuts.set_nlinks with a key), so later strokes re-solve
+    incrementally, and every mask still equals a fresh segment()."""
+    image, box = disk_image(*CASES[2])
+    session = Segmenter(image, device="cpu")
+    seeds = np.zeros(image.shape, np.uint8)
+    solvers = []
+    for step in range(4):
+        seeds[24 + step, 22:27] = 1
+        seeds[2 + step, 2:40] = 2
+        np.testing.assert_array_equal(session.update(seeds.copy(), box=box),
+                                      graphcut.segment(image, seeds, box=box, device="cpu"))
+        cuts = session._solver
+        solvers.append({id(cuts._solver), *map(id, cuts._kept.values())})
+        assert len(cuts._kept) == 1 and session.lam == LIGHT
+    assert solvers[1] == solvers[2] == solvers[3]  # the same two solvers from then on
+    session.set_lam(7.0)  # a lam of the user's: the kept solver is closed
+    assert session._solver._kept == {}
+
+
+def test_grid_cuts_alternating_keyed_nlinks_equal_fresh_cuts():
+    from graphcut.segmentation import GridCuts
+    from graphcut.solver import GridNetwork, min_cut
+    rng = np.random.default_rng(3)
+    shape = (12, 15)
+    sets = {key: tuple(rng.integers(0, 30, s).astype(np.int32)
+                       for s in ((12, 14), (11, 15))) for key in ("a", "b", "c")}
+    cuts = GridCuts(shape, sets["a"], "cpu")
+    for key in ("a", "b", "a", "b", "c", "a", "b", "a"):
+        cuts.set_nlinks(sets[key], key=key)
+        source = rng.integers(0, 60, shape).astype(np.int32)
+        sink = rng.integers(0, 60, shape).astype(np.int32)
+        got = cuts.solve(source, sink)
+        right, down = sets[key]
+        expected = min_cut(GridNetwork(source, sink, right=right, down=down), device="cpu")
+        assert got.flow == expected.flow
+        np.testing.assert_array_equal(got.source_side, expected.source_side)
+        assert len(cuts._kept) <= 1
+    cuts.close()
+    assert cuts._kept == {} and cuts._solver is None
+
+
+def test_grid_cuts_give_up_the_kept_graph_when_memory_runs_short(monkeypatch):
+    from graphcut.segmentation import GridCuts, _solving
+    from graphcut.solver import GridNetwork, HostMemoryError, min_cut
+    right, down = np.full((4, 4), 3, np.int32), np.full((3, 5), 3, np.int32)
+    cuts = GridCuts((4, 5), (right, down), "cpu")
+    cuts.set_nlinks((right, down), key="a")
+    cuts.solve(np.full((4, 5), 2, np.int32), np.zeros((4, 5), np.int32))
+    opened = _solving.open_grid_solver
+    refusals = []
+
+    def short_of_memory(network, device):
+        if not refusals:  # the second graph does not fit while the first is kept
+            refusals.append(device)
+            raise HostMemoryError("no room for a second graph", 2, 1)
+        return opened(network, device=device)
+
+    monkeypatch.setattr(_solving, "open_grid_solver", short_of_memory)
+    cuts.set_nlinks((right * 2, down * 2), key="b")
+    source, sink = np.zeros((4, 5), np.int32), np.zeros((4, 5), np.int32)
+    source[:, 0], sink[:, -1] = 50, 50
+    result = cuts.solve(source, sink)
+    expected = min_cut(GridNetwork(source, sink, right=right * 2, down=down * 2), device="cpu")
+    assert refusals == ["cpu"] and cuts._kept == {} and result.flow == expected.flow > 0

@@ -21,7 +21,8 @@ from skimage import data
 
 from graphcut.cli import main
 from graphcut.solver import cut_capacity, min_cut
-from graphcut.stereo import (CensusParameters, PairWeights, alpha_expansion, bad_pixel_rate,
+from graphcut.stereo import (CensusParameters, EdgeRefinement, PairWeights, alpha_expansion,
+                             bad_pixel_rate,
                              census_costs, check_energy_range, data_costs, disparity,
                              expansion_network, fill_from_background, inconsistent_pixels,
                              labeling_energy, memory_needed, right_view_labels,
@@ -405,6 +406,11 @@ def test_layered_scene_is_recovered():
     # occluded pixels (seen in the left view only) have no match; score the others
     assert visible.mean() > 0.9
     assert bad_pixel_rate(result.disparity, truth, valid=visible) < 0.02
+    # the depth-edge refinement (off by default) follows colour edges; on these grey, strongly
+    # textured layers it rounds the layers' corners a little (a measured 0.2 -> 2.5 % here)
+    refined = disparity(left, right, max_disparity=MAX_D, device="cpu",
+                        edge_refinement=EdgeRefinement())
+    assert bad_pixel_rate(refined.disparity, truth, valid=visible) < 0.03
     assert result.labels is result.disparity and result.disparity.dtype == np.int32
     assert result.converged or result.cycles == 2
 
@@ -665,6 +671,21 @@ def test_cli_cross_aggregation_options(pair_files, tmp_path):
                     census=census._replace(aggregation="box"))
     assert box.energy != expected.energy  # the option reached the cost volume
 
+
+
+@pytest.mark.parametrize("flags, keywords", [
+    ((), {}),
+    (("--no-border-extrapolation",), {"border_extrapolation": None}),
+    (("--no-edge-refinement", "--no-border-extrapolation"),
+     {"edge_refinement": None, "border_extrapolation": None}),
+])
+def test_cli_post_processing_switches(pair_files, tmp_path, flags, keywords):
+    left_path, right_path, left, right = pair_files
+    out = run_cli(left_path, right_path, "-d", MAX_D, "-o", tmp_path / "d.npy", "--device",
+                  "cpu", *flags)
+    assert out.exit_code == 0, out.output
+    expected = disparity(left, right, max_disparity=MAX_D, device="cpu", **keywords)
+    np.testing.assert_array_equal(np.load(tmp_path / "d.npy"), expected.disparity)
 
 @pytest.mark.parametrize("option, value", [
     ("--truncation", "3000000000"), ("--truncation", "2147483647"),

@@ -64,3 +64,23 @@ def test_sweep_settings_are_distinct():
              s["penalties"], s["filtering"]) for s in settings}
     assert len(keys) == len(settings) == 3 * 3 * 2 * 2
     assert len(list(sgbm_baseline.sweep_settings(16))) == 2 * 3 * 3 * 2 * 2
+
+
+def test_filled_with_the_left_image_gets_our_whole_post_processing():
+    from graphcut.stereo import (BorderExtrapolation, EdgeRefinement, extrapolate_left_border,
+                                 fill_from_background, refine_depth_edges)
+    rng = np.random.default_rng(4)
+    left = rng.integers(0, 256, (20, 50, 3)).astype(np.uint8)
+    result = np.tile(30 - 0.4 * np.arange(50), (20, 1))
+    result[:, 20:30] += 12  # a nearer object: depth edges to refine
+    result[:, :8] = np.nan  # the strip SGBM leaves empty
+    result[rng.random(result.shape) < 0.05] = np.nan
+    invalid = ~np.isfinite(result)
+    labels = fill_from_background(np.rint(np.nan_to_num(result)).astype(np.int32), invalid)
+    expected = refine_depth_edges(
+        extrapolate_left_border(labels, invalid, **BorderExtrapolation()._asdict(),
+                                max_label=42),
+        left.astype(np.float32), **EdgeRefinement()._asdict(), max_label=42)
+    got = sgbm_baseline.filled(result, left, 42)
+    np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(got, sgbm_baseline.filled(result))

@@ -13,7 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from graphcut.stereo import (MedianFill, bad_pixel_rate, disparity, fill_from_background,
+from graphcut.stereo import (BorderExtrapolation, MedianFill, bad_pixel_rate, disparity,
+                             extrapolate_left_border, fill_from_background,
                              weighted_median_fill)
 from graphcut.stereo.synthetic import SCENE_KINDS, synthetic_scene
 
@@ -94,11 +95,21 @@ def test_median_fill_rejects_mismatched_shapes_and_negative_labels():
 def test_disparity_without_median_fill_is_the_background_filling():
     scene = synthetic_scene(shape=(60, 120), seed=5)
     plain = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                      channel_axis=-1, device="cpu", median_fill=None)
+                      channel_axis=-1, device="cpu", median_fill=None,
+                      border_extrapolation=None, edge_refinement=None)
     expected = fill_from_background(plain.expansion.labels, plain.inconsistent)
     np.testing.assert_array_equal(plain.disparity, expected)
+    default = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
+                        channel_axis=-1, device="cpu", median_fill=None)
+    np.testing.assert_array_equal(default.disparity, plain.disparity)  # both steps off
+    extended = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
+                         channel_axis=-1, device="cpu", border_extrapolation=BorderExtrapolation())
+    np.testing.assert_array_equal(extended.disparity, extrapolate_left_border(
+        expected, plain.inconsistent, **BorderExtrapolation()._asdict(),
+        max_label=scene.max_disparity))
     refined = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                        channel_axis=-1, device="cpu", median_fill=MedianFill())
+                        channel_axis=-1, device="cpu", median_fill=MedianFill(),
+                        border_extrapolation=None, edge_refinement=None)
     np.testing.assert_array_equal(refined.disparity[~refined.inconsistent],
                                   plain.disparity[~plain.inconsistent])
 

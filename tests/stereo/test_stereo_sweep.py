@@ -59,3 +59,19 @@ def test_scored_pairs_are_refused_without_allow_scored(scene):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert "--allow-scored" in done.stderr
+
+
+def test_post_processing_fields_and_switches():
+    from graphcut.stereo import BorderExtrapolation, EdgeRefinement, MedianFill
+    (name, value), = stereo_sweep.parse_setting("border_fit_width=20")
+    assert stereo_sweep.keywords(name, value) == {
+        "border_extrapolation": BorderExtrapolation(fit_width=20)}
+    (name, value), = stereo_sweep.parse_setting("refine_colour_sigma=5")
+    assert stereo_sweep.keywords(name, value) == {
+        "edge_refinement": EdgeRefinement(colour_sigma=5.0)}
+    assert [stereo_sweep.keywords(*s) for s in stereo_sweep.parse_setting("refine=on,off")] \
+        == [{"edge_refinement": EdgeRefinement()}, {"edge_refinement": None}]
+    assert stereo_sweep.keywords("border", False) == {"border_extrapolation": None}
+    assert stereo_sweep.keywords("median_fill", True) == {"median_fill": MedianFill()}
+    with pytest.raises(ValueError):
+        stereo_sweep.parse_setting("refine_window=3")

@@ -89,3 +89,41 @@ def sample_folder(folder, copies: int) -> tuple[Path, Path]:
                 small.save(images / f"{i:02d}_{sample.name}")
                 small_labels.save(seeds / f"{i:02d}_{sample.name}")
     return images, seeds
+
+
+def ellipse_with_arm(seed=1, noise=25):
+    """A noisy RGB ellipse (90 x 120) with a thin arm, in colours close to the background's,
+    and its true mask: the appearance models and the lambdas give different masks here,
+    unlike on an easy image. Seeds: :func:`ellipse_with_arm_seeds`."""
+    rng = np.random.default_rng(seed)
+    rows, cols = np.indices((90, 120))
+    truth = ((rows - 45) / 26) ** 2 + ((cols - 60) / 34) ** 2 <= 1
+    truth |= (abs(rows - 45) <= 1) & (cols > 60) & (cols < 112)
+    image = np.where(truth[..., None], [150, 110, 90], [110, 100, 120]).astype(float)
+    image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
+    return image, truth
+
+
+def ellipse_with_arm_seeds():
+    """Seeds for :func:`ellipse_with_arm`: an object stroke in the ellipse (rows 44..46,
+    columns 40..60), a background frame one pixel wide at 3 pixels from the border."""
+    seeds = np.zeros((90, 120), np.uint8)
+    seeds[44:47, 40:61] = 1
+    seeds[3, 3:117] = seeds[86, 3:117] = seeds[3:87, 3] = seeds[3:87, 116] = 2
+    return seeds
+
+
+def textured_disc(seed=0, shape=(80, 96), *, colour=False):
+    """A rough disc on a smooth background of the same mean intensity and overlapping
+    intensities (the texture tells them apart, not the intensity), uint8, and its true mask;
+    ``colour``: three channels made from the grey one."""
+    from scipy import ndimage
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:shape[0], :shape[1]]
+    truth = (yy - 40) ** 2 + (xx - 44) ** 2 < 22 ** 2
+    rough = 0.5 + 0.2 * rng.standard_normal(shape)
+    smooth = 0.5 + 1.5 * ndimage.gaussian_filter(rng.standard_normal(shape), 4)
+    image = np.clip(np.where(truth, rough, smooth), 0, 1)
+    if colour:
+        image = np.stack([image, image * 0.8 + 0.1, 1 - image], axis=-1)
+    return (image * 255).astype(np.uint8), truth
