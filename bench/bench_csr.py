@@ -112,8 +112,12 @@ INSTANCES = {
     "grid3d-random-128": (lambda: random_grid3d(128), True),
 }
 
+# each schedule is the default Schedule with these fields changed (since 2026-11-27 the default
+# has spread warps, BFS tiles and no block-0 BFS levels: "bfs tiles" etc. then equal it)
 VARIANTS = {
     "default": {},
+    "before issue 27 (per-vertex BFS, block-0 BFS <= 512, no spread)": {
+        "spread_warps": False, "bfs_tiles": False, "bfs_solo_threshold": None},
     "relabel x0.25": {"relabel_levels_factor": 0.25},
     "relabel x0.35": {"relabel_levels_factor": 0.35},
     "relabel x1": {"relabel_levels_factor": 1.0},

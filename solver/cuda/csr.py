@@ -79,16 +79,19 @@ class Schedule:
         back, and the grid relabels from then on). Same exact result; it trades grid barriers
         for one block's throughput.
     bfs_solo_threshold: BFS frontiers of at most this many vertices are expanded by block 0
-        alone (None: ``solo_threshold``; 0 = never).
+        alone (None: ``solo_threshold``; 0 = never, the default: with tiles and spread warps
+        the grid's levels beat block 0's on every instance measured, bench/RESULTS.md).
     bfs_tiles: expand BFS frontiers by tiles of one block's width: the slots of a tile's
         vertices are listed as one sequence (a prefix sum of the degrees) and spread over the
         block's threads, neighbouring threads reading neighbouring slots, so a level costs the
         same few dependent memory round trips whatever the degrees (False: one frontier vertex
         per thread, vertices of more than ``heavy_degree`` slots per warp). Same BFS labels.
+        On by default (issue 27: 1.1-1.5x on the RLG and genrmf instances with
+        ``spread_warps`` and ``bfs_solo_threshold=0``, bench/RESULTS.md).
     spread_warps: grid-wide steps (sweeps, BFS levels) number their warps across the blocks
         first, so a list of a few thousand vertices is spread over every multiprocessor instead
         of the first few (which then each serve 16 warps of scattered loads) while the others
-        wait at the grid barrier. Same result.
+        wait at the grid barrier. Same result. On by default.
     instrument: record, per sweep, the worklist size and its nanoseconds (grid-wide sweeps,
         block 0's sweeps, tail relabels) in ``stats["instrument"]`` (:mod:`.csr_instrument`).
         Off by default: then the kernel reads no extra clock and writes nothing more.
@@ -110,9 +113,9 @@ class Schedule:
     max_sweeps: int | None = None
     time_limit_seconds: float | None = None
     tail_threshold: int = 0
-    bfs_solo_threshold: int | None = None
-    bfs_tiles: bool = False
-    spread_warps: bool = False
+    bfs_solo_threshold: int | None = 0
+    bfs_tiles: bool = True
+    spread_warps: bool = True
     instrument: bool = False
 
     @property

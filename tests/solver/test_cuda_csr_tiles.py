@@ -81,7 +81,22 @@ GPU_TILES = [{"bfs_tiles": True},
              {"bfs_solo_threshold": 10**6}, {"bfs_solo_threshold": 0},
              {"spread_warps": True}, {"spread_warps": True, "solo_threshold": 0},
              {"spread_warps": True, "bfs_tiles": True, "solo_threshold": 0,
-              "bfs_solo_threshold": 0}]
+              "bfs_solo_threshold": 0},
+             # the defaults before issue 27's change (per-vertex BFS, block 0's levels, no
+             # spread), and each of the three new defaults switched off alone
+             {"bfs_tiles": False, "spread_warps": False, "bfs_solo_threshold": None},
+             {"bfs_tiles": False}, {"spread_warps": False}, {"bfs_solo_threshold": None}]
+
+
+@pytest.mark.gpu
+def test_default_schedule_is_the_measured_one():
+    """The defaults chosen on the H100 (bench/RESULTS.md, 2026-11-27): BFS tiles, warps spread
+    over the blocks, every BFS level by the grid."""
+    from graphcut.solver.cuda.csr import Schedule
+
+    schedule = Schedule()
+    assert (schedule.bfs_tiles, schedule.spread_warps, schedule.bfs_threshold) == (True, True, 0)
+    assert Schedule(bfs_solo_threshold=None).bfs_threshold == schedule.solo_threshold
 
 
 @pytest.mark.gpu
