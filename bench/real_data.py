@@ -209,12 +209,13 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _relative(key: str) -> str:
+def relative_path(key: str) -> str:
+    """Path inside the repository (and the cache) of a key of :data:`DIGESTS`."""
     return SOLUTION if key == SOLUTION else image_path(key)
 
 
 def _checked(key: str) -> Path:
-    path = CACHE / _relative(key)
+    path = CACHE / relative_path(key)
     if not path.is_file():
         raise MissingData(f"{path} is missing: the real-microscopy set (BBBC038v1, DSB 2018 "
                           f"stage 1 test) is not in the cache {CACHE}; run python "
@@ -333,7 +334,7 @@ def fetch(source: Path | None = None) -> None:
         cache for it).
     """
     for key, digest in DIGESTS.items():
-        relative = _relative(key)
+        relative = relative_path(key)
         target = CACHE / relative
         if target.is_file() and _sha256(target) == digest:
             continue

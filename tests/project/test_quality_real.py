@@ -22,7 +22,7 @@ import real_data  # noqa: E402
 
 
 def _cached() -> bool:
-    return all((real_data.CACHE / real_data._relative(key)).is_file()
+    return all((real_data.CACHE / real_data.relative_path(key)).is_file()
                for key in real_data.DIGESTS)
 
 
