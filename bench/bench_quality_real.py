@@ -40,7 +40,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_quality import (add_stroke, interior_point, iou, method, next_click,  # noqa: E402
                            parse_method, truth_box)
-from quality_real import SOURCES, real_set  # noqa: E402
+from quality_real import SOURCES  # noqa: E402
+from quality_real import real_set as _real_set  # noqa: E402
+from real_data import MissingData  # noqa: E402
 
 CLICKS = 20
 REPORTED = (2, 3, 5, 10, 20)
@@ -85,6 +87,14 @@ def clicks_table(results):
         lines.append(f"| {name} | " + " | ".join(f"{c:.3f}" for c in cells)
                      + f" | {reach:.1f} | {fall:.3f} | {seconds:.3f} |")
     return "\n".join(lines)
+
+
+def real_set(which, kind, sources):
+    """quality_real.real_set, stopping with the loader's message when data is missing."""
+    try:
+        return _real_set(which, kind, sources)
+    except MissingData as error:
+        raise SystemExit(f"error: {error}") from None
 
 
 def group_of(name: str) -> str:
