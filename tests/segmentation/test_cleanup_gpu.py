@@ -83,13 +83,20 @@ def test_clean_mask_gpu_path_without_a_seed_in_the_object(model_flood):
     np.testing.assert_array_equal(np.asarray(got), expected(mask, seeds, "connected", 0))
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("keep", ["connected", "all"])
-def test_clean_mask_on_the_gpu(keep):
+@pytest.fixture
+def gpu_cupy():
+    """CuPy, where there is a GPU (else the test is skipped)."""
     cupy = pytest.importorskip("cupy")
     from graphcut.solver import cuda_status
     if not cuda_status()[0]:
         pytest.skip("no GPU")
+    return cupy
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_on_the_gpu(gpu_cupy, keep):
+    cupy = gpu_cupy
     rng = np.random.default_rng(3)
     for shape, _ in CASES + [((517, 389), 7), ((1000, 1500), 8)]:
         mask, seeds = random_case(rng, shape)
@@ -170,11 +177,8 @@ def test_clean_mask_with_a_region_on_the_kernel_model(model_flood, keep):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("keep", ["connected", "all"])
-def test_clean_mask_with_a_region_on_the_gpu(keep):
-    cupy = pytest.importorskip("cupy")
-    from graphcut.solver import cuda_status
-    if not cuda_status()[0]:
-        pytest.skip("no GPU")
+def test_clean_mask_with_a_region_on_the_gpu(gpu_cupy, keep):
+    cupy = gpu_cupy
     rng = np.random.default_rng(6)
     for shape in REGION_SHAPES + [(517, 389), (1000, 1500)]:
         mask, seeds, outside = region_case(rng, shape)
