@@ -284,7 +284,10 @@ class GMM(PerLabelModel):
         box or lasso, the object's first sample is the region's core, its pixels at least
         ``core`` times the largest distance from the outline (plus the object seeds), instead
         of the whole region; the iterations then learn from the mask; ``None``: 0 (the whole
-        region, GrabCut's start).
+        region, GrabCut's start). ``warm`` (bool): with a box or lasso, GrabCut's iterations
+        run for the box alone and are kept; a stroke then re-estimates the kept mixtures once
+        (one EM step on the box's mask corrected by the seeds) and cuts once, so strokes are
+        live (:mod:`graphcut.segmentation._warm`); ``None``: False (iterate on every update).
 
     Examples
     --------
@@ -302,8 +305,9 @@ class GMM(PerLabelModel):
     far_cost = 5.0
     texture = 4
     core = 0.0
+    warm = False
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core")
+             "core", "warm")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)
@@ -313,6 +317,10 @@ class GMM(PerLabelModel):
             return GMMModel(value).components  # its range check and message
         if key == "core":
             return check_fraction(key, value)
+        if key == "warm":
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"warm must be true or false, got {value!r}")
+            return bool(value)
         return super().check_knob(key, value)
 
     def label_model(self) -> GMMModel:

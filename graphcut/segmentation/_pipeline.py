@@ -17,6 +17,8 @@ from graphcut.solver import CutResult
 from ._cleanup import clean_labels
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
+from ._coarse import coarse_grabcut
+from ._warm import refit_and_cut, warm_binary
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
 # fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
@@ -76,6 +78,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             raise ValueError("the box / lasso covers the whole image and there is no "
                              "background seed: nothing is known to be background")
     model = o["appearance"]
+    warm = getattr(model, "warm", False) and o["iterations"] > 0
+    if warm and not has_region and (len(objects) > 1 or len(shape) != 2):
+        o = {**o, "iterations": 0}  # live: no iterations per stroke
     weights = _seed_weights(seeds, objects, o["seed_share"])
     background = constraints == BACKGROUND
     labels_in_order = [objects[0] if objects else FOREGROUND, BACKGROUND] \
@@ -89,14 +94,26 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         binary = xp.where(is_object, xp.uint8(FOREGROUND),
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
         sample = (~background) if has_region else is_object
+        core = region
         if has_region and getattr(model, "core", 0):  # the learned model: the region's core
             only_box = o["box"] if o["lasso"] is None else None
-            sample = xp.asarray(region_core(region, model.core, box=only_box)) | is_object
+            core = region_core(region, model.core, box=only_box)
+            sample = xp.asarray(core) | is_object
         samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                         for s in (sample, background))
-        run = iterate_binary(values, nlinks, binary, model, samples,
-                             iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                             cut=cut, weights=weights, priors=priors)
+        if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
+            run = warm_binary(values, nlinks, binary, model, core, region=region,
+                              seeds_given=bool((seeds != NONE).any()), weights=weights,
+                              priors=priors, o=o, cut=cut)
+        elif warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
+            coarse = coarse_grabcut(values, nlinks, binary, model, samples, weights=weights,
+                                    priors=priors, o=o, device=device)
+            run = refit_and_cut(values, nlinks, binary, model, coarse, weights=weights,
+                                priors=priors, scale=o["scale"], cut=cut)
+        else:
+            run = iterate_binary(values, nlinks, binary, model, samples,
+                                 iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                                 cut=cut, weights=weights, priors=priors)
         mask = to_host(run.labels).astype(bool, copy=False)
         if label == FOREGROUND and o["keep"] == "all" and o["fill_holes"] <= 0:
             return mask, run  # the mask is the output: no label image to build and compare

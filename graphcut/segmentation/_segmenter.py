@@ -131,21 +131,22 @@ class Segmenter:
 
     def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
                  channel_axis=-1, device="auto", **options):
-        o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
-                            channel_axis=channel_axis, **options)
-        self._options = o
-        #: the appearance model object (fitted on every update; the caller's is never changed)
-        self.model = o["appearance"]
         self.backend = resolve_device(device)
-        self._tabled = tabled(o)
         self._image, self._channel_axis, self._features = image, channel_axis, None
         self._seeds_stale = False  # a pipeline update left the incremental seed state behind
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
+        self._values = image_as_float(image, channel_axis=channel_axis)
+        o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
+                            channel_axis=channel_axis, channels=self._values.shape[-1],
+                            **options)
+        self._options = o
+        #: the appearance model object (fitted on every update; the caller's is never changed)
+        self.model = o["appearance"]
+        self._tabled = tabled(o)
         self.sigma, self.bins = o["sigma"], getattr(self.model, "bins", None)
         self.scale = check_positive("scale", o["scale"])
-        self._values = image_as_float(image, channel_axis=channel_axis)
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
         self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
