@@ -12,7 +12,8 @@ pixels), but not at full resolution: the mixtures are colour statistics. Each up
    fine n-links across the blocks' common side, divided by ``f^2`` (a block's colour term
    stands for ``f^2`` pixels, its side for ``f`` links);
 3. GrabCut's iterations run on the coarse grid (fit, cut, refit, ...), each cut exact and
-   re-solved incrementally from the last (:class:`~._solving.GridCuts` on the device);
+   re-solved incrementally from the last (:class:`~._solving.GridCuts` on the device, kept
+   for the next update);
 4. the coarse mask, each block's label given to its pixels, is returned with the model's
    mixtures as they are: the caller refits them once at full resolution and cuts once
    (:func:`~._warm.refit_and_cut`).
@@ -78,27 +79,25 @@ def _coarse_nlinks(nlinks, f, shape, xp):
     h, w = shape
     hc, wc = -(-h // f), -(-w // f)
     # the fine right-links across the sides of column blocks c | c + 1: fine column c*f + f - 1
-    columns = [min(c * f + f - 1, w - 2) for c in range(wc - 1)]
-    rows = [min(r * f + f - 1, h - 2) for r in range(hc - 1)]
-    across_columns = right[:, xp.asarray(columns)] if columns else right[:, :0]
-    across_rows = down[xp.asarray(rows), :] if rows else down[:0, :]
-    coarse_right = _pool_rows(across_columns.astype(xp.float64), f, hc, xp)
-    coarse_down = _pool_rows(across_rows.T.astype(xp.float64), f, wc, xp).T
-    return tuple(xp.rint(c / (f * f)).astype(xp.int32) for c in (coarse_right, coarse_down))
+    columns = xp.asarray([min(c * f + f - 1, w - 2) for c in range(wc - 1)], dtype=xp.int64)
+    rows = xp.asarray([min(r * f + f - 1, h - 2) for r in range(hc - 1)], dtype=xp.int64)
+    coarse_right = _sum_groups(right[:, columns].astype(xp.float64), f, hc, xp)
+    coarse_down = _sum_groups(down[rows, :].T.astype(xp.float64), f, wc, xp).T
+    return tuple(xp.ascontiguousarray(xp.rint(c / (f * f)).astype(xp.int32))
+                 for c in (coarse_right, coarse_down))
 
 
-def _pool_rows(array, f, blocks, xp):
+def _sum_groups(array, f, groups, xp):
     """Sums of ``f`` consecutive rows of ``array`` (the last group may be shorter)."""
-    out = xp.zeros((blocks,) + array.shape[1:], dtype=array.dtype)
-    for r in range(blocks):
-        out[r] = array[r * f:(r + 1) * f].sum(axis=0)
-    return out
+    padded = xp.pad(array, ((0, groups * f - array.shape[0]), (0, 0)))
+    return padded.reshape(groups, f, array.shape[1]).sum(axis=1)
 
 
 def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o, device):
     """GrabCut's iterations on the coarse grid (see the module's notes); returns the coarse
     mask on the fine grid (bool (H, W), on the values' device). ``model`` keeps the
-    mixtures of the last coarse iteration.
+    mixtures of the last coarse iteration, and the coarse grid's solver (``model._coarse``,
+    for the image's n-links ``nlinks``): later updates re-solve from its flow.
 
     Parameters
     ----------
@@ -138,15 +137,14 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
     coarse_weights = None if weights is None else _pool(weights, f, xp, "max")
     coarse_priors = None if priors is None else [
         None if p is None else _centres(p, f) for p in priors]
-    coarse_nlinks = _coarse_nlinks(nlinks, f, shape, xp)
-    cuts = GridCuts(coarse_binary.shape, coarse_nlinks, device)  # incremental between cuts
-    try:
-        run = iterate_binary(_centres(values, f), coarse_nlinks, coarse_binary, model,
-                             coarse_samples, iterations=o["iterations"], tol=o["tol"],
-                             scale=o["scale"], cut=cuts.cut, weights=coarse_weights,
-                             priors=coarse_priors)
-    finally:
-        cuts.close()
+    kept = getattr(model, "_coarse", None)  # (fine n-links, coarse n-links, their solver)
+    if kept is None or kept[0] is not nlinks:
+        coarse_nlinks = _coarse_nlinks(nlinks, f, shape, xp)
+        kept = model._coarse = (nlinks, coarse_nlinks,
+                                GridCuts(coarse_binary.shape, coarse_nlinks, device))
+    run = iterate_binary(_centres(values, f), kept[1], coarse_binary, model, coarse_samples,
+                         iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                         cut=kept[2].cut, weights=coarse_weights, priors=coarse_priors)
     mask = xp.asarray(run.labels, dtype=bool)
     if f > 1:
         mask = xp.repeat(xp.repeat(mask, f, axis=0), f, axis=1)[:shape[0], :shape[1]]

@@ -127,3 +127,42 @@ def test_warm_round_trips_and_is_checked():
     for bad in (1, "yes", 0.5):
         with pytest.raises(ValueError, match="warm must be true or false"):
             GMM(warm=bad)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("with_box", [True, False])
+def test_the_gpu_gives_the_cpus_masks_and_flows(with_box):
+    """Segmenter on the GPU (the box's kept start, the coarse grid's kept solver) against a
+    fresh segment() on the CPU, stroke by stroke."""
+    shape = (60, 80) if with_box else (200, 400)
+    image, truth, box = _scene(shape, seed=7)
+    box = box if with_box else None
+    seeds = np.zeros(truth.shape, np.uint8)
+    if not with_box:
+        seeds[shape[0] // 2, shape[1] // 2] = 1
+        seeds[2, 2] = 2
+    session = graphcut.Segmenter(image, model=WARM, device="cuda")
+    for step, (where, label) in enumerate(_strokes(truth, np.random.default_rng(8), 4)):
+        if box is not None and label == 1 and not truth[where].all():
+            continue
+        seeds[where] = label
+        mask = session.update(seeds, box=box)
+        cpu, result = graphcut.segment(image, seeds, box=box, model=WARM, device="cpu",
+                                       return_result=True)
+        assert session.last_result.backend == "cuda"
+        np.testing.assert_array_equal(mask, cpu, err_msg=f"step {step}")
+        assert session.last_result.flow == result.flow
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("grey", [True, False])
+def test_the_default_on_the_gpu_gives_the_cpus_mask(grey):
+    image, truth, box = _scene(seed=9)
+    image = image.mean(axis=-1).astype(np.uint8) if grey else image
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[28:32, 38:42] = 1
+    seeds[:3] = 2
+    for given in (dict(box=box), dict(seeds=seeds), dict(seeds=seeds, box=box)):
+        gpu = graphcut.segment(image, given.get("seeds"), box=given.get("box"), device="cuda")
+        cpu = graphcut.segment(image, given.get("seeds"), box=given.get("box"), device="cpu")
+        np.testing.assert_array_equal(gpu, cpu)
