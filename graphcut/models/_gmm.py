@@ -150,12 +150,20 @@ class GMMModel(ColourModel):
     # -- internals -----------------------------------------------------------------------
 
     def _features_of(self, values):
-        """``[x_c ..., x_i x_j for i <= j]`` per pixel, (H*W, C + C(C+1)/2), cached."""
+        """``[x_c ..., x_i x_j for i <= j]`` per pixel, (H*W, C + C(C+1)/2), cached (and
+        shared with the other labels' models through ``shared_features``, a list of the
+        last two ``(values, features)``, when :class:`GMM` gave one)."""
         if self._features is None or self._features[0] is not values:
-            xp = array_module(values)
-            x = values.reshape(-1, values.shape[-1])
-            i, j = (xp.asarray(v) for v in np.triu_indices(values.shape[-1]))
-            self._features = (values, xp.concatenate([x, x[:, i] * x[:, j]], axis=1))
+            shared = getattr(self, "shared_features", None)
+            found = next((kept for kept in shared or () if kept[0] is values), None)
+            if found is None:
+                xp = array_module(values)
+                x = values.reshape(-1, values.shape[-1])
+                i, j = (xp.asarray(v) for v in np.triu_indices(values.shape[-1]))
+                found = (values, xp.concatenate([x, x[:, i] * x[:, j]], axis=1))
+                if shared is not None:
+                    shared[:] = [*shared[-1:], found]
+            self._features = found
             self._evaluated = None
         return self._features[1]
 
@@ -324,4 +332,9 @@ class GMM(PerLabelModel):
         return super().check_knob(key, value)
 
     def label_model(self) -> GMMModel:
-        return GMMModel() if self.components is None else GMMModel(self.components)
+        model = GMMModel() if self.components is None else GMMModel(self.components)
+        if self.warm:  # a live model: the labels share the per-pixel products, kept between
+            if "_products" not in vars(self):  # strokes (the coarse grid's and the image's)
+                self._products = []
+            model.shared_features = self._products
+        return model

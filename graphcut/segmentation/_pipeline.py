@@ -17,7 +17,7 @@ from graphcut.solver import CutResult
 from ._cleanup import clean_labels
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
-from ._coarse import coarse_grabcut
+from ._coarse import coarse_factor, coarse_grabcut
 from ._warm import refit_and_cut, warm_binary
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
@@ -87,7 +87,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         if len(objects) <= 1 else [BACKGROUND, *objects]
     far_cost = 0.0 if has_region else o["far_cost"]
     priors = _locality_priors(seeds, labels_in_order, o["locality"], xp,
-                              far_cost=far_cost, objects=objects or [FOREGROUND])
+                              far_cost=far_cost, objects=objects or [FOREGROUND],
+                              block=coarse_factor(shape) if warm and len(shape) == 2 else 1)
     if len(objects) <= 1:
         label = objects[0] if objects else FOREGROUND
         is_object = constraints == label
@@ -140,7 +141,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     return (labels == FOREGROUND if single else labels), run
 
 
-def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
+def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), block=1):
     """Per label (in ``labels`` order): None, or a fixed cost (H, W) in nats added to its
     colour model's, from the distance d (pixels) to the label's nearest seed:
 
@@ -150,7 +151,11 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
       FAR_REACH * sqrt(H * W)``: a cost for an object far from its strokes.
 
     The distances are exact Euclidean distance transforms of the host seeds (SciPy), so the
-    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device."""
+    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device.
+    ``block`` > 1 (a live model's strokes, see :mod:`._coarse`): the distances are those
+    between ``block x block`` blocks holding a seed (times ``block``), each block's cost is
+    given to its pixels: a transform of ``block^2`` times fewer pixels, within ``block *
+    sqrt(2)`` pixels of the exact distance."""
     if strength <= 0 and far_cost <= 0:
         return None
     from scipy import ndimage
@@ -164,14 +169,29 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
         chosen = host == label
         far = far_cost if label in objects else 0.0
         if chosen.any() and (strength > 0 or far > 0):
-            squared = ndimage.distance_transform_edt(~chosen) ** 2
-            cost = np.zeros(host.shape)
+            if block > 1:
+                chosen = _any_in_blocks(chosen, block)
+            squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
+            cost = np.zeros(chosen.shape)
             if strength > 0:
                 cost -= strength * np.exp(-squared / (2 * rho * rho))
             if far > 0:
                 cost += far * -np.expm1(-squared / (2 * reach * reach))
-            priors[index] = xp.asarray(cost)
+            cost = xp.asarray(cost)
+            if block > 1:
+                cost = xp.repeat(xp.repeat(cost, block, axis=0), block, axis=1)
+                cost = xp.ascontiguousarray(cost[:host.shape[0], :host.shape[1]])
+            priors[index] = cost
     return priors if any(p is not None for p in priors) else None
+
+
+def _any_in_blocks(chosen, block):
+    """bool (ceil(H / block), ceil(W / block)): whether each block of ``chosen`` holds a
+    True pixel."""
+    h, w = chosen.shape
+    padded = np.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
+    padded[:h, :w] = chosen
+    return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
 
 
 def _seed_weights(seeds, objects, share):

@@ -166,3 +166,23 @@ def test_the_default_on_the_gpu_gives_the_cpus_mask(grey):
         gpu = graphcut.segment(image, given.get("seeds"), box=given.get("box"), device="cuda")
         cpu = graphcut.segment(image, given.get("seeds"), box=given.get("box"), device="cpu")
         np.testing.assert_array_equal(gpu, cpu)
+
+
+def test_block_locality_costs_are_near_the_exact_ones():
+    """A live model's locality costs come from distances between blocks: within the bound
+    that a distance error of 2 sqrt(2) block sides allows (the costs' slope is at most
+    strength e^-1/2 / rho)."""
+    from graphcut.segmentation._pipeline import FAR_REACH, LOCALITY_REACH, _locality_priors
+    rng = np.random.default_rng(10)
+    seeds = np.zeros((90, 120), np.uint8)
+    seeds[rng.integers(0, 90, 6), rng.integers(0, 120, 6)] = 1
+    seeds[rng.integers(0, 90, 6), rng.integers(0, 120, 6)] = 2
+    exact = _locality_priors(seeds, [1, 2], 2.0, np, far_cost=5.0, objects=[1])
+    for block in (2, 3):
+        near = _locality_priors(seeds, [1, 2], 2.0, np, far_cost=5.0, objects=[1],
+                                block=block)
+        size = np.sqrt(seeds.size)
+        slope = (2.0 / (LOCALITY_REACH * size) + 5.0 / (FAR_REACH * size)) * np.exp(-0.5)
+        for a, b in zip(exact, near):
+            assert a.shape == b.shape
+            assert np.abs(a - b).max() <= slope * 2 * np.sqrt(2) * block
