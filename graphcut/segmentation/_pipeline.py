@@ -79,8 +79,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                              "background seed: nothing is known to be background")
     model = o["appearance"]
     warm = getattr(model, "warm", False) and o["iterations"] > 0
-    if warm and not has_region and (len(objects) > 1 or len(shape) != 2):
-        o = {**o, "iterations": 0}  # live: no iterations per stroke
+    if warm and (len(objects) > 1 or (not has_region and len(shape) != 2)):
+        o, warm = {**o, "iterations": 0}, False  # live: no iterations per stroke
     weights = _seed_weights(seeds, objects, o["seed_share"])
     background = constraints == BACKGROUND
     labels_in_order = [objects[0] if objects else FOREGROUND, BACKGROUND] \
