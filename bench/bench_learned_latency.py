@@ -49,7 +49,8 @@ def main(argv=None):
     _choose_cpu_features(args.features)
     model = json.loads(args.model) if args.model.lstrip().startswith("{") else args.model
     start = "box" if args.box else "2 strokes"
-    print(f"| MP | device | model | first mask s ({start}) | stroke s (median) | strokes | IoU last |")
+    print(f"| MP | device | model | first mask s ({start}) | stroke s (median) | strokes | "
+          "IoU last |")
     print("|---|---|---|---|---|---|---|")
     for mp in (float(v) for v in args.megapixels.split(",")):
         item = scaled_item(mp)

@@ -64,9 +64,9 @@ def as_model(model) -> AppearanceModel:
     ----------
     model : None, str, AppearanceModel, dict or pair
         ``None``: :class:`Auto` (the default); a registered name (``"auto"``,
-        ``"histogram"``, ``"gmm"``, ``"learned"``); a model object (copied, so the caller's is never fitted or changed); a
-        settings dict (:func:`model_from_settings`); or a pair ``(object_model,
-        background_model)`` of colour models (:class:`ModelPair`).
+        ``"histogram"``, ``"gmm"``, ``"learned"``); a model object (copied, so the caller's
+        is never fitted or changed); a settings dict (:func:`model_from_settings`); or a pair
+        ``(object_model, background_model)`` of colour models (:class:`ModelPair`).
 
     Returns
     -------
@@ -139,7 +139,8 @@ def make_model(name: str, **options) -> ColourModel:
     return cls(**{key: value for key, value in options.items() if value is not None})
 
 
-__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "Auto", "CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel",
+__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "Auto", "CLASSIFIERS", "COVARIANCE_FLOOR",
+           "ColourModel",
            "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
            "learned_models", "pixel_features",
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",

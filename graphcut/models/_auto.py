@@ -35,8 +35,8 @@ class Auto(AppearanceModel):
     Examples
     --------
     >>> from graphcut.models import Auto
-    >>> Auto().for_channels(3)
-    GMM(components=None, iterations=5, seed_share=0.1, locality=2.0, far_cost=5.0, texture=4, core=0.4, warm=True)
+    >>> Auto().for_channels(3).settings()
+    {'model': 'gmm', 'core': 0.4, 'warm': True}
     >>> type(Auto(seed_share=0.2).for_channels(1)).__name__, Auto(seed_share=0.2).settings()
     ('Learned', {'model': 'auto', 'seed_share': 0.2})
     """

@@ -56,9 +56,9 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
         weight of the boundary term against the appearance term; ``None``: the model's (10
-        for the histogram, 35 for the GMM, 4 for the learned model); with a box or lasso the histogram then keeps lam
-        20's mask unless it holds under 0.8 of lam 10's object pixels (docs/appearance.md,
-        "Smoothness").
+        for the histogram, 35 for the GMM, 4 for the learned model); with a box or lasso the
+        histogram then keeps lam 20's mask unless it holds under 0.8 of lam 10's object pixels
+        (docs/appearance.md, "Smoothness").
     keep
         "all", or "connected": keep only the object parts that touch a seed of their object
         or the central part of the box or lasso (the largest part when none does).
