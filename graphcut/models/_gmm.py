@@ -152,7 +152,7 @@ class GMMModel(ColourModel):
     def _features_of(self, values):
         """``[x_c ..., x_i x_j for i <= j]`` per pixel, (H*W, C + C(C+1)/2), cached (and
         shared with the other labels' models through ``shared_features``, a list of the
-        last two ``(values, features)``, when :class:`GMM` gave one)."""
+        last three ``(values, features)``, when :class:`GMM` gave one)."""
         if self._features is None or self._features[0] is not values:
             shared = getattr(self, "shared_features", None)
             found = next((kept for kept in shared or () if kept[0] is values), None)
@@ -161,8 +161,8 @@ class GMMModel(ColourModel):
                 x = values.reshape(-1, values.shape[-1])
                 i, j = (xp.asarray(v) for v in np.triu_indices(values.shape[-1]))
                 found = (values, xp.concatenate([x, x[:, i] * x[:, j]], axis=1))
-                if shared is not None:
-                    shared[:] = [*shared[-1:], found]
+                if shared is not None:  # the image's and the coarse grid's (kept 3)
+                    shared[:] = [*shared[-2:], found]
             self._features = found
             self._evaluated = None
         return self._features[1]

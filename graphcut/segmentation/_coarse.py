@@ -93,6 +93,41 @@ def _sum_groups(array, f, groups, xp):
     return padded.reshape(groups, f, array.shape[1]).sum(axis=1)
 
 
+def blocks_sample(values, binary, mask, weights):
+    """The two labels' samples for a re-estimation, on the coarse grid's blocks of an image
+    (:func:`coarse_factor`; a volume's are its voxels): each block's features are its centre
+    pixel's, the object's sample holds the blocks whose centre ``mask`` holds or that hold an
+    object seed (``binary`` 1) and no background pixel (``binary`` 2), the background's the
+    others without an object seed; a block weighs its largest pixel weight.
+
+    Parameters
+    ----------
+    values : array (H, W, F)
+    binary : array (H, W) of uint8
+        0 free, 1 object seed, 2 background (seed or outside the box).
+    mask : array (H, W) of bool
+        The object's pixels to learn from.
+    weights : array (H, W) or None
+
+    Returns
+    -------
+    tuple
+        ``(values of the blocks, (object sample, background sample), weights or None)``.
+    """
+    xp = array_module(values)
+    is_object, background = binary == 1, binary == 2
+    f = coarse_factor(values.shape[:2]) if values.ndim == 3 else 1
+    if f == 1:
+        return values, ((mask | is_object) & ~background, (~mask | background) & ~is_object), \
+            weights
+    has_object, has_background = (_pool(is_object, f, xp, "any"),
+                                  _pool(background, f, xp, "any"))
+    centre = _centres(mask, f)
+    chosen = ((centre | has_object) & ~has_background, (~centre | has_background) & ~has_object)
+    return (_centres(values, f), chosen,
+            None if weights is None else _pool(weights, f, xp, "max"))
+
+
 def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o, device):
     """GrabCut's iterations on the coarse grid (see the module's notes); returns the coarse
     mask on the fine grid (bool (H, W), on the values' device). ``model`` keeps the

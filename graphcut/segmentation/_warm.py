@@ -28,6 +28,7 @@ import numpy as np
 
 from graphcut._arrays import array_module, to_host
 
+from ._coarse import blocks_sample
 from ._grabcut import Iterated, _binary, _Clock, iterate_binary
 
 
@@ -109,8 +110,10 @@ def refit_and_cut(values, nlinks, binary, model, mask, *, weights, priors, scale
     """One re-estimation of the fitted ``model`` and one cut: the object's sample is
     ``mask`` plus the object seeds, the background's its complement plus the background
     seeds (``binary``: 1 object, 2 background; ``weights``: the pixels' sample weights or
-    None; a label whose sample is empty leaves the model as fitted); ``priors``: the labels'
-    fixed costs or None; ``cut(network) -> CutResult``.
+    None; a label whose sample is empty leaves the model as fitted), taken on the coarse
+    grid's blocks (:func:`~._coarse.blocks_sample`: the re-estimation reads ``f^2`` times
+    fewer pixels); ``priors``: the labels' fixed costs or None; ``cut(network) ->
+    CutResult``.
 
     Returns
     -------
@@ -120,12 +123,10 @@ def refit_and_cut(values, nlinks, binary, model, mask, *, weights, priors, scale
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    is_object, background = binary == 1, binary == 2
-    mask = xp.asarray(mask)
-    chosen = ((mask | is_object) & ~background, (~mask | background) & ~is_object)
+    sampled, chosen, sample_weights = blocks_sample(values, binary, xp.asarray(mask), weights)
     if all(bool(c.any()) for c in chosen):  # else a label has nothing to learn from: the
-        model.refit(values, [c if weights is None else xp.where(c, weights, 0.0)  # fit as is
-                             for c in chosen])
+        model.refit(sampled, [c if sample_weights is None else  # model stays as fitted
+                              xp.where(c, sample_weights, 0.0) for c in chosen])
     t = clock.add("fit", t)
     problem = _binary(values, nlinks, binary, model, scale, clock, weights, priors)
     t = time.perf_counter()
