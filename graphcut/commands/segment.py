@@ -43,10 +43,10 @@ class BoxType(click.ParamType):
 
 model_option = click.option(
     "--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]), default=None,
-    help="Appearance model: auto (GrabCut's mixtures on colour images, the learned model on "
-         "grey ones), histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
-         "learned (a classifier on filter features trained on the seeds). "
-         "Default: the seeds' settings file, else auto.")
+    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures), "
+         "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
+         "a box core and live strokes on colour images, learned on grey ones). "
+         "Default: the seeds' settings file, else histogram.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "

@@ -1,4 +1,4 @@
-"""``Auto``: the default appearance model, which picks the model measured best for the image.
+"""``Auto``: the appearance model that picks the model measured best for the image.
 
 No single model won on both kinds of real images of the development sets
 (docs/appearance.md, "What the default is and why"): GrabCut's mixtures with a box core win on
@@ -23,8 +23,8 @@ COLOUR_MODEL = {"core": 0.4, "warm": True}
 
 
 class Auto(AppearanceModel):
-    """The default appearance model: ``GMM(core=0.4, warm=True)`` for colour images,
-    ``Learned()`` for grey images and volumes (see this module's notes).
+    """``GMM(core=0.4, warm=True)`` for colour images, ``Learned()`` for grey images and
+    volumes (see this module's notes); ``model="auto"``.
 
     Parameters
     ----------

@@ -9,6 +9,7 @@ from pathlib import Path
 from graphcut.io import (MASK_SUFFIXES, TIFF_SUFFIXES, read_volume, read_volume_seeds,
                          write_volume_mask, write_volume_overlay)
 
+from ._boykov_jolly import DEFAULT_LAM
 from ._memory import check_volume_file
 from ._segment import segment
 
@@ -38,7 +39,9 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
             allowed = MASK_SUFFIXES if option == "mask" else TIFF_SUFFIXES
             raise ValueError(f"{os.fspath(path)!r}: a volume's {option} is written as "
                              f"{' or '.join(allowed)}, not {Path(path).suffix or 'no suffix'}")
-    options = dict(segment_options or {})  # lam None: the model's own
+    options = dict(segment_options or {})
+    if lam is None and "model" not in options:
+        lam = DEFAULT_LAM
     mask, result = segment(volume, seeds, lam=lam, sigma=sigma, device=device, spacing=spacing,
                            return_result=True, **options)
     inputs = (volume_path, seeds_path)

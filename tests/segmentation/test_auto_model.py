@@ -1,5 +1,5 @@
-"""The default appearance model (Auto): GMM(core=0.4, warm=True) on colour images, Learned()
-on grey ones; settings files naming a model keep reproducing it."""
+"""Auto (model="auto"): GMM(core=0.4, warm=True) on colour images, Learned() on grey ones;
+the default stays the histogram; settings files reproduce their model."""
 
 import numpy as np
 import pytest
@@ -10,8 +10,8 @@ from graphcut.models import GMM, Auto, Histogram, Learned, as_model, model_from_
 from synthetic import disc_image, disc_seeds
 
 
-def test_the_default_is_auto_and_stands_for_a_model_per_image():
-    assert isinstance(as_model(None), Auto) and as_model("auto") == Auto()
+def test_auto_stands_for_a_model_per_image():
+    assert isinstance(as_model(None), Histogram) and as_model("auto") == Auto()
     assert Auto().for_channels(3) == GMM(core=0.4, warm=True)
     assert Auto().for_channels(4) == GMM(core=0.4, warm=True)
     assert Auto().for_channels(1) == Learned()
@@ -26,11 +26,12 @@ def test_the_default_is_auto_and_stands_for_a_model_per_image():
 
 @pytest.mark.parametrize("kind,chosen", [("colour", GMM(core=0.4, warm=True)),
                                          ("grey", Learned())])
-def test_segment_without_a_model_is_the_chosen_models(kind, chosen):
+def test_segment_with_auto_is_the_chosen_models(kind, chosen):
     image, seeds = disc_image(kind, np.uint8, seed=1), disc_seeds()
-    session = graphcut.Segmenter(image, device="cpu")
+    session = graphcut.Segmenter(image, model="auto", device="cpu")
     assert session.model == chosen and session.lam == chosen.lam
-    default, result = graphcut.segment(image, seeds, device="cpu", return_result=True)
+    default, result = graphcut.segment(image, seeds, model="auto", device="cpu",
+                                       return_result=True)
     named, named_result = graphcut.segment(image, seeds, model=chosen, device="cpu",
                                            return_result=True)
     np.testing.assert_array_equal(default, named)
@@ -38,19 +39,19 @@ def test_segment_without_a_model_is_the_chosen_models(kind, chosen):
     np.testing.assert_array_equal(session.update(seeds), default)
 
 
-def test_a_lam_given_with_the_default_wins():
+def test_a_lam_given_with_auto_wins():
     image, seeds = disc_image("colour", np.uint8, seed=2), disc_seeds()
-    assert graphcut.Segmenter(image, lam=7.0, device="cpu").lam == 7.0
+    assert graphcut.Segmenter(image, model="auto", lam=7.0, device="cpu").lam == 7.0
     np.testing.assert_array_equal(
-        graphcut.segment(image, seeds, lam=7.0, device="cpu"),
+        graphcut.segment(image, seeds, lam=7.0, model="auto", device="cpu"),
         graphcut.segment(image, seeds, lam=7.0, model=GMM(core=0.4, warm=True), device="cpu"))
 
 
 @pytest.mark.parametrize("name,model", [("histogram", Histogram()), ("gmm", GMM()),
-                                        (None, Auto())])
+                                        ("auto", Auto()), (None, Histogram())])
 def test_settings_files_reproduce_their_model_through_the_cli(tmp_path, name, model):
     """A settings file next to the seeds that names a model (as the app writes them) gives
-    that model's mask, not the new default's; one without a model gives the default's."""
+    that model's mask; one without a model gives the default's (the histogram)."""
     from click.testing import CliRunner
     from PIL import Image
 
@@ -71,5 +72,6 @@ def test_settings_files_reproduce_their_model_through_the_cli(tmp_path, name, mo
     mask = np.asarray(Image.open(tmp_path / "mask.png")) == 255
     expected = graphcut.segment(image, seeds, model=model, device="cpu")
     np.testing.assert_array_equal(mask, expected)
-    if name == "histogram":  # its mask differs from the default's here
-        assert (expected != graphcut.segment(image, seeds, device="cpu")).any()
+    if name == "auto":  # its mask differs from the histogram's here
+        assert (expected != graphcut.segment(image, seeds, model="histogram",
+                                             device="cpu")).any()
