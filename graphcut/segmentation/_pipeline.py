@@ -166,17 +166,18 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
         return None
     from scipy import ndimage
 
-    host = to_host(seeds)
+    shape = tuple(seeds.shape)
+    # blocks: the seeds' labels pooled on their device, only the blocks copied to the host
+    host = to_host(seeds) if block == 1 else None
     # the mean side: sqrt(H * W); for a volume the cube root of D * H * W
-    size = math.sqrt(host.size) if host.ndim == 2 else host.size ** (1 / host.ndim)
+    count = math.prod(shape)
+    size = math.sqrt(count) if len(shape) == 2 else count ** (1 / len(shape))
     rho, reach = LOCALITY_REACH * size, FAR_REACH * size
     priors = [None] * len(labels)
     for index, label in enumerate(labels):
-        chosen = host == label
+        chosen = host == label if block == 1 else to_host(_any_in_blocks(seeds == label, block))
         far = far_cost if label in objects else 0.0
         if chosen.any() and (strength > 0 or far > 0):
-            if block > 1:
-                chosen = _any_in_blocks(chosen, block)
             squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
             cost = np.zeros(chosen.shape)
             if strength > 0:
@@ -186,16 +187,17 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
             cost = xp.asarray(cost)
             if block > 1:
                 cost = xp.repeat(xp.repeat(cost, block, axis=0), block, axis=1)
-                cost = xp.ascontiguousarray(cost[:host.shape[0], :host.shape[1]])
+                cost = xp.ascontiguousarray(cost[:shape[0], :shape[1]])
             priors[index] = cost
     return priors if any(p is not None for p in priors) else None
 
 
 def _any_in_blocks(chosen, block):
     """bool (ceil(H / block), ceil(W / block)): whether each block of ``chosen`` holds a
-    True pixel."""
+    True pixel (on ``chosen``'s device)."""
+    xp = array_module(chosen)
     h, w = chosen.shape
-    padded = np.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
+    padded = xp.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
     padded[:h, :w] = chosen
     return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
 
