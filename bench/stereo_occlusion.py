@@ -31,6 +31,7 @@ the pixels with ground truth), as the defaults are in bench/bench_stereo.py:
 
     python bench/stereo_occlusion.py                       # every variant, teddy and venus
     python bench/stereo_occlusion.py --variants truncate:72,truncate:76 --scenes office-photo
+    python bench/stereo_occlusion.py --breakdown           # where the defaults' errors lie
 
 Held-out pairs and the motorcycle are refused: nothing is scored here. Prints one Markdown
 table: variant, bad pixels per pair at full and half size, mean, seconds.
@@ -246,6 +247,32 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
     raise ValueError(f"unknown variant {spec!r}")
 
 
+def error_classes(scene: dict) -> dict[str, float]:
+    """Where the defaults' bad pixels lie, in % of the pixels with ground truth: in the left
+    border strip (``x < d_true``), elsewhere occluded in the right view (by the ground truth's
+    own visibility), within 2 pixels of a ground-truth depth edge (a 5x5 range over 1), the
+    rest; and among the pixels that failed the left-right check (filled) or passed it."""
+    from scipy import ndimage
+    truth = scene["truth"]
+    known = np.isfinite(truth)
+    filled, invalid = checked_fill(scene["labels"], scene["costs"])
+    bad = known & ~(np.abs(filled - np.nan_to_num(truth)) <= 1)
+    true_labels = np.rint(np.nan_to_num(truth)).astype(np.int64)
+    border = np.arange(truth.shape[1])[None, :] < np.nan_to_num(truth)
+    right = warp_to_right(true_labels)
+    w = truth.shape[1]
+    target = np.arange(w)[None, :] - true_labels
+    seen = np.take_along_axis(right, np.clip(target, 0, w - 1), axis=1)
+    occluded = ~border & (seen > true_labels + 1)
+    edge = (ndimage.maximum_filter(true_labels, 5) - ndimage.minimum_filter(true_labels, 5)) > 1
+    edge &= ~border & ~occluded
+    rest = ~border & ~occluded & ~edge
+    share = {"bad": bad, "border strip": bad & border, "occluded": bad & occluded,
+             "near depth edges": bad & edge, "rest": bad & rest, "filled (failed the check)":
+             bad & invalid, "passed the check": bad & ~invalid}
+    return {name: 100 * float(mask.sum()) / float(known.sum()) for name, mask in share.items()}
+
+
 def prepare(name: str, downscale: int) -> dict:
     left, right, truth, max_disparity, _ = load_scene(name, downscale)
     costs = census_costs(left, right, max_disparity=max_disparity, channel_axis=-1)
@@ -259,6 +286,8 @@ def main(argv=None) -> int:
     parser.add_argument("--scenes", default=",".join(DEVELOPMENT))
     parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
     parser.add_argument("--downscales", default="1,2")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print where the defaults' bad pixels lie instead")
     args = parser.parse_args(argv)
     names = [n for n in args.scenes.split(",") if n]
     allowed = DEVELOPMENT + SYNTHETIC_DEVELOPMENT
@@ -268,6 +297,14 @@ def main(argv=None) -> int:
     keys = [(n, int(s)) for n in names for s in args.downscales.split(",")]
     scenes = {key: prepare(*key) for key in keys}
     columns = [n if s == 1 else f"{n} / {s}" for n, s in keys]
+    if args.breakdown:
+        classes = {key: error_classes(scene) for key, scene in scenes.items()}
+        print(f"| bad pixels (% of the known) | {' | '.join(columns)} |")
+        print("|---" * (len(columns) + 1) + "|")
+        for name in classes[keys[0]]:
+            cells = " | ".join(f"{classes[key][name]:.2f}" for key in keys)
+            print(f"| {name} | {cells} |")
+        return 0
     print(f"| variant | {' | '.join(columns)} | mean | seconds |")
     print("|---" * (len(columns) + 3) + "|")
     for spec in args.variants.split(","):

@@ -103,3 +103,18 @@ def test_held_out_pairs_are_refused():
     with pytest.raises(ValueError, match="unknown variant"):
         variants.run_variant("nonsense", {"costs": np.zeros((2, 2, 2), np.int32),
                                           "weights": None, "labels": np.zeros((2, 2), int)})
+
+
+def test_error_classes_split_the_bad_pixels():
+    truth = np.full((6, 12), 2.0)
+    truth[:, 6:9] = 5.0            # a nearer block: it hides left columns 3..5 from the right
+    labels = np.zeros((6, 12), dtype=np.int32)                   # every pixel is wrong
+    costs = np.random.default_rng(6).integers(0, 100, size=(7, 6, 12)).astype(np.int32)
+    shares = variants.error_classes({"truth": truth, "labels": labels, "costs": costs})
+    assert shares["bad"] == pytest.approx(100)
+    assert shares["border strip"] == pytest.approx(100 * 2 / 12)       # columns 0, 1
+    assert shares["occluded"] == pytest.approx(100 * 3 / 12)           # columns 3..5
+    assert shares["near depth edges"] == pytest.approx(100 * 5 / 12)   # columns 6..10
+    assert shares["rest"] == pytest.approx(100 * 2 / 12)               # columns 2, 11
+    assert shares["filled (failed the check)"] + shares["passed the check"] == \
+        pytest.approx(100)
