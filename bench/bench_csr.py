@@ -112,8 +112,12 @@ INSTANCES = {
     "grid3d-random-128": (lambda: random_grid3d(128), True),
 }
 
+# each schedule is the default Schedule with these fields changed (since 2026-11-27 the default
+# has spread warps, BFS tiles and no block-0 BFS levels: "bfs tiles" etc. then equal it)
 VARIANTS = {
     "default": {},
+    "before issue 27 (per-vertex BFS, block-0 BFS <= 512, no spread)": {
+        "spread_warps": False, "bfs_tiles": False, "bfs_solo_threshold": None},
     "relabel x0.25": {"relabel_levels_factor": 0.25},
     "relabel x0.35": {"relabel_levels_factor": 0.35},
     "relabel x1": {"relabel_levels_factor": 1.0},
@@ -127,6 +131,19 @@ VARIANTS = {
     "solo 2048": {"solo_threshold": 2048},
     "tail 512": {"tail_threshold": 512},    # block 0 also runs the relabels of the tail
     "tail 2048": {"tail_threshold": 2048},
+    "bfs tiles": {"bfs_tiles": True},  # issue 27: a BFS level by tiles of one block's width
+    "bfs tiles, bfs solo 2048": {"bfs_tiles": True, "bfs_solo_threshold": 2048},
+    "bfs tiles, bfs solo 8192": {"bfs_tiles": True, "bfs_solo_threshold": 8192},
+    "bfs tiles, bfs solo 0": {"bfs_tiles": True, "bfs_solo_threshold": 0},
+    "bfs solo 2048": {"bfs_solo_threshold": 2048},
+    "spread": {"spread_warps": True},  # grid steps' warps numbered across the blocks first
+    "spread, bfs tiles": {"spread_warps": True, "bfs_tiles": True},
+    "spread, bfs tiles, bfs solo 0": {"spread_warps": True, "bfs_tiles": True,
+                                      "bfs_solo_threshold": 0},
+    "spread, bfs tiles, bfs solo 2048": {"spread_warps": True, "bfs_tiles": True,
+                                         "bfs_solo_threshold": 2048},
+    "spread, solo 0": {"spread_warps": True, "solo_threshold": 0},
+    "spread, solo 0, bfs tiles": {"spread_warps": True, "solo_threshold": 0, "bfs_tiles": True},
 }
 
 

@@ -1,6 +1,11 @@
 """Mask quality on real images annotated by people (bench/quality_real.py), every method and
 baseline of bench/bench_quality.py in the same run, fed the same clicks and boxes.
 
+Sources (``--sources``): ``nuclei`` (stardist's DSB 2018 image, four quadrants) and ``dsb``
+(BBBC038v1 stage-1 test images in six acquisition groups; bench/real_data.py puts them into
+its cache). Besides the tables over all items, one table per protocol gives each group's
+mean (IoU after 5 and 10 clicks; the box's IoU, and that of the smaller half of the nuclei).
+
 Protocols (the robot user of bench_quality.py: a click is a disk of radius 5 labelled with the
 truth at its centre, keeping only the disk's pixels whose truth agrees):
 
@@ -14,9 +19,11 @@ truth at its centre, keeping only the disk's pixels whose truth agrees):
   larger side, at least 3 pixels, each way); the IoU from the box alone.
 
     python bench/bench_quality_real.py --set dev
+    python bench/bench_quality_real.py --set dev --sources dsb --protocols box
     python bench/bench_quality_real.py --set test --methods histogram,gmm-iter,learned,cv2,rf,otsu
 
-Needs ``pip install --no-deps stardist`` (data), scikit-learn and opencv-python-headless.
+Needs ``pip install --no-deps stardist`` (data), ``python bench/real_data.py`` (data),
+scikit-learn and opencv-python-headless.
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_quality import (add_stroke, interior_point, iou, method, next_click,  # noqa: E402
                            parse_method, truth_box)
-from quality_real import real_set  # noqa: E402
+from quality_real import SOURCES  # noqa: E402
+from quality_real import real_set as _real_set  # noqa: E402
+from real_data import MissingData  # noqa: E402
 
 CLICKS = 20
 REPORTED = (2, 3, 5, 10, 20)
@@ -80,6 +89,33 @@ def clicks_table(results):
     return "\n".join(lines)
 
 
+def real_set(which, kind, sources):
+    """quality_real.real_set, stopping with the loader's message when data is missing."""
+    try:
+        return _real_set(which, kind, sources)
+    except MissingData as error:
+        raise SystemExit(f"error: {error}") from None
+
+
+def group_of(name: str) -> str:
+    """The source group of an item's name: "nuclei" or a dsb acquisition group."""
+    if not name.startswith("dsb-"):
+        return "nuclei"
+    parts = name.split("-")
+    return "-".join(parts[1:3])
+
+
+def groups_table(rows: dict, label: str) -> str:
+    """A Markdown table: one row per method, one column per group, cells "a / b"."""
+    groups = sorted({group for cells in rows.values() for group in cells})
+    lines = [f"| method ({label}) | " + " | ".join(groups) + " |",
+             "|---" * (len(groups) + 1) + "|"]
+    for name, cells in rows.items():
+        lines.append(f"| {name} | " + " | ".join(cells.get(group, "") for group in groups)
+                     + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=("dev", "test"), default="dev")
@@ -87,16 +123,20 @@ def main(argv=None):
                         help="';'- or ','-separated methods of bench_quality.py (with "
                              "'name:key=value,...' changes when ';'-separated)")
     parser.add_argument("--protocols", default="clicks,box")
+    parser.add_argument("--sources", default=",".join(SOURCES),
+                        help="comma-separated sources of quality_real.py (default: all)")
     parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--per-image", action="store_true")
     args = parser.parse_args(argv)
     names = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
     for name in names:
         parse_method(name)
+    sources = tuple(args.sources.split(","))
     started = time.perf_counter()
-    print(f"## Real images, set {args.set!r}, device {args.device}\n")
+    print(f"## Real images, set {args.set!r}, sources {', '.join(sources)}, "
+          f"device {args.device}\n")
     if "clicks" in args.protocols:
-        items = real_set(args.set, "all")
+        items = real_set(args.set, "all", sources)
         results = {}
         for name in names:
             segmenter = method(name, args.device)
@@ -109,16 +149,30 @@ def main(argv=None):
                     print(f"  {name} {item.name}: " + " ".join(f"{v:.2f}" for v in ious),
                           file=sys.stderr)
             results[name] = runs
-        print(f"### All nuclei of a quadrant as the object, from clicks ({len(items)} "
-              f"quadrants: {', '.join(i.name for i in items)})\n")
+        print(f"### All nuclei of an image as the object, from clicks ({len(items)} "
+              f"images: {', '.join(i.name for i in items)})\n")
         print(clicks_table(results) + "\n")
+        per_group = {}
+        for name, runs in results.items():
+            by_group = {}
+            for item, run in zip(items, runs):
+                by_group.setdefault(group_of(item.name), []).append(run[0])
+            per_group[name] = {group: f"{statistics.mean(r[4] for r in ious):.3f} / "
+                                      f"{statistics.mean(r[9] for r in ious):.3f}"
+                               for group, ious in by_group.items()}
+        print("Per group, mean IoU@5 / IoU@10:\n")
+        print(groups_table(per_group, "IoU@5 / IoU@10") + "\n")
     if "box" in args.protocols:
-        items = real_set(args.set, "one")
+        items = real_set(args.set, "one", sources)
+        areas = [int(i.truth.sum()) for i in items]
+        small = [a < statistics.median(areas) for a in areas]
         print(f"### A box around one nucleus ({len(items)} nuclei of "
-              f"{min(int(i.truth.sum()) for i in items)}-{max(int(i.truth.sum()) for i in items)}"
-              " pixels)\n")
-        print("| method | mean IoU | median IoU | worst IoU | s per segmentation |")
-        print("|---|---|---|---|---|")
+              f"{min(areas)}-{max(areas)} pixels; \"small\": the {sum(small)} of fewer than "
+              f"{statistics.median(areas):g} pixels)\n")
+        print("| method | mean IoU | median IoU | worst IoU | mean IoU, small | "
+              "s per segmentation |")
+        print("|---|---|---|---|---|---|")
+        per_group = {}
         for name in names:
             segmenter = method(name, args.device)
             scores, times = [], []
@@ -129,8 +183,20 @@ def main(argv=None):
                                             box), dtype=bool)
                 times.append(time.perf_counter() - t)
                 scores.append(iou(mask, item.truth))
+            small_scores = [v for v, is_small in zip(scores, small) if is_small]
             print(f"| {name} | {statistics.mean(scores):.3f} | {statistics.median(scores):.3f}"
-                  f" | {min(scores):.3f} | {statistics.median(times):.3f} |")
+                  f" | {min(scores):.3f} | {statistics.mean(small_scores):.3f}"
+                  f" | {statistics.median(times):.3f} |")
+            by_group = {}
+            for item, value, is_small in zip(items, scores, small):
+                by_group.setdefault(group_of(item.name), []).append((value, is_small))
+            per_group[name] = {
+                group: f"{statistics.mean(v for v, _ in pairs):.3f} / " + (
+                    f"{statistics.mean(v for v, s in pairs if s):.3f}"
+                    if any(s for _, s in pairs) else "-")
+                for group, pairs in by_group.items()}
+        print("\nPer group, mean box IoU / mean over its small nuclei:\n")
+        print(groups_table(per_group, "all / small"))
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 

@@ -39,7 +39,8 @@ def sweep(method_name, lams, set_name, count=None):
 
     options = parse_method(method_name)
     rows = []
-    items = load_set(set_name, count) if set_name != "nuclei-dev" else real_set("dev", "one")
+    items = (load_set(set_name, count) if set_name != "nuclei-dev"
+             else real_set("dev", "one", sources=("nuclei",)))
     for item in items[:count]:
         box = tuple(int(v) for v in truth_box(item.truth))
         row = {}

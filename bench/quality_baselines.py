@@ -100,15 +100,30 @@ def run_rf(image, seeds, box):
 
 
 def run_otsu(image, seeds, box):
-    """A global Otsu threshold of the grey intensity, brighter = object (inside the box only,
-    thresholded there, when there is one)."""
+    """A global Otsu threshold of the grey intensity (inside the box only, thresholded there,
+    when there is one). The object is the brighter side unless what we are fed says
+    otherwise (dark nuclei of brightfield and H&E images): with seeds of both labels, the
+    darker side when the object seeds are darker on average than the background seeds; with
+    object seeds only, when they are darker on average than the threshold; with a box and
+    no seeds, when the darker side holds more of the box's outline (the outline is
+    background)."""
     from skimage.filters import threshold_otsu
     grey = image.mean(axis=-1) if image.ndim == 3 else image.astype(np.float64)
-    if box is None:
-        return grey > threshold_otsu(grey)
+    window = np.s_[:, :] if box is None else np.s_[box[0]:box[2], box[1]:box[3]]
+    threshold = threshold_otsu(grey[window])
+    bright = grey[window] > threshold
+    object_seeds, background_seeds = seeds[window] == 1, seeds[window] == 2
+    if object_seeds.any() and background_seeds.any():
+        dark = grey[window][object_seeds].mean() < grey[window][background_seeds].mean()
+    elif object_seeds.any():
+        dark = grey[window][object_seeds].mean() < threshold
+    elif box is not None:
+        outline = np.r_[bright[0], bright[-1], bright[:, 0], bright[:, -1]]
+        dark = outline.mean() > 0.5
+    else:
+        dark = False
     mask = np.zeros(grey.shape, bool)
-    window = np.s_[box[0]:box[2], box[1]:box[3]]
-    mask[window] = grey[window] > threshold_otsu(grey[window])
+    mask[window] = ~bright if dark else bright
     return mask
 
 

@@ -12,11 +12,12 @@ vertices (pixel centres at integers); outside either is background, as in
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from graphcut._arrays import to_host
+from graphcut._arrays import array_module, to_host
 from graphcut.io import FOREGROUND, object_labels
 from graphcut.segmentation import allowed_region, clean_labels, clean_mask
 
@@ -90,13 +91,18 @@ APP_DEFAULTS = SegmentOptions().with_cleanup(True)
 def clean_up(output, seeds, options: SegmentOptions):
     """``graphcut.segment``'s clean-up (``options.keep``, ``options.fill_holes``) applied to
     the result ``output`` of a segmentation with ``keep="all", fill_holes=0`` and the same
-    seeds, box and lasso: a bool mask (one object) or a label image (several). A mask without
-    box or lasso is cleaned on its own device (``seeds`` on the same one); the rest on the
-    host (NumPy)."""
+    seeds, box and lasso: a bool mask (one object) or a label image (several). A mask is
+    cleaned on its own device (a CuPy mask on the GPU, with or without box or lasso; ``seeds``
+    from either device); a label image on the host (NumPy)."""
     if not options.cleans_up:
         return output
-    if output.dtype == bool and not options.has_region:
-        return clean_mask(output, seeds, keep=options.keep, fill_holes_area=options.fill_holes)
+    if output.dtype == bool:
+        on_gpu = array_module(output) is not np
+        outside = None if not options.has_region else _outside(
+            tuple(seeds.shape), options.box, options.lasso, on_gpu)
+        seeds = array_module(output).asarray(seeds)
+        return clean_mask(output, seeds, keep=options.keep, fill_holes_area=options.fill_holes,
+                          outside=outside)
     output, seeds = to_host(output), to_host(seeds)
     region = allowed_region(seeds.shape, box=options.box, lasso=options.lasso)
     single = np.asarray(output).dtype == bool
@@ -105,3 +111,14 @@ def clean_up(output, seeds, options: SegmentOptions):
                            keep=options.keep, fill_holes_area=options.fill_holes,
                            outside=None if region is None else ~region)
     return cleaned == FOREGROUND if single else cleaned
+
+
+@functools.lru_cache(maxsize=4)
+def _outside(shape, box, lasso, on_gpu):
+    """The pixels outside the box or lasso (bool, on the GPU when ``on_gpu``); kept for the
+    next strokes, which clean up with the same region. Read-only."""
+    outside = ~allowed_region(shape, box=box, lasso=lasso)
+    if on_gpu:
+        import cupy
+        return cupy.asarray(outside)
+    return outside

@@ -315,8 +315,10 @@ class Solver:
             region = None
         several = not only_binary_labels(seeds)
         if options.has_region or several or options.model != "histogram":
+            # one object's mask stays on the solver's device, cleaned up there (a label image
+            # of several objects comes to the host)
             output = self._segmenter.update(seeds, box=options.box, lasso=options.lasso,
-                                            cancel=cancel)
+                                            cancel=cancel, device_mask=not several)
         else:
             output = self._segmenter.update(seeds, region=region, cancel=cancel,
                                             device_mask=True)

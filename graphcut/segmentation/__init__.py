@@ -11,7 +11,7 @@ from ._boykov_jolly import (DEFAULT_LAM, build_network, check_seeds_for, regiona
                             spatial_channel_axis)
 from ._capacities import (DEFAULT_SCALE, INT32_MAX, quantize, quantize_weights, seed_pins,
                           terminal_capacities)
-from ._cleanup import clean_labels, clean_mask, fill_holes, keep_connected
+from ._cleanup import clean_labels, clean_mask, fill_holes, keep_connected, region_seeds
 from ._grabcut import DEFAULT_TOL, Iterated, iterate_binary, iterate_labels
 from ._memory import (ENERGY_BYTES_PER_PIXEL, NETWORK_BYTES_PER_PIXEL, array_segmentation_backend,
                       check_image_file, check_volume_file, file_bytes,
@@ -41,7 +41,7 @@ __all__ = [
     "SeedHistograms", "Segmenter", "allowed_region", "array_module", "array_segmentation_backend",
     "binary_problem", "box_mask", "build_network", "capacities_from_tables", "check_image_file", "check_volume_file", "file_bytes",
     "check_positive", "check_seeds_for", "check_settings", "check_sigma", "clean_labels",
-    "clean_mask", "cut_capacity", "estimate_sigma", "fill_holes", "image_as_float", "is_mask", "iterate_binary",
+    "clean_mask", "region_seeds", "cut_capacity", "estimate_sigma", "fill_holes", "image_as_float", "is_mask", "iterate_binary",
     "iterate_labels", "keep_connected", "label_overlay", "label_problem", "lasso_mask",
     "load_for_seeds", "nlink_weights", "only_binary_labels", "quantize", "quantize_weights",
     "read_request", "read_settings", "regional_costs", "resolve_options", "result_of", "seed_pins", "segment",

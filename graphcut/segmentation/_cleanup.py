@@ -3,15 +3,16 @@
 Connectivity is the graph's: 4-neighbours in an image, 6-neighbours in a volume. Both steps
 work on host NumPy arrays with :func:`scipy.ndimage.label` and never undo a hard constraint: a
 part holding an object seed of its label is always kept, and a hole holding a background seed
-(or a pixel outside the box or lasso) is never filled. :func:`clean_mask` does the same for one object's mask, and on the GPU
-when the mask is a CuPy array (flood fills and part sizes, ``graphcut.segmentation.flood``).
+(or a pixel outside the box or lasso) is never filled. :func:`clean_mask` does the same for
+one object's mask, box or lasso included, and on the GPU when the mask is a CuPy array (flood
+fills and part sizes, ``graphcut.segmentation.flood``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import to_host
+from graphcut._arrays import array_module, to_host
 from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.io import KEEP_CHOICES
 
@@ -87,9 +88,9 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     return mask | fillable[holes]
 
 
-def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
-    """One object's clean-up without a box or lasso: ``clean_labels`` of the mask (object
-    label 1) with the same seeds, as a bool mask, on the arrays' device.
+def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0, outside=None):
+    """One object's clean-up: ``clean_labels`` of the mask (object label 1) with the same
+    seeds (and ``outside``), as a bool mask, on the arrays' device.
 
     Parameters
     ----------
@@ -103,6 +104,13 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     fill_holes_area
         holes of fewer pixels than this, free of background seeds and not
         open to the border, join the object (0: none).
+    outside
+        bool (H, W), on the same device, or None: the pixels outside the box or lasso the
+        mask was cut with (never object). As in :func:`clean_labels`, the region's central
+        part (:func:`central_part`) then anchors the object like object seeds do, and holes
+        holding an outside pixel stay open. On the GPU both are folded into the seeds
+        (:func:`region_seeds`), which gives the same result because a cut never puts an
+        outside pixel or a background seed in the object.
 
     Examples
     --------
@@ -126,11 +134,14 @@ def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0):
     on_gpu = hasattr(mask, "get")  # a CuPy array
     if not on_gpu or mask.ndim != 2:
         labels = clean_labels(np.asarray(to_host(mask)).astype(np.uint8), [FOREGROUND],
-                              to_host(seeds), keep=keep, fill_holes_area=fill_holes_area)
+                              to_host(seeds), keep=keep, fill_holes_area=fill_holes_area,
+                              outside=None if outside is None else to_host(outside))
         cleaned = labels == FOREGROUND
         return _like(mask, cleaned) if on_gpu else cleaned
     from . import flood
     from .masks import count_true
+    if outside is not None:
+        seeds = region_seeds(seeds, outside)
     if keep == "connected":
         kept, count = flood.parts_touching_seeds(mask, seeds, FOREGROUND)
         if count == 0 and count_true(mask):  # no seed in the object: its largest part (host)
@@ -151,22 +162,52 @@ def _like(reference, host_array):
     return cupy.asarray(host_array)
 
 
-def central_part(region) -> np.ndarray:
-    """The central part of a box or lasso (bool ``region``): the region shrunk halfway
-    toward its centre (for a box, the middle half of its rows and of its columns; of each
-    axis in a volume)."""
-    points = np.nonzero(region)
+def central_part(region):
+    """The central part of a box or lasso (bool ``region``, NumPy or CuPy): the region shrunk
+    halfway toward its centre (for a box, the middle half of its rows and of its columns; of
+    each axis in a volume), on the region's device."""
+    xp = array_module(region)
+    points = xp.nonzero(region)
     if points[0].size == 0:
-        return np.zeros_like(region, dtype=bool)
+        return xp.zeros_like(region, dtype=bool)
     # a pixel is in the core when the point twice as far from the centre is in the region
-    grid = np.indices(region.shape)
-    far = [np.rint(p.mean() + 2 * (g - p.mean())).astype(int) for p, g in zip(points, grid)]
-    inside = np.ones(region.shape, dtype=bool)
+    centres = [float(p.mean()) for p in points]
+    grid = xp.indices(region.shape)
+    far = [xp.rint(c + 2 * (g - c)).astype(xp.int64) for c, g in zip(centres, grid)]
+    inside = xp.ones(region.shape, dtype=bool)
     for axis, f in enumerate(far):
         inside &= (f >= 0) & (f < region.shape[axis])
-    core = np.zeros(region.shape, dtype=bool)
+    core = xp.zeros(region.shape, dtype=bool)
     core[inside] = region[tuple(f[inside] for f in far)]
     return core & region
+
+
+def region_seeds(seeds, outside):
+    """The seeds with a box's or lasso's constraints folded in, on their device: pixels
+    outside the region (``outside`` True) become background seeds, the region's central
+    part (:func:`central_part`) object seeds, unless a background seed is there.
+
+    :func:`clean_mask` cleans a mask cut with a box or lasso with these seeds as
+    :func:`clean_labels` does with the seeds and ``outside``: the central part anchors the
+    object's parts, and holes holding an outside pixel stay open. The two differ only on
+    pixels a cut never puts in the object (outside pixels, background seeds).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seeds = np.zeros((1, 8), np.uint8)
+    >>> seeds[0, 3] = 2
+    >>> outside = np.array([[1, 0, 0, 0, 0, 0, 0, 1]], bool)
+    >>> region_seeds(seeds, outside)
+    array([[2, 0, 0, 2, 1, 1, 0, 2]], dtype=uint8)
+    """
+    xp = array_module(seeds)
+    outside = xp.asarray(outside, dtype=bool)
+    core = central_part(~outside)
+    seeds = xp.asarray(seeds)
+    background = (seeds == BACKGROUND) | outside
+    anchored = (seeds == FOREGROUND) | core
+    return xp.where(background, BACKGROUND, xp.where(anchored, FOREGROUND, 0)).astype(xp.uint8)
 
 
 def clean_labels(labels, object_labels, seeds, *, keep="all", fill_holes_area=0,

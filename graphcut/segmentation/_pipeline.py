@@ -14,7 +14,7 @@ from graphcut._labels import BACKGROUND, FOREGROUND, NONE
 from graphcut.io import check_seeds, object_labels
 from graphcut.solver import CutResult
 
-from ._cleanup import clean_labels
+from ._cleanup import clean_labels, clean_mask
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 
@@ -97,8 +97,14 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         run = iterate_binary(values, nlinks, binary, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              cut=cut, weights=weights, priors=priors)
+        cleans_up = o["keep"] != "all" or o["fill_holes"] > 0
+        if label == FOREGROUND and cleans_up and xp is not np and len(shape) == 2:
+            # on the GPU: the clean-up there (flood fills), then one copy to the host
+            cleaned = clean_mask(run.labels.astype(bool, copy=False), seeds, keep=o["keep"],
+                                 fill_holes_area=o["fill_holes"], outside=outside)
+            return to_host(cleaned), run
         mask = to_host(run.labels).astype(bool, copy=False)
-        if label == FOREGROUND and o["keep"] == "all" and o["fill_holes"] <= 0:
+        if label == FOREGROUND and not cleans_up:
             return mask, run  # the mask is the output: no label image to build and compare
         labels = np.where(mask, label, 0).astype(np.uint8)
     else:

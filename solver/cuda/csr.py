@@ -78,6 +78,20 @@ class Schedule:
         bound (a relabel meeting a BFS frontier wider than the bound is given up, heights put
         back, and the grid relabels from then on). Same exact result; it trades grid barriers
         for one block's throughput.
+    bfs_solo_threshold: BFS frontiers of at most this many vertices are expanded by block 0
+        alone (None: ``solo_threshold``; 0 = never, the default: with tiles and spread warps
+        the grid's levels beat block 0's on every instance measured, bench/RESULTS.md).
+    bfs_tiles: expand BFS frontiers by tiles of one block's width: the slots of a tile's
+        vertices are listed as one sequence (a prefix sum of the degrees) and spread over the
+        block's threads, neighbouring threads reading neighbouring slots, so a level costs the
+        same few dependent memory round trips whatever the degrees (False: one frontier vertex
+        per thread, vertices of more than ``heavy_degree`` slots per warp). Same BFS labels.
+        On by default (issue 27: 1.1-1.5x on the RLG and genrmf instances with
+        ``spread_warps`` and ``bfs_solo_threshold=0``, bench/RESULTS.md).
+    spread_warps: grid-wide steps (sweeps, BFS levels) number their warps across the blocks
+        first, so a list of a few thousand vertices is spread over every multiprocessor instead
+        of the first few (which then each serve 16 warps of scattered loads) while the others
+        wait at the grid barrier. Same result. On by default.
     instrument: record, per sweep, the worklist size and its nanoseconds (grid-wide sweeps,
         block 0's sweeps, tail relabels) in ``stats["instrument"]`` (:mod:`.csr_instrument`).
         Off by default: then the kernel reads no extra clock and writes nothing more.
@@ -99,7 +113,17 @@ class Schedule:
     max_sweeps: int | None = None
     time_limit_seconds: float | None = None
     tail_threshold: int = 0
+    bfs_solo_threshold: int | None = 0
+    bfs_tiles: bool = True
+    spread_warps: bool = True
     instrument: bool = False
+
+    @property
+    def bfs_threshold(self) -> int:
+        """The BFS frontier size up to which block 0 expands levels alone."""
+        value = self.solo_threshold if self.bfs_solo_threshold is None else \
+            self.bfs_solo_threshold
+        return max(0, min(int(value), 2**31 - 1))
 
     def limits(self, num_vertices: int, num_arcs: int) -> tuple[int, float]:
         """(max_sweeps, time_limit_seconds) in force for a network of this size."""
@@ -258,7 +282,9 @@ def csr_min_cut(network: CSRNetwork, *, schedule: Schedule | None = None) -> Cut
                 np.float32(schedule.relabel_work_factor), np.int32(schedule.bfs_early_stop),
                 np.int64(max_sweeps), np.uint64(int(time_limit * 1e9)),
                 np.int32(max(schedule.tail_threshold, 0)),
-                instr if instr is not None else np.uintp(0), np.int32(LOG_CAP))
+                instr if instr is not None else np.uintp(0), np.int32(LOG_CAP),
+                np.int32(schedule.bfs_threshold), np.int32(schedule.bfs_tiles),
+                np.int32(schedule.spread_warps))
         blocks = _launch_phase1(schedule, sms, args)
         counters = dict(zip(OUT_FIELDS, (int(x) for x in cupy.asnumpy(out))))
         solved = time.perf_counter()

@@ -129,7 +129,20 @@ struct Ctx {
     int* ctl;
     int cycles;
     int heavy;
+    int* tiles;  // BFS_TILE_SCRATCH shared ints of this block: the BFS expands frontiers by
+                 // tiles (expand_tiles); nullptr: one frontier vertex per lane (expand)
+    int spread;  // grid-wide steps number their warps across the blocks first (grid_warp)
 };
+
+// The number of the calling warp in a grid-wide step. Warps take 32 list entries each, in warp
+// order, so a list of k entries is handled by warps 0 .. k/32: numbered block by block (spread
+// = 0), a list of 2,000 vertices lands on 4 blocks (4 multiprocessors, each with 16 warps whose
+// lanes all load from scattered addresses) while the others wait at the barrier; numbered
+// across the blocks first (spread != 0), on 63 blocks of one warp each.
+__device__ __forceinline__ int grid_warp(const Ctx& c) {
+    return c.spread ? (int)((threadIdx.x >> 5) * gridDim.x + blockIdx.x)
+                    : (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+}
 
 __device__ __forceinline__ u64 now_ns() {
     u64 t;
@@ -388,11 +401,132 @@ __device__ __forceinline__ void expand(const Ctx& c, const List& front, int coun
     }
 }
 
+#define TILE_GROUP 4  // slots a thread of expand_tiles takes at once (loads issued together)
+#define BFS_TILE_SCRATCH (2 * 512 + 33)  // shared ints expand_tiles needs (512 threads a block)
+
+// Tiled BFS expansion (Schedule.bfs_tiles): a block takes `width` (<= blockDim.x) frontier
+// vertices at a time (tiles first_tile, first_tile + tile_stride, ...; every thread of the block
+// must call this), lists their slots as one sequence (an exclusive prefix sum of the degrees in
+// shared memory) and gives each thread TILE_GROUP slots of it at once, slot k of the tile to
+// thread k % blockDim.x. Neighbouring threads read neighbouring slots of the same vertex
+// (coalesced), a vertex of any degree is spread over the whole block, and a level costs about four
+// dependent memory round trips (offsets, slots, heads' heights, the claim) whatever the
+// degrees, where one lane per vertex walks its slots SCAN_GROUP at a time. The same slots are
+// visited with the same test as expand, so the BFS labels are the same.
+__device__ __forceinline__ void expand_tiles(const Ctx& c, const List& front, int count,
+        int level, const List& next, const List& act, int first_tile, int tile_stride,
+        int width) {
+    int* s_excl = c.tiles;                   // [blockDim.x] slots of the tile before vertex i
+    int* s_first = c.tiles + blockDim.x;     // [blockDim.x] first slot of vertex i
+    int* s_warp = c.tiles + 2 * blockDim.x;  // [33] warp totals -> warp offsets; [32] the sum
+    const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+    const int nw = blockDim.x >> 5;
+    const int threads = blockDim.x;
+    for (int base = first_tile * width; base < count; base += tile_stride * width) {
+        const int i = base + tid;
+        int b = 0, deg = 0;
+        if (tid < width && i < count) {
+            const int w = list_get(front, i);
+            b = __ldg(&c.off[w]);
+            deg = __ldg(&c.off[w + 1]) - b;
+        }
+        int incl = deg;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int y = __shfl_up_sync(FULL_MASK, incl, o);
+            if (lane >= o) incl += y;
+        }
+        if (lane == 31) s_warp[wid] = incl;
+        __syncthreads();
+        if (wid == 0) {
+            const int x = lane < nw ? s_warp[lane] : 0;
+            int inc = x;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const int y = __shfl_up_sync(FULL_MASK, inc, o);
+                if (lane >= o) inc += y;
+            }
+            if (lane < nw) s_warp[lane] = inc - x;
+            if (lane == 31) s_warp[32] = inc;
+        }
+        __syncthreads();
+        s_excl[tid] = s_warp[wid] + incl - deg;
+        s_first[tid] = b;
+        __syncthreads();
+        const u32 total = (u32)s_warp[32];  // < 2**31: the slots fit int32 indices
+        const int nv = count - base < width ? count - base : width;
+        for (u32 k0 = 0; k0 < total; k0 += (u32)(threads * TILE_GROUP)) {
+            int e[TILE_GROUP], u[TILE_GROUP], hu[TILE_GROUP];
+            u32 r[TILE_GROUP];
+            i64 ex[TILE_GROUP];
+#pragma unroll
+            for (int k = 0; k < TILE_GROUP; ++k) {
+                const u32 idx = k0 + (u32)(k * threads + tid);
+                e[k] = -1;
+                if (idx < total) {
+                    // The last vertex whose slots start at or before idx (it has slots: a
+                    // vertex of degree 0 shares its start with the next one).
+                    int lo = 0, hi = nv;
+                    while (lo < hi) {
+                        const int mid = (lo + hi) >> 1;
+                        if ((u32)s_excl[mid] <= idx) lo = mid + 1; else hi = mid;
+                    }
+                    e[k] = s_first[lo - 1] + (int)(idx - (u32)s_excl[lo - 1]);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < TILE_GROUP; ++k) {
+                u[k] = e[k] >= 0 ? __ldg(&c.adj[e[k]]) : 0;
+                r[k] = e[k] >= 0 ? __ldg(&c.capsum[e[k]]) - __ldcg(&c.rcap[e[k]]) : 0u;
+                hu[k] = -1;
+            }
+#pragma unroll
+            for (int k = 0; k < TILE_GROUP; ++k) {
+                if (r[k] > 0) {
+                    hu[k] = __ldcg(&c.h[u[k]]);
+                    ex[k] = __ldcg(&c.excess[u[k]]);  // no pushes during a BFS
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < TILE_GROUP; ++k) {
+                if (hu[k] == c.n && atomicCAS(&c.h[u[k]], c.n, level) == c.n) {
+                    append(next, u[k]);
+                    if (ex[k] > 0) append(act, u[k]);
+                }
+            }
+        }
+        __syncthreads();  // the next tile rewrites the scratch
+    }
+}
+
+// Expand one BFS level: by block 0 alone (`block_only`, every thread of block 0 calls this) or
+// by the whole grid (every thread of every block calls this).
+__device__ __forceinline__ void expand_level(const Ctx& c, const List& front, int count,
+        int level, const List& next, const List& act, bool block_only) {
+    if (c.tiles != nullptr) {
+        // By the grid: tiles narrow enough that every block gets one when the frontier is
+        // smaller than the grid's threads (a multiple of 32 vertices, at most blockDim.x).
+        int width = blockDim.x;
+        if (!block_only) {
+            const int per_block = (count + gridDim.x - 1) / gridDim.x;
+            const int rounded = (per_block + 31) & ~31;
+            width = rounded < width ? rounded : width;
+        }
+        expand_tiles(c, front, count, level, next, act, block_only ? 0 : blockIdx.x,
+                     block_only ? 1 : gridDim.x, width);
+    } else if (block_only) {
+        expand(c, front, count, level, next, act, threadIdx.x >> 5, blockDim.x >> 5);
+    } else {
+        expand(c, front, count, level, next, act, grid_warp(c), (gridDim.x * blockDim.x) >> 5);
+    }
+}
+
 // Block 0's state for its solo loops: two lists of SOLO_CAP entries and a ring of 3 counters in
 // shared memory.
 struct Solo {
     int* sm;
     int* cnt;
+    int* found;  // a ring of 3: active vertices found per solo BFS level (as cnt)
 };
 
 // Copy a solo list's shared entries [0, min(count, SOLO_CAP)) to its global array (block 0,
@@ -450,7 +584,6 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     // Stop once every active vertex of height < n is found (never when there is none: that
     // BFS must run to the end, its heights give the cut).
     const int target = early ? __ldcg(alive_slot) : 0;
-    const List act_list = {act, nullptr, &ctl[CTL_ACT], nullptr};  // block 0's solo levels
     // Level 1 (grid step 0): the slots of t, spread over the whole grid (t may have millions of
     // arcs).
     const int tb = __ldg(&c.off[c.t]), te = __ldg(&c.off[c.t + 1]);
@@ -466,7 +599,6 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
     bool stopped = target > 0 && found >= target;
     int* fc = front_a;
     int* fn = front_b;
-    const int warp = gtid >> 5, nwarps = nthreads >> 5;
     while (count > 0 && !stopped) {
         if (count <= small) {
             // Block 0 runs levels alone while the frontier stays small.
@@ -477,24 +609,32 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
                 int* sa = solo.sm;
                 int* sb = solo.sm + SOLO_CAP;
                 load_solo(sa, a, cnt);
-                if (threadIdx.x == 0) { solo.cnt[0] = 0; solo.cnt[1] = 0; }
+                if (threadIdx.x == 0) {
+                    solo.cnt[0] = 0; solo.cnt[1] = 0;
+                    solo.found[0] = 0; solo.found[1] = 0;
+                }
                 __syncthreads();
                 while (cnt > 0 && cnt <= small) {
+                    // Level j appends to ring slot j % 3 and clears slot (j + 1) % 3 (read in
+                    // level j + 1): a slot is cleared again only two block barriers after it
+                    // was read, so one barrier per level suffices and every thread reads the
+                    // same counts (the found tally in shared memory: no global round trip).
                     ++lv;
                     u64 ts = 0;
                     if (threadIdx.x == 0) {
                         solo.cnt[(steps + 1) % 3] = 0;
+                        solo.found[(steps + 1) % 3] = 0;
                         if (instr != nullptr) ts = now_ns();
                     }
                     const List in = {a, sa, nullptr};
                     const List out = {b, sb, &solo.cnt[steps % 3]};
-                    expand(c, in, cnt, lv, out, act_list, threadIdx.x >> 5, blockDim.x >> 5);
+                    const List act_solo = {act, nullptr, &ctl[CTL_ACT], &solo.found[steps % 3]};
+                    expand_level(c, in, cnt, lv, out, act_solo, true);
                     __syncthreads();
                     if (instr != nullptr && threadIdx.x == 0)
                         record(instr, instr_cap, INSTR_SOLO_LEVEL, cnt, now_ns() - ts);
                     cnt = solo.cnt[steps % 3];
-                    got = __ldcg(&ctl[CTL_ACT]);
-                    __syncthreads();  // no thread appends again before every thread has read
+                    got += solo.found[steps % 3];
                     int* tmp = a; a = b; b = tmp;
                     tmp = sa; sa = sb; sb = tmp;
                     ++steps;
@@ -532,7 +672,7 @@ __device__ __forceinline__ int global_relabel(const Ctx& c, Grid& grid, int* act
         const List in = {fc, nullptr, nullptr, nullptr};
         const List out = {fn, nullptr, &ctl[CTL_BFS + step % 3], nullptr};
         const List act_step = {act, nullptr, &ctl[CTL_ACT], &ctl[CTL_ACTR + step % 3]};
-        expand(c, in, count, level, out, act_step, warp, nwarps);
+        expand_level(c, in, count, level, out, act_step, false);
         GRID_SYNC();
         if (instr != nullptr && gtid == 0)
             record(instr, instr_cap, INSTR_GRID_LEVEL, count, now_ns() - ts);
@@ -637,7 +777,7 @@ __device__ __forceinline__ int block_relabel(const Ctx& c, int* hold, int early,
         if (threadIdx.x == 0) sc[(steps + 1) % 3] = 0;
         const List in = {a, sa, nullptr};
         const List out = {b, sb, &sc[steps % 3]};
-        expand(c, in, count, level, out, act, threadIdx.x >> 5, blockDim.x >> 5);
+        expand_level(c, in, count, level, out, act, true);
         __syncthreads();
         count = sc[steps % 3];
         found = sc[4];
@@ -723,22 +863,27 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     int* front_a, int* front_b, int* ctl, i64* out, i64* trace,
     const int cycles, const int heavy, const int small, const int gr_min, const int gr_max,
     const float gr_factor, const float gr_work, const int early, const i64 max_sweeps,
-    const u64 time_limit_ns, const int tail, i64* instr, const int instr_cap) {
+    const u64 time_limit_ns, const int tail, i64* instr, const int instr_cap,
+    const int bfs_small, const int bfs_tiles, const int spread) {
     cg::grid_group grid = cg::this_grid();
     __shared__ int s_lists[2 * SOLO_CAP];
     __shared__ int s_cnt[3];
+    __shared__ int s_found[3];
+    __shared__ int s_tiles[BFS_TILE_SCRATCH];
     __shared__ int s_tail[8];
     __shared__ int s_tail_off;  // block 0: 1 once a tail relabel was given up (grid relabels)
     if (threadIdx.x == 0) s_tail_off = 0;  // read after the first grid barrier
-    const Solo solo = {s_lists, s_cnt};
+    const Solo solo = {s_lists, s_cnt, s_found};
     Ctx c;
     c.n = n; c.s = s; c.t = t;
     c.off = off; c.adj = adj; c.twin = twin; c.capsum = capsum;
     c.rcap = rcap; c.excess = excess; c.h = h; c.stamp = stamp; c.ctl = ctl;
     c.cycles = cycles; c.heavy = heavy;
+    c.tiles = bfs_tiles ? s_tiles : nullptr;
+    c.spread = spread;
 
     const int gtid = blockIdx.x * blockDim.x + threadIdx.x;
-    const int warp = gtid >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
+    const int nwarps = (gridDim.x * blockDim.x) >> 5;
     const bool leader = gtid == 0;
     const int solo_max = tail > small ? tail : small;  // = small unless in tail mode
     i64 pushes = 0, relabels = 0;
@@ -756,7 +901,7 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
     for (;;) {
         u64 t0 = leader ? now_ns() : 0;
         int levels = 0, alive = 0;
-        int count = global_relabel(c, grid, cur, front_a, front_b, hold, small, early,
+        int count = global_relabel(c, grid, cur, front_a, front_b, hold, bfs_small, early,
                                    grid_grs, solo, handoffs, levels, alive, solo_levels,
                                    instr, instr_cap);
         ++grid_grs;
@@ -918,7 +1063,8 @@ extern "C" __global__ void __launch_bounds__(512, MIN_BLOCKS) phase1(
             }
             const List in = {cur, nullptr, nullptr};
             const List outl = {nxt, nullptr, &ctl[CTL_PR + slot]};
-            sweep(c, in, count, outl, (int)(sweeps + 1), warp, nwarps, pushes, relabels);
+            sweep(c, in, count, outl, (int)(sweeps + 1), grid_warp(c), nwarps, pushes,
+                  relabels);
             GRID_SYNC();
             if (instr != nullptr && leader)
                 record(instr, instr_cap, INSTR_GRID, count, now_ns() - ts);

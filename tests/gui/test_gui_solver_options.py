@@ -15,6 +15,11 @@ BOX = (10, 30, 256, 210)
 LASSO = ((10, 30), (10, 210), (255, 220), (255, 20))
 
 
+def _with(options, **changes):
+    import dataclasses
+    return dataclasses.replace(options, **changes)
+
+
 @pytest.fixture(scope="module")
 def astronaut():
     image = graphcut.read_image("samples/images/astronaut.png")
@@ -27,13 +32,19 @@ def astronaut():
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
-@pytest.mark.parametrize("case", ["plain", "clean", "box", "lasso", "two objects", "gmm box"])
+@pytest.mark.parametrize("case", ["plain", "clean", "box", "lasso", "two objects", "gmm box",
+                                  "learned clean", "learned lasso"])
 def test_solver_answers_what_segment_gives(astronaut, device, case):
     image, seeds, three = astronaut
     options = {"plain": SegmentOptions(), "clean": APP_DEFAULTS,
                "box": APP_DEFAULTS.with_region(box=BOX),
                "lasso": APP_DEFAULTS.with_region(lasso=LASSO), "two objects": APP_DEFAULTS,
-               "gmm box": SegmentOptions(model="gmm").with_region(box=BOX)}[case]
+               "gmm box": SegmentOptions(model="gmm").with_region(box=BOX),
+               # every model's mask is cleaned up on the solver's device (the GPU's flood
+               # fills, with the lasso folded into the seeds)
+               "learned clean": _with(APP_DEFAULTS, model="learned"),
+               "learned lasso": _with(APP_DEFAULTS, model="learned").with_region(lasso=LASSO),
+               }[case]
     chosen = three if case == "two objects" else seeds
     solver = Solver()
     assert solver.open(Session(1, image, 10.0, device)).error is None

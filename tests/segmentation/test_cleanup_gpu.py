@@ -83,13 +83,20 @@ def test_clean_mask_gpu_path_without_a_seed_in_the_object(model_flood):
     np.testing.assert_array_equal(np.asarray(got), expected(mask, seeds, "connected", 0))
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("keep", ["connected", "all"])
-def test_clean_mask_on_the_gpu(keep):
+@pytest.fixture
+def gpu_cupy():
+    """CuPy, where there is a GPU (else the test is skipped)."""
     cupy = pytest.importorskip("cupy")
     from graphcut.solver import cuda_status
     if not cuda_status()[0]:
         pytest.skip("no GPU")
+    return cupy
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_on_the_gpu(gpu_cupy, keep):
+    cupy = gpu_cupy
     rng = np.random.default_rng(3)
     for shape, _ in CASES + [((517, 389), 7), ((1000, 1500), 8)]:
         mask, seeds = random_case(rng, shape)
@@ -98,3 +105,86 @@ def test_clean_mask_on_the_gpu(keep):
                              fill_holes_area=area)
             assert isinstance(got, cupy.ndarray)
             np.testing.assert_array_equal(got.get(), expected(mask, seeds, keep, area))
+
+
+# ----- with a box or lasso: the region folded into the seeds (region_seeds) -------------------
+
+def region_case(rng, shape):
+    """A random case cut with a box or a lasso: the mask and the object seeds inside the
+    region only, as a cut gives them; returns (mask, seeds, outside)."""
+    from graphcut.segmentation import allowed_region
+
+    mask, seeds = random_case(rng, shape)
+    h, w = shape
+    if min(shape) < 8 or rng.random() < 0.5:
+        r0, c0 = int(rng.integers(0, max(1, h // 3))), int(rng.integers(0, max(1, w // 3)))
+        box = (r0, c0, int(rng.integers(r0 + 1, h + 1)), int(rng.integers(c0 + 1, w + 1)))
+        region = allowed_region(shape, box=box)
+    else:
+        angles = np.sort(rng.uniform(0, 2 * np.pi, 7))
+        radius = rng.uniform(0.3, 0.6, 7)
+        lasso = [(h / 2 + r * h * np.sin(a), w / 2 + r * w * np.cos(a))
+                 for a, r in zip(angles, radius)]
+        region = allowed_region(shape, lasso=lasso)
+    outside = ~region
+    mask &= region
+    seeds[(seeds == FOREGROUND) & outside] = 0
+    return mask, seeds, outside
+
+
+def expected_in_region(mask, seeds, outside, keep, area):
+    labels = clean_labels(mask.astype(np.uint8), [FOREGROUND], seeds, keep=keep,
+                          fill_holes_area=area, outside=outside)
+    return labels == FOREGROUND
+
+
+REGION_SHAPES = [(1, 9), (12, 1), (23, 31), (64, 64), (70, 33), (96, 130)]
+
+
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_region_seeds_give_the_clean_up_with_the_region(keep):
+    """The equivalence clean_mask's GPU path relies on, checked with the host's label clean-up
+    (scipy.ndimage): the region folded into the seeds gives what the seeds and the region
+    give."""
+    from graphcut.segmentation import region_seeds
+
+    rng = np.random.default_rng(4)
+    for shape in REGION_SHAPES * 4:
+        mask, seeds, outside = region_case(rng, shape)
+        folded = region_seeds(seeds, outside)
+        for area in (0, 5, 10**6):
+            got = clean_labels(mask.astype(np.uint8), [FOREGROUND], folded, keep=keep,
+                               fill_holes_area=area) == FOREGROUND
+            np.testing.assert_array_equal(got, expected_in_region(mask, seeds, outside, keep,
+                                                                  area))
+            host = clean_mask(mask, seeds, keep=keep, fill_holes_area=area, outside=outside)
+            np.testing.assert_array_equal(host, got)
+
+
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_with_a_region_on_the_kernel_model(model_flood, keep):
+    cupy = model_flood
+    rng = np.random.default_rng(5)
+    for shape in REGION_SHAPES * 2:
+        mask, seeds, outside = region_case(rng, shape)
+        for area in (0, 4, 1000):
+            got = clean_mask(cupy.asarray(mask), cupy.asarray(seeds), keep=keep,
+                             fill_holes_area=area, outside=cupy.asarray(outside))
+            assert type(got) is cupy.ndarray
+            np.testing.assert_array_equal(np.asarray(got),
+                                          expected_in_region(mask, seeds, outside, keep, area))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("keep", ["connected", "all"])
+def test_clean_mask_with_a_region_on_the_gpu(gpu_cupy, keep):
+    cupy = gpu_cupy
+    rng = np.random.default_rng(6)
+    for shape in REGION_SHAPES + [(517, 389), (1000, 1500)]:
+        mask, seeds, outside = region_case(rng, shape)
+        for area in (0, 4, 100, 10**6):
+            got = clean_mask(cupy.asarray(mask), cupy.asarray(seeds), keep=keep,
+                             fill_holes_area=area, outside=cupy.asarray(outside))
+            assert isinstance(got, cupy.ndarray)
+            np.testing.assert_array_equal(got.get(),
+                                          expected_in_region(mask, seeds, outside, keep, area))
