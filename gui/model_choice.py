@@ -25,9 +25,12 @@ _HELP = {
     "gmm": "GrabCut's Gaussian mixtures, re-estimated: photos, slower",
     "learned": "a classifier on multi-scale filter features trained on the seeds: "
                "textures and microscopy",
+    "auto": "GrabCut's mixtures with a box core on colour images (one refit per stroke), "
+            "the learned classifier on grey ones",
 }
 # Menu texts (with their mnemonic) of the built-in models; others show their name.
-_TITLES = {"histogram": "&Histogram", "gmm": "&GMM (GrabCut)", "learned": "&Learned"}
+_TITLES = {"histogram": "&Histogram", "gmm": "&GMM (GrabCut)", "learned": "&Learned",
+           "auto": "&Automatic"}
 
 
 def model_names() -> tuple:
