@@ -37,6 +37,8 @@ def main(argv=None):
     parser.add_argument("--strokes", type=int, default=5)
     parser.add_argument("--model", default="learned",
                         help="a model name or a settings dict as JSON")
+    parser.add_argument("--stages", action="store_true",
+                        help="also print the median seconds of each stage of a stroke")
     parser.add_argument("--box", action="store_true",
                         help="start from the object's box instead of two strokes")
     parser.add_argument("--features", default="fast", choices=("fast", "scipy", "generic"),
@@ -47,7 +49,8 @@ def main(argv=None):
     _choose_cpu_features(args.features)
     model = json.loads(args.model) if args.model.lstrip().startswith("{") else args.model
     start = "box" if args.box else "2 strokes"
-    print(f"| MP | device | model | first mask s ({start}) | stroke s (median) | strokes | IoU last |")
+    print(f"| MP | device | model | first mask s ({start}) | stroke s (median) | strokes | "
+          "IoU last |")
     print("|---|---|---|---|---|---|---|")
     for mp in (float(v) for v in args.megapixels.split(",")):
         item = scaled_item(mp)
@@ -61,15 +64,21 @@ def main(argv=None):
         started = time.perf_counter()
         mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
         first = time.perf_counter() - started
-        times = []
+        times, stages = [], []
         for _ in range(args.strokes):
             point, label = next_click(mask, truth)
             add_stroke(seeds, truth, point, label)
             started = time.perf_counter()
             mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
             times.append(time.perf_counter() - started)
+            stages.append(session.last_result.stats.get("seconds", {}).get("stages") or {})
         print(f"| {truth.size / 1e6:.1f} | {session.backend} | {args.model} | {first:.3f} | "
               f"{statistics.median(times):.3f} | {len(times)} | {iou(mask, truth):.3f} |")
+        if args.stages and stages and stages[0]:
+            print("  stroke stages, median s (the last fit and cut; a coarse loop before it "
+                  "is in the stroke's time only): " + ", ".join(
+                      f"{key} {statistics.median(s.get(key, 0.0) for s in stages):.4f}"
+                      for key in stages[0]))
 
 
 def _choose_cpu_features(which):

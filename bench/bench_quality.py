@@ -73,6 +73,9 @@ METHODS = {
     "gmm-core-clean": dict(model={"model": "gmm", "components": 8, "core": 0.4}, iterations=5,
                            keep="connected", fill_holes=FILL_HOLES),
     "learned": dict(model="learned"),
+    # GMM(core=0.4, warm=True): GrabCut's iterations for the box alone, one refit + cut a stroke
+    "gmm-warm": dict(model={"model": "gmm", "core": 0.4, "warm": True}),
+    "auto": dict(model="auto"),  # the default: gmm-warm on colour images, learned on grey
     "learned-clean": dict(model="learned", keep="connected", fill_holes=FILL_HOLES),
     "cv2": None,
     "cv2-clean": None,

@@ -25,9 +25,12 @@ _HELP = {
     "gmm": "GrabCut's Gaussian mixtures, re-estimated: photos, slower",
     "learned": "a classifier on multi-scale filter features trained on the seeds: "
                "textures and microscopy",
+    "auto": "GrabCut's mixtures with a box core on colour images (one refit per stroke), "
+            "the learned classifier on grey ones",
 }
 # Menu texts (with their mnemonic) of the built-in models; others show their name.
-_TITLES = {"histogram": "&Histogram", "gmm": "&GMM (GrabCut)", "learned": "&Learned"}
+_TITLES = {"histogram": "&Histogram", "gmm": "&GMM (GrabCut)", "learned": "&Learned",
+           "auto": "&Automatic"}
 
 
 def model_names() -> tuple:
@@ -77,8 +80,10 @@ def model_help(name: str) -> str:
     return f"{text} (default λ {model_lam(name):g})"
 
 
-def model_lam(name: str) -> float:
-    """Model ``name``'s own default smoothness weight λ (its class's ``lam``).
+def model_lam(name: str, channels: int | None = None) -> float:
+    """Model ``name``'s own default smoothness weight λ (its class's ``lam``); for a model
+    that stands for another one chosen by the image (``"auto"``), the chosen model's λ for an
+    image of ``channels`` channels (None: the placeholder's).
 
     Raises
     ------
@@ -89,8 +94,13 @@ def model_lam(name: str) -> float:
     --------
     >>> model_lam("histogram"), model_lam("gmm"), model_lam("learned")
     (10.0, 35.0, 4.0)
+    >>> model_lam("auto", channels=1), model_lam("auto", channels=3)
+    (4.0, 35.0)
     """
-    return float(_model_class(name).lam)
+    cls = _model_class(name)
+    if channels is not None and hasattr(cls, "for_channels"):
+        return float(cls().for_channels(int(channels)).lam)
+    return float(cls.lam)
 
 
 def _model_class(name: str) -> type:
@@ -125,6 +135,9 @@ class LamChoice:
     """
 
     typed: float | None = None
+    #: the open image's channel count (1 grey, 3 colour; None: no image), for the models that
+    #: are chosen by the image (``"auto"``)
+    channels: int | None = None
 
     @property
     def follows_model(self) -> bool:
@@ -138,7 +151,7 @@ class LamChoice:
 
     def shown(self, model: str) -> float:
         """The value the λ field shows when ``model`` is chosen."""
-        return model_lam(model) if self.typed is None else self.typed
+        return model_lam(model, self.channels) if self.typed is None else self.typed
 
     def type(self, value: float) -> None:
         """The user's value from now on.

@@ -191,6 +191,7 @@ class Solver:
         self._seeds: np.ndarray | None = None
         self._dirty = None  # bounding region of seed changes not yet solved; "all" = unknown
         self._lam = None
+        self._channels = None  # the open image's channel count
         self._sent = None  # the mask of the last answer (on the solver's device)
 
     @property
@@ -218,6 +219,7 @@ class Solver:
                 image = np.asarray(session.image)
             self._session, self._image = session, image
             self._seeds = np.zeros(spatial_shape(image.shape, session.channel_axis), np.uint8)
+            self._channels = image.size // max(1, self._seeds.size)  # for model "auto"
             self._dirty = "all"
             self._lam = _optional_lam(session.lam)
             if session.preview_factor > 1:
@@ -336,7 +338,7 @@ class Solver:
         ``lam``, divided by a preview's factor. Always given to the library: the histogram's
         automatic choice with a box or lasso (two cuts from scratch per update) would make
         every box edit several times slower, so the app cuts at the model's nominal lam."""
-        lam = model_lam(model) if self._lam is None else self._lam
+        lam = model_lam(model, self._channels) if self._lam is None else self._lam
         return lam / self._session.preview_factor
 
     def _make_segmenter(self, model: str) -> None:

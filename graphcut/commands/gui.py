@@ -124,7 +124,8 @@ def missing_libraries_message(missing: list[str]) -> str:
 @click.option("--lam", type=click.FloatRange(min=0.0), default=None,
               help="Smoothness weight, kept for every model until Segment > Reset λ "
               "(default: the appearance model's own, which λ then follows).")
-@click.option("--model", type=click.Choice(["histogram", "gmm", "learned"]), default=None,
+@click.option("--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]),
+              default=None,
               help="Appearance model to start with (Segment > Appearance model changes it; "
               "default: histogram, or the one --seeds' settings file names).")
 @device_option

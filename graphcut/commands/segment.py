@@ -18,7 +18,8 @@ from .common import (FiniteFloatRange, device_option, max_pixels_option, memory_
 lam_option = click.option(
     "--lam", type=FiniteFloatRange(min=0), default=None,
     help="Weight of the boundary term against the colour term; larger = smoother boundaries. "
-         "Default: the seeds' settings file, else 10 (histogram) or 35 (gmm).")
+         "Default: the seeds' settings file, else the model's: 10 (histogram), 35 (gmm, auto "
+         "on colour images) or 4 (learned, auto on grey images).")
 
 
 class BoxType(click.ParamType):
@@ -41,14 +42,16 @@ class BoxType(click.ParamType):
 
 
 model_option = click.option(
-    "--model", type=click.Choice(["histogram", "gmm", "learned"]), default=None,
-    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures) or "
-         "learned (a classifier on filter features trained on the seeds). "
+    "--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]), default=None,
+    help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures), "
+         "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
+         "a box core and live strokes on colour images, learned on grey ones). "
          "Default: the seeds' settings file, else histogram.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
-         "Default: the settings file, else 5 (gmm) or 0 (histogram).")
+         "Default: the settings file, else the model's: 5 (gmm, auto on colour images) or "
+         "0 (histogram, learned).")
 keep_option = click.option(
     "--keep", type=click.Choice(["all", "connected"]), default=None,
     help="connected: keep only object parts that touch a seed of their object or the "

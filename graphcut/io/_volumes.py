@@ -110,7 +110,8 @@ def read_volume(path, *, max_pixels: int | None = None) -> np.ndarray:
     (3, 4, 4)
     >>> seeds = np.zeros((3, 4, 4), np.uint8)
     >>> seeds[1, 1, 1], seeds[0, 0, 0] = 1, 2
-    >>> mask = segment(read_volume("volume.npy"), seeds, channel_axis=None, device="cpu")
+    >>> mask = segment(read_volume("volume.npy"), seeds, channel_axis=None, model="histogram",
+    ...                device="cpu")
     >>> int(mask.sum())                            # 3 slices of 2 x 2 voxels
     12
     >>> write_volume_mask("mask.tif", mask)

@@ -4,7 +4,10 @@ Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` t
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
 - :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default);
-- :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture.
+- :class:`Auto`: ``GMM(core=0.4, warm=True)`` for colour images, ``Learned()`` for grey ones
+  (``"auto"``; measured against the default in docs/appearance.md);
+- :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture;
+- :class:`Learned`: a classifier on per-pixel filter features.
 
 Every model follows :class:`AppearanceModel` (``features``, ``fit``, ``costs``, ``refit``,
 ``settings``); a new model registers its name with :func:`register_model`. The per-label colour
@@ -24,6 +27,7 @@ from ._histogram import (DEFAULT_COLOUR_BINS, DEFAULT_GREY_BINS, SMOOTHING_PASSE
 from ._texture import local_contrast, with_texture
 from ._features import DEFAULT_SCALES, feature_names, image_features, pixel_features
 from ._learned import CLASSIFIERS, Learned, LearnedModel, learned_models
+from ._auto import Auto
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 
@@ -50,6 +54,7 @@ def register_model(cls: type) -> type:
 register_model(Histogram)
 register_model(GMM)
 register_model(Learned)
+register_model(Auto)
 
 
 def as_model(model) -> AppearanceModel:
@@ -59,9 +64,9 @@ def as_model(model) -> AppearanceModel:
     ----------
     model : None, str, AppearanceModel, dict or pair
         ``None``: :class:`Histogram` (the default); a registered name (``"histogram"``,
-        ``"gmm"``, ...); a model object (copied, so the caller's is never fitted or changed); a
-        settings dict (:func:`model_from_settings`); or a pair ``(object_model,
-        background_model)`` of colour models (:class:`ModelPair`).
+        ``"gmm"``, ``"learned"``, ``"auto"``); a model object (copied, so the caller's
+        is never fitted or changed); a settings dict (:func:`model_from_settings`); or a pair
+        ``(object_model, background_model)`` of colour models (:class:`ModelPair`).
 
     Returns
     -------
@@ -134,7 +139,8 @@ def make_model(name: str, **options) -> ColourModel:
     return cls(**{key: value for key, value in options.items() if value is not None})
 
 
-__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "CLASSIFIERS", "COVARIANCE_FLOOR", "ColourModel",
+__all__ = ["APPEARANCE_MODELS", "AppearanceModel", "Auto", "CLASSIFIERS", "COVARIANCE_FLOOR",
+           "ColourModel",
            "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
            "learned_models", "pixel_features",
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",

@@ -150,12 +150,20 @@ class GMMModel(ColourModel):
     # -- internals -----------------------------------------------------------------------
 
     def _features_of(self, values):
-        """``[x_c ..., x_i x_j for i <= j]`` per pixel, (H*W, C + C(C+1)/2), cached."""
+        """``[x_c ..., x_i x_j for i <= j]`` per pixel, (H*W, C + C(C+1)/2), cached (and
+        shared with the other labels' models through ``shared_features``, a list of the
+        last three ``(values, features)``, when :class:`GMM` gave one)."""
         if self._features is None or self._features[0] is not values:
-            xp = array_module(values)
-            x = values.reshape(-1, values.shape[-1])
-            i, j = (xp.asarray(v) for v in np.triu_indices(values.shape[-1]))
-            self._features = (values, xp.concatenate([x, x[:, i] * x[:, j]], axis=1))
+            shared = getattr(self, "shared_features", None)
+            found = next((kept for kept in shared or () if kept[0] is values), None)
+            if found is None:
+                xp = array_module(values)
+                x = values.reshape(-1, values.shape[-1])
+                i, j = (xp.asarray(v) for v in np.triu_indices(values.shape[-1]))
+                found = (values, xp.concatenate([x, x[:, i] * x[:, j]], axis=1))
+                if shared is not None:  # the image's and the coarse grid's (kept 3)
+                    shared[:] = [*shared[-2:], found]
+            self._features = found
             self._evaluated = None
         return self._features[1]
 
@@ -284,7 +292,10 @@ class GMM(PerLabelModel):
         box or lasso, the object's first sample is the region's core, its pixels at least
         ``core`` times the largest distance from the outline (plus the object seeds), instead
         of the whole region; the iterations then learn from the mask; ``None``: 0 (the whole
-        region, GrabCut's start).
+        region, GrabCut's start). ``warm`` (bool): with a box or lasso, GrabCut's iterations
+        run for the box alone and are kept; a stroke then re-estimates the kept mixtures once
+        (one EM step on the box's mask corrected by the seeds) and cuts once, so strokes are
+        live (:mod:`graphcut.segmentation._warm`); ``None``: False (iterate on every update).
 
     Examples
     --------
@@ -302,8 +313,9 @@ class GMM(PerLabelModel):
     far_cost = 5.0
     texture = 4
     core = 0.0
+    warm = False
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core")
+             "core", "warm")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)
@@ -313,7 +325,16 @@ class GMM(PerLabelModel):
             return GMMModel(value).components  # its range check and message
         if key == "core":
             return check_fraction(key, value)
+        if key == "warm":
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"warm must be true or false, got {value!r}")
+            return bool(value)
         return super().check_knob(key, value)
 
     def label_model(self) -> GMMModel:
-        return GMMModel() if self.components is None else GMMModel(self.components)
+        model = GMMModel() if self.components is None else GMMModel(self.components)
+        if self.warm:  # a live model: the labels share the per-pixel products, kept between
+            if "_products" not in vars(self):  # strokes (the coarse grid's and the image's)
+                self._products = []
+            model.shared_features = self._products
+        return model

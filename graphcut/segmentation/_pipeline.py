@@ -17,6 +17,8 @@ from graphcut.solver import CutResult
 from ._cleanup import clean_labels, clean_mask
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
+from ._coarse import coarse_factor, coarse_grabcut
+from ._warm import refit_and_cut, warm_binary
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
 # fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
@@ -80,27 +82,43 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             raise ValueError("the box / lasso covers the whole image and there is no "
                              "background seed: nothing is known to be background")
     model = o["appearance"]
+    warm = getattr(model, "warm", False) and o["iterations"] > 0
+    if warm and (len(objects) > 1 or (not has_region and len(shape) != 2)):
+        o, warm = {**o, "iterations": 0}, False  # live: no iterations per stroke
     weights = _seed_weights(seeds, objects, o["seed_share"])
     background = constraints == BACKGROUND
     labels_in_order = [objects[0] if objects else FOREGROUND, BACKGROUND] \
         if len(objects) <= 1 else [BACKGROUND, *objects]
     far_cost = 0.0 if has_region else o["far_cost"]
     priors = _locality_priors(seeds, labels_in_order, o["locality"], xp,
-                              far_cost=far_cost, objects=objects or [FOREGROUND])
+                              far_cost=far_cost, objects=objects or [FOREGROUND],
+                              block=coarse_factor(shape) if warm and len(shape) == 2 else 1)
     if len(objects) <= 1:
         label = objects[0] if objects else FOREGROUND
         is_object = constraints == label
         binary = xp.where(is_object, xp.uint8(FOREGROUND),
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
         sample = (~background) if has_region else is_object
+        core = region
         if has_region and getattr(model, "core", 0):  # the learned model: the region's core
             only_box = o["box"] if o["lasso"] is None else None
-            sample = xp.asarray(region_core(region, model.core, box=only_box)) | is_object
+            core = region_core(region, model.core, box=only_box)
+            sample = xp.asarray(core) | is_object
         samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                         for s in (sample, background))
-        run = iterate_binary(values, nlinks, binary, model, samples,
-                             iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                             cut=cut, weights=weights, priors=priors)
+        if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
+            run = warm_binary(values, nlinks, binary, model, core, region=region,
+                              seeds_given=bool((seeds != NONE).any()), weights=weights,
+                              priors=priors, o=o, cut=cut)
+        elif warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
+            coarse = coarse_grabcut(values, nlinks, binary, model, samples, weights=weights,
+                                    priors=priors, o=o, device=device)
+            run = refit_and_cut(values, nlinks, binary, model, coarse, weights=weights,
+                                priors=priors, scale=o["scale"], cut=cut)
+        else:
+            run = iterate_binary(values, nlinks, binary, model, samples,
+                                 iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                                 cut=cut, weights=weights, priors=priors)
         cleans_up = o["keep"] != "all" or o["fill_holes"] > 0
         if label == FOREGROUND and cleans_up and xp is not np and len(shape) == 2:
             # on the GPU: the clean-up there (flood fills), then one copy to the host
@@ -156,7 +174,7 @@ def keep_start(starts, lam, objects, labels) -> None:
         starts.pop(next(iter(starts)))
 
 
-def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
+def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), block=1):
     """Per label (in ``labels`` order): None, or a fixed cost (H, W) in nats added to its
     colour model's, from the distance d (pixels) to the label's nearest seed:
 
@@ -166,28 +184,49 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=()):
       FAR_REACH * sqrt(H * W)``: a cost for an object far from its strokes.
 
     The distances are exact Euclidean distance transforms of the host seeds (SciPy), so the
-    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device."""
+    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device.
+    ``block`` > 1 (a live model's strokes, see :mod:`._coarse`): the distances are those
+    between ``block x block`` blocks holding a seed (times ``block``), each block's cost is
+    given to its pixels: a transform of ``block^2`` times fewer pixels, within ``block *
+    sqrt(2)`` pixels of the exact distance."""
     if strength <= 0 and far_cost <= 0:
         return None
     from scipy import ndimage
 
-    host = to_host(seeds)
+    shape = tuple(seeds.shape)
+    # blocks: the seeds' labels pooled on their device, only the blocks copied to the host
+    host = to_host(seeds) if block == 1 else None
     # the mean side: sqrt(H * W); for a volume the cube root of D * H * W
-    size = math.sqrt(host.size) if host.ndim == 2 else host.size ** (1 / host.ndim)
+    count = math.prod(shape)
+    size = math.sqrt(count) if len(shape) == 2 else count ** (1 / len(shape))
     rho, reach = LOCALITY_REACH * size, FAR_REACH * size
     priors = [None] * len(labels)
     for index, label in enumerate(labels):
-        chosen = host == label
+        chosen = host == label if block == 1 else to_host(_any_in_blocks(seeds == label, block))
         far = far_cost if label in objects else 0.0
         if chosen.any() and (strength > 0 or far > 0):
-            squared = ndimage.distance_transform_edt(~chosen) ** 2
-            cost = np.zeros(host.shape)
+            squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
+            cost = np.zeros(chosen.shape)
             if strength > 0:
                 cost -= strength * np.exp(-squared / (2 * rho * rho))
             if far > 0:
                 cost += far * -np.expm1(-squared / (2 * reach * reach))
-            priors[index] = xp.asarray(cost)
+            cost = xp.asarray(cost)
+            if block > 1:
+                cost = xp.repeat(xp.repeat(cost, block, axis=0), block, axis=1)
+                cost = xp.ascontiguousarray(cost[:shape[0], :shape[1]])
+            priors[index] = cost
     return priors if any(p is not None for p in priors) else None
+
+
+def _any_in_blocks(chosen, block):
+    """bool (ceil(H / block), ceil(W / block)): whether each block of ``chosen`` holds a
+    True pixel (on ``chosen``'s device)."""
+    xp = array_module(chosen)
+    h, w = chosen.shape
+    padded = xp.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
+    padded[:h, :w] = chosen
+    return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
 
 
 def _seed_weights(seeds, objects, share):

@@ -49,14 +49,16 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         the appearance model with its knobs: a model object such as
         ``graphcut.models.GMM(components=5, texture=4)`` or
         ``graphcut.models.Histogram(bins=32)``; a name, ``"histogram"`` (the default: the
-        Boykov-Jolly smoothed colour histograms) or ``"gmm"`` (GrabCut's Gaussian mixtures with
-        its iterations, local seeds and texture); or a settings dict
+        Boykov-Jolly smoothed colour histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with
+        its iterations, local seeds and texture), ``"learned"`` or ``"auto"``
+        (``GMM(core=0.4, warm=True)`` on colour images, ``Learned()`` on grey ones, see
+        :class:`graphcut.models.Auto`); or a settings dict
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
         weight of the boundary term against the appearance term; ``None``: the model's (10
-        for the histogram, 35 for the GMM); with a box or lasso the histogram then keeps lam
-        20's mask unless it holds under 0.8 of lam 10's object pixels (docs/appearance.md,
-        "Smoothness").
+        for the histogram, 35 for the GMM, 4 for the learned model); with a box or lasso the
+        histogram then keeps lam 20's mask unless it holds under 0.8 of lam 10's object pixels
+        (docs/appearance.md, "Smoothness").
     keep
         "all", or "connected": keep only the object parts that touch a seed of their object
         or the central part of the box or lasso (the largest part when none does).

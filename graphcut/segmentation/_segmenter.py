@@ -1,24 +1,21 @@
 """``Segmenter``: one image, many seed edits, each answered by an incremental re-solve.
 
-For interactive use. What depends only on the image is computed once: the n-link weights
-(floats: a new lam only rescales them), the histogram cell of every pixel, the hard-constraint
-capacities and the solver's n-links. An update then costs little besides the max-flow:
+For interactive use. What depends only on the image is computed once: the n-link weights (kept
+as floats: a new lam only rescales them), the model's features or the histogram cell of every
+pixel, the hard-constraint capacities and the solver's n-links. Each update then costs:
 
 - appearance: every update refits the model on the seeds (and the box's inside / outside),
   computes every label's costs and turns them into t-links (:mod:`._pipeline`); for the
-  histogram model with one cut the seed histograms are instead kept up to date from the
-  pixels whose label changed (:class:`~graphcut.segmentation.SeedHistograms`), their costs
-  are two small per-cell tables and one lookup per pixel gives the same terminal capacities
-  (one kernel on the GPU);
-- solve: the t-links go to the solver's incremental interface (:class:`._solving.GridCuts`
-  over :func:`graphcut.solver.open_grid_solver`), which keeps its flow: on the GPU the
-  push-relabel preflow with the Kohli-Torr update, on the CPU PyMaxflow's graph and search
-  trees. A new lam keeps the flow too where the backend can.
+  histogram model with one cut the seed histograms are kept up to date from the pixels whose
+  label changed (:class:`~graphcut.segmentation.SeedHistograms`): two small per-cell cost
+  tables and one lookup per pixel (one kernel on the GPU);
+- solve: the t-links go to the solver's incremental interface (:class:`._solving.GridCuts` over
+  :func:`graphcut.solver.open_grid_solver`), which keeps its flow (GPU: the preflow, Kohli-Torr;
+  CPU: PyMaxflow's graph and search trees), through a new lam too where the backend can.
 
-:func:`graphcut.segment` is one update of a new Segmenter, so the mask and the flow value of
-every update equal those of a fresh one with the same seeds and options (tested on long edit
-sequences), for every model, box or lasso, iterations and clean-up; with several objects the
-expansion starts from the previous update's labels instead (``_pipeline.kept_start``).
+:func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
+fresh one's with the same seeds and options (tested on long random edit sequences), for every
+model, box, lasso, iterations and clean-up; several objects start from the last labels instead.
 """
 
 from __future__ import annotations
@@ -60,10 +57,10 @@ class Segmenter:
         as an (H, W, C) colour image).
     model
         the appearance model, as for :func:`graphcut.segment`: a model object such as
-        ``graphcut.models.GMM(components=5)``, a name (``"histogram"``, the default, or
-        ``"gmm"``), a settings dict, or a pair ``(object_model, background_model)`` of
-        objects with ``fit(values, mask)`` and ``costs(values)``; refitted on every update
-        (the caller's object is copied, never changed).
+        ``graphcut.models.GMM(components=5)``, a name (``"histogram"``, the default,
+        ``"gmm"``, ``"learned"``, ``"auto"``: chosen by the channels), a settings dict, or a
+        pair ``(object_model, background_model)`` of objects with ``fit(values, mask)`` and
+        ``costs(values)``; refitted on every update (the caller's object is never changed).
     lam
         smoothness weight; ``None``: the model's (the histogram's box / lasso updates then
         choose 10 or 20, see :mod:`graphcut.segmentation._smoothness`). Change it later
@@ -87,7 +84,7 @@ class Segmenter:
     >>> image[1:5, 6:9] = 100                 # a grey one
     >>> seeds = np.zeros_like(image)
     >>> seeds[2, 2], seeds[0, 0] = 1, 2
-    >>> session = Segmenter(image, device="cpu")
+    >>> session = Segmenter(image, model="histogram", device="cpu")
     >>> session.update(seeds).astype(int)
     array([[0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
            [0, 1, 1, 1, 0, 0, 0, 0, 0, 0],
@@ -111,7 +108,7 @@ class Segmenter:
     The answer equals a fresh :func:`graphcut.segment`'s:
 
     >>> from graphcut import segment
-    >>> _, fresh = segment(image, seeds, device="cpu", return_result=True)
+    >>> _, fresh = segment(image, seeds, model="histogram", device="cpu", return_result=True)
     >>> session.last_result.flow == fresh.flow
     True
 
@@ -124,27 +121,27 @@ class Segmenter:
 
     On a GPU the solver's state stays in GPU memory between updates:
 
-    >>> int(Segmenter(image, device="cuda").update(seeds).sum())  # doctest: +GPU
+    >>> int(Segmenter(image, model="histogram", device="cuda").update(seeds).sum())  # doctest: +GPU
     24
     """
 
     def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
                  channel_axis=-1, device="auto", **options):
-        o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
-                            channel_axis=channel_axis, **options)
-        self._options = o
-        #: the appearance model object (fitted on every update; the caller's is never changed)
-        self.model = o["appearance"]
         self.backend = resolve_device(device)
-        self._tabled = tabled(o)
         self._image, self._channel_axis, self._features = image, channel_axis, None
         self._seeds_stale = False  # a pipeline update left the incremental seed state behind
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
+        self._values = image_as_float(image, channel_axis=channel_axis)
+        o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
+                            channel_axis=channel_axis, channels=self._values.shape[-1],
+                            **options)
+        self._options = o
+        #: the appearance model object (fitted on every update; the caller's is never changed)
+        self.model, self._tabled = o["appearance"], tabled(o)
         self.sigma, self.bins = o["sigma"], getattr(self.model, "bins", None)
         self.scale = check_positive("scale", o["scale"])
-        self._values = image_as_float(image, channel_axis=channel_axis)
         self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
         self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
@@ -318,10 +315,11 @@ class Segmenter:
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
+        self._check_seed_axes(seeds)
         values = self._image_features()
         seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
         self.prepare()
-        moves = self._solver.moves  # several objects: the moves' cutter, kept
+        kept = {"moves": self._solver.moves, "starts": self._solver.starts}  # several objects
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -340,11 +338,10 @@ class Segmenter:
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         if self._auto_lam and (box is not None or lasso is not None) and \
                 self._weights is not None:
-            output, run, options = self._guarded(values, seeds, options, cut, moves)
+            output, run, options = self._guarded(values, seeds, options, cut, kept)
         else:
-            output, run = segment_values(values, self._nlinks, seeds, options, moves=moves,
-                                         device=self.backend, cut=cut, shape=self.shape,
-                                         starts=self._solver.starts)
+            output, run = segment_values(values, self._nlinks, seeds, options, **kept,
+                                         device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
         self.last_result = result_of(run, objects, options, started)
@@ -352,7 +349,7 @@ class Segmenter:
             return self._xp.asarray(output)
         return output
 
-    def _guarded(self, values, seeds, options, cut, moves):
+    def _guarded(self, values, seeds, options, cut, kept):
         """The collapse guard (:mod:`._smoothness`): cut at the lighter and the heavier
         automatic lam, keep the heavier one's result unless its object shrank below the
         guard's share; the session's lam is the lighter one again afterwards."""
@@ -360,9 +357,8 @@ class Segmenter:
         for lam in self._auto_lam:
             self._set_lam(lam, keep=True)
             chosen = {**options, "lam": lam}
-            results.append((*segment_values(values, self._nlinks, seeds, chosen, moves=moves,
-                                            device=self.backend, cut=cut, shape=self.shape,
-                                            starts=self._solver.starts),
+            results.append((*segment_values(values, self._nlinks, seeds, chosen, **kept,
+                                            device=self.backend, cut=cut, shape=self.shape),
                             chosen))
         self._set_lam(self._auto_lam[0], keep=True)
         light, heavy = results
@@ -375,11 +371,7 @@ class Segmenter:
         on_gpu = array_module(seeds) is not np
         if not on_gpu:
             seeds = np.asarray(seeds)
-        if seeds.ndim != len(self.shape):
-            raise ValueError(
-                f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image is "
-                f"{'x'.join(map(str, self.shape))}: a {len(self.shape)}-D image needs "
-                f"{len(self.shape)}-D seeds (a grey volume needs channel_axis=None)")
+        self._check_seed_axes(seeds)
         if region is None or self._seeds is None:
             after = check_seeds(seeds.get() if on_gpu else np.asarray(seeds), self.shape,
                                 require_both=False)
@@ -408,6 +400,13 @@ class Segmenter:
         if not background_seeds:
             raise ValueError("seeds contain no background seed (label 2 / blue stroke); mark "
                              "at least one background pixel")
+
+    def _check_seed_axes(self, seeds) -> None:
+        if seeds is not None and seeds.ndim != len(self.shape):
+            n = len(self.shape)
+            raise ValueError(f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image "
+                             f"is {'x'.join(map(str, self.shape))}: a {n}-D image needs {n}-D "
+                             "seeds (a grey volume needs channel_axis=None)")
 
     def _seed_counts(self) -> tuple[int, int]:
         if self._histograms is not None:

@@ -246,6 +246,10 @@ class GraphCutWidget(Container):
         self.session.set_lam(self.lam_choice.requested)
 
     def _show_lam(self) -> None:
+        layer = getattr(self, "image_combo", None)
+        layer = None if layer is None else layer.value
+        if layer is not None:  # what "auto" stands for depends on the image's channels
+            self.lam_choice.channels = 3 if getattr(layer, "rgb", False) else 1
         self._showing_lam = True
         try:
             self.lam_box.value = self.lam_choice.shown(self.model_combo.value)

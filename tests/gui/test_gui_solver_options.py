@@ -109,3 +109,23 @@ def test_a_preview_without_lam_uses_the_models_lam_over_its_factor(astronaut, mo
         masks.append(mask)
     np.testing.assert_array_equal(*masks)
     assert masks[0].any()
+
+
+def test_auto_on_a_grey_image_cuts_at_the_learned_models_lam(astronaut):
+    """"auto" stands for the learned model on a grey image: while λ follows the model, the
+    app's solver cuts at the learned model's λ (4), not at the placeholder's (the GMM's 35)."""
+    from graphcut.gui.model_choice import LamChoice, model_lam
+
+    image, seeds, _ = astronaut
+    grey = image.mean(axis=-1).astype(image.dtype)
+    solver = Solver()
+    assert solver.open(Session(1, grey, None, "cpu")).error is None
+    outcome = solver.run(Job(1, 1, None, SeedDelta(None, seeds), SegmentOptions(model="auto")))
+    assert outcome.error is None, outcome.error
+    assert outcome.lam == model_lam("learned") == 4.0
+    mask = np.zeros(grey.shape, bool)
+    outcome.update.apply(mask)
+    np.testing.assert_array_equal(mask, graphcut.segment(grey, seeds, model="auto"))
+    np.testing.assert_array_equal(mask, graphcut.segment(grey, seeds, model="learned"))
+    choice = LamChoice(channels=1)
+    assert choice.shown("auto") == 4.0 and LamChoice(channels=3).shown("auto") == 35.0

@@ -159,7 +159,8 @@ def test_app_solver_prepares_the_session_before_the_first_stroke():
     assert outcome.error is None and solver._segmenter is session
     mask = np.zeros(seeds.shape, bool)
     outcome.update.apply(mask)
-    assert np.array_equal(mask, graphcut.segment(image, seeds, device="cpu"))
+    # the app's solver starts with the histogram (gui/solve.py)
+    assert np.array_equal(mask, graphcut.segment(image, seeds, model="histogram", device="cpu"))
     failed = solver.open(Session(8, np.zeros((4, 4, 7)), 10.0, "cpu"))
     assert failed.error and "channels" in failed.error
 
@@ -427,8 +428,9 @@ def test_gpu_segmentation_paths_compile_nothing_at_run_time(tmp_path):
 
 
 def test_segment_command_imports_only_what_it_uses(tmp_path):
-    """`graphcut segment` of a PNG imports NumPy, Pillow, click and PyMaxflow, not SciPy,
-    scikit-image, tqdm or tifffile (start-up time of every CLI call)."""
+    """`graphcut segment --model histogram` of a PNG imports NumPy, Pillow, click and
+    PyMaxflow, not SciPy, scikit-image, tqdm or tifffile (start-up time of every CLI call; the
+    default model's features and GrabCut's texture need SciPy)."""
     code = textwrap.dedent("""
         import sys
         from graphcut.cli import main
@@ -440,6 +442,7 @@ def test_segment_command_imports_only_what_it_uses(tmp_path):
     """)
     done = subprocess.run([sys.executable, "-c", code, "segment", str(SAMPLE), "--seeds",
                            str(SAMPLE_SEEDS), "-o", str(tmp_path / "mask.png"), "--device",
-                           "cpu"], capture_output=True, text=True, timeout=300)
+                           "cpu", "--model", "histogram"], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

@@ -138,7 +138,7 @@ def test_seeds_win_against_any_colour_evidence():
     image = rng.integers(0, 256, (20, 24, 3), dtype=np.uint8)
     seeds = rng.choice(np.array([0, 1, 2], dtype=np.uint8), size=(20, 24), p=[0.8, 0.1, 0.1])
     for lam in (0.5, 10, 1000):
-        mask = graphcut.segment(image, seeds, lam=lam)
+        mask = graphcut.segment(image, seeds, lam=lam, model="histogram")
         assert mask[seeds == 1].all() and not mask[seeds == 2].any()
 
 
@@ -162,7 +162,8 @@ def test_min_cut_minimises_the_energy_by_brute_force():
 
     best = min(energy(np.array(bits, dtype=bool).reshape(3, 3))
                for bits in itertools.product((False, True), repeat=9))
-    mask, result = graphcut.segment(image, seeds, lam=lam, return_result=True)
+    mask, result = graphcut.segment(image, seeds, lam=lam, model="histogram",
+                                    return_result=True)
     assert energy(mask) <= best + 20 / graphcut.DEFAULT_SCALE
     # flow / scale is that minimum energy, less the regional costs of the two seeded pixels
     # (which the hard constraints replace), up to 0.5 / scale per rounded capacity

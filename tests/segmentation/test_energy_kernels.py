@@ -296,8 +296,10 @@ def test_segment_equals_the_cpu_segment(gpu):
     rng = np.random.default_rng(5)
     image, inside = colour_disc(rng, (48, 64))
     seeds = disc_seeds(inside)
-    mask, result = graphcut.segment(image, seeds, device="cuda", return_result=True)
-    expected, cpu = graphcut.segment(image, seeds, device="cpu", return_result=True)
+    mask, result = graphcut.segment(image, seeds, model="histogram", device="cuda",
+                                    return_result=True)
+    expected, cpu = graphcut.segment(image, seeds, model="histogram", device="cpu",
+                                     return_result=True)
     assert result.backend == "cuda"
     np.testing.assert_array_equal(mask, expected)
     assert result.flow == cpu.flow
@@ -310,7 +312,7 @@ def test_segmenter_edits_equal_fresh_cpu_segments(gpu):
     rng = np.random.default_rng(6)
     image, inside = colour_disc(rng, (40, 56))
     seeds = disc_seeds(inside)
-    session = graphcut.Segmenter(image, device="cuda")
+    session = graphcut.Segmenter(image, model="histogram", device="cuda")
     assert session.backend == "cuda"
     session.prepare()
     for step in range(8):
@@ -321,7 +323,7 @@ def test_segmenter_edits_equal_fresh_cpu_segments(gpu):
             session.set_lam(3.0)
         got = session.update(seeds, region=None if step % 3 == 0 else region)
         np.testing.assert_array_equal(got, graphcut.segment(image, seeds, lam=session.lam,
-                                                            device="cpu"), err_msg=str(step))
+                                                            model="histogram", device="cpu"), err_msg=str(step))
 
 
 def test_mask_updates_on_the_device(gpu):

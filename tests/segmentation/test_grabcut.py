@@ -181,12 +181,13 @@ def test_clean_up_through_segment_removes_islands():
     assert iou(clean, truth) >= iou(plain, truth)
 
 
-def test_default_model_is_todays_energy():
+def test_histogram_model_is_todays_energy():
     image, truth = scene()
     seeds = np.zeros(truth.shape, np.uint8)
     seeds[28:32, 30:34] = 1
     seeds[:2] = 2
-    mask, result = graphcut.segment(image, seeds, device="cpu", return_result=True)
+    mask, result = graphcut.segment(image, seeds, model="histogram", device="cpu",
+                                    return_result=True)
     network = graphcut.build_network(image, seeds)
     assert min_cut(network, device="cpu").flow == result.flow
     assert result.stats["iterations"] == 0 and result.stats["model"] == "histogram"

@@ -28,7 +28,7 @@ def test_old_keyword_arguments_are_the_model_objects_knobs():
                            device="cpu", return_result=True)
     np.testing.assert_array_equal(old[0], new[0])
     assert old[1].flow == new[1].flow and new[1].stats["model"] == "gmm"
-    plain = graphcut.segment(image, seeds, bins=8, device="cpu")
+    plain = graphcut.segment(image, seeds, model="histogram", bins=8, device="cpu")
     np.testing.assert_array_equal(plain, graphcut.segment(image, seeds, model=Histogram(bins=8),
                                                           device="cpu"))
 

@@ -47,7 +47,8 @@ def test_noisier_disc_with_strong_noise():
 
 def test_return_result_is_the_certified_cut():
     image, seeds = disc_image(), disc_seeds()
-    mask, result = graphcut.segment(image, seeds, device="cpu", return_result=True)
+    mask, result = graphcut.segment(image, seeds, model="histogram", device="cpu",
+                                    return_result=True)
     assert isinstance(result, graphcut.CutResult)
     assert result.backend == "cpu"
     assert np.array_equal(mask, result.source_side)
@@ -66,7 +67,7 @@ def test_inputs_are_not_modified():
 
 def test_lam_zero_is_the_pixelwise_colour_decision():
     image, seeds = disc_image("grey", np.uint8), disc_seeds()
-    mask = graphcut.segment(image, seeds, lam=0)
+    mask = graphcut.segment(image, seeds, lam=0, model="histogram")
     cost_object, cost_background = graphcut.regional_costs(image, seeds)
     scale = graphcut.DEFAULT_SCALE
     unseeded = seeds == 0

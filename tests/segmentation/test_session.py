@@ -40,7 +40,7 @@ def check_sequence(device, steps, seed):
     seeds = np.zeros(image.shape, dtype=np.uint8)
     seeds[0, 0] = 2
     seeds[image.shape[0] // 2, image.shape[1] // 2] = 1
-    session = Segmenter(image, device=device)
+    session = Segmenter(image, model="histogram", device=device)
     for step in range(steps):
         random_edit(rng, seeds, truth)
         before = seeds.copy()
@@ -64,7 +64,7 @@ def test_session_mask_segments_the_object():
     seeds = np.zeros(image.shape, dtype=np.uint8)
     seeds[28:32, 38:42] = 1
     seeds[:3, :] = 2
-    session = Segmenter(image, device="cpu")
+    session = Segmenter(image, device="cpu")               # the default model
     mask = session.update(seeds)
     iou = (mask & truth).sum() / (mask | truth).sum()
     assert iou > 0.95
@@ -92,7 +92,7 @@ def test_cuda_session_on_sample_edits():
     seeds = np.zeros(image.shape[:2], dtype=np.uint8)
     seeds[100:110, 110:140] = 1
     seeds[:5, :] = 2
-    session = Segmenter(image, device="cuda")
+    session = Segmenter(image, model="histogram", device="cuda")
     for step in range(12):
         y, x = rng.integers(0, 250, size=2)
         seeds[y:y + 6, x:x + 20] = rng.integers(0, 3)

@@ -53,11 +53,12 @@ def test_keep_heavier_compares_object_pixels():
 @pytest.mark.parametrize("case", CASES)
 def test_automatic_lam_from_a_box_is_the_guarded_choice(case):
     image, box = disk_image(*case)
-    light = graphcut.segment(image, None, box=box, lam=LIGHT, device="cpu")
-    heavy = graphcut.segment(image, None, box=box, lam=HEAVY, device="cpu")
+    light = graphcut.segment(image, None, box=box, model="histogram", lam=LIGHT, device="cpu")
+    heavy = graphcut.segment(image, None, box=box, model="histogram", lam=HEAVY, device="cpu")
     expected = heavy if heavy.sum() >= GUARD_SHARE * light.sum() else light
     chosen = HEAVY if expected is heavy else LIGHT
-    auto, result = graphcut.segment(image, None, box=box, device="cpu", return_result=True)
+    auto, result = graphcut.segment(image, None, box=box, model="histogram", device="cpu",
+                                    return_result=True)
     np.testing.assert_array_equal(auto, expected)
     assert result.stats["lam"] == chosen
 
@@ -68,8 +69,8 @@ def test_cases_take_both_branches_with_different_masks():
     taken = set()
     for case in CASES:
         image, box = disk_image(*case)
-        light = graphcut.segment(image, None, box=box, lam=LIGHT, device="cpu")
-        heavy = graphcut.segment(image, None, box=box, lam=HEAVY, device="cpu")
+        light = graphcut.segment(image, None, box=box, model="histogram", lam=LIGHT, device="cpu")
+        heavy = graphcut.segment(image, None, box=box, model="histogram", lam=HEAVY, device="cpu")
         if (light != heavy).any():
             taken.add(bool(heavy.sum() >= GUARD_SHARE * light.sum()))
     assert taken == {True, False}
@@ -77,9 +78,10 @@ def test_cases_take_both_branches_with_different_masks():
 
 def test_given_lam_wins_over_the_guard():
     image, box = disk_image(*CASES[0])
-    heavy = graphcut.segment(image, None, box=box, lam=HEAVY, device="cpu")
-    assert heavy.sum() < GUARD_SHARE * graphcut.segment(image, None, box=box, device="cpu").sum()
-    session = Segmenter(image, device="cpu")
+    heavy = graphcut.segment(image, None, box=box, model="histogram", lam=HEAVY, device="cpu")
+    guarded = graphcut.segment(image, None, box=box, model="histogram", device="cpu")
+    assert heavy.sum() < GUARD_SHARE * guarded.sum()
+    session = Segmenter(image, model="histogram", device="cpu")
     session.set_lam(HEAVY)                               # set_lam turns the guard off
     np.testing.assert_array_equal(session.update(None, box=box), heavy)
 
@@ -88,17 +90,19 @@ def test_given_lam_wins_over_the_guard():
 @pytest.mark.parametrize("case", CASES[:2])
 def test_segmenter_equals_fresh_segment_with_the_automatic_lam(case, device):
     image, box = disk_image(*case)
-    session = Segmenter(image, device=device)
+    session = Segmenter(image, model="histogram", device=device)
     np.testing.assert_array_equal(session.update(None, box=box),
-                                  graphcut.segment(image, None, box=box, device=device))
+                                  graphcut.segment(image, None, box=box, model="histogram",
+                                                   device=device))
     assert session.lam == LIGHT                          # the session's lam is restored
     seeds = np.zeros(image.shape, np.uint8)
     seeds[24, 22:27] = 1
     seeds[2, 2:40] = 2
     np.testing.assert_array_equal(session.update(seeds),
-                                  graphcut.segment(image, seeds, device=device))
+                                  graphcut.segment(image, seeds, model="histogram", device=device))
     np.testing.assert_array_equal(session.update(seeds, box=box),
-                                  graphcut.segment(image, seeds, box=box, device=device))
+                                  graphcut.segment(image, seeds, box=box, model="histogram",
+                                                   device=device))
 
 
 def test_keep_heavier_on_the_cupy_stand_in():
@@ -121,14 +125,15 @@ def test_the_guards_two_lams_keep_their_cpu_solvers_and_flows():
     kept with its flow (GridCuts.set_nlinks with a key), so later strokes re-solve
     incrementally, and every mask still equals a fresh segment()."""
     image, box = disk_image(*CASES[2])
-    session = Segmenter(image, device="cpu")
+    session = Segmenter(image, model="histogram", device="cpu")
     seeds = np.zeros(image.shape, np.uint8)
     solvers = []
     for step in range(4):
         seeds[24 + step, 22:27] = 1
         seeds[2 + step, 2:40] = 2
         np.testing.assert_array_equal(session.update(seeds.copy(), box=box),
-                                      graphcut.segment(image, seeds, box=box, device="cpu"))
+                                      graphcut.segment(image, seeds, box=box, model="histogram",
+                                                       device="cpu"))
         cuts = session._solver
         solvers.append({id(cuts._solver), *map(id, cuts._kept.values())})
         assert len(cuts._kept) == 1 and session.lam == LIGHT

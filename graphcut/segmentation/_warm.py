@@ -1,0 +1,137 @@
+"""Live GrabCut with a box: iterate once per box, then one refit and one cut per stroke.
+
+GrabCut's iterations (:func:`~._grabcut.iterate_binary`) learn the object from the mask, but
+running them again after every stroke costs a fit and a cut per iteration. A model with
+``warm=True`` (:class:`~graphcut.models.GMM`) runs them only for the box or lasso alone, and
+keeps what they gave: the last mask and the fitted mixtures. A stroke then costs one fit and
+one cut:
+
+1. the object's sample is the box's last mask plus the object seeds, the background's its
+   complement plus the background seeds and the outside (the seeds weigh as always, see
+   ``seed_share``);
+2. the kept mixtures are re-estimated on these samples by one EM step (warm start:
+   :meth:`~graphcut.models.AppearanceModel.refit`), and the image is cut once under them, with
+   the seeds and the outside as hard constraints.
+
+Both steps depend on the image, the box and the seeds only (never on the order of the
+strokes), so :class:`~graphcut.Segmenter`'s answer to a stroke equals a fresh
+:func:`graphcut.segment`'s with the same box and seeds: the fresh one runs the box's
+iterations first.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import numpy as np
+
+from graphcut._arrays import array_module, to_host
+
+from ._coarse import blocks_sample
+from ._grabcut import Iterated, _binary, _Clock, iterate_binary
+
+
+class BoxStart:
+    """What GrabCut's iterations gave for a box or lasso alone (kept on the model object):
+    the mask and each label's fitted colour model, with the inputs they depend on."""
+
+    def __init__(self, key, mask, fitted, run):
+        self.key, self.mask, self.fitted, self.run = key, mask, fitted, run
+
+    def matches(self, key) -> bool:
+        """Whether ``key`` (:func:`_key`) names the same image, region and options."""
+        mine = self.key
+        return (mine[0] is key[0] and mine[1] is key[1] and mine[2:-1] == key[2:-1]
+                and np.array_equal(mine[-1], key[-1]))
+
+
+def _key(values, nlinks, region, o):
+    return (values, nlinks, o["iterations"], o["tol"], o["scale"], to_host(region))
+
+
+def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, weights,
+                priors, o, cut) -> Iterated:
+    """One object with a box or lasso, for a model with ``warm=True``.
+
+    Parameters
+    ----------
+    values : array (H, W, F)
+        The model's features of the image.
+    nlinks : tuple of arrays
+        The n-link capacities (the cut's).
+    binary : array (H, W) of uint8
+        The hard constraints: 0 free, 1 object (seeds), 2 background (seeds and outside).
+    model : AppearanceModel
+        The model object (a per-label model whose ``refit`` is one EM step from its fit);
+        the box's start is kept on it (``model._box_start``).
+    core : array (H, W) of bool
+        The object's first sample for the box alone: the region's core (``model.core``) or
+        the whole region.
+    region : array (H, W) of bool
+        The box's or lasso's inside (host or the values' device).
+    seeds_given : bool
+        Whether any seed is marked; without seeds the box's iterations are the answer.
+    weights : array (H, W) or None
+        Every pixel's sample weight (the seeds' ``seed_share``), None: 1.
+    priors : list or None
+        Per label a fixed cost (H, W) added to its model's, or None.
+    o : dict
+        The checked options (:func:`~._options.resolve_options`).
+    cut : callable
+        ``cut(network) -> CutResult``.
+
+    Returns
+    -------
+    Iterated
+        The answer; ``iterations`` is the box's iteration count when no seed is given, else 0
+        (one refit and one cut).
+    """
+    xp = array_module(values)
+    key = _key(values, nlinks, region, o)
+    start = getattr(model, "_box_start", None)
+    if start is None or not start.matches(key):
+        outside = xp.asarray(~to_host(region))
+        box_constraints = xp.where(outside, xp.uint8(2), xp.uint8(0)).astype(xp.uint8)
+        run = iterate_binary(values, nlinks, box_constraints, model, (xp.asarray(core), outside),
+                             iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                             cut=cut)
+        start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run)
+        model._box_start = start
+    if not seeds_given:
+        return start.run
+    model._fitted = [copy.copy(m) for m in start.fitted]
+    return refit_and_cut(values, nlinks, binary, model, start.mask, weights=weights,
+                         priors=priors, scale=o["scale"], cut=cut)
+
+
+def refit_and_cut(values, nlinks, binary, model, mask, *, weights, priors, scale,
+                  cut) -> Iterated:
+    """One re-estimation of the fitted ``model`` and one cut: the object's sample is
+    ``mask`` plus the object seeds, the background's its complement plus the background
+    seeds (``binary``: 1 object, 2 background; ``weights``: the pixels' sample weights or
+    None; a label whose sample is empty leaves the model as fitted), taken on the coarse
+    grid's blocks (:func:`~._coarse.blocks_sample`: the re-estimation reads ``f^2`` times
+    fewer pixels); ``priors``: the labels' fixed costs or None; ``cut(network) ->
+    CutResult``.
+
+    Returns
+    -------
+    Iterated
+        The cut's mask (``iterations`` 0) and energy.
+    """
+    xp = array_module(values)
+    clock = _Clock()
+    t = time.perf_counter()
+    sampled, chosen, sample_weights = blocks_sample(values, binary, xp.asarray(mask), weights)
+    if all(bool(c.any()) for c in chosen):  # else a label has nothing to learn from: the
+        model.refit(sampled, [c if sample_weights is None else  # model stays as fitted
+                              xp.where(c, sample_weights, 0.0) for c in chosen])
+    t = clock.add("fit", t)
+    problem = _binary(values, nlinks, binary, model, scale, clock, weights, priors)
+    t = time.perf_counter()
+    result = cut(problem.network)
+    clock.add("cut", t)
+    energy = result.flow / scale + problem.offset
+    return Iterated(xp.asarray(result.source_side, dtype=bool), energy, [energy], 0,
+                    result.flow, result.backend, result.seconds, clock.total(), result)
