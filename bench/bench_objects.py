@@ -16,7 +16,11 @@ the accuracy against the truth; and the wall seconds of the app's preview solver
 ``tracemalloc`` peak of one exact update (NumPy allocations), with two or more objects and
 with only object 1 (the others' seeds erased), to compare; and the growth of the peak resident
 memory of a fresh process through a prepared Segmenter's two updates (PyMaxflow's graph, which
-tracemalloc does not see, included).
+tracemalloc does not see, included); on the GPU CuPy's memory pool in use after the strokes
+and what a session with object 1 only adds.
+
+Each update's expansion starts from the previous update's labels (``--cold-start``: from the
+cheapest labels, as a fresh ``segment`` and the code before 2026-11-27's seventh session).
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
     python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
@@ -104,6 +108,9 @@ def main(argv=None) -> None:
     parser.add_argument("--moves", action="store_true",
                         help="print every expansion move (label, accepted, pixels changed, "
                              "min-cut and build seconds)")
+    parser.add_argument("--cold-start", action="store_true",
+                        help="start every update's expansion from the cheapest labels, as a "
+                             "fresh segment does (the code before warm starts)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the exact updates of the correcting strokes (not the "
                              "first mask) and print the N entries of most cumulative time; on "
@@ -135,6 +142,8 @@ def main(argv=None) -> None:
         else:
             if profile is not None and stroke:
                 profile.enable()
+            if args.cold_start:
+                segmenter._solver.starts.clear()
             labels = segmenter.update(seeds)
             if profile is not None:
                 profile.disable()
@@ -189,6 +198,8 @@ def main(argv=None) -> None:
     if preview_times:
         print(f"median preview: {statistics.median(preview_times):.3f} s "
               f"(max {max(preview_times):.3f})")
+    if args.device == "cuda" and not args.no_memory:
+        gpu_memory(segmenter, image, seeds)
     if not args.no_memory and args.device == "cpu":
         for name, test_seeds in (("several objects", seeds),
                                  ("object 1 only", np.where(seeds > 2, 0, seeds))):
@@ -204,6 +215,20 @@ def main(argv=None) -> None:
             print(f"peak RSS added by a prepared Segmenter and two updates, {name}: "
                   f"{grown / 2 ** 20:.0f} MiB ({grown / truth.size:.0f} bytes per pixel, "
                   "PyMaxflow's graph included)")
+
+
+def gpu_memory(segmenter, image, seeds) -> None:
+    """CuPy's memory pool in use after the strokes of several objects, and what one update of
+    a new session with object 1 only adds."""
+    import cupy
+    pool = cupy.get_default_memory_pool()
+    several = base = pool.used_bytes()  # the session stays alive: the new one's part is added
+    one = graphcut.Segmenter(image, device="cuda")
+    one.update(np.where(seeds > 2, 0, seeds).astype(np.uint8))
+    single = pool.used_bytes() - base
+    print(f"GPU memory pool in use: several objects {several / 2 ** 20:.0f} MiB "
+          f"({several / seeds.size:.0f} bytes per pixel), object 1 only "
+          f"{single / 2 ** 20:.0f} MiB ({single / seeds.size:.0f} bytes per pixel)")
 
 
 def _peak_resident() -> int:

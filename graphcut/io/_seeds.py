@@ -121,9 +121,10 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         _check_device_labels(seeds, name, require_both, multi)
         return seeds
     highest = MAX_LABEL if multi else BACKGROUND
-    if seeds.size and (int(seeds.min()) < NONE or int(seeds.max()) > highest):
-        bad = (seeds < NONE) | (seeds > highest)
-        values = sorted({int(v) for v in to_host(seeds[bad])})
+    marked = seeds[seeds != NONE]  # seeds mark few pixels: the checks read only those
+    if marked.size and (int(marked.min()) < NONE or int(marked.max()) > highest):
+        bad = (marked < NONE) | (marked > highest)
+        values = sorted({int(v) for v in marked[bad]})
         shown = ", ".join(map(str, values[:8])) + (", ..." if len(values) > 8 else "")
         expected = ("0 (none), 2 (background) and object labels 1, 3 .. 254" if multi
                     else "0 (none), 1 (foreground) and 2 (background)")
@@ -131,12 +132,12 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         raise ValueError(f"{name} contain unknown label values {shown}; expected only "
                          f"{expected}{hint}")
     if require_both:
-        has_object = (bool(((seeds != NONE) & (seeds != BACKGROUND)).any()) if multi
-                      else _has_label(seeds, FOREGROUND))
+        has_object = _has_label(marked, FOREGROUND) or (
+            multi and bool((marked != BACKGROUND).any()))
         if not has_object:
             raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
                              "least one pixel of the object")
-        if not _has_label(seeds, BACKGROUND):
+        if not _has_label(marked, BACKGROUND):
             raise ValueError(f"{name} contain no background seed (label 2 / blue stroke); mark "
                              "at least one background pixel")
     return seeds
@@ -332,10 +333,10 @@ def object_labels(seeds) -> list[int]:
         object_seeds, _, other = _device_label_counts(seeds)
         if not other:  # the usual case: no label above 2, no sort of the whole array
             return [FOREGROUND] if object_seeds else []
-        values = np.unique(seeds.get())  # further objects: as check_seeds, on the host
-    else:
-        values = np.unique(np.asarray(seeds))
-    return [int(v) for v in values if v not in (NONE, BACKGROUND)]
+        seeds = seeds.get()  # further objects: as check_seeds, on the host
+    seeds = np.asarray(seeds)
+    values = np.unique(seeds[seeds != NONE])  # seeds mark few pixels: sort only those
+    return [int(v) for v in values if v != BACKGROUND]
 
 
 def write_seeds(path, labels, *, inputs=()) -> None:

@@ -266,7 +266,8 @@ class _DeviceMoves:
             self.costs[alpha], self.current, self.labels, *self.weights, np.int32(alpha),
             *self.args, source, sink, right, down, self.offset))
         self.sums[0] = self.offset.sum()
-        network = GridNetwork(source, sink, right, down, self.left, self.up)
+        # valid by construction, as the host's (_moves._move_network): no checking reductions
+        network = GridNetwork.from_checked(source, sink, (down, right), (self.up, self.left))
         return network, None  # the constant is read back with the proposal's sums
 
     def propose(self, alpha, source_side, constant):

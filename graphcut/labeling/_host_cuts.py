@@ -27,8 +27,10 @@ from graphcut.solver.memory import require_host_memory
 
 # A move with at most this share of free pixels is solved on the graph of its free pixels.
 REDUCE_AT_MOST = 0.5
-# A label whose move was not reduced is checked again after this many of its moves.
-RECHECK_AFTER = 2
+# A label whose move was not reduced is checked again after this many of its moves (the
+# cutter is kept from stroke to stroke; an object's moves are rarely reducible, and the check
+# costs about a tenth of a whole-grid move).
+RECHECK_AFTER = 6
 INT32_MAX = int(np.iinfo(np.int32).max)
 
 
@@ -137,6 +139,28 @@ def fixed_pixels(network: GridNetwork):
     return fixed_source, fixed_sink
 
 
+def _free_terminals(network: GridNetwork, fs, ft, free):
+    """The terminal capacities (int64) of the ``free`` pixels (in flat order), with the arcs
+    from held source pixels (``fs``) added to their source capacity and the arcs to held sink
+    pixels (``ft``) to their sink capacity. Masked in-place sums, no temporaries; backward arcs
+    only when there are any (an expansion move has none)."""
+    (down, right), (up, left) = network.forward, network.backward
+    gain_source = network.source.astype(np.int64)
+    gain_sink = network.sink.astype(np.int64)
+    terms = [(gain_source, np.s_[:, 1:], right, fs, np.s_[:, :-1]),
+             (gain_source, np.s_[1:], down, fs, np.s_[:-1]),
+             (gain_sink, np.s_[:, :-1], right, ft, np.s_[:, 1:]),
+             (gain_sink, np.s_[:-1], down, ft, np.s_[1:])]
+    if left.any() or up.any():
+        terms += [(gain_source, np.s_[:, :-1], left, fs, np.s_[:, 1:]),
+                  (gain_source, np.s_[:-1], up, fs, np.s_[1:]),
+                  (gain_sink, np.s_[:, 1:], left, ft, np.s_[:, :-1]),
+                  (gain_sink, np.s_[1:], up, ft, np.s_[:-1])]
+    for gain, part, arcs, held, neighbour in terms:  # gain[part] += arcs where held[nb]
+        np.add(gain[part], arcs, out=gain[part], where=held[neighbour])
+    return gain_source[free], gain_sink[free]
+
+
 def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=None):
     """The minimum cut of ``network`` (2-D, NumPy) with the pixels of ``fixed_source`` and
     ``fixed_sink`` (:func:`fixed_pixels`) held on their sides, solved on ``graph`` (a PyMaxflow
@@ -157,21 +181,12 @@ def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=N
     (down, right), (up, left) = network.forward, network.backward
     source, sink = network.source, network.sink
     fs, ft = fixed_source, fixed_sink
-    free = ~(fs | ft)
-    # the terminal capacities of the free pixels, with the arcs from / to held pixels
-    gain_source = source.astype(np.int64)
-    gain_source[:, 1:] += np.where(fs[:, :-1], right, 0)
-    gain_source[:, :-1] += np.where(fs[:, 1:], left, 0)
-    gain_source[1:] += np.where(fs[:-1], down, 0)
-    gain_source[:-1] += np.where(fs[1:], up, 0)
-    gain_sink = sink.astype(np.int64)
-    gain_sink[:, :-1] += np.where(ft[:, 1:], right, 0)
-    gain_sink[:, 1:] += np.where(ft[:, :-1], left, 0)
-    gain_sink[:-1] += np.where(ft[1:], down, 0)
-    gain_sink[1:] += np.where(ft[:-1], up, 0)
-    source_caps, sink_caps = gain_source[free], gain_sink[free]
-    del gain_source, gain_sink
-    if source_caps.size and max(int(source_caps.max()), int(sink_caps.max())) > INT32_MAX:
+    h, w = network.shape
+    free = ~(fs | ft)  # their terminal capacities, then their nodes and arcs by flat index
+    source_caps, sink_caps = _free_terminals(network, fs, ft, free)
+    where = np.flatnonzero(free)
+    count = int(where.size)
+    if count and max(int(source_caps.max()), int(sink_caps.max())) > INT32_MAX:
         return None
     constant = (int(source.sum(where=ft, dtype=np.int64))
                 + int(sink.sum(where=fs, dtype=np.int64))
@@ -179,16 +194,21 @@ def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=N
                 + int(left.sum(where=fs[:, 1:] & ft[:, :-1], dtype=np.int64))
                 + int(down.sum(where=fs[:-1] & ft[1:], dtype=np.int64))
                 + int(up.sum(where=fs[1:] & ft[:-1], dtype=np.int64)))
-    count = int(np.count_nonzero(free))
-    ids = np.full(network.shape, -1, dtype=np.int64)
-    ids[free] = np.arange(count, dtype=np.int64)
     graph.reset()
     graph.add_nodes(count)
-    for both, tails, heads, forward, backward in (
-            (free[:, :-1] & free[:, 1:], ids[:, :-1], ids[:, 1:], right, left),
-            (free[:-1] & free[1:], ids[:-1], ids[1:], down, up)):
-        if both.any():
-            graph.add_edges(tails[both], heads[both], forward[both], backward[both])
+    free = np.append(free.reshape(-1), np.zeros(w, dtype=bool))  # padded: none beyond
+    ids = np.empty(h * w + w, dtype=np.int64)
+    ids[where] = np.arange(count, dtype=np.int64)
+    rows = where // w
+    across = where[(where - rows * w < w - 1) & free[where + 1]]  # free p with free p + 1
+    if across.size:  # p + 1 is the next free pixel: its node is p's + 1
+        tails = ids[across]
+        flat = across - across // w                     # (y, x) in the (H, W - 1) arrays
+        graph.add_edges(tails, tails + 1, right.reshape(-1)[flat], left.reshape(-1)[flat])
+    below = where[free[where + w] & (rows < h - 1)]      # free p with free p + W
+    if below.size:
+        graph.add_edges(ids[below], ids[below + w], down.reshape(-1)[below],
+                        up.reshape(-1)[below])
     nodes = np.arange(count, dtype=np.int64)
     if count:
         graph.add_grid_tedges(nodes, source_caps, sink_caps)
@@ -197,7 +217,7 @@ def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=N
     solved = time.perf_counter()
     source_side = fs.copy()
     if count:
-        source_side[free] = ~graph.get_grid_segments(nodes)
+        source_side.reshape(-1)[where] = ~graph.get_grid_segments(nodes)
     done = time.perf_counter()
     stats = {"seconds": {"build": built - started, "solve": solved - built, "cut": done - solved,
                          "total": done - started},

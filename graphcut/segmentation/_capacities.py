@@ -33,7 +33,15 @@ def quantize(values, *, scale=DEFAULT_SCALE, what="capacities"):
     scale = check_positive("scale", scale)
     if xp is not np and values.dtype == np.float64 and values.flags.c_contiguous:
         return quantize_weights(values, 1.0, scale=scale, what=what)  # one kernel
-    scaled = xp.rint(xp.asarray(values, dtype=xp.float64) * scale)
+    scaled = xp.asarray(values, dtype=xp.float64) * scale
+    xp.rint(scaled, out=scaled)
+    check_scaled(scaled, scale, what)
+    return scaled.astype(xp.int32)
+
+
+def check_scaled(scaled, scale, what) -> None:
+    """The range check of :func:`quantize` on its rounded, scaled values: a ValueError naming
+    ``what`` when one is negative, not finite or above the int32 range."""
     if scaled.size:
         low, high = float(scaled.min()), float(scaled.max())
         if not (math.isfinite(low) and math.isfinite(high)) or low < 0:
@@ -41,7 +49,6 @@ def quantize(values, *, scale=DEFAULT_SCALE, what="capacities"):
         if high > INT32_MAX:
             raise ValueError(f"{what} reach {high:.0f} after scaling by scale={scale:g}, above "
                              f"the int32 limit {INT32_MAX}; lower lam or scale")
-    return scaled.astype(xp.int32)
 
 
 def quantize_weights(weights, lam, *, scale=DEFAULT_SCALE, what="capacities"):

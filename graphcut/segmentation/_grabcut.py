@@ -155,11 +155,14 @@ def _binary(values, nlinks, constraints, model, scale, clock, weights, priors):
 
 
 def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, scale,
-                   device, max_cycles=20, weights=None, priors=None, cuts=None) -> Iterated:
+                   device, max_cycles=20, weights=None, priors=None, cuts=None,
+                   start=None) -> Iterated:
     """K labels: ``model`` the appearance model of all of them, ``samples[i]`` label index
     i's first sample (0 = background);
     ``pinned`` int (H, W), -1 free else the label index; moves by alpha-expansion on
-    ``device`` (``cuts``: its CPU cutter, see :func:`~graphcut.labeling.alpha_expansion`)."""
+    ``device`` (``cuts``: its cutter, see :func:`~graphcut.labeling.alpha_expansion`);
+    ``start``: the first expansion's starting label indices (every pinned pixel set to its
+    label first), None: the per-pixel cheapest label."""
     from graphcut.labeling import alpha_expansion
 
     xp = array_module(values)
@@ -169,9 +172,11 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
     clock.add("fit", t)
     count = len(samples)
     problem = _labels(values, nlinks, pinned, model, scale, clock, weights, priors)
+    if start is not None:
+        start = xp.where(pinned >= 0, pinned, start).astype(xp.int32)
     t = time.perf_counter()
     result = alpha_expansion(problem.costs, problem.weights, device=device,
-                             max_cycles=max_cycles, cuts=cuts)
+                             max_cycles=max_cycles, cuts=cuts, initial_labels=start)
     clock.add("cut", t)
     cut_seconds = sum(result.maxflow_seconds.values())
     labels = xp.asarray(result.labels)

@@ -32,7 +32,8 @@ LOCALITY_REACH = 0.05
 FAR_REACH = 0.2
 
 
-def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None):
+def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
+                   starts=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -42,8 +43,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     ``device``; GrabCut's iterations refit and re-cut; clean-up last.
 
     ``shape``: the grid's shape, (H, W) or a volume's (D, H, W); None: ``values.shape[:2]``.
-    ``moves``: the expansion moves' cutter on the CPU (:meth:`GridCuts.moves`), None: one per
-    expansion.
+    ``moves``: called (without arguments) for the expansion moves' cutter when the seeds mark
+    several objects (:meth:`GridCuts.moves`); None: one cutter per expansion. ``starts``:
+    several objects' labellings kept between updates (a dict, see :func:`kept_start`;
+    :attr:`GridCuts.starts`), None: every expansion starts from the cheapest labels.
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -57,9 +60,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         seeds = xp.zeros(shape, dtype=xp.uint8)
     else:
         if array_module(seeds) is not xp:
-            seeds = xp.asarray(to_host(seeds))
+            seeds = to_host(seeds)  # host seeds are checked on the host, then moved once
         seeds = check_seeds(seeds, shape, require_both=not has_region, multi=True)
     objects = object_labels(seeds)
+    seeds = xp.asarray(seeds)
     if len(objects) > 1 and len(shape) != 2:
         raise ValueError(f"the seeds mark {len(objects)} objects (labels "
                          f"{', '.join(map(str, objects))}) in a volume: several objects are "
@@ -134,17 +138,40 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             samples.append(constraints == label)
         if weights is not None:
             samples = [xp.where(s, weights, 0.0) for s in samples]
+        start = kept_start(starts, o["lam"], objects)
         run = iterate_labels(values, nlinks, pinned, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                             device=device, weights=weights, priors=priors, cuts=moves)
-        lookup = np.array([0] + objects, dtype=np.uint8)
-        labels = lookup[to_host(run.labels)]
+                             device=device, weights=weights, priors=priors,
+                             cuts=None if moves is None else moves(),
+                             start=start)
+        if starts is not None:
+            keep_start(starts, o["lam"], objects, run.labels)
+        lookup = xp.asarray(np.array([0] + objects, dtype=np.uint8))
+        labels = to_host(lookup[run.labels])  # on the device: a quarter of the bytes back
     if o["keep"] != "all" or o["fill_holes"] > 0:
         labels = clean_labels(labels, objects or [FOREGROUND], to_host(seeds), keep=o["keep"],
                               fill_holes_area=o["fill_holes"],
                               outside=None if outside is None else to_host(outside))
     single = objects in ([], [FOREGROUND])
     return (labels == FOREGROUND if single else labels), run
+
+
+def kept_start(starts, lam, objects):
+    """The labels (indices, 0 = background) the last update at this ``lam`` ended with, when
+    it segmented the same ``objects``; else None (start from the cheapest labels)."""
+    kept = None if starts is None else starts.get(float(lam))
+    if kept is None or kept[0] != tuple(objects):
+        return None
+    return kept[1]
+
+
+def keep_start(starts, lam, objects, labels) -> None:
+    """Keep ``labels`` as the next update's start at ``lam`` (at most two lams: the
+    automatic lam's guard cuts at two)."""
+    starts.pop(float(lam), None)
+    starts[float(lam)] = (tuple(objects), labels)
+    while len(starts) > 2:
+        starts.pop(next(iter(starts)))
 
 
 def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), block=1):
@@ -234,4 +261,5 @@ def _result(run, objects_mask, o, started) -> CutResult:
     return CutResult(run.flow, objects_mask, run.backend, stats)
 
 
-__all__ = ["FAR_REACH", "LOCALITY_REACH", "result_of", "segment_values"]
+__all__ = ["FAR_REACH", "LOCALITY_REACH", "keep_start", "kept_start", "result_of",
+           "segment_values"]

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 
 from graphcut._arrays import array_module
 from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.solver import GridNetwork
 
-from ._capacities import quantize, terminal_capacities
+from ._boundary import check_positive
+from ._capacities import check_scaled, quantize, terminal_capacities
 
 
 def _sum(array) -> float:
@@ -115,10 +117,18 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     right, down = nlinks
     shift = costs.min(axis=0)
     quantised = xp.empty(costs.shape, dtype=xp.int32)
+    what = "colour costs (relative to each pixel's cheapest label)"
+    work = np.empty(shift.shape) if xp is np else None
     for index in range(costs.shape[0]):  # label by label: no (L, H, W) float temporaries
-        quantised[index] = quantize(costs[index] - shift, scale=scale,
-                                    what="colour costs (relative to each pixel's cheapest "
-                                         "label)")
+        if work is None:
+            quantised[index] = quantize(costs[index] - shift, scale=scale, what=what)
+            continue
+        # on the host quantize's arithmetic in one buffer: rint((costs - shift) * scale)
+        np.subtract(costs[index], shift, out=work)
+        work *= check_positive("scale", scale)
+        np.rint(work, out=work)
+        check_scaled(work, scale, what)
+        quantised[index] = work
     h, w = shift.shape
     incident = xp.zeros((h, w), dtype=xp.int64)
     incident[:, :-1] += right
@@ -127,6 +137,9 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     incident[1:, :] += down
     pin = (incident + 1).astype(xp.int32)
     is_pinned = pinned >= 0
+    if xp is np:  # the same values, reading and writing only the pinned pixels
+        return _pinned_on_host(costs, quantised, shift, pin, pinned, is_pinned, weights,
+                               (right, down), scale)
     for index in range(costs.shape[0]):
         layer = quantised[index]
         layer[is_pinned] = pin[is_pinned]
@@ -137,3 +150,20 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
         pinned_cost = pinned_cost * weights
     offset = _sum(xp.where(is_pinned, pinned_cost, shift))
     return LabelProblem(quantised, (right, down), offset, float(scale))
+
+
+def _pinned_on_host(costs, quantised, shift, pin, pinned, is_pinned, weights, nlinks, scale):
+    """:func:`label_problem`'s pins and offset on the host: every label's pinned pixels cost
+    ``pin``, their own label 0; the offset sums the same array as on the GPU (the pinned
+    pixels' costs, the others' shifts) in the same order."""
+    where = np.flatnonzero(is_pinned)
+    index = pinned.reshape(-1)[where]
+    pins = pin.reshape(-1)[where]
+    for label in range(costs.shape[0]):
+        layer = quantised[label].reshape(-1)
+        layer[where] = pins
+        layer[where[index == label]] = 0
+    summed = shift.copy()
+    cost = costs.reshape(costs.shape[0], -1)[index, where]
+    summed.reshape(-1)[where] = cost if weights is None else cost * weights.reshape(-1)[where]
+    return LabelProblem(quantised, nlinks, _sum(summed), float(scale))

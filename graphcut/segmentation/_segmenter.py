@@ -9,14 +9,13 @@ pixel, the hard-constraint capacities and the solver's n-links. Each update then
   histogram model with one cut the seed histograms are kept up to date from the pixels whose
   label changed (:class:`~graphcut.segmentation.SeedHistograms`): two small per-cell cost
   tables and one lookup per pixel (one kernel on the GPU);
-- solve: the t-links go to the solver's incremental interface (:class:`._solving.GridCuts`
-  over :func:`graphcut.solver.open_grid_solver`), which keeps its flow: on the GPU the
-  push-relabel preflow with the Kohli-Torr update, on the CPU PyMaxflow's graph and search
-  trees. A new lam keeps the flow too where the backend can.
+- solve: the t-links go to the solver's incremental interface (:class:`._solving.GridCuts` over
+  :func:`graphcut.solver.open_grid_solver`), which keeps its flow (GPU: the preflow, Kohli-Torr;
+  CPU: PyMaxflow's graph and search trees), through a new lam too where the backend can.
 
-:func:`graphcut.segment` is one update of a new Segmenter, so every update's mask and flow equal
-a fresh :func:`graphcut.segment`'s with the same seeds and options (tested on long random edit
-sequences), for every model, box or lasso, several objects, iterations and clean-up.
+:func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
+fresh one's with the same seeds and options (tested on long random edit sequences), for every
+model, box, lasso, iterations and clean-up; several objects start from the last labels instead.
 """
 
 from __future__ import annotations
@@ -318,9 +317,9 @@ class Segmenter:
     def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
         self._check_seed_axes(seeds)
         values = self._image_features()
-        seeds = None if seeds is None else self._xp.asarray(seeds)
+        seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
         self.prepare()
-        moves = self._solver.moves(seeds)  # several objects on the CPU: one graph, kept
+        kept = {"moves": self._solver.moves, "starts": self._solver.starts}  # several objects
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -339,9 +338,9 @@ class Segmenter:
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
         if self._auto_lam and (box is not None or lasso is not None) and \
                 self._weights is not None:
-            output, run, options = self._guarded(values, seeds, options, cut, moves)
+            output, run, options = self._guarded(values, seeds, options, cut, kept)
         else:
-            output, run = segment_values(values, self._nlinks, seeds, options, moves=moves,
+            output, run = segment_values(values, self._nlinks, seeds, options, **kept,
                                          device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
@@ -350,7 +349,7 @@ class Segmenter:
             return self._xp.asarray(output)
         return output
 
-    def _guarded(self, values, seeds, options, cut, moves):
+    def _guarded(self, values, seeds, options, cut, kept):
         """The collapse guard (:mod:`._smoothness`): cut at the lighter and the heavier
         automatic lam, keep the heavier one's result unless its object shrank below the
         guard's share; the session's lam is the lighter one again afterwards."""
@@ -358,7 +357,7 @@ class Segmenter:
         for lam in self._auto_lam:
             self._set_lam(lam, keep=True)
             chosen = {**options, "lam": lam}
-            results.append((*segment_values(values, self._nlinks, seeds, chosen, moves=moves,
+            results.append((*segment_values(values, self._nlinks, seeds, chosen, **kept,
                                             device=self.backend, cut=cut, shape=self.shape),
                             chosen))
         self._set_lam(self._auto_lam[0], keep=True)
