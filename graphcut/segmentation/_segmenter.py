@@ -15,7 +15,7 @@ pixel, the hard-constraint capacities and the solver's n-links. Each update then
 
 :func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
 fresh one's with the same seeds and options (tested on long random edit sequences), for every
-model, box, lasso, iterations and clean-up; several objects start from the last labels instead.
+model, box, lasso, iterations, clean-up and several objects (unless :attr:`Segmenter.warm_objects`).
 """
 
 from __future__ import annotations
@@ -31,14 +31,13 @@ from graphcut.io import check_seeds
 from graphcut.solver import CutResult, resolve_device
 from graphcut.solver.incremental import check_region
 
-from graphcut.models import Histogram
-
 from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
 from ._options import resolve_options
 from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
                           eight_connected_sigma)
 from ._pipeline import result_of, segment_values
+from ._routes import only_binary_labels, tabled
 from ._seed_histograms import SeedHistograms, capacities_from_tables
 from ._smoothness import keep_heavier
 from ._solving import GridCuts
@@ -124,6 +123,10 @@ class Segmenter:
     >>> int(Segmenter(image, model="histogram", device="cuda").update(seeds).sum())  # doctest: +GPU
     24
     """
+
+    #: several objects: start each update's alpha-expansion from the previous update's labels
+    #: (fewer moves; a local minimum that may differ from a fresh segment's). Off: exact.
+    warm_objects = False
 
     def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
                  channel_axis=-1, device="auto", **options):
@@ -319,7 +322,8 @@ class Segmenter:
         values = self._image_features()
         seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
         self.prepare()
-        kept = {"moves": self._solver.moves, "starts": self._solver.starts}  # several objects
+        kept = {"moves": self._solver.moves,  # several objects
+                "starts": self._solver.starts if self.warm_objects else None}
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -422,28 +426,6 @@ class Segmenter:
             source_table, sink_table = cupy.asarray(source_table), cupy.asarray(sink_table)
         return capacities_from_tables(self._histograms.index, seeds, self._pins, source_table,
                                       sink_table)
-
-
-def tabled(o) -> bool:
-    """Whether the options ``o`` (:func:`resolve_options`) let the histogram model answer
-    updates from per-cell cost tables kept up to date from seed edits (the same capacities
-    as its general pipeline update, computed from the edited pixels only): the histogram
-    model with one cut, plain seed counts, no locality, far cost or clean-up."""
-    return (type(o["appearance"]) is Histogram and not o["iterations"]
-            and not o["seed_share"] and not o["locality"] and not o["far_cost"]
-            and o["keep"] == "all" and not o["fill_holes"])
-
-
-def only_binary_labels(seeds) -> bool:
-    """Whether the integer label array ``seeds`` holds no label above 2 (no further object).
-    On the GPU through the package's seed-counting kernel (no CuPy reduction to compile)."""
-    if array_module(seeds) is np:
-        return int(np.asarray(seeds).max()) <= BACKGROUND
-    try:
-        _, (_, _, unknown) = energy_kernels().seed_labels(seeds)
-    except TypeError:  # a dtype the kernel does not take: a CuPy reduction then
-        return int(seeds.max()) <= BACKGROUND
-    return not unknown
 
 
 __all__ = ["Segmenter", "only_binary_labels", "tabled"]

@@ -1,4 +1,5 @@
-"""Several objects in a Segmenter: each update's alpha-expansion starts from the labels the
+"""Several objects in a Segmenter with ``warm_objects = True`` (off by default: then every
+update equals a fresh ``segment``): each update's alpha-expansion starts from the labels the
 previous update ended with (its pinned pixels set first). Checked against alpha-expansion from
 that start on the fresh problem, against PyMaxflow per move, and against fresh ``segment`` where
 the start must be the cheapest labels."""
@@ -56,6 +57,7 @@ def test_an_update_continues_from_the_previous_labels(monkeypatch):
     image, truth, seeds = _three_objects()
     rng = np.random.default_rng(7)
     session = graphcut.Segmenter(image, device="cpu")
+    session.warm_objects = True
     previous = None
     steps = [seeds.copy()]
     for _ in range(3):  # correcting-like strokes of random true labels
@@ -123,7 +125,9 @@ def test_gpu_strokes_of_several_objects_equal_the_cpu_ones():
     pytest.importorskip("cupy")
     image, truth, seeds = _three_objects(seed=9)
     cpu = graphcut.Segmenter(image, device="cpu")
+    cpu.warm_objects = True
     gpu = graphcut.Segmenter(image, device="cuda")
+    gpu.warm_objects = True
     rng = np.random.default_rng(5)
     for _ in range(4):
         np.testing.assert_array_equal(gpu.update(seeds), cpu.update(seeds))
@@ -151,7 +155,26 @@ def test_kept_starts_are_per_lam_and_objects_and_dropped_by_one_object():
 
     image, truth, seeds = _three_objects()
     session = graphcut.Segmenter(image, device="cpu")
+    session.warm_objects = True
     session.update(seeds)
     assert list(session._solver.starts) == [session.lam]
     session.update(np.where(seeds > 2, 0, seeds).astype(np.uint8))
     assert session._solver.starts == {}
+
+
+def test_by_default_every_update_equals_a_fresh_segment():
+    """``warm_objects`` is off by default: each several-object update starts from the
+    cheapest labels, so it equals a fresh ``segment`` with the same seeds, stroke after
+    stroke (the promise the app's and batch's results rest on)."""
+    image, truth, seeds = _three_objects()
+    rng = np.random.default_rng(11)
+    session = graphcut.Segmenter(image, device="cpu")
+    assert session.warm_objects is False
+    step = seeds.copy()
+    for _ in range(4):
+        np.testing.assert_array_equal(session.update(step),
+                                      graphcut.segment(image, step, device="cpu"))
+        r, c = rng.integers(4, 56), rng.integers(4, 86)
+        step = step.copy()
+        step[r - 3:r + 3, c - 3:c + 3] = np.where(truth[r - 3:r + 3, c - 3:c + 3] == 0, 2,
+                                                  truth[r - 3:r + 3, c - 3:c + 3])
