@@ -19,8 +19,9 @@ memory of a fresh process through a prepared Segmenter's two updates (PyMaxflow'
 tracemalloc does not see, included); on the GPU CuPy's memory pool in use after the strokes
 and what a session with object 1 only adds.
 
-Each update's expansion starts from the previous update's labels (``--cold-start``: from the
-cheapest labels, as a fresh ``segment`` and the code before 2026-11-27's seventh session).
+Each update's expansion starts from the cheapest labels, as a fresh ``segment``'s (the
+default); ``--warm-objects`` sets ``Segmenter.warm_objects``: from the previous update's labels
+(fewer moves; opt-in since it may end in another local minimum).
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
     python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
@@ -108,9 +109,9 @@ def main(argv=None) -> None:
     parser.add_argument("--moves", action="store_true",
                         help="print every expansion move (label, accepted, pixels changed, "
                              "min-cut and build seconds)")
-    parser.add_argument("--cold-start", action="store_true",
-                        help="start every update's expansion from the cheapest labels, as a "
-                             "fresh segment does (the code before warm starts)")
+    parser.add_argument("--warm-objects", action="store_true",
+                        help="Segmenter.warm_objects: start every update's expansion from the "
+                             "previous update's labels (default: from the cheapest, exact)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the exact updates of the correcting strokes (not the "
                              "first mask) and print the N entries of most cumulative time; on "
@@ -123,6 +124,7 @@ def main(argv=None) -> None:
     print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}")
     started = time.perf_counter()
     segmenter = graphcut.Segmenter(image, model=args.model, device=args.device)
+    segmenter.warm_objects = args.warm_objects
     prepared = segmenter.prepare()
     print(f"# Segmenter and prepare(): {time.perf_counter() - started:.3f} s "
           f"(prepare {prepared:.3f} s)")
@@ -142,8 +144,6 @@ def main(argv=None) -> None:
         else:
             if profile is not None and stroke:
                 profile.enable()
-            if args.cold_start:
-                segmenter._solver.starts.clear()
             labels = segmenter.update(seeds)
             if profile is not None:
                 profile.disable()
