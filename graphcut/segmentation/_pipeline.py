@@ -82,6 +82,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             raise ValueError("the box / lasso covers the whole image and there is no "
                              "background seed: nothing is known to be background")
     model = o["appearance"]
+    cleans_up = o["keep"] != "all" or o["fill_holes"] > 0
     warm = getattr(model, "warm", False) and o["iterations"] > 0
     if warm and (len(objects) > 1 or (not has_region and len(shape) != 2)):
         o, warm = {**o, "iterations": 0}, False  # live: no iterations per stroke
@@ -119,7 +120,6 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             run = iterate_binary(values, nlinks, binary, model, samples,
                                  iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                                  cut=cut, weights=weights, priors=priors)
-        cleans_up = o["keep"] != "all" or o["fill_holes"] > 0
         if label == FOREGROUND and cleans_up and xp is not np and len(shape) == 2:
             # on the GPU: the clean-up there (flood fills), then one copy to the host
             cleaned = clean_mask(run.labels.astype(bool, copy=False), seeds, keep=o["keep"],
@@ -148,7 +148,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             keep_start(starts, o["lam"], objects, run.labels)
         lookup = xp.asarray(np.array([0] + objects, dtype=np.uint8))
         labels = to_host(lookup[run.labels])  # on the device: a quarter of the bytes back
-    if o["keep"] != "all" or o["fill_holes"] > 0:
+    if cleans_up:
         labels = clean_labels(labels, objects or [FOREGROUND], to_host(seeds), keep=o["keep"],
                               fill_holes_area=o["fill_holes"],
                               outside=None if outside is None else to_host(outside))
