@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import bright_side, intensity_prior
+from ._prior import bright_side, graded_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -417,7 +417,7 @@ class Learned(AppearanceModel):
             kept = getattr(self, "_split", None)
             if kept is None or kept[0] is not features or kept[1] != channels:
                 kept = self._split = (features, channels, bright_side(features, channels), {})
-            masks = intensity_prior(features, samples, channels, bright=kept[2])
+            masks, strength = graded_prior(features, samples, channels, bright=kept[2])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 drawn = None
@@ -426,7 +426,7 @@ class Learned(AppearanceModel):
                     if side not in kept[3]:
                         kept[3][side] = _flat_sample(features, mask, shared.max_samples)
                     drawn = kept[3][side]
-                shared.set_prior(index, features, mask, self.prior, sample=drawn)
+                shared.set_prior(index, features, mask, self.prior * strength, sample=drawn)
         return self
 
     def costs(self, features) -> list:

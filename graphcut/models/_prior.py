@@ -1,5 +1,5 @@
 """The learned model's weak prior from the image: which side of a global Otsu threshold of
-the intensity each label's sample lies on (:func:`intensity_prior`)."""
+the intensity each label's sample lies on, and how clearly (:func:`graded_prior`)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ def intensity_prior(features, samples, channels, *, bright=None):
     intensity smoothed at the first scale (the mean of the ``gauss*@1`` feature columns)
     splits the pixels into bright and dark; each label gets the side where most of its
     sample's weight lies, and neither gets one when both samples lie mostly on one side.
+    The all-or-nothing rule :class:`~graphcut.models.Learned` used before 2026-11-27; it now
+    uses :func:`graded_prior`.
 
     Parameters
     ----------
@@ -59,6 +61,66 @@ def intensity_prior(features, samples, channels, *, bright=None):
     if None in sides or sides[0] == sides[1]:
         return None, None
     return tuple(bright if side else ~bright for side in sides)
+
+
+def graded_prior(features, samples, channels, *, bright=None):
+    """Two labels' weak prior samples and their strength, graded by how far apart the
+    labels' samples lie across the Otsu split: the label whose sample has the larger share of
+    its weight on the bright side (:func:`bright_side`) gets the bright side, the other the
+    dark side, and the strength is the difference of the two shares (0 to 1).
+
+    Unlike :func:`intensity_prior`'s all-or-nothing rule, the strength changes by little when
+    one click lands on a dim object or a bright patch of background, so that click cannot
+    switch the whole prior off (on the development nuclei such a switch caused most falls of
+    the IoU; docs/appearance.md, "Where the falls came from").
+
+    Parameters
+    ----------
+    features : array (H, W, F)
+        :func:`~graphcut.models._features.pixel_features` of an image (NumPy or CuPy).
+    samples : sequence of two arrays (H, W)
+        The labels' samples: bool masks or float weights >= 0.
+    channels : int
+        The image's channel count.
+    bright : array (H, W) of bool, optional
+        :func:`bright_side` of these features, if already known.
+
+    Returns
+    -------
+    tuple
+        ``((mask_0, mask_1), strength)``: bool arrays (H, W) on the features' device, one the
+        other's complement, and a float in (0, 1]; ``((None, None), 0.0)`` when a sample is
+        empty or both have the same bright share.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> values = np.zeros((8, 8, 1), np.float32)
+    >>> values[:, 4:] = 1.0
+    >>> from graphcut.models._features import pixel_features
+    >>> features = pixel_features(values, scales=(1.0,))
+    >>> obj, bg = np.zeros((8, 8), bool), np.zeros((8, 8), bool)
+    >>> obj[0, 6], obj[0, 1], bg[7, 0] = True, True, True
+    >>> (first, second), strength = graded_prior(features, (obj, bg), 1)
+    >>> bool(first[:, 7].all() and second[:, 0].all()), strength
+    (True, 0.5)
+    """
+    xp = array_module(features)
+    if bright is None:
+        bright = bright_side(features, channels)
+    shares = []
+    for sample in samples:
+        weight = xp.asarray(sample, dtype=xp.float64)
+        total = float(weight.sum())
+        if not total > 0:
+            return (None, None), 0.0
+        shares.append(float((weight * bright).sum()) / total)
+    strength = abs(shares[0] - shares[1])
+    if strength < 1e-9:
+        return (None, None), 0.0
+    first_bright = shares[0] > shares[1]
+    return (bright if first_bright else ~bright, ~bright if first_bright else bright), \
+        strength
 
 
 def bright_side(features, channels):

@@ -1,7 +1,9 @@
 """The learned model's intensity prior (``Learned(prior=...)``): the Otsu split of the image
 gives each label the side its sample lies on (checked against the truth of a synthetic image),
 none when both samples lie on one side, and a segmentation from one click per label then finds
-every bright object, not only the clicked one."""
+every bright object, not only the clicked one. The graded rule (:func:`graded_prior`): the
+strength is the difference of the labels' bright shares, so a click on a dim object weakens the
+prior instead of switching it off, and the IoU does not fall."""
 
 import numpy as np
 import pytest
@@ -10,11 +12,13 @@ from scipy import ndimage
 import graphcut
 from graphcut.models import Learned, model_from_settings
 from graphcut.models._features import pixel_features
-from graphcut.models._prior import intensity_prior
+from graphcut.models._prior import bright_side, graded_prior, intensity_prior
 
 
-def _nuclei(seed=0, shape=(96, 112)):
-    """Bright blobs of several brightnesses on a dark, noisy background; uint16 and truth."""
+def _nuclei(seed=0, shape=(96, 112), dim_first=False):
+    """Bright blobs of several brightnesses on a dark, noisy background; uint16 and truth
+    (``dim_first``: the first blob barely brighter than the background, on Otsu's dark
+    side)."""
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[:shape[0], :shape[1]]
     truth = np.zeros(shape, bool)
@@ -22,7 +26,7 @@ def _nuclei(seed=0, shape=(96, 112)):
     for index, (r, c) in enumerate([(20, 20), (25, 70), (60, 40), (75, 90), (50, 95)]):
         blob = (yy - r) ** 2 + (xx - c) ** 2 < 8 ** 2
         truth |= blob
-        image[blob] += 1500 + 500 * index
+        image[blob] += 150 if dim_first and index == 0 else 1500 + 500 * index
     image = ndimage.gaussian_filter(image, 1)
     return np.clip(image, 0, 65535).astype(np.uint16), truth
 
@@ -90,3 +94,49 @@ def test_kept_split_follows_the_image():
             np.testing.assert_array_equal(got, want)
         assert model._split[0] is features and model._split[3]  # the sides drawn, kept
         np.testing.assert_array_equal(model._split[2], bright_side(features, 1))
+
+
+def test_graded_prior_strength_is_the_difference_of_bright_shares():
+    image, truth = _nuclei()
+    features = pixel_features(image[..., None].astype(np.float32))
+    bright = bright_side(features, 1)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        first = rng.random(truth.shape) < 0.02
+        second = (rng.random(truth.shape) < 0.01) & ~first
+        weights = rng.random(truth.shape) * first
+        (mask0, mask1), strength = graded_prior(features, (weights, second), 1)
+        share0 = (weights * bright).sum() / weights.sum()   # the oracle: shares by hand
+        share1 = bright[second].mean()
+        assert strength == pytest.approx(abs(share0 - share1), abs=1e-12)
+        np.testing.assert_array_equal(mask0, bright if share0 > share1 else ~bright)
+        np.testing.assert_array_equal(mask1, ~mask0)
+    # a tie or an empty sample: no prior
+    assert graded_prior(features, (truth, truth), 1) == ((None, None), 0.0)
+    assert graded_prior(features, (truth, np.zeros_like(truth)), 1) == ((None, None), 0.0)
+
+
+def test_click_on_a_dim_object_weakens_the_prior_instead_of_dropping_it():
+    """Half the object's sample on a dim blob (Otsu's dark side): the all-or-nothing rule
+    has no prior (both samples mostly dark), the graded one keeps half of it, and the IoU
+    stays where it was before that click (without a prior it falls by ~0.25)."""
+    for seed in range(2):
+        image, truth = _nuclei(seed=seed, dim_first=True)
+        seeds = np.zeros(truth.shape, np.uint8)
+        seeds[58:63, 38:43] = 1         # a bright blob
+        seeds[40:45, 5:10] = 2          # background
+        features = pixel_features(image[..., None].astype(np.float32))
+
+        def iou(mask):
+            return (mask & truth).sum() / (mask | truth).sum()
+
+        before = iou(graphcut.segment(image, seeds, model="learned", device="cpu"))
+        seeds[18:23, 18:23] = 1         # the dim blob
+        samples = (seeds == 1, seeds == 2)
+        assert not bright_side(features, 1)[18:23, 18:23].any()
+        assert intensity_prior(features, samples, 1) == (None, None)
+        assert graded_prior(features, samples, 1)[1] == pytest.approx(0.5)
+        after = iou(graphcut.segment(image, seeds, model="learned", device="cpu"))
+        no_prior = iou(graphcut.segment(image, seeds, model=Learned(prior=0), device="cpu"))
+        assert after >= before - 0.02
+        assert after > no_prior + 0.15
