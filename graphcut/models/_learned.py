@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import bright_side, graded_prior
+from ._prior import bright_side, graded_prior, outline_cost
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -380,8 +380,9 @@ class Learned(AppearanceModel):
     l2 = DEFAULT_L2
     core = 0.5
     prior = 0.3
-    knobs = ("classifier", "l2", "core", "prior", "iterations", "seed_share", "locality",
-             "far_cost")
+    outline = 4.0
+    knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
+             "locality", "far_cost")
 
     def check_knob(self, key, value):
         if key == "classifier":
@@ -389,10 +390,10 @@ class Learned(AppearanceModel):
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
             return value
-        if key == "prior":
+        if key in ("prior", "outline"):
             value = float(value)
             if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"prior must be a finite number >= 0, got {value}")
+                raise ValueError(f"{key} must be a finite number >= 0, got {value}")
             return value
         if key in ("l2", "core"):
             value = float(value)
@@ -431,4 +432,11 @@ class Learned(AppearanceModel):
 
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
+
+    def outline_costs(self, region):
+        """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
+        ``outline`` at its outline, falling linearly to 0 at the core (``core`` times the
+        largest distance from the outline; :func:`~graphcut.models._prior.outline_cost`).
+        The pipeline adds it to the object's costs for a box or lasso, one object."""
+        return outline_cost(region, self.outline, self.core)
 

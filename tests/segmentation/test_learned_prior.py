@@ -140,3 +140,71 @@ def test_click_on_a_dim_object_weakens_the_prior_instead_of_dropping_it():
         no_prior = iou(graphcut.segment(image, seeds, model=Learned(prior=0), device="cpu"))
         assert after >= before - 0.02
         assert after > no_prior + 0.15
+
+
+def test_outline_cost_against_brute_force_distances():
+    from graphcut.models._prior import outline_cost
+    rng = np.random.default_rng(7)
+    region = ndimage.binary_opening(rng.random((20, 24)) < 0.8, iterations=1)
+    region[:, -1] = True                 # the image border counts as outline
+    outside = [(r, c) for r in range(-1, 21) for c in range(-1, 25)
+               if not (0 <= r < 20 and 0 <= c < 24) or not region[r, c]]
+    points = np.array(outside, float)
+    distance = np.zeros(region.shape)
+    for r, c in zip(*np.nonzero(region)):
+        distance[r, c] = np.sqrt(((points - (r, c)) ** 2).sum(axis=1)).min()
+    expected = np.where(region, 3.0 * np.clip(1 - distance / (0.5 * distance.max()), 0, 1), 0)
+    np.testing.assert_allclose(outline_cost(region, 3.0, 0.5), expected, atol=1e-12)
+    assert not outline_cost(np.zeros((4, 4), bool), 3.0, 0.5).any()
+
+
+def _small_nucleus(seed):
+    """A small bright blob (a Gaussian of 5 pixels) with its halo, among other blobs; uint16
+    and its truth (the centre blob above half its peak)."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[:80, :80]
+    image = 300 + 30 * rng.standard_normal((80, 80))
+    truth = (yy - 40) ** 2 + (xx - 40) ** 2 < 2 * 5.0 ** 2 * np.log(2)
+    for r, c in ((40, 40), (15, 15), (15, 65), (65, 20), (62, 62)):
+        image += 1200 * np.exp(-((yy - r) ** 2 + (xx - c) ** 2) / (2 * 5.0 ** 2))
+    image = ndimage.gaussian_filter(image, 1.5)
+    return np.clip(image, 0, 65535).astype(np.uint16), truth
+
+
+def test_outline_cost_tightens_a_box_around_a_small_nucleus():
+    """A box with bench_quality's margin (3 pixels) around a small blurred disk: the
+    classifier alone takes most of the halo (the box's corners and sides) as object; with the
+    outline cost the mask is closer to the truth, and the box constraint holds exactly."""
+    gains = []
+    for seed in range(3):
+        image, truth = _small_nucleus(seed)
+        box = (32, 32, 49, 49)
+        with_cost = graphcut.segment(image, box=box, model="learned", device="cpu")
+        without = graphcut.segment(image, box=box, model=Learned(outline=0), device="cpu")
+        inside = np.zeros(truth.shape, bool)
+        inside[32:49, 32:49] = True
+        assert not with_cost[~inside].any() and not without[~inside].any()
+
+        def iou(mask):
+            return (mask & truth).sum() / (mask | truth).sum()
+        gains.append(iou(with_cost) - iou(without))
+        assert iou(with_cost) > 0.85
+    assert min(gains) > 0.1
+
+
+def test_outline_cost_incremental_equals_fresh_and_round_trips():
+    image, truth = _small_nucleus(3)
+    model = Learned(outline=2.5)
+    assert model_from_settings(model.settings()) == model
+    assert model.settings()["outline"] == 2.5 and "outline" not in Learned().settings()
+    session = graphcut.Segmenter(image, model=model, device="cpu")
+    seeds = np.zeros(truth.shape, np.uint8)
+    box = (30, 30, 51, 51)
+    for stroke in (None, np.s_[33:35, 33:35]):
+        if stroke is not None:
+            seeds[stroke] = 2
+        fresh = graphcut.segment(image, seeds, box=box, model=model, device="cpu")
+        np.testing.assert_array_equal(
+            np.asarray(session.update(seeds.copy(), box=box)), fresh)
+    with pytest.raises(ValueError, match="outline"):
+        Learned(outline=-1)
