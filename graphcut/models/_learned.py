@@ -45,6 +45,8 @@ MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
 MIN_PROBABILITY = 1e-4
 _SAMPLE_SEED = 20240624
+#: the outline cost falls to 0 at this share of the largest distance from a box's outline
+OUTLINE_REACH = 0.35
 #: the largest cost, -log MIN_PROBABILITY (nats)
 MAX_COST = float(-np.log(MIN_PROBABILITY))
 #: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
@@ -380,7 +382,7 @@ class Learned(AppearanceModel):
     l2 = DEFAULT_L2
     core = 0.5
     prior = 0.3
-    outline = 4.0
+    outline = 8.0
     knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
              "locality", "far_cost")
 
@@ -435,8 +437,9 @@ class Learned(AppearanceModel):
 
     def outline_costs(self, region):
         """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
-        ``outline`` at its outline, falling linearly to 0 at the core (``core`` times the
-        largest distance from the outline; :func:`~graphcut.models._prior.outline_cost`).
-        The pipeline adds it to the object's costs for a box or lasso, one object."""
-        return outline_cost(region, self.outline, self.core)
+        ``outline`` at its outline, falling linearly to 0 at :data:`OUTLINE_REACH` times the
+        largest distance from the outline (:func:`~graphcut.models._prior.outline_cost`).
+        The pipeline adds it to the object's costs for a box or lasso, one object, when the
+        model has a ``core``."""
+        return outline_cost(region, self.outline, OUTLINE_REACH)
 

@@ -72,7 +72,7 @@ def graded_prior(features, samples, channels, *, bright=None):
     Unlike :func:`intensity_prior`'s all-or-nothing rule, the strength changes by little when
     one click lands on a dim object or a bright patch of background, so that click cannot
     switch the whole prior off (on the development nuclei such a switch caused most falls of
-    the IoU; docs/appearance.md, "Where the falls came from").
+    the IoU; docs/appearance.md, "The falls diagnosed").
 
     Parameters
     ----------
@@ -125,7 +125,7 @@ def graded_prior(features, samples, channels, *, bright=None):
 
 def outline_cost(region, strength, reach):
     """The learned model's position prior for a box or lasso: an extra object cost (nats)
-    that is 0 in the region's core and rises linearly to ``strength`` at its outline,
+    that is 0 deep in the region and rises linearly to ``strength`` at its outline,
     ``strength * max(0, 1 - d / (reach * d_max))`` with ``d`` the Euclidean distance (pixels)
     of a pixel of the region to the nearest pixel outside it (the image border counts as
     outline) and ``d_max`` its largest value; 0 outside the region (pinned there anyway).
@@ -142,8 +142,8 @@ def outline_cost(region, strength, reach):
     strength : float
         The cost at the outline, nats (> 0).
     reach : float
-        The share (0, 1] of the largest distance within which the cost rises; the learned
-        model uses its ``core``, so that the core it learns the object from costs nothing.
+        The share (0, 1] of the largest distance within which the cost rises (the learned
+        model's ``OUTLINE_REACH``, 0.35: inside its core of 0.5, which costs nothing).
 
     Returns
     -------

@@ -172,17 +172,17 @@ def _small_nucleus(seed):
 
 
 def test_outline_cost_tightens_a_box_around_a_small_nucleus():
-    """A box with bench_quality's margin (3 pixels) around a small blurred disk: the
-    classifier alone takes most of the halo (the box's corners and sides) as object; with the
-    outline cost the mask is closer to the truth, and the box constraint holds exactly."""
+    """A tight box (2 pixels of margin) around a small blurred blob: the classifier alone
+    takes the halo up to the box's sides and corners as object; with the outline cost the
+    mask is close to the truth, and the box constraint holds exactly."""
     gains = []
     for seed in range(3):
         image, truth = _small_nucleus(seed)
-        box = (32, 32, 49, 49)
+        box = (33, 33, 48, 48)
         with_cost = graphcut.segment(image, box=box, model="learned", device="cpu")
         without = graphcut.segment(image, box=box, model=Learned(outline=0), device="cpu")
         inside = np.zeros(truth.shape, bool)
-        inside[32:49, 32:49] = True
+        inside[33:48, 33:48] = True
         assert not with_cost[~inside].any() and not without[~inside].any()
 
         def iou(mask):
@@ -208,3 +208,51 @@ def test_outline_cost_incremental_equals_fresh_and_round_trips():
             np.asarray(session.update(seeds.copy(), box=box)), fresh)
     with pytest.raises(ValueError, match="outline"):
         Learned(outline=-1)
+
+
+def test_box_cut_with_outline_cost_is_the_minimum_energy():
+    """The pipeline's mask from a box is the minimum of E = sum of (the classifier's costs +
+    the outline cost on the object) + lam * sum of cut n-link weights, with everything outside
+    the box pinned to the background: checked against PyMaxflow on the same float energy
+    (equal up to the pipeline's integer rounding)."""
+    maxflow = pytest.importorskip("maxflow")
+    from graphcut._arrays import image_as_float
+    from graphcut.segmentation import nlink_weights
+    from graphcut.segmentation._regions import allowed_region, region_core
+
+    image, truth = _small_nucleus(4)
+    box = (33, 33, 48, 48)
+    model = Learned()
+    mask = graphcut.segment(image, box=box, model=model, device="cpu")
+    region = allowed_region(truth.shape, box=box, lasso=None)
+    values = image_as_float(image)
+    features = model.features(values)
+    core = region_core(region, model.core, box=box)
+    cost_object, cost_background = model.fit(features, [core, ~region]).costs(features)
+    cost_object = cost_object + model.outline_costs(region)
+    right, down = nlink_weights(image)
+
+    def energy(m):
+        return (np.where(m, cost_object, cost_background).sum()
+                + model.lam * (right * (m[:, 1:] != m[:, :-1])).sum()
+                + model.lam * (down * (m[1:] != m[:-1])).sum())
+
+    graph = maxflow.Graph[float]()
+    nodes = graph.add_grid_nodes(truth.shape)
+    h, w = truth.shape
+    for r in range(h):
+        for c in range(w):
+            if c + 1 < w:
+                graph.add_edge(nodes[r, c], nodes[r, c + 1], model.lam * right[r, c],
+                               model.lam * right[r, c])
+            if r + 1 < h:
+                graph.add_edge(nodes[r, c], nodes[r + 1, c], model.lam * down[r, c],
+                               model.lam * down[r, c])
+    pinned = np.where(region, cost_object, 1e9)   # outside: never the object
+    graph.add_grid_tedges(nodes, cost_background, pinned)
+    graph.maxflow()
+    oracle = ~graph.get_grid_segments(nodes)
+    assert not mask[~region].any()
+    assert energy(mask) == pytest.approx(energy(oracle), abs=0.5)   # rounding to integers
+    assert ((mask != oracle).sum()) <= 3
+    assert model.outline_costs(region)[~region].max() == 0
