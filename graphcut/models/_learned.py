@@ -45,8 +45,9 @@ MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
 MIN_PROBABILITY = 1e-4
 _SAMPLE_SEED = 20240624
-#: the outline cost falls to 0 at this share of the largest distance from a box's outline
-OUTLINE_REACH = 0.35
+#: the outline cost falls to 0 at this share of the largest distance from a box's outline,
+#: and at most this many pixels from it
+OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
 #: the largest cost, -log MIN_PROBABILITY (nats)
 MAX_COST = float(-np.log(MIN_PROBABILITY))
 #: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
@@ -438,8 +439,9 @@ class Learned(AppearanceModel):
     def outline_costs(self, region):
         """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
         ``outline`` at its outline, falling linearly to 0 at :data:`OUTLINE_REACH` times the
-        largest distance from the outline (:func:`~graphcut.models._prior.outline_cost`).
+        largest distance from the outline, or :data:`OUTLINE_PIXELS` pixels from it when
+        that is nearer (:func:`~graphcut.models._prior.outline_cost`).
         The pipeline adds it to the object's costs for a box or lasso, one object, when the
         model has a ``core``."""
-        return outline_cost(region, self.outline, OUTLINE_REACH)
+        return outline_cost(region, self.outline, OUTLINE_REACH, max_reach=OUTLINE_PIXELS)
 

@@ -123,12 +123,13 @@ def graded_prior(features, samples, channels, *, bright=None):
         strength
 
 
-def outline_cost(region, strength, reach):
+def outline_cost(region, strength, reach, *, max_reach=None):
     """The learned model's position prior for a box or lasso: an extra object cost (nats)
     that is 0 deep in the region and rises linearly to ``strength`` at its outline,
-    ``strength * max(0, 1 - d / (reach * d_max))`` with ``d`` the Euclidean distance (pixels)
-    of a pixel of the region to the nearest pixel outside it (the image border counts as
-    outline) and ``d_max`` its largest value; 0 outside the region (pinned there anyway).
+    ``strength * max(0, 1 - d / min(reach * d_max, max_reach))`` with ``d`` the Euclidean
+    distance (pixels) of a pixel of the region to the nearest pixel outside it (the image
+    border counts as outline) and ``d_max`` its largest value; 0 outside the region (pinned
+    there anyway).
 
     A box is drawn around the object with a margin: its corners and the band along its sides
     are mostly background, which a classifier trained on the core against the outside does not
@@ -144,6 +145,10 @@ def outline_cost(region, strength, reach):
     reach : float
         The share (0, 1] of the largest distance within which the cost rises (the learned
         model's ``OUTLINE_REACH``, 0.35: inside its core of 0.5, which costs nothing).
+    max_reach : float, optional
+        The largest distance (pixels) within which the cost rises (the learned model's
+        ``OUTLINE_PIXELS``, 10): the halo a box's margin holds is a few pixels wide whatever
+        the object's size, and a large object's outline lies close to its box.
 
     Returns
     -------
@@ -167,6 +172,8 @@ def outline_cost(region, strength, reach):
     part = inside[window]
     distance = ndimage.distance_transform_edt(np.pad(part, 1))[(slice(1, -1),) * part.ndim]
     scale = max(reach, 1e-9) * float(distance.max())
+    if max_reach is not None:
+        scale = min(scale, float(max_reach))
     cost[window] = np.where(part, strength * np.clip(1.0 - distance / scale, 0.0, 1.0), 0.0)
     return cost
 

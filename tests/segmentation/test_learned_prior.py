@@ -155,6 +155,10 @@ def test_outline_cost_against_brute_force_distances():
         distance[r, c] = np.sqrt(((points - (r, c)) ** 2).sum(axis=1)).min()
     expected = np.where(region, 3.0 * np.clip(1 - distance / (0.5 * distance.max()), 0, 1), 0)
     np.testing.assert_allclose(outline_cost(region, 3.0, 0.5), expected, atol=1e-12)
+    capped = np.where(region, 3.0 * np.clip(1 - distance / 1.2, 0, 1), 0)
+    np.testing.assert_allclose(outline_cost(region, 3.0, 0.5, max_reach=1.2), capped,
+                               atol=1e-12)
+    assert 1.2 < 0.5 * distance.max()          # the cap is what binds
     assert not outline_cost(np.zeros((4, 4), bool), 3.0, 0.5).any()
 
 
