@@ -260,3 +260,28 @@ def test_box_cut_with_outline_cost_is_the_minimum_energy():
     assert energy(mask) == pytest.approx(energy(oracle), abs=0.5)   # rounding to integers
     assert ((mask != oracle).sum()) <= 3
     assert model.outline_costs(region)[~region].max() == 0
+
+
+@pytest.mark.gpu
+def test_gpu_graded_prior_and_outline_cost_equal_cpu():
+    """On the GPU the graded prior (CuPy sums of the bright shares) and the outline cost
+    (host distances moved to the device) give the CPU's masks, to a few pixels; a GPU
+    Segmenter's box update equals a fresh GPU segment."""
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001
+        pytest.skip("no GPU")
+    image, truth = _nuclei(seed=1, dim_first=True)
+    seeds = _clicks(truth)
+    seeds[58:63, 38:43] = 1
+    cpu = graphcut.segment(image, seeds, model="learned", device="cpu")
+    gpu = graphcut.segment(image, seeds, model="learned", device="cuda")
+    assert (cpu != gpu).sum() <= 0.002 * cpu.size
+    image, truth = _small_nucleus(1)
+    box = (33, 33, 48, 48)
+    cpu = graphcut.segment(image, box=box, model="learned", device="cpu")
+    gpu = graphcut.segment(image, box=box, model="learned", device="cuda")
+    assert (cpu != gpu).sum() <= 3
+    session = graphcut.Segmenter(image, model="learned", device="cuda")
+    np.testing.assert_array_equal(np.asarray(session.update(None, box=box)), gpu)
