@@ -49,6 +49,9 @@ SCHEDULES = {
     "work 4 only": {"gr_factor": 1e9, "gr_work": 4.0},
     "min 16": {"gr_min": 16},
     "exact BFS": {"early": False},                           # bfs_early_stop False
+    "cycles 2": {"cycles": 2},                               # Schedule.cycles 2
+    "share 0.1": {"gr_share": 0.1},                          # model only (not in the kernel)
+    "share 0.25, hard x2": {"gr_share": 0.25, "gr_hard": 2.0},
 }
 
 

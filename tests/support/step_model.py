@@ -5,10 +5,11 @@ hundred vertices). This model runs the same schedule with whole NumPy arrays, so
 kernel's dependent steps (sweeps and BFS levels, each ending at a grid barrier on the GPU) on
 full-size instances (genrmf a64 b64: seconds):
 
-- a **sweep** discharges every vertex of the worklist once (``cycles = 1``), synchronously:
-  each reads the heights and residuals as they were when the sweep began, then pushes to its
-  lowest residual neighbour when that is lower, else relabels to that height + 1 (n when no
-  residual arc leaves it). The GPU's threads are not synchronous (one may see another's new
+- a **sweep** discharges every vertex of the worklist for up to ``cycles`` operations,
+  synchronously: each reads its neighbours' heights as they were when the sweep began, then
+  pushes to its lowest residual neighbour when that is lower, else relabels to that height + 1
+  (n when no residual arc leaves it); a push that leaves no excess or a relabel to n ends its
+  turn. The GPU's threads are not synchronous (one may see another's new
   height), so its counts differ a little; the trends between schedules are what this is for.
 - a **global relabel** is the kernel's BFS from t over residual arcs, one frontier per level,
   early-stopping (``early``) at the level where every active vertex of height < n is found
@@ -16,7 +17,10 @@ full-size instances (genrmf a64 b64: seconds):
   runs to the end and its heights give the cut.
 - a global relabel is due after ``gr_min`` sweeps once the sweeps since the last one reach
   ``gr_factor`` x its levels, or (``gr_work`` > 0) once the worklists since then add up to
-  ``gr_work`` x n vertices, or after ``gr_max`` sweeps; and when the worklist is empty.
+  ``gr_work`` x n vertices, or after ``gr_max`` sweeps; and when the worklist is empty. With
+  ``gr_share`` > 0 (not in the kernel: a candidate) the levels condition also needs the
+  relabels since the last global relabel to be at least ``gr_share`` of the operations (a
+  sweep that mostly pushes follows good heights), unless the sweeps reach ``gr_hard`` x levels.
 
 Arcs u -> v and v -> u share a pair of residual slots, as on the GPU (csr_build.py). The
 result is exact whatever the schedule (the last BFS proves the preflow maximum): the tests
@@ -129,40 +133,50 @@ def global_relabel(g: Slots, h: np.ndarray, excess: np.ndarray, early: bool):
     return new, active, level, sizes
 
 
-def sweep(g: Slots, h: np.ndarray, excess: np.ndarray, work: np.ndarray, run: StepCounts):
-    """One synchronous sweep over ``work``; returns the next worklist."""
+def sweep(g: Slots, h: np.ndarray, excess: np.ndarray, work: np.ndarray, run: StepCounts,
+          cycles: int = 1):
+    """One synchronous sweep over ``work``: each vertex does up to ``cycles`` operations (its
+    own height and residuals as they change, its neighbours' heights as they were when the
+    sweep began); returns the next worklist."""
     n, s, t = g.n, g.s, g.t
-    idx, owner = _slots_of(g, work)
-    hw = np.where(g.rcap[idx] > 0, h[g.head[idx]], BIG)
-    key = (hw << 22) | (idx - g.off[work][owner])     # lowest height, then first slot
-    has = g.off[work + 1] > g.off[work]
-    best = np.full(work.size, BIG << 22, np.int64)
-    np.minimum.at(best, owner, key)
-    best_h = best >> 22
-    best_e = g.off[work] + (best & ((1 << 22) - 1))
-    none = ~has | (best_h >= BIG)
-    push = ~none & (h[work] > best_h)
-    lift = ~none & ~push
-    h_new = h.copy()
-    h_new[work[none]] = n
-    h_new[work[lift]] = np.minimum(best_h[lift] + 1, n)
-    v, e = work[push], best_e[push]
-    d = np.minimum(excess[v], g.rcap[e])
-    g.rcap[e] -= d
-    np.add.at(g.rcap, g.twin[e], d)
-    excess[v] -= d
-    w = g.head[e]
-    np.add.at(excess, w, d)
-    h[:] = h_new
-    run.pushes += int(push.sum())
-    run.relabels += int((none | lift).sum())
-    cand = np.unique(np.concatenate([work, w]))
+    seen = h.copy()                                   # neighbours' heights: start of the sweep
+    live = work
+    received = []
+    for _ in range(cycles):
+        if not live.size:
+            break
+        idx, owner = _slots_of(g, live)
+        hw = np.where(g.rcap[idx] > 0, seen[g.head[idx]], BIG)
+        key = (hw << 22) | (idx - g.off[live][owner])     # lowest height, then first slot
+        best = np.full(live.size, BIG << 22, np.int64)
+        np.minimum.at(best, owner, key)
+        best_h = best >> 22
+        best_e = g.off[live] + (best & ((1 << 22) - 1))
+        none = best_h >= BIG
+        push = ~none & (h[live] > best_h)
+        lift = ~none & ~push
+        h[live[none]] = n
+        h[live[lift]] = np.minimum(best_h[lift] + 1, n)
+        v, e = live[push], best_e[push]
+        d = np.minimum(excess[v], g.rcap[e])
+        g.rcap[e] -= d
+        np.add.at(g.rcap, g.twin[e], d)
+        excess[v] -= d
+        w = g.head[e]
+        np.add.at(excess, w, d)
+        received.append(w)
+        run.pushes += int(push.sum())
+        run.relabels += int((none | lift).sum())
+        go_on = (push & (excess[live] > 0)) | (lift & (h[live] < n))
+        live = live[go_on]
+    cand = np.unique(np.concatenate([work] + received))
     keep = (excess[cand] > 0) & (h[cand] < n) & (cand != s) & (cand != t)
     return cand[keep]
 
 
-def phase1(network, *, small: int = 512, gr_min: int = 4, gr_max: int = 1 << 30,
-           gr_factor: float = 0.5, gr_work: float = 0.0, early: bool = True,
+def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_max: int = 1 << 30,
+           gr_factor: float = 0.5, gr_work: float = 0.0, gr_share: float = 0.0,
+           gr_hard: float = 4.0, early: bool = True,
            max_sweeps: int = 10_000_000) -> StepCounts:
     """Run the model on a CSRNetwork; returns the flow, the cut and the step counts."""
     g = residual_slots(network)
@@ -185,17 +199,24 @@ def phase1(network, *, small: int = 512, gr_min: int = 4, gr_max: int = 1 << 30,
         if not work.size:
             break
         since = work_since = 0
+        ops0 = run.pushes + run.relabels
+        lifts0 = run.relabels
         while work.size:
             run.small_sweeps += work.size <= small
-            work = sweep(g, h, excess, work, run)
+            work = sweep(g, h, excess, work, run, cycles)
             run.sweeps += 1
             since += 1
             work_since += work.size
             run.work += work.size
             if run.sweeps >= max_sweeps:
                 raise RuntimeError(f"model stopped after {max_sweeps} sweeps")
+            stale = since >= int(gr_factor * levels)
+            if gr_share > 0:  # wait while the sweeps mostly push (the heights still guide)
+                lifts = run.relabels - lifts0
+                ops = run.pushes + run.relabels - ops0
+                stale = (stale and lifts >= gr_share * ops) or since >= int(gr_hard * levels)
             if since >= gr_max or (since >= gr_min and (
-                    since >= int(gr_factor * levels) or
+                    stale or
                     (gr_work > 0 and work_since >= int(gr_work * n)))):
                 break
     run.flow = int(excess[t])
