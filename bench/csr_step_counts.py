@@ -52,6 +52,8 @@ SCHEDULES = {
     "cycles 2": {"cycles": 2},                               # Schedule.cycles 2
     "share 0.1": {"gr_share": 0.1},                          # model only (not in the kernel)
     "share 0.25, hard x2": {"gr_share": 0.25, "gr_hard": 2.0},
+    "gap": {"gap": True},                                    # model only
+    "stop at 0.9 found": {"stop_share": 0.9},                # model only
 }
 
 

@@ -182,18 +182,20 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     orders, configs = args.orders.split(","), args.configs.split(",")
-    print(f"| instance | {' | '.join(f'{o} {c}' for o in orders for c in configs)} "
-          "| best / csr |")
-    print("|---|" + "---|" * (len(orders) * len(configs) + 1), flush=True)
+    print("Per instance and (arc order, label-root order): median seconds, each run's seconds, "
+          "and the median over rounds of (this run / the CSR hf-lifo run of the same round): "
+          "the runs go round-robin, so a round shares the machine's load.", flush=True)
     for name in args.instances.split(","):
         network, generated = build_with_order(INSTANCES[name][0])
         results = hpf_sweep(network, generated, orders, configs, args.repeats)
-        cells = [f"{fmt(v[0])} ({', '.join(f'{x:.2f}' for x in v[2])})"
-                 for v in results.values()]
-        csr = [v[0] for (o, c), v in results.items() if o.startswith("csr") and
-               c == DEFAULT_CONFIG]
-        ratio = f"{best_hpf(results)[0] / csr[0]:.2f}" if csr else "-"
-        print(f"| {name} | {' | '.join(cells)} | {ratio} |", flush=True)
+        base = results.get(("csr", DEFAULT_CONFIG))
+        print(f"\n{name} (flow {next(iter(results.values()))[1]:,}):")
+        for (order, config), (median, _, times) in results.items():
+            ratio = "-" if base is None else \
+                f"{statistics.median(np.array(times) / np.array(base[2])):.2f}"
+            runs = ", ".join(f"{x:.2f}" for x in times)
+            print(f"  {order:>18} {config}: {fmt(median):>9} ({runs}) ratio {ratio}",
+                  flush=True)
     return 0
 
 

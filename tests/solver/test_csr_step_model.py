@@ -26,7 +26,7 @@ sys.path.insert(0, str(BENCH))
 
 SCHEDULES = [{}, {"gr_factor": 0.25}, {"gr_factor": 1e9, "gr_work": 0.5}, {"gr_work": 1.0},
              {"gr_min": 1, "gr_factor": 0.0}, {"early": False}, {"gr_max": 1}, {"cycles": 3},
-             {"gr_share": 0.25, "gr_hard": 2.0}]
+             {"gr_share": 0.25, "gr_hard": 2.0}, {"gap": True}, {"stop_share": 0.5}]
 
 
 def assert_exact(network, **schedule):

@@ -94,6 +94,7 @@ class StepCounts:
     relabels: int = 0
     work: int = 0
     small_sweeps: int = 0               # sweeps of at most `small` vertices (block 0's)
+    gaps: int = 0                       # gap relabels (``gap=True``)
     levels: list = field(default_factory=list)
     frontiers: list = field(default_factory=list)   # per relabel: frontier size per level
 
@@ -102,13 +103,17 @@ class StepCounts:
         return (self.bfs_levels * us_level + self.sweeps * us_sweep) * 1e-6
 
 
-def global_relabel(g: Slots, h: np.ndarray, excess: np.ndarray, early: bool):
+def global_relabel(g: Slots, h: np.ndarray, excess: np.ndarray, early: bool,
+                   stop_share: float = 1.0):
     """The kernel's BFS from t; returns (new heights, active vertices found, levels, frontier
-    sizes per level)."""
+    sizes per level). With ``stop_share`` < 1 (not in the kernel: a candidate) an early
+    stop comes once that share of the active vertices of height < n is found; the others keep
+    max(old height, level + 1) and wait, off the worklist, for the next relabel."""
     n, s, t = g.n, g.s, g.t
     inner = np.ones(n, bool)
     inner[[s, t]] = False
-    target = int(np.count_nonzero(inner & (h < n) & (excess > 0))) if early else 0
+    alive = int(np.count_nonzero(inner & (h < n) & (excess > 0))) if early else 0
+    target = int(np.ceil(stop_share * alive)) if alive else 0
     new = np.full(n, n, np.int64)
     new[t] = 0
     frontier = np.array([t])
@@ -123,13 +128,15 @@ def global_relabel(g: Slots, h: np.ndarray, excess: np.ndarray, early: bool):
         sizes.append(int(frontier.size))
         found += int(np.count_nonzero(excess[frontier] > 0))
         if target > 0 and found >= target:
-            floor = min(level + 1, n)
-            far = (new == n) & (np.arange(n) != s)
-            new[far] = np.maximum(h[far], floor)
             break
+    reached = new < n
+    if target > 0 and found >= target:
+        floor = min(level + 1, n)
+        far = ~reached & (np.arange(n) != s)
+        new[far] = np.maximum(h[far], floor)
     new[s] = n + 1
     new[t] = 0
-    active = np.flatnonzero(inner & (new < n) & (excess > 0))
+    active = np.flatnonzero(inner & reached & (excess > 0))
     return new, active, level, sizes
 
 
@@ -174,9 +181,29 @@ def sweep(g: Slots, h: np.ndarray, excess: np.ndarray, work: np.ndarray, run: St
     return cand[keep]
 
 
+def gap_relabel(g: Slots, h: np.ndarray, work: np.ndarray, run: StepCounts) -> np.ndarray:
+    """Gap relabelling (not in the kernel: a candidate): when no vertex has height k (0 < k <
+    the highest active height), every vertex above k and below n gets n (it cannot reach t);
+    returns the worklist without them."""
+    n = g.n
+    inner = np.ones(n, bool)
+    inner[[g.s, g.t]] = False
+    top = int(h[work].max())
+    counts = np.bincount(h[inner & (h < n)], minlength=top + 1)
+    empty = np.flatnonzero(counts[1:top] == 0)
+    if not empty.size:
+        return work
+    k = int(empty[0]) + 1
+    lifted = inner & (h > k) & (h < n)
+    h[lifted] = n
+    run.gaps += 1
+    return work[h[work] < n]
+
+
 def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_max: int = 1 << 30,
            gr_factor: float = 0.5, gr_work: float = 0.0, gr_share: float = 0.0,
-           gr_hard: float = 4.0, early: bool = True,
+           gr_hard: float = 4.0, early: bool = True, gap: bool = False,
+           stop_share: float = 1.0,
            max_sweeps: int = 10_000_000) -> StepCounts:
     """Run the model on a CSRNetwork; returns the flow, the cut and the step counts."""
     g = residual_slots(network)
@@ -191,7 +218,7 @@ def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_ma
     h[s] = n + 1
     run = StepCounts()
     while True:
-        h, work, levels, sizes = global_relabel(g, h, excess, early)
+        h, work, levels, sizes = global_relabel(g, h, excess, early, stop_share)
         run.global_relabels += 1
         run.bfs_levels += levels
         run.levels.append(levels)
@@ -204,6 +231,8 @@ def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_ma
         while work.size:
             run.small_sweeps += work.size <= small
             work = sweep(g, h, excess, work, run, cycles)
+            if gap and work.size:
+                work = gap_relabel(g, h, work, run)
             run.sweeps += 1
             since += 1
             work_since += work.size
