@@ -231,7 +231,7 @@ def main(argv=None) -> int:
     parser.add_argument("--hpf-orders", default=",".join(ORDERS),
                         help="arc orders to give HPF, the fastest reported "
                              "(bench/hpf_orders.py): " + ", ".join(ORDERS))
-    parser.add_argument("--hpf-configs", default=DEFAULT_CONFIG,
+    parser.add_argument("--hpf-configs", default="hf-lifo,hf-fifo",
                         help="thinhpf label-root orders to try with each: " + ", ".join(CONFIGS))
     parser.add_argument("--ecl-binary", type=Path, default=None,
                         help="an ECL-MaxFlow executable built from its published source: run "
