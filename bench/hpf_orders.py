@@ -12,7 +12,8 @@ Arc orders (all the same network; only the order of the arrays handed to ``add_e
 differs):
 
 - ``generator``: the arcs as the instance's generator produced them (the arrays it passed to
-  ``CSRNetwork.from_arcs``, captured while building; for a network not built by ``from_arcs``,
+  ``CSRNetwork.from_arcs``, captured while building; for an instance read from a DIMACS file
+  by ``read_dimacs``, the file's order; for a network not built by ``from_arcs``,
   or generated in CSR order already (Washington RLG), the CSR order: timed once, as "csr");
 - ``csr``: CSR order, sorted by tail (then head), what ``network.arcs()`` returns;
 - ``head``: sorted by head (stable, so by tail within a head);
