@@ -139,3 +139,16 @@ def test_hpf_sweep_flows_agree_with_the_cpu_backend():
         seconds, flow, label = hpf_orders.best_hpf(results)
         assert flow == min_cut(network, device="cpu").flow
         assert seconds == min(v[0] for v in results.values())
+
+
+def test_hpf_generator_order_of_a_dimacs_file_is_the_files(tmp_path):
+    import hpf_orders
+    from graphcut.solver.dimacs import read_dimacs
+
+    path = tmp_path / "order.max"
+    path.write_text("p max 4 5\nn 1 s\nn 4 t\na 3 4 5\na 1 3 2\na 2 4 7\na 1 2 9\na 2 3 1\n")
+    network, generated = hpf_orders.build_with_order(lambda: read_dimacs(path))
+    assert np.asarray(generated[0]).tolist() == [2, 0, 1, 0, 1]   # the file's order, 0-based
+    assert np.asarray(generated[1]).tolist() == [3, 2, 3, 1, 2]
+    arcs, used = hpf_orders.arcs_in_order(network, "generator", generated)
+    assert used == "generator" and np.asarray(arcs[2]).tolist() == [5, 2, 7, 9, 1]
