@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from graphcut._arrays import array_module, to_host
+
 #: how many pixels the rule reads (a grid of 64 x 64 in an image, 16 x 16 x 16 in a volume)
 SAMPLE_PIXELS = 4096
 #: least correlation of darkness and chroma of a brightfield micrograph
@@ -106,19 +108,22 @@ def sample_pixels(values, samples: int = SAMPLE_PIXELS) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, float64 (N, C)
-        The sampled pixels (the same ones on every device).
+        The sampled pixels (the same ones on every device), converted as
+        ``graphcut.segment`` converts an image: integers divided by their dtype's maximum,
+        so that the raw image and its float values give the same numbers.
     """
     spatial = values.shape[:-1]
     side = max(1, round(samples ** (1.0 / len(spatial))))
     grids = [np.unique(np.linspace(0, n - 1, min(n, side)).round().astype(np.int64))
              for n in spatial]
     index = np.ix_(*grids)
-    if type(values).__module__.startswith("cupy"):
-        import cupy
-        picked = values[tuple(cupy.asarray(axis) for axis in index)].get()
-    else:
+    xp = array_module(values)
+    if xp is np:
         picked = np.asarray(values)[index]
-    return np.asarray(picked, dtype=np.float64).reshape(-1, values.shape[-1])
+    else:  # the grid's pixels only leave the device
+        picked = to_host(values[tuple(xp.asarray(axis) for axis in index)])
+    scale = float(np.iinfo(picked.dtype).max) if picked.dtype.kind in "iu" else 1.0
+    return (picked.astype(np.float64) / scale).reshape(-1, values.shape[-1])
 
 
 def colour_statistics(values) -> ColourStatistics:

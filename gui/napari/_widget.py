@@ -248,8 +248,9 @@ class GraphCutWidget(Container):
     def _show_lam(self) -> None:
         layer = getattr(self, "image_combo", None)
         layer = None if layer is None else layer.value
-        if layer is not None:  # what "auto" stands for depends on the image's channels
-            self.lam_choice.channels = 3 if getattr(layer, "rgb", False) else 1
+        if layer is not None:  # what "auto" stands for depends on the image (its colours)
+            data = layer.data[-1] if getattr(layer, "multiscale", False) else layer.data
+            self.lam_choice.set_image(data, -1 if getattr(layer, "rgb", False) else None)
         self._showing_lam = True
         try:
             self.lam_box.value = self.lam_choice.shown(self.model_combo.value)
