@@ -187,6 +187,7 @@ class GraphCutWidget(Container):
         image = self.image_combo.value
         self.channels_combo.visible = image is not None and needs_channel_choice(image)
         self.session.set_layers(image, self.scribbles_combo.value, self.channels_combo.value)
+        self._show_lam()  # what "auto" stands for depends on the image
 
     def add_scribbles_layer(self, *args):
         """A new Labels layer shaped like the image (spatially), painting the object label."""
@@ -249,8 +250,11 @@ class GraphCutWidget(Container):
         layer = getattr(self, "image_combo", None)
         layer = None if layer is None else layer.value
         if layer is not None:  # what "auto" stands for depends on the image (its colours)
-            data = layer.data[-1] if getattr(layer, "multiscale", False) else layer.data
-            self.lam_choice.set_image(data, -1 if getattr(layer, "rgb", False) else None)
+            try:  # the image as the solver gets it
+                prepared = prepare_image(layer, self.channels_combo.value)
+                self.lam_choice.set_image(prepared.data, prepared.channel_axis)
+            except ValueError:  # not segmentable as it is (the status says why)
+                self.lam_choice.set_image(None)
         self._showing_lam = True
         try:
             self.lam_box.value = self.lam_choice.shown(self.model_combo.value)
