@@ -15,6 +15,7 @@ Sets (development splits only; the test splits are never read):
 
     python bench/bench_image_kind.py
     python bench/bench_image_kind.py --sets sanity --timing 4
+    python bench/bench_image_kind.py --sets none --timing 4,12 --device cuda
 """
 
 from __future__ import annotations
@@ -92,12 +93,15 @@ def main(argv=None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default=",".join(SETS))
-    parser.add_argument("--timing", type=float, default=0.0,
-                        help="also time the rule on a colour image of this many megapixels")
+    parser.add_argument("--timing", default="",
+                        help="also time the rule on colour images of these many megapixels "
+                             "(comma-separated)")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                        help="where the timed image lies (the rule's pixels are read there)")
     args = parser.parse_args(argv)
     print("| set | image | brightfield | stain | empty channel | dark | signs | auto becomes |")
     print("|---|---|---|---|---|---|---|---|")
-    for which in args.sets.split(","):
+    for which in [name for name in args.sets.split(",") if name in SETS]:
         for name, image in load(which):
             chosen = type(Auto().for_image(image)).__name__
             if image.ndim == 2:
@@ -107,19 +111,32 @@ def main(argv=None) -> None:
             signs = ", ".join(s.signs) or ("grey" if s.grey else "-")
             print(f"| {which} | {name} | {s.brightfield:.2f} | {s.stain:.2f} | "
                   f"{s.empty_channel:.2f} | {s.dark:.2f} | {signs} | {chosen} |")
-    if args.timing:
-        side = int(round((args.timing * 1e6) ** 0.5))
-        image = np.random.default_rng(0).integers(0, 256, (side, side, 3), dtype=np.uint8)
-        values = image.astype(np.float64) / 255  # what Segmenter hands the rule
-        Auto().for_image(values)
-        times = []
-        for _ in range(20):
-            started = time.perf_counter()
-            Auto().for_image(values)
-            times.append(time.perf_counter() - started)
-        print(f"\nthe rule at {side} x {side} (float64 values, CPU): median "
-              f"{1e3 * np.median(times):.2f} ms, max {1e3 * max(times):.2f} ms")
+    for megapixels in [float(m) for m in args.timing.split(",") if m]:
+        _time_rule(megapixels, args.device)
 
+
+def _time_rule(megapixels: float, device: str) -> None:
+    """The rule's time on a random colour image of ``megapixels`` as float64 values (what
+    ``Segmenter`` hands it), on ``device``: median and max of 20 runs after one warm-up."""
+    from graphcut.models import Auto
+
+    side = int(round((megapixels * 1e6) ** 0.5))
+    values = np.random.default_rng(0).integers(0, 256, (side, side, 3)) / 255.0
+    sync = lambda: None  # noqa: E731
+    if device == "cuda":
+        import cupy
+        values = cupy.asarray(values)
+        sync = cupy.cuda.Device().synchronize
+    Auto().for_image(values)
+    times = []
+    for _ in range(20):
+        sync()
+        started = time.perf_counter()
+        Auto().for_image(values)
+        sync()
+        times.append(time.perf_counter() - started)
+    print(f"the rule at {side} x {side} ({device}): median {1e3 * np.median(times):.2f} ms, "
+          f"max {1e3 * max(times):.2f} ms")
 
 if __name__ == "__main__":
     main()
