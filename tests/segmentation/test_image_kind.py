@@ -144,6 +144,25 @@ def test_stardists_he_sample_goes_to_the_learned_model():
     assert Auto().for_image(image) == Learned()
 
 
+def test_the_gpu_path_reads_the_same_pixels_with_the_stand_in(monkeypatch, kernel_library):
+    """CuPy arrays (the NumPy stand-in, tests/support/fake_cupy.py): the grid is gathered on
+    the device and copied to the host, and the statistics are the host's exactly."""
+    import sys
+
+    import fake_cupy
+    module = fake_cupy.fake_cupy_module(kernel_library)
+    monkeypatch.setitem(sys.modules, "cupy", module)
+    section, _ = stained_section(seed=8)
+    for image in (section, disc_image("colour", np.uint8, seed=8), fluorescence((0, 1))):
+        on_device = module.asarray(image)
+        assert type(on_device).__module__.startswith("cupy")
+        picked = sample_pixels(on_device)
+        assert type(picked) is np.ndarray
+        np.testing.assert_array_equal(picked, sample_pixels(image))
+        assert colour_statistics(on_device) == colour_statistics(image)
+        assert Auto().for_image(module.asarray(image / 255.0)) == Auto().for_image(image)
+
+
 @pytest.mark.gpu
 def test_the_statistics_are_the_same_on_the_gpu():
     cupy = pytest.importorskip("cupy")
