@@ -51,7 +51,8 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         ``graphcut.models.Histogram(bins=32)``; a name, ``"histogram"`` (the default: the
         Boykov-Jolly smoothed colour histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with
         its iterations, local seeds and texture), ``"learned"`` or ``"auto"``
-        (``GMM(core=0.4, warm=True)`` on colour images, ``Learned()`` on grey ones, see
+        (``GMM(core=0.4, warm=True)`` on colour photographs, ``Learned()`` on grey images and
+        colour micrographs, see
         :class:`graphcut.models.Auto`); or a settings dict
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
