@@ -67,6 +67,9 @@ def main(argv=None) -> int:
                         help="GPU microseconds per BFS level (cost model)")
     parser.add_argument("--us-sweep", type=float, default=7.0,
                         help="GPU microseconds per sweep (cost model)")
+    parser.add_argument("--trace", action="store_true",
+                        help="also print every global relabel of each run: levels, active "
+                             "vertices found, flow into t so far, excess still active")
     args = parser.parse_args(argv)
     names = args.instances.split(",")
     print("model: sweeps / global relabels / BFS levels -> predicted GPU ms "
@@ -74,7 +77,7 @@ def main(argv=None) -> int:
     print("| schedule | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names), flush=True)
     networks = {name: INSTANCES[name]() for name in names}
-    flows = {}
+    flows, traces = {}, []
     for label in args.schedules.split(";"):
         cells = []
         for name in names:
@@ -85,7 +88,13 @@ def main(argv=None) -> int:
             ms = run.predicted_seconds(args.us_level, args.us_sweep) * 1e3
             cells.append(f"{run.sweeps:,} / {run.global_relabels:,} / {run.bfs_levels:,} -> "
                          f"{ms:.1f} ms ({time.perf_counter() - started:.0f} s)")
+            if args.trace:
+                traces.append(f"{label}, {name}: " + "; ".join(
+                    f"{i}: {lv} / {act} / {flow:,} / {left:,}"
+                    for i, (lv, act, flow, left) in enumerate(run.rounds)))
         print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+    print("\n".join(["", "levels / active / flow into t / excess active, per relabel:"] +
+                    traces if traces else []))
     return 0
 
 

@@ -97,6 +97,8 @@ class StepCounts:
     gaps: int = 0                       # gap relabels (``gap=True``)
     levels: list = field(default_factory=list)
     frontiers: list = field(default_factory=list)   # per relabel: frontier size per level
+    rounds: list = field(default_factory=list)      # per relabel: (levels, active found,
+    #                                                  flow into t so far, excess still active)
 
     def predicted_seconds(self, us_level: float = 5.0, us_sweep: float = 7.0) -> float:
         """A cost model: every BFS level and every sweep one dependent grid step."""
@@ -223,6 +225,7 @@ def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_ma
         run.bfs_levels += levels
         run.levels.append(levels)
         run.frontiers.append(sizes)
+        run.rounds.append((levels, int(work.size), int(excess[t]), int(excess[work].sum())))
         if not work.size:
             break
         since = work_since = 0
