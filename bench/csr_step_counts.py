@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from graphcut.solver.generators import genrmf, washington_rlg  # noqa: E402
-from step_model import phase1  # noqa: E402  (tests/support, on the path above)
+from step_model import incremental_bound, phase1  # noqa: E402  (tests/support, on the path)
 
 INSTANCES = {
     "genrmf-a32-b32": lambda: genrmf(32, 32),        # genrmf-wide-a64 scaled down
@@ -70,7 +70,16 @@ def main(argv=None) -> int:
     parser.add_argument("--trace", action="store_true",
                         help="also print every global relabel of each run: levels, active "
                              "vertices found, flow into t so far, excess still active")
+    parser.add_argument("--incremental-bound", action="store_true",
+                        help="only print, per instance, the default schedule's search levels and "
+                             "a lower bound on those of an incremental relabel (step_model.py)")
     args = parser.parse_args(argv)
+    if args.incremental_bound:
+        for name in args.instances.split(","):
+            levels, bound = incremental_bound(INSTANCES[name]())
+            print(f"{name}: {levels:,} search levels; an incremental relabel >= {bound:,} "
+                  f"({bound / levels - 1:+.0%})", flush=True)
+        return 0
     names = args.instances.split(",")
     print("model: sweeps / global relabels / BFS levels -> predicted GPU ms "
           f"(levels x {args.us_level} us + sweeps x {args.us_sweep} us)\n")

@@ -18,7 +18,7 @@ import pytest
 from graphcut.solver import CSRNetwork, cut_capacity, min_cut
 from graphcut.solver.generators import genrmf, washington_rlg
 from oracle import random_csr_network, scipy_min_cut
-from step_model import global_relabel, phase1, residual_slots
+from step_model import distances, global_relabel, incremental_bound, phase1, residual_slots
 from test_cuda_csr_tail import chain, comb, parallel_paths
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -152,3 +152,30 @@ def test_hpf_generator_order_of_a_dimacs_file_is_the_files(tmp_path):
     assert np.asarray(generated[1]).tolist() == [3, 2, 3, 1, 2]
     arcs, used = hpf_orders.arcs_in_order(network, "generator", generated)
     assert used == "generator" and np.asarray(arcs[2]).tolist() == [5, 2, 7, 9, 1]
+
+
+def test_incremental_bound_is_between_the_relabels_and_the_levels():
+    for network in (genrmf(6, 6, seed=1), washington_rlg(16, 24, seed=2), comb(40, seed=3)):
+        run = phase1(network)
+        levels, bound = incremental_bound(network)
+        assert levels == run.bfs_levels
+        assert run.global_relabels <= bound <= levels
+
+
+def test_distances_are_scipy_shortest_paths():
+    """distances(): unweighted shortest paths to t over residual arcs (scipy on the reverse
+    residual graph), n where t cannot be reached."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import shortest_path
+
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        network = random_csr_network(rng, 30, 90, source_degree=5, sink_degree=5)
+        g = residual_slots(network)
+        tail = np.repeat(np.arange(g.n), np.diff(g.off))
+        live = (g.rcap > 0) & (tail != g.s)
+        reverse = csr_array((np.ones(int(live.sum())), (g.head[live], tail[live])),
+                            shape=(g.n, g.n))
+        expected = shortest_path(reverse, indices=g.t, unweighted=True)
+        expected = np.where(np.isinf(expected), g.n, expected).astype(np.int64)
+        assert np.array_equal(distances(g), expected)

@@ -142,6 +142,45 @@ def global_relabel(g: Slots, h: np.ndarray, excess: np.ndarray, early: bool,
     return new, active, level, sizes
 
 
+def distances(g: Slots) -> np.ndarray:
+    """Exact BFS distances to t over residual arcs (n where t cannot be reached)."""
+    n = g.n
+    dist = np.full(n, n, np.int64)
+    dist[g.t] = 0
+    frontier, level = np.array([g.t]), 0
+    while frontier.size:
+        level += 1
+        idx, _ = _slots_of(g, frontier)
+        u = g.head[idx]
+        ok = (g.rcap[g.twin[idx]] > 0) & (dist[u] == n) & (u != g.s)
+        frontier = np.unique(u[ok])
+        dist[frontier] = level
+    return dist
+
+
+def incremental_bound(network, **schedule) -> tuple[int, int]:
+    """(search levels of the schedule's run, a lower bound on the levels an incremental relabel
+    would need): after the first, a relabel that re-searched only from the lowest exact distance
+    at which a slot's residual turned zero or non-zero since the previous relabel would still
+    need the levels from there to the early stop."""
+    state = {"live": None, "bound": 0}
+
+    def observe(g, levels):
+        live = g.rcap > 0
+        if state["live"] is None:
+            state["bound"] += levels
+        else:
+            changed = np.flatnonzero(live != state["live"])
+            tails = np.repeat(np.arange(g.n), np.diff(g.off))
+            ends = np.concatenate([tails[changed], g.head[changed]])
+            lowest = int(distances(g)[ends].min()) if ends.size else levels
+            state["bound"] += levels - min(max(lowest, 1), levels) + 1
+        state["live"] = live
+
+    run = phase1(network, observe=observe, **schedule)
+    return run.bfs_levels, state["bound"]
+
+
 def sweep(g: Slots, h: np.ndarray, excess: np.ndarray, work: np.ndarray, run: StepCounts,
           cycles: int = 1):
     """One synchronous sweep over ``work``: each vertex does up to ``cycles`` operations (its
@@ -205,9 +244,10 @@ def gap_relabel(g: Slots, h: np.ndarray, work: np.ndarray, run: StepCounts) -> n
 def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_max: int = 1 << 30,
            gr_factor: float = 0.5, gr_work: float = 0.0, gr_share: float = 0.0,
            gr_hard: float = 4.0, early: bool = True, gap: bool = False,
-           stop_share: float = 1.0,
+           stop_share: float = 1.0, observe=None,
            max_sweeps: int = 10_000_000) -> StepCounts:
-    """Run the model on a CSRNetwork; returns the flow, the cut and the step counts."""
+    """Run the model on a CSRNetwork; returns the flow, the cut and the step counts.
+    ``observe(slots, levels)``, if given, is called after every global relabel."""
     g = residual_slots(network)
     n, s, t = g.n, g.s, g.t
     excess = np.zeros(n, np.int64)
@@ -226,6 +266,8 @@ def phase1(network, *, cycles: int = 1, small: int = 512, gr_min: int = 4, gr_ma
         run.levels.append(levels)
         run.frontiers.append(sizes)
         run.rounds.append((levels, int(work.size), int(excess[t]), int(excess[work].sum())))
+        if observe is not None:
+            observe(g, levels)
         if not work.size:
             break
         since = work_since = 0
