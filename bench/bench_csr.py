@@ -27,6 +27,7 @@ stopped at that limit reads "> 60 s (stopped)".
     python bench/bench_csr.py --stereo-dir moves     # also the networks of a stereo dump
     python bench/bench_csr.py --ecl-binary /path/to/ecl-maxflow   # ECL-MaxFlow live too
     python bench/bench_csr.py --tail-thresholds 0,4096 --instrument   # tail mode on and off
+    python bench/bench_csr.py --hpf-orders csr --hpf-configs hf-lifo  # HPF as before 2026-11-27
 
 Instances: Washington RLG and genrmf (DIMACS generators), the camera sample's segmentation
 network and smooth random grids as CSR, a 3-D segmentation volume (6-connected, synthetic blobs
