@@ -46,7 +46,7 @@ model_option = click.option(
     help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures), "
          "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
          "a box core and live strokes on colour images, learned on grey ones). "
-         "Default: the seeds' settings file, else histogram.")
+         "Default: the seeds' settings file, else auto.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
