@@ -281,7 +281,8 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
                                                 segment_options=options)
         else:
             # from the image's header, before decoding: refuse what cannot fit
-            check_image_file(image, device, max_pixels=max_pixels)
+            check_image_file(image, device, max_pixels=max_pixels, model=options.get("model"),
+                             region=options.get("box") is not None)
             mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
                                          lam=lam, sigma=sigma, device=device,
                                          max_pixels=max_pixels, segment_options=options)

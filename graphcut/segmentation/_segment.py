@@ -162,16 +162,19 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
                  "lam": result.stats.get("lam", o["lam"])}
         return output, CutResult(result.flow, result.source_side, result.backend, stats)
 
-    output, result = _run_on_device(once, image, seeds, device)
+    output, result = _run_on_device(once, image, seeds, device, model=model,
+                                    region=box is not None or lasso is not None)
     return (output, result) if return_result else output
 
 
-def _run_on_device(run, image, seeds, device):
+def _run_on_device(run, image, seeds, device, *, model=None, region=False):
     """``run(image, seeds, device)`` on the GPU or the CPU, falling back to the CPU with
     device "auto" when the image is too large for the GPU or the GPU runs out of memory
-    (logged)."""
+    (logged); ``model``, ``region``: what the memory check counts
+    (:func:`~graphcut.segmentation.segmentation_bytes`)."""
     shape_of = seeds if seeds is not None else np.broadcast_to(np.uint8(0), _image_plane(image))
-    if array_segmentation_backend(image, shape_of, device) == "cpu" and device == "auto":
+    if array_segmentation_backend(image, shape_of, device, model=model,
+                                  region=region) == "cpu" and device == "auto":
         image, seeds, device = to_host(image), _seeds_to_host(seeds), "cpu"  # too large
     if resolve_device(device) == "cuda":
         try:

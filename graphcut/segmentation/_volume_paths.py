@@ -30,7 +30,9 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
     Returns ``(mask, result)``; raises what the readers, :func:`graphcut.segment` and the
     writers raise.
     """
-    check_volume_file(volume_path, device, max_pixels=max_pixels)  # from the headers
+    options = dict(segment_options or {})
+    check_volume_file(volume_path, device, max_pixels=max_pixels,  # from the headers
+                      model=options.get("model"), region=options.get("box") is not None)
     volume = read_volume(volume_path, max_pixels=max_pixels)
     seeds = read_volume_seeds(seeds_path, volume.shape, max_pixels=max_pixels)
     for option, path in (("mask", mask_path), ("overlay", overlay_path)):
@@ -39,7 +41,6 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
             allowed = MASK_SUFFIXES if option == "mask" else TIFF_SUFFIXES
             raise ValueError(f"{os.fspath(path)!r}: a volume's {option} is written as "
                              f"{' or '.join(allowed)}, not {Path(path).suffix or 'no suffix'}")
-    options = dict(segment_options or {})
     mask, result = segment(volume, seeds, lam=lam, sigma=sigma, device=device, spacing=spacing,
                            return_result=True, **options)
     inputs = (volume_path, seeds_path)
