@@ -23,7 +23,8 @@ and about 115 of GPU memory, with the histogram and strokes alone. The other mod
 while the graph is cut (the learned model's features, the GMM's per-pixel mixtures and their
 kept state), and the histogram's box or lasso cuts at two weights: their whole peaks on the
 CPU were measured apiece (:data:`CPU_MODEL_BYTES_PER_PIXEL`); ``"auto"`` counts the larger of
-the models it may choose (:func:`model_kinds`).
+the models it may choose (:func:`model_kinds`). On the GPU the same models take 2.2-8 times
+the histogram's 70 bytes per pixel (:data:`GPU_MODEL_BYTES_PER_PIXEL`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from graphcut.io import ImageInfo, image_info
 from graphcut.solver import resolve_device
 from graphcut.solver.memory import format_bytes, grid_graph_bytes, require_host_memory
 
-__all__ = ["CPU_MODEL_BYTES_PER_PIXEL", "ENERGY_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL",
+__all__ = ["CPU_MODEL_BYTES_PER_PIXEL", "ENERGY_BYTES_PER_PIXEL", "GPU_MODEL_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL",
            "check_image_file", "model_kinds", "segmentation_backend", "segmentation_bytes"]
 
 log = logging.getLogger("graphcut")
@@ -80,6 +81,21 @@ CPU_MODEL_BYTES_PER_PIXEL = {
 }
 
 
+# The same on the GPU: the CuPy memory pool's peak bytes in use during ``graphcut.segment`` of a
+# 2000 x 2000 random image on an H100 (2026-11-27, the image's upload included), rounded up by
+# about 5 %. Histogram strokes: the formula (measured 70). Volumes: the 2-D figure times
+# VOLUME_ENERGY_FACTOR (not measured).
+GPU_MODEL_BYTES_PER_PIXEL = {
+    ("histogram", "region"): (165, 182),   # measured 157, 173
+    ("learned", "strokes"): (163, 180),    # measured 155, 171
+    ("learned", "region"): (167, 185),     # measured 159, 176
+    ("gmm", "strokes"): (397, 582),        # measured 378, 554
+    ("gmm", "region"): (434, 619),         # measured 413, 589
+    ("live-gmm", "strokes"): (397, 466),   # measured 444 (colour; grey: the GMM's)
+    ("live-gmm", "region"): (434, 598),    # measured 569 (colour)
+}
+
+
 def _colour(channels: int) -> str:
     return "colour" if channels >= 3 else "grey"
 
@@ -109,14 +125,20 @@ def model_kinds(model, channels: int) -> tuple:
     return ("gmm",)
 
 
-def _model_cpu_bytes(pixels: int, channels: int, model, region: bool, volume: bool) -> int:
-    """The largest measured whole-segmentation peak of ``model``'s kinds (0 where the
-    histogram's formula applies)."""
+def _model_bytes(backend: str, pixels: int, channels: int, model, region: bool,
+                 volume: bool) -> int:
+    """The largest measured whole-segmentation peak of ``model``'s kinds on ``backend`` (0
+    where the histogram's formula applies)."""
     column = 1 if channels >= 3 else 0
-    shape = "volume" if volume else "region" if region else "strokes"
-    figures = [CPU_MODEL_BYTES_PER_PIXEL.get((kind, shape), (0, 0))[column]
-               for kind in model_kinds(model, channels)]
-    return max(figures) * pixels
+    kinds = model_kinds(model, channels)
+    if backend == "cpu":
+        shape = "volume" if volume else "region" if region else "strokes"
+        figures = [CPU_MODEL_BYTES_PER_PIXEL.get((kind, shape), (0, 0))[column]
+                   for kind in kinds]
+        return max(figures) * pixels
+    shape = "region" if region else "strokes"
+    figures = [GPU_MODEL_BYTES_PER_PIXEL.get((kind, shape), (0, 0))[column] for kind in kinds]
+    return int(max(figures) * pixels * (VOLUME_ENERGY_FACTOR if volume else 1))
 
 
 def segmentation_bytes(height: int, width: int, channels: int, backend: str, *,
@@ -145,9 +167,10 @@ def segmentation_bytes(height: int, width: int, channels: int, backend: str, *,
         graph = grid_bytes((depth, height, width))
     if backend == "cpu":
         histogram = max(energy, (network + CPU_MASK_BYTES_PER_PIXEL) * pixels + graph)
-        return max(histogram, _model_cpu_bytes(pixels, channels, model, region, depth > 1))
+        return max(histogram, _model_bytes("cpu", pixels, channels, model, region, depth > 1))
     upload = (8 * channels + 1) * pixels  # the image (at most 8 bytes a value) and the seeds
-    return upload + max(energy, (network + state) * pixels)
+    histogram = upload + max(energy, (network + state) * pixels)
+    return max(histogram, _model_bytes("cuda", pixels, channels, model, region, depth > 1))
 
 
 def _describe(name: str, height: int, width: int, channels: int) -> str:
