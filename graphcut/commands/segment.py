@@ -19,7 +19,7 @@ lam_option = click.option(
     "--lam", type=FiniteFloatRange(min=0), default=None,
     help="Weight of the boundary term against the colour term; larger = smoother boundaries. "
          "Default: the seeds' settings file, else the model's: 10 (histogram), 35 (gmm, auto "
-         "on colour images) or 4 (learned, auto on grey images).")
+         "on colour photographs) or 4 (learned, auto on grey images and micrographs).")
 
 
 class BoxType(click.ParamType):
@@ -45,12 +45,13 @@ model_option = click.option(
     "--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]), default=None,
     help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures), "
          "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
-         "a box core and live strokes on colour images, learned on grey ones). "
+         "a box core and live strokes on colour photographs, learned on grey images and "
+         "colour micrographs). "
          "Default: the seeds' settings file, else auto.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
-         "Default: the settings file, else the model's: 5 (gmm, auto on colour images) or "
+         "Default: the settings file, else the model's: 5 (gmm, auto on colour photos) or "
          "0 (histogram, learned).")
 keep_option = click.option(
     "--keep", type=click.Choice(["all", "connected"]), default=None,

@@ -48,10 +48,12 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     model
         the appearance model with its knobs: a model object such as
         ``graphcut.models.GMM(components=5, texture=4)`` or
-        ``graphcut.models.Histogram(bins=32)``; a name, ``"auto"`` (the default: the model measured best
-        for the image, see :class:`graphcut.models.Auto`), ``"histogram"`` (the Boykov-Jolly
-        smoothed colour histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with its
-        iterations, local seeds and texture) or ``"learned"``; or a settings dict
+        ``graphcut.models.Histogram(bins=32)``; a name, ``"auto"`` (the default: the model
+        measured best for the image, ``GMM(core=0.4, warm=True)`` on colour photographs,
+        ``Learned()`` on grey images and colour micrographs, see
+        :class:`graphcut.models.Auto`), ``"histogram"`` (the Boykov-Jolly smoothed colour
+        histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with its iterations, local seeds
+        and texture) or ``"learned"``; or a settings dict
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
         weight of the boundary term against the appearance term; ``None``: the model's (10

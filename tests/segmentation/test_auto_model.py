@@ -1,5 +1,6 @@
-"""Auto (model="auto"): GMM(core=0.4, warm=True) on colour images, Learned() on grey ones;
-the default model; settings files reproduce their model."""
+"""Auto (model="auto"): GMM(core=0.4, warm=True) on colour photographs, Learned() on grey
+ones (colour micrographs: tests/segmentation/test_image_kind.py); the default model;
+settings files reproduce their model."""
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ def test_auto_stands_for_a_model_per_image():
     assert given.for_channels(1) == Learned(seed_share=0.2, locality=1.0)
     assert model_from_settings(given.settings()) == given
     assert Auto().settings() == {"model": "auto"}
-    with pytest.raises(RuntimeError, match="for_channels"):
+    with pytest.raises(RuntimeError, match="for_image"):
         Auto().fit(np.zeros((2, 2, 1)), [])
 
 
