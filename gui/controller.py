@@ -249,11 +249,10 @@ class SegmentationController:
 
     def _open(self, channel: _Channel) -> None:
         image = self._shared.ref if self._shared is not None else self._image
-        channel.client.send("open", Session(self._token, image, self.lam, self.device,
-                                            channel.factor, self._channel_axis, self._spacing,
-                                            self.options.model))
-        channel.token = self._token
-        channel.dirty = "all"  # the solver starts from empty seeds
+        session = Session(self._token, image, self.lam, self.device, channel.factor,
+                          self._channel_axis, self._spacing, self.options.model)
+        channel.client.send("open", session)
+        channel.token, channel.dirty = self._token, "all"  # the solver starts from empty seeds
         channel.outstanding.clear()
         channel.lam, channel.fresh_next = self.lam, True
         channel.opened = None
