@@ -223,9 +223,14 @@ def segmentation_backend(height: int, width: int, channels: int, device: str, *,
         require_host_memory(held_bytes, f"reading {name}")
         return "cuda"
     need = segmentation_bytes(height, width, channels, "cpu", **sizes)
+    lighter = ""
+    if model_kinds(model, channels) != ("histogram",):
+        histogram = segmentation_bytes(height, width, channels, "cpu",
+                                       **dict(sizes, model="histogram"))
+        lighter = f"; model 'histogram' would need {format_bytes(held_bytes + histogram)}"
     require_host_memory(held_bytes + need, f"{what} on the CPU ({format_bytes(need)} for the "
                                            "appearance model, the energy and PyMaxflow's "
-                                           "graph)")
+                                           f"graph{lighter})")
     return "cpu"
 
 

@@ -504,6 +504,20 @@ def test_segmentation_is_refused_up_front_naming_the_image_and_the_need(monkeypa
     assert caught.value.need == need and need > 200 * 1024
 
 
+def test_a_default_model_too_large_names_the_histograms_need(monkeypatch):
+    """The default (auto) holds features or mixtures: where it does not fit, the message says
+    what the lighter histogram model would need, and that one runs within the same limit."""
+    image, seeds = disc_image("colour"), disc_seeds()
+    histogram = segmentation_bytes(60, 80, 3, "cpu", model="histogram")
+    assert segmentation_bytes(60, 80, 3, "cpu") > 2 * histogram
+    monkeypatch.setenv(LIMIT_VARIABLE, str(int(1.5 * histogram)))
+    with pytest.raises(HostMemoryError, match="model 'histogram' would need") as caught:
+        graphcut.segment(image, seeds, device="cpu")
+    assert caught.value.need == segmentation_bytes(60, 80, 3, "cpu")
+    mask = graphcut.segment(image, seeds, device="cpu", model="histogram")
+    assert mask.any() and not mask.all()
+
+
 @pytest.mark.parametrize("device,outcome", [("auto", "cpu"), ("cuda", "GPUMemoryError")])
 def test_too_large_for_the_gpu_falls_back_or_is_refused_before_building(
         fake_gpu, caplog, device, outcome):  # noqa: F811  (the fixture imported above)
