@@ -63,6 +63,9 @@ class Session:
             (D, H, W, C). A 2-D image is grey whatever this says.
         spacing: the pixel or voxel spacing per spatial axis (None: 1), as for
             ``graphcut.Segmenter``.
+        model: the appearance model the session is prepared with (the app's current one, so
+            that the first stroke finds its segmenter ready); a job naming another model
+            makes a new segmenter.
     """
 
     token: int
@@ -72,6 +75,7 @@ class Session:
     preview_factor: int = 1
     channel_axis: int | None = -1
     spacing: tuple | None = None
+    model: str = SegmentOptions.model
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ class Solver:
         self._attached: AttachedArray | None = None
         self._image = None
         self._segmenter = None
-        self._model = "histogram"  # the colour model self._segmenter was made with
+        self._model = None  # the colour model self._segmenter was made with
         self._grid_lam = None      # the lam self._segmenter has (None: the model's default)
         self._preview: Reducer | None = None
         self._grid_image = None  # the image the segmenter solves (reduced for a preview)
@@ -229,7 +233,7 @@ class Solver:
             else:
                 device = session.device
             self._grid_image, self._device = image, device
-            self._make_segmenter("histogram")
+            self._make_segmenter(session.model)
             if self._segmenter.backend == "cuda":
                 # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
                 # next update compares the seeds with the throwaway ones: still exact)

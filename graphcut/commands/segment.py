@@ -47,7 +47,7 @@ model_option = click.option(
          "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
          "a box core and live strokes on colour photographs, learned on grey images and "
          "colour micrographs). "
-         "Default: the seeds' settings file, else histogram.")
+         "Default: the seeds' settings file, else auto.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
@@ -282,7 +282,8 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
                                                 segment_options=options)
         else:
             # from the image's header, before decoding: refuse what cannot fit
-            check_image_file(image, device, max_pixels=max_pixels)
+            check_image_file(image, device, max_pixels=max_pixels, model=options.get("model"),
+                             region=options.get("box") is not None)
             mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
                                          lam=lam, sigma=sigma, device=device,
                                          max_pixels=max_pixels, segment_options=options)

@@ -3,10 +3,10 @@
 Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` take; each
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
-- :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default);
-- :class:`Auto`: ``GMM(core=0.4, warm=True)`` for colour photographs, ``Learned()`` for grey
-  images and colour micrographs (``"auto"``; the rule: :func:`colour_statistics`; measured
-  against the default in docs/appearance.md);
+- :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True)`` for colour
+  photographs, ``Learned()`` for grey images and colour micrographs (the rule:
+  :func:`colour_statistics`; measured in docs/appearance.md, "What the default is and why");
+- :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default until 2026-11);
 - :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture;
 - :class:`Learned`: a classifier on per-pixel filter features.
 
@@ -65,7 +65,7 @@ def as_model(model) -> AppearanceModel:
     Parameters
     ----------
     model : None, str, AppearanceModel, dict or pair
-        ``None``: :class:`Histogram` (the default); a registered name (``"histogram"``,
+        ``None``: :class:`Auto` (the default); a registered name (``"histogram"``,
         ``"gmm"``, ``"learned"``, ``"auto"``); a model object (copied, so the caller's
         is never fitted or changed); a settings dict (:func:`model_from_settings`); or a pair
         ``(object_model, background_model)`` of colour models (:class:`ModelPair`).
@@ -82,7 +82,7 @@ def as_model(model) -> AppearanceModel:
         Anything else.
     """
     if model is None:
-        return Histogram()
+        return Auto()
     if isinstance(model, str):
         try:
             return APPEARANCE_MODELS[model]()

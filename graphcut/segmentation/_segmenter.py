@@ -56,8 +56,9 @@ class Segmenter:
         as an (H, W, C) colour image).
     model
         the appearance model, as for :func:`graphcut.segment`: a model object such as
-        ``graphcut.models.GMM(components=5)``, a name (``"histogram"``, the default,
-        ``"gmm"``, ``"learned"``, ``"auto"``: chosen by the image), a settings dict, or a
+        ``graphcut.models.GMM(components=5)``, a name (``"auto"``, the default: the model
+        measured best for the image, chosen by its pixels, :class:`graphcut.models.Auto`;
+        ``"histogram"``, ``"gmm"``, ``"learned"``), a settings dict, or a
         pair ``(object_model, background_model)`` of objects with ``fit(values, mask)`` and
         ``costs(values)``; refitted on every update (the caller's object is never changed).
     lam
