@@ -33,7 +33,7 @@ FAR_REACH = 0.2
 
 
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
-                   starts=None):
+                   starts=None, device_output=False):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -47,6 +47,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     several objects (:meth:`GridCuts.moves`); None: one cutter per expansion. ``starts``:
     several objects' labellings kept between updates (a dict, see :func:`kept_start`;
     :attr:`GridCuts.starts`), None: every expansion starts from the cheapest labels.
+
+    ``device_output``: one object's mask stays on the values' device (a label image of
+    several objects always comes to the host).
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -124,7 +127,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             # on the GPU: the clean-up there (flood fills), then one copy to the host
             cleaned = clean_mask(run.labels.astype(bool, copy=False), seeds, keep=o["keep"],
                                  fill_holes_area=o["fill_holes"], outside=outside)
-            return to_host(cleaned), run
+            return (cleaned if device_output else to_host(cleaned)), run
+        if device_output and label == FOREGROUND and not cleans_up:
+            return run.labels.astype(bool, copy=False), run
         mask = to_host(run.labels).astype(bool, copy=False)
         if label == FOREGROUND and not cleans_up:
             return mask, run  # the mask is the output: no label image to build and compare

@@ -22,6 +22,7 @@ iterations first.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 
 import numpy as np
@@ -98,8 +99,8 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
                              cut=cut)
         start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run)
         model._box_start = start
-    if not seeds_given:
-        return start.run
+    if not seeds_given:  # the kept answer, its mask copied (the caller may keep or change it)
+        return dataclasses.replace(start.run, labels=start.run.labels.copy())
     model._fitted = [copy.copy(m) for m in start.fitted]
     return refit_and_cut(values, nlinks, binary, model, start.mask, weights=weights,
                          priors=priors, scale=o["scale"], cut=cut)
