@@ -113,7 +113,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,
                               seeds_given=bool((seeds != NONE).any()), weights=weights,
-                              priors=priors, o=o, cut=cut)
+                              priors=priors, o=o, cut=cut, device=device)
         elif warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
             coarse = coarse_grabcut(values, nlinks, binary, model, samples, weights=weights,
                                     priors=priors, o=o, device=device)
