@@ -55,6 +55,12 @@ PIPELINE_STAGES = (
     ("    coarse loop", "graphcut.segmentation._pipeline", "coarse_grabcut"),
     ("    refit and cut", "graphcut.segmentation._pipeline", "refit_and_cut"),
     ("      blocks sample", "graphcut.segmentation._warm", "blocks_sample"),
+    ("      coarse iterations", "graphcut.segmentation._coarse", "iterate_binary"),
+    ("      box iterations", "graphcut.segmentation._warm", "iterate_binary"),
+    ("        energy check", "graphcut.segmentation._problems", "BinaryProblem.energy"),
+    ("        GMM evaluate", "graphcut.models._gmm", "GMMModel._evaluate"),
+    ("        GMM moments", "graphcut.models._gmm", "_moments"),
+    ("        GMM split", "graphcut.models._gmm", "_principal_axis_split"),
     ("  result", "graphcut.segmentation._segmenter", "result_of"),
 )
 # the app's layers around Segmenter.update (--app)
