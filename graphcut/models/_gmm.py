@@ -169,7 +169,9 @@ class GMMModel(ColourModel):
 
     def _evaluate(self, values):
         """``-log p(x)`` (H*W,) and the responsibilities (H*W, K) of every pixel under the
-        current parameters (one pass: both come from the same exponentials), cached."""
+        current parameters (one pass: both come from the same exponentials), cached; the
+        responsibilities are divided out only when an EM step asks for them
+        (:class:`_Responsibilities`: the costs alone do not need them)."""
         if self._evaluated is None or self._evaluated[0] is not values:
             features = self._features_of(values)
             xp = array_module(values)
@@ -178,8 +180,9 @@ class GMMModel(ColourModel):
             top = _across_components(xp.maximum, log_parts)
             parts = xp.exp(log_parts - top[:, None])
             total = _across_components(xp.add, parts)
-            self._evaluated = (values, -(top + xp.log(total)), parts / total[:, None])
-        return self._evaluated[1], self._evaluated[2]
+            self._evaluated = (values, -(top + xp.log(total)), parts, total)
+        _, costs, parts, total = self._evaluated
+        return costs, _Responsibilities(parts, total)
 
     def _linear_form(self, channels):
         """Coefficients making ``log pi_k N_k(x)`` linear in the features: (F, K), (K,).
@@ -200,7 +203,7 @@ class GMMModel(ColourModel):
         """E-step (responsibilities under the current parameters) then M-step, each pixel
         counted ``weight`` times (float (H*W,), 0 = not in the sample)."""
         _, responsibilities = self._evaluate(values)
-        responsibilities = responsibilities * weight[:, None]
+        responsibilities = responsibilities.array() * weight[:, None]
         self._set_parameters(*_moments(features, responsibilities), values.shape[-1])
 
     def _set_parameters(self, counts, first, second, channels):
@@ -218,6 +221,16 @@ class GMMModel(ColourModel):
         self.means = means
         self.covariances = covariances
         self._evaluated = None
+
+
+class _Responsibilities:
+    """Every pixel's responsibilities ``parts / total`` (N, K), computed when asked."""
+
+    def __init__(self, parts, total):
+        self.parts, self.total = parts, total
+
+    def array(self):
+        return self.parts / self.total[:, None]
 
 
 def _across_components(ufunc, array):
