@@ -34,6 +34,8 @@ from ._grabcut import iterate_binary
 
 #: coarse grid pixels at most (a 256 x 256 grid)
 COARSE_PIXELS = 1 << 16
+#: GrabCut's iterations on the coarse grid at most (None: the model's ``iterations``)
+COARSE_ITERATIONS = None
 
 
 def coarse_factor(shape) -> int:
@@ -190,8 +192,10 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
         kept = model._coarse = (nlinks, coarse_nlinks,
                                 GridCuts(coarse_binary.shape, coarse_nlinks, device))
     run = iterate_binary(_centres(values, f), kept[1], coarse_binary, model, coarse_samples,
-                         iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                         cut=kept[2].cut, weights=coarse_weights, priors=coarse_priors)
+                         iterations=o["iterations"] if COARSE_ITERATIONS is None else
+                         min(o["iterations"], COARSE_ITERATIONS), tol=o["tol"],
+                         scale=o["scale"], cut=kept[2].cut, weights=coarse_weights,
+                         priors=coarse_priors)
     mask = xp.asarray(run.labels, dtype=bool)
     if f > 1:
         mask = xp.repeat(xp.repeat(mask, f, axis=0), f, axis=1)[:shape[0], :shape[1]]
