@@ -40,6 +40,8 @@ DEFAULT_EM_STEPS = 2
 COVARIANCE_FLOOR = 1e-4
 # A component whose responsibilities add up to less than this many pixels is dropped.
 MIN_COMPONENT_WEIGHT = 1e-3
+#: rows of the CPU's evaluation at a time (:func:`_log_densities_in_chunks`)
+CHUNK_ROWS = 1 << 15
 
 
 class GMMModel(ColourModel):
@@ -176,11 +178,15 @@ class GMMModel(ColourModel):
             features = self._features_of(values)
             xp = array_module(values)
             linear, constant = self._linear_form(values.shape[-1])
-            log_parts = features @ xp.asarray(linear) + xp.asarray(constant)
-            top = _across_components(xp.maximum, log_parts)
-            parts = xp.exp(log_parts - top[:, None])
-            total = _across_components(xp.add, parts)
-            self._evaluated = (values, -(top + xp.log(total)), parts, total)
+            if xp is np:  # in chunks of rows that stay in cache through the passes
+                self._evaluated = (values, *_log_densities_in_chunks(features, linear,
+                                                                    constant))
+            else:
+                log_parts = features @ xp.asarray(linear) + xp.asarray(constant)
+                top = _across_components(np.maximum, log_parts)
+                parts = xp.exp(log_parts - top[:, None])
+                total = _across_components(np.add, parts)
+                self._evaluated = (values, -(top + xp.log(total)), parts, total)
         _, costs, parts, total = self._evaluated
         return costs, _Responsibilities(parts, total)
 
@@ -233,13 +239,35 @@ class _Responsibilities:
         return self.parts / self.total[:, None]
 
 
+def _log_densities_in_chunks(features, linear, constant):
+    """NumPy: ``(-log p (N,), parts (N, K), total (N,))`` of ``features`` (N, F) under the
+    linear form ``(linear (F, K), constant (K,))``, :data:`CHUNK_ROWS` rows at a time (each
+    chunk's K-column temporaries stay in cache: several times less memory traffic than
+    whole-image passes; the matrix product of a chunk may round its last bit otherwise than
+    the whole image's)."""
+    n, count = features.shape[0], linear.shape[1]
+    costs, parts, total = np.empty(n), np.empty((n, count)), np.empty(n)
+    for start in range(0, n, CHUNK_ROWS):
+        rows = slice(start, start + CHUNK_ROWS)
+        log_parts = features[rows] @ linear
+        log_parts += constant
+        top = _across_components(np.maximum, log_parts)
+        log_parts -= top[:, None]
+        chunk_parts = np.exp(log_parts, out=parts[rows])
+        chunk_total = total[rows]
+        chunk_total[:] = _across_components(np.add, chunk_parts)
+        costs[rows] = -(top + np.log(chunk_total))
+    return costs, parts, total
+
+
 def _across_components(ufunc, array):
-    """``ufunc.reduce(array, axis=1)`` of an (N, K) array. NumPy reduces a short last axis
+    """``array.max(axis=1)`` (``ufunc`` ``np.maximum``) or ``array.sum(axis=1)``
+    (``np.add``) of an (N, K) array. NumPy reduces a short last axis
     pixel by pixel (the inner loop K long): on the CPU the K columns are combined instead,
     in the same order, which gives the same numbers (K < 8: NumPy's sum adds a row's K terms
     one after the other) several times faster."""
     if array_module(array) is not np or array.shape[1] >= 8:
-        return ufunc.reduce(array, axis=1)
+        return array.max(axis=1) if ufunc is np.maximum else array.sum(axis=1)
     out = array[:, 0].copy()
     for k in range(1, array.shape[1]):
         ufunc(out, array[:, k], out=out)
