@@ -142,6 +142,9 @@ def main(argv=None):
     parser.add_argument("--app", action="store_true",
                         help="profile the app's solver (gui/solve.py) on the astronaut sample")
     parser.add_argument("--size", default="2048x2048", help="--app: ROWSxCOLS")
+    parser.add_argument("--preview", action="store_true",
+                        help="--app: the app's preview solver (the image reduced to at most "
+                             "250 000 pixels, no clean-up) instead of the exact one")
     args = parser.parse_args(argv)
     timers = Timers(args.device)
     if args.app:
@@ -199,7 +202,7 @@ def _profile_app(args, timers):
     from stroke_scripts import script_for
 
     from graphcut.gui.options import APP_DEFAULTS
-    from graphcut.gui.solve import Job, Session, Solver
+    from graphcut.gui.solve import Job, Session, Solver, preview_factor
     from graphcut.gui.sharing import SeedDelta, from_slices
     from graphcut.gui.strokes import SeedCanvas
 
@@ -211,7 +214,8 @@ def _profile_app(args, timers):
     canvas.end_edit()
     paint(canvas, script[0])
     solver = Solver()
-    opened = solver.open(Session(1, image, None, args.device))
+    factor = preview_factor(image.shape[:2]) if args.preview else 1
+    opened = solver.open(Session(1, image, None, args.device, preview_factor=factor))
     if opened.error:
         raise RuntimeError(opened.error)
     options = dataclasses.replace(APP_DEFAULTS, model=args.model)
@@ -233,7 +237,8 @@ def _profile_app(args, timers):
             if outcome.error:
                 raise RuntimeError(outcome.details)
             timers.end_stroke()
-    title = (f"app solver, {image.shape[0]}x{image.shape[1]}, {solver._segmenter.backend}, "
+    title = (f"app {'preview (factor %d)' % factor if factor > 1 else 'exact'} solver, "
+             f"{image.shape[0]}x{image.shape[1]}, {solver._segmenter.backend}, "
              f"model {args.model}, clean-up {options.keep}/{options.fill_holes}")
     order = [label for label, *_ in (*APP_STAGES[:2], *stages, *extra[len(APP_STAGES):],
                                      *APP_STAGES[2:])]
