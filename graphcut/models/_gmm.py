@@ -42,6 +42,9 @@ COVARIANCE_FLOOR = 1e-4
 MIN_COMPONENT_WEIGHT = 1e-3
 #: rows of the CPU's evaluation at a time (:func:`_log_densities_in_chunks`)
 CHUNK_ROWS = 1 << 15
+#: a GPU sample of at most this many rows is split into components on the host
+#: (:func:`_principal_axis_split`)
+HOST_SPLIT_ROWS = 1 << 17
 
 
 class GMMModel(ColourModel):
@@ -296,8 +299,13 @@ def _principal_axis_split(x, weight, components: int):
     """Orchard-Bouman: cluster index (N,) of every row of ``x`` (N, C) and the number of
     clusters (at most ``components``), by repeatedly splitting the cluster of largest
     (``weight``-weighted) covariance eigenvalue through its mean across the corresponding
-    eigenvector."""
+    eigenvector. A GPU sample of at most :data:`HOST_SPLIT_ROWS` rows (the live model's
+    coarse grid) is split on the host: the split's few small reductions per cluster, each
+    waited for, cost more on the GPU than the copy (the clusters go back to the GPU)."""
     xp = array_module(x)
+    if xp is not np and x.shape[0] <= HOST_SPLIT_ROWS:
+        clusters, count = _principal_axis_split(to_host(x), to_host(weight), components)
+        return xp.asarray(clusters), count
     clusters = xp.zeros(x.shape[0], dtype=xp.int64)
     everyone = xp.ones(x.shape[0], dtype=bool)
     spread = [_principal_axis(x, weight, everyone)]  # per cluster: (eigenvalue, vector, mean)
