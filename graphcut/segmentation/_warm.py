@@ -51,7 +51,7 @@ class BoxStart:
         """Whether ``key`` (:func:`_key`) names the same image, region and options."""
         mine = self.key
         return (mine[0] is key[0] and mine[1] is key[1] and mine[2:-1] == key[2:-1]
-                and np.array_equal(mine[-1], key[-1]))
+                and (mine[-1] is key[-1] or np.array_equal(mine[-1], key[-1])))
 
 
 def _key(values, nlinks, region, o):
@@ -73,9 +73,9 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
     model : AppearanceModel
         The model object (a per-label model whose ``refit`` is one EM step from its fit);
         the box's start is kept on it (``model._box_start``).
-    core : array (H, W) of bool
+    core : array (H, W) of bool, or a callable returning it
         The object's first sample for the box alone: the region's core (``model.core``) or
-        the whole region.
+        the whole region (a callable is called only when the box's iterations run).
     region : array (H, W) of bool
         The box's or lasso's inside (host or the values' device).
     seeds_given : bool
@@ -103,7 +103,7 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
     if start is None or not start.matches(key):
         outside = xp.asarray(~to_host(region))
         box_constraints = xp.where(outside, xp.uint8(2), xp.uint8(0)).astype(xp.uint8)
-        samples = (xp.asarray(core), outside)
+        samples = (xp.asarray(core() if callable(core) else core), outside)
         if COARSE_BOX and values.ndim == 3 and coarse_factor(values.shape[:2]) > 1:
             # the iterations on the coarse grid, then one refit and one cut at full size
             coarse = coarse_grabcut(values, nlinks, box_constraints, model, samples,
