@@ -4,6 +4,7 @@ one full-size cut. The box's mask obeys the box and finds the object (ground tru
 Segmenter's answers (box alone, then strokes) equal fresh segment()s, flows included."""
 
 import numpy as np
+import pytest
 
 import graphcut
 from graphcut.segmentation import _warm
@@ -46,3 +47,23 @@ def test_segmenter_with_a_box_equals_fresh_segments():
         np.testing.assert_array_equal(mask, fresh, err_msg=f"step {step}")
         assert session.last_result.flow == result.flow
         assert (mask[seeds == 1]).all() and not mask[seeds == 2].any()
+
+
+@pytest.mark.gpu
+def test_the_gpu_box_and_strokes_give_the_cpus_masks():
+    """The coarse box iterations and the strokes after them on the GPU (the split of the
+    coarse sample on the host) against a fresh CPU segment()."""
+    image, truth, box = _scene((300, 400), seed=6)
+    seeds = np.zeros(truth.shape, np.uint8)
+    session = graphcut.Segmenter(image, model=WARM, device="cuda")
+    mask = session.update(None, box=box)
+    np.testing.assert_array_equal(mask, graphcut.segment(image, box=box, model=WARM,
+                                                         device="cpu"))
+    r0, c0, r1, c1 = box
+    for step, (where, label) in enumerate(_strokes(truth, np.random.default_rng(7), 4)):
+        if label == 1 and not truth[where].all():
+            continue
+        seeds[where] = label
+        mask = session.update(seeds, box=box)
+        expected = graphcut.segment(image, seeds, box=box, model=WARM, device="cpu")
+        np.testing.assert_array_equal(mask, expected, err_msg=f"step {step}")
