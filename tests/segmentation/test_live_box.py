@@ -59,7 +59,6 @@ def test_the_gpu_box_and_strokes_give_the_cpus_masks():
     mask = session.update(None, box=box)
     np.testing.assert_array_equal(mask, graphcut.segment(image, box=box, model=WARM,
                                                          device="cpu"))
-    r0, c0, r1, c1 = box
     for step, (where, label) in enumerate(_strokes(truth, np.random.default_rng(7), 4)):
         if label == 1 and not truth[where].all():
             continue
