@@ -5,7 +5,9 @@ network already on the GPU: the ``solve`` stage of ``csr_min_cut``) and its end-
 (upload + pairing the arcs + solve + cut back to the host), against PyMaxflow's BK and HPF
 (``thinhpf``: ``mincut()``, its phase I) with the arrays already on the host (graph construction
 not timed). Medians over ``--repeats`` runs after a warm-up run (GPU) / over ``--cpu-repeats``
-runs (CPU). Every solver's flow value must agree, and BK's source side with the GPU's
+runs (CPU). HPF runs on every arc order of ``--hpf-orders`` (generator's, CSR, by head,
+reversed, shuffled; bench/hpf_orders.py) and the fastest is its figure. Every solver's flow
+value must agree, and BK's source side with the GPU's
 (thinhpf is built with int32 capacities and reports the flow in int32: above 2**31 - 1 it
 wraps, so its flow is compared modulo 2**32).
 
@@ -25,6 +27,7 @@ stopped at that limit reads "> 60 s (stopped)".
     python bench/bench_csr.py --stereo-dir moves     # also the networks of a stereo dump
     python bench/bench_csr.py --ecl-binary /path/to/ecl-maxflow   # ECL-MaxFlow live too
     python bench/bench_csr.py --tail-thresholds 0,4096 --instrument   # tail mode on and off
+    python bench/bench_csr.py --hpf-orders csr --hpf-configs hf-lifo  # HPF as before 2026-11-27
 
 Instances: Washington RLG and genrmf (DIMACS generators), the camera sample's segmentation
 network and smooth random grids as CSR, a 3-D segmentation volume (6-connected, synthetic blobs
@@ -57,6 +60,8 @@ from graphcut.solver.generators import genrmf, random_grid, washington_rlg
 from csr_families import (camera_network, mesh_network, random_grid3d,  # noqa: E402
                           segmentation_volume)
 from ecl_runner import ecl_column  # noqa: E402  (bench/, on the path above)
+from hpf_orders import (CONFIGS, DEFAULT_CONFIG, ORDERS, best_hpf,  # noqa: E402
+                        build_with_order, describe, hpf_sweep)
 
 STEREO_MOVES = (1, 33)  # moves of the first cycle kept as instances (alpha 0 and 32)
 
@@ -147,26 +152,6 @@ VARIANTS = {
 }
 
 
-def hpf_seconds(network: CSRNetwork, repeats: int) -> tuple[float, int]:
-    """Median seconds of thinhpf's mincut() (graph built beforehand) and the flow value."""
-    import thinhpf
-
-    tails, heads, caps = network.arcs()
-    times, flow = [], None
-    for _ in range(repeats):
-        graph = thinhpf.hpf(network.num_vertices, network.num_arcs)
-        graph.add_node(network.num_vertices)
-        graph.add_edges(tails.astype(np.uint32), heads.astype(np.uint32),
-                        caps.astype(np.int32))
-        graph.set_source(network.source)
-        graph.set_sink(network.sink)
-        started = time.perf_counter()
-        graph.mincut()
-        times.append(time.perf_counter() - started)
-        flow = int(graph.compute_maxflow())
-    return statistics.median(times), flow
-
-
 def _bk_child(network, queue):
     from graphcut.solver import cpu
     result = cpu.csr_min_cut(network)
@@ -244,6 +229,11 @@ def main(argv=None) -> int:
     parser.add_argument("--stereo-dir", type=Path, default=None,
                         help="also every network of this `graphcut stereo --dump-instances` "
                              "folder (flows checked against its index.json)")
+    parser.add_argument("--hpf-orders", default=",".join(ORDERS),
+                        help="arc orders to give HPF, the fastest reported "
+                             "(bench/hpf_orders.py): " + ", ".join(ORDERS))
+    parser.add_argument("--hpf-configs", default="hf-lifo,hf-fifo",
+                        help="thinhpf label-root orders to try with each: " + ", ".join(CONFIGS))
     parser.add_argument("--ecl-binary", type=Path, default=None,
                         help="an ECL-MaxFlow executable built from its published source: run "
                              "it live on every instance (see bench/ecl_runner.py)")
@@ -286,7 +276,7 @@ def main(argv=None) -> int:
              "| faster of HPF and ECL phase I / ours |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
-    networks, tails = {}, {}
+    networks, tails, hpf_rows = {}, {}, []
     for name in names:
         builder, dimacs = INSTANCES[name][:2]
         expected = INSTANCES[name][2] if len(INSTANCES[name]) > 2 else None
@@ -295,7 +285,7 @@ def main(argv=None) -> int:
             continue
         try:
             started = time.perf_counter()
-            network = builder()
+            network, generated = build_with_order(builder)
             built = time.perf_counter() - started
         except Exception as error:  # e.g. the segmentation package is not importable
             print(f"| {name} | skipped: {type(error).__name__}: {error} |", flush=True)
@@ -306,7 +296,11 @@ def main(argv=None) -> int:
             raise AssertionError(f"{name}: GPU flow {result.flow} != {expected} (index.json)")
         hpf = bk = None
         if not args.no_cpu:
-            hpf_time, hpf_flow = hpf_seconds(network, args.cpu_repeats)
+            sweep = hpf_sweep(network, generated, args.hpf_orders.split(","),
+                              args.hpf_configs.split(","), args.cpu_repeats)
+            hpf_time, hpf_flow, hpf_best = best_hpf(sweep)
+            hpf_rows.append(f"| {name} | {describe(sweep, fmt)} | {hpf_best} |")
+            print(f"HPF by arc order: {describe(sweep, fmt)}; fastest: {hpf_best}", flush=True)
             # thinhpf's int32 build returns the flow in int32: it wraps above 2**31 - 1.
             if (hpf_flow - result.flow) % 2**32:
                 raise AssertionError(f"{name}: HPF flow {hpf_flow} != GPU flow {result.flow}")
@@ -344,6 +338,10 @@ def main(argv=None) -> int:
             tails[name] = tail_rows(name, network, thresholds, args.repeats, solve, result.flow,
                                     gpu_runs, fmt, args.instrument)
             print("\n".join(tails[name]), flush=True)
+    if hpf_rows:
+        lines += ["", "HPF (median of --cpu-repeats) by arc order (and label-root order where not "
+                  f"{DEFAULT_CONFIG}); the fastest is the HPF column:", "",
+                  "| instance | HPF by arc order | fastest |", "|---|---|---|"] + hpf_rows
     if tails:
         from csr_tail_rows import HEADER
         lines += HEADER + [row for rows in tails.values() for row in rows]

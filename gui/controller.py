@@ -83,7 +83,7 @@ class SegmentationController:
     """
 
     def __init__(self, listener: Listener, *, post, device: str = "auto",
-                 lam: float | None = graphcut.DEFAULT_LAM, use_process: bool = True,
+                 lam: float | None = None, use_process: bool = True,
                  preview="auto", preview_pixels: int = PREVIEW_PIXELS, spare=False):
         self.listener, self._post = listener, post
         self.device, self.lam = device, None if lam is None else float(lam)
@@ -249,10 +249,10 @@ class SegmentationController:
 
     def _open(self, channel: _Channel) -> None:
         image = self._shared.ref if self._shared is not None else self._image
-        channel.client.send("open", Session(self._token, image, self.lam, self.device,
-                                            channel.factor, self._channel_axis, self._spacing))
-        channel.token = self._token
-        channel.dirty = "all"  # the solver starts from empty seeds
+        session = Session(self._token, image, self.lam, self.device, channel.factor,
+                          self._channel_axis, self._spacing, self.options.model)
+        channel.client.send("open", session)
+        channel.token, channel.dirty = self._token, "all"  # the solver starts from empty seeds
         channel.outstanding.clear()
         channel.lam, channel.fresh_next = self.lam, True
         channel.opened = None

@@ -74,7 +74,7 @@ class Document:
         if canvas.shape != tuple(image.shape[:2]) or canvas.has_content:
             raise ValueError("a new image needs an empty seed canvas of its size")
         self.image, self.path, self.canvas = image, Path(path), canvas
-        self.lam.channels = image.size // max(1, image.shape[0] * image.shape[1])  # "auto"
+        self.lam.set_image(image, -1 if image.ndim == 3 else None)  # "auto" reads it
         self.seeds_path = None
         self.labels.reset()
         self.options = self.options.with_region()

@@ -15,7 +15,7 @@ while the app keeps λ 10 so that box edits stay incremental and fast.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graphcut.models import APPEARANCE_MODELS
 
@@ -25,8 +25,8 @@ _HELP = {
     "gmm": "GrabCut's Gaussian mixtures, re-estimated: photos, slower",
     "learned": "a classifier on multi-scale filter features trained on the seeds: "
                "textures and microscopy",
-    "auto": "GrabCut's mixtures with a box core on colour images (one refit per stroke), "
-            "the learned classifier on grey ones",
+    "auto": "GrabCut's mixtures with a box core on colour photographs (one refit per "
+            "stroke), the learned classifier on grey images and colour micrographs",
 }
 # Menu texts (with their mnemonic) of the built-in models; others show their name.
 _TITLES = {"histogram": "&Histogram", "gmm": "&GMM (GrabCut)", "learned": "&Learned",
@@ -80,10 +80,23 @@ def model_help(name: str) -> str:
     return f"{text} (default λ {model_lam(name):g})"
 
 
-def model_lam(name: str, channels: int | None = None) -> float:
+def model_lam(name: str, image=None, channel_axis: int | None = -1) -> float:
     """Model ``name``'s own default smoothness weight λ (its class's ``lam``); for a model
-    that stands for another one chosen by the image (``"auto"``), the chosen model's λ for an
-    image of ``channels`` channels (None: the placeholder's).
+    that stands for another one chosen by the image (``"auto"``), the λ of the model it
+    stands for on ``image`` (None: the placeholder's).
+
+    Parameters
+    ----------
+    name : str
+        A registered model's name.
+    image : array, optional
+        The open image (as the solver gets it).
+    channel_axis : int or None
+        Its channel axis (None: grey).
+
+    Returns
+    -------
+    float
 
     Raises
     ------
@@ -92,15 +105,51 @@ def model_lam(name: str, channels: int | None = None) -> float:
 
     Examples
     --------
+    >>> import numpy as np
     >>> model_lam("histogram"), model_lam("gmm"), model_lam("learned")
     (10.0, 35.0, 4.0)
-    >>> model_lam("auto", channels=1), model_lam("auto", channels=3)
+    >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
+    >>> model_lam("auto", photo[..., 0]), model_lam("auto", photo)
     (4.0, 35.0)
     """
+    chosen = chosen_model(name, image, channel_axis)
+    return float(_model_class(name).lam if isinstance(chosen, str) else chosen.lam)
+
+
+def chosen_model(name: str, image=None, channel_axis: int | None = -1):
+    """What the solver gets for model ``name`` on ``image``: the name itself, or, for a model
+    chosen by the image (``"auto"``: :meth:`graphcut.models.Auto.for_image`), the model object
+    it stands for there (chosen on the full image, so that a preview's reduced image cuts
+    with the same model).
+
+    Parameters
+    ----------
+    name : str
+        A registered model's name.
+    image : array or None
+        The open image; None: the name itself.
+    channel_axis : int or None
+        Its channel axis (None: grey).
+
+    Returns
+    -------
+    str or graphcut.models.AppearanceModel
+
+    Raises
+    ------
+    ValueError
+        ``name`` is no registered model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> chosen_model("gmm", np.zeros((4, 4))), type(chosen_model("auto", np.zeros((4, 4))))
+    ('gmm', <class 'graphcut.models._learned.Learned'>)
+    """
     cls = _model_class(name)
-    if channels is not None and hasattr(cls, "for_channels"):
-        return float(cls().for_channels(int(channels)).lam)
-    return float(cls.lam)
+    if image is None or not hasattr(cls, "for_image"):
+        return name
+    return cls().for_image(image, channel_axis)
 
 
 def _model_class(name: str) -> type:
@@ -120,6 +169,10 @@ class LamChoice:
     typed : float or None
         The value the user typed (or a settings file or script set), which wins for every
         model; None while λ follows the model's default.
+    image : array or None
+        The open image, for the models chosen by the image (``"auto"``).
+    channel_axis : int or None
+        Its channel axis (None: grey).
 
     Examples
     --------
@@ -135,9 +188,16 @@ class LamChoice:
     """
 
     typed: float | None = None
-    #: the open image's channel count (1 grey, 3 colour; None: no image), for the models that
-    #: are chosen by the image (``"auto"``)
-    channels: int | None = None
+    #: the open image (None: none) and its channel axis, for the models that are chosen by the
+    #: image (``"auto"``); set with :meth:`set_image`
+    image: object = field(default=None, repr=False, compare=False)
+    channel_axis: int | None = -1
+    _lams: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def set_image(self, image, channel_axis: int | None = -1) -> None:
+        """The open image (None: none), for the models that are chosen by the image."""
+        self.image, self.channel_axis = image, channel_axis
+        self._lams.clear()
 
     @property
     def follows_model(self) -> bool:
@@ -151,7 +211,11 @@ class LamChoice:
 
     def shown(self, model: str) -> float:
         """The value the λ field shows when ``model`` is chosen."""
-        return model_lam(model, self.channels) if self.typed is None else self.typed
+        if self.typed is not None:
+            return self.typed
+        if model not in self._lams:  # the rule reads the image once per model and image
+            self._lams[model] = model_lam(model, self.image, self.channel_axis)
+        return self._lams[model]
 
     def type(self, value: float) -> None:
         """The user's value from now on.
@@ -171,4 +235,5 @@ class LamChoice:
         self.typed = None
 
 
-__all__ = ["LamChoice", "model_help", "model_lam", "model_names", "model_title"]
+__all__ = ["LamChoice", "chosen_model", "model_help", "model_lam", "model_names",
+           "model_title"]

@@ -31,7 +31,7 @@ class SegmentOptions:
     """:func:`graphcut.segment`'s options that the app sets (the defaults are the library's,
     i.e. today's energy; the app starts from :data:`APP_DEFAULTS`)."""
 
-    model: str = "histogram"
+    model: str = "auto"
     keep: str = "all"
     fill_holes: int = 0
     box: tuple | None = None

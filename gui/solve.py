@@ -33,7 +33,7 @@ import graphcut
 from graphcut.segmentation import only_binary_labels
 from graphcut.solver import SolveCancelled
 
-from .model_choice import model_lam
+from .model_choice import chosen_model, model_lam
 from .options import SegmentOptions, clean_up
 from .reduced_grid import Reducer
 from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slices,
@@ -63,6 +63,9 @@ class Session:
             (D, H, W, C). A 2-D image is grey whatever this says.
         spacing: the pixel or voxel spacing per spatial axis (None: 1), as for
             ``graphcut.Segmenter``.
+        model: the appearance model the session is prepared with (the app's current one, so
+            that the first stroke finds its segmenter ready); a job naming another model
+            makes a new segmenter.
     """
 
     token: int
@@ -72,6 +75,7 @@ class Session:
     preview_factor: int = 1
     channel_axis: int | None = -1
     spacing: tuple | None = None
+    model: str = SegmentOptions.model
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ class Solver:
         self._attached: AttachedArray | None = None
         self._image = None
         self._segmenter = None
-        self._model = "histogram"  # the colour model self._segmenter was made with
+        self._model = None  # the colour model self._segmenter was made with
         self._grid_lam = None      # the lam self._segmenter has (None: the model's default)
         self._preview: Reducer | None = None
         self._grid_image = None  # the image the segmenter solves (reduced for a preview)
@@ -191,7 +195,7 @@ class Solver:
         self._seeds: np.ndarray | None = None
         self._dirty = None  # bounding region of seed changes not yet solved; "all" = unknown
         self._lam = None
-        self._channels = None  # the open image's channel count
+        self._chosen = {}  # model name -> what the segmenter gets for it on the open image
         self._sent = None  # the mask of the last answer (on the solver's device)
 
     @property
@@ -219,7 +223,7 @@ class Solver:
                 image = np.asarray(session.image)
             self._session, self._image = session, image
             self._seeds = np.zeros(spatial_shape(image.shape, session.channel_axis), np.uint8)
-            self._channels = image.size // max(1, self._seeds.size)  # for model "auto"
+            self._chosen = {}  # "auto" is chosen on this (full) image when first asked for
             self._dirty = "all"
             self._lam = _optional_lam(session.lam)
             if session.preview_factor > 1:
@@ -229,7 +233,7 @@ class Solver:
             else:
                 device = session.device
             self._grid_image, self._device = image, device
-            self._make_segmenter("histogram")
+            self._make_segmenter(session.model)
             if self._segmenter.backend == "cuda":
                 # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
                 # next update compares the seeds with the throwaway ones: still exact)
@@ -340,14 +344,25 @@ class Solver:
         ``lam``, divided by a preview's factor. Always given to the library: the histogram's
         automatic choice with a box or lasso (two cuts from scratch per update) would make
         every box edit several times slower, so the app cuts at the model's nominal lam."""
-        lam = model_lam(model, self._channels) if self._lam is None else self._lam
+        if self._lam is not None:
+            return self._lam / self._session.preview_factor
+        chosen = self._model_for(model)
+        lam = model_lam(model) if isinstance(chosen, str) else float(chosen.lam)
         return lam / self._session.preview_factor
+
+    def _model_for(self, model: str):
+        """What the segmenter gets for ``model``: its name, or for a model chosen by the
+        image (``"auto"``) the model it stands for on the open full image, chosen once (a
+        preview's reduced image cuts with the same model as the full one)."""
+        if model not in self._chosen:
+            self._chosen[model] = chosen_model(model, self._image, self._session.channel_axis)
+        return self._chosen[model]
 
     def _make_segmenter(self, model: str) -> None:
         """A new segmenter of the grid's image with ``model`` and the current lam."""
         lam = self._grid_lam_for(model)
-        self._segmenter = _make_segmenter(self._grid_image, lam, self._device, model,
-                                          self._session)
+        self._segmenter = _make_segmenter(self._grid_image, lam, self._device,
+                                          self._model_for(model), self._session)
         self._model, self._grid_lam = model, lam
 
     def _apply_lam(self) -> bool:
@@ -371,7 +386,7 @@ def _optional_lam(lam) -> float | None:
     return None if lam is None else float(lam)
 
 
-def _make_segmenter(image, lam: float | None, device: str, model: str, session: Session):
+def _make_segmenter(image, lam: float | None, device: str, model, session: Session):
     """A prepared ``graphcut.Segmenter`` of ``image`` (keep="all": the app cleans up itself,
     so that the histogram's incremental path stays today's); the session's channel axis and
     spacing (the preview's reduced image always has its channels last)."""

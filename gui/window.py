@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
     Args:
         device: "auto", "cpu" or "cuda", passed to ``graphcut`` for every segmentation.
         lam: the user's smoothness weight (None: the appearance model's default).
-        model: the appearance model to start with (None: the app's default, histogram).
+        model: the appearance model to start with (None: the app's default, auto).
         solver_process: segment in a child process (see ``solver_process.py``: the window
             stays responsive even while PyMaxflow holds the GIL); False segments on a thread
             of this process.

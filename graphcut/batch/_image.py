@@ -240,7 +240,9 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     check_lossless_suffix(mask_path, "mask")  # before the solve, not after it
     backend = resolve_device(device)
     if backend == "cpu":  # the whole need, from the header, before anything is decoded
-        check_image_file(image_path, "cpu", max_pixels=max_pixels)
+        options = segment_options or {}
+        check_image_file(image_path, "cpu", max_pixels=max_pixels, model=options.get("model"),
+                         region=options.get("box") is not None)
     # (on the GPU path read_image checks the memory to decode, and segment() the GPU's need
     # under the GPU lock: no CUDA call of this thread can then meet the solver's graph capture)
     image = read_image(image_path, max_pixels=max_pixels)

@@ -101,16 +101,20 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def cpu_image_bytes(path, *, max_pixels=None) -> int:
+def cpu_image_bytes(path, *, max_pixels=None, segment_options=None) -> int:
     """Host bytes to decode and segment the image file ``path`` on the CPU, from its header
-    (:mod:`graphcut.segmentation`); 0 for a file that cannot be read (its worker reports why)."""
+    (:mod:`graphcut.segmentation`), with ``segment_options``' model and box; 0 for a file
+    that cannot be read (its worker reports why)."""
     from ..io import image_info
     from ..segmentation import file_bytes, segmentation_bytes
     try:
         info = image_info(path, max_pixels=max_pixels)
     except Exception:  # noqa: BLE001 - the worker reports unreadable files properly
         return 0
-    return file_bytes(info) + segmentation_bytes(info.height, info.width, info.channels, "cpu")
+    options = segment_options or {}
+    return file_bytes(info) + segmentation_bytes(info.height, info.width, info.channels, "cpu",
+                                                 model=options.get("model"),
+                                                 region=options.get("box") is not None)
 
 
 def death_reason(exitcode: int | None) -> str:
@@ -163,7 +167,8 @@ class ProcessRunner:
 
     def _need(self, kwargs: dict) -> int:
         # the peak is the solve; the overlay is made after PyMaxflow's graph is freed
-        return cpu_image_bytes(kwargs["image_path"], max_pixels=kwargs.get("max_pixels"))
+        return cpu_image_bytes(kwargs["image_path"], max_pixels=kwargs.get("max_pixels"),
+                               segment_options=kwargs.get("segment_options"))
 
     def __call__(self, calls: list[Call]) -> Iterator[tuple[int, dict]]:
         import multiprocessing

@@ -127,7 +127,7 @@ def missing_libraries_message(missing: list[str]) -> str:
 @click.option("--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]),
               default=None,
               help="Appearance model to start with (Segment > Appearance model changes it; "
-              "default: histogram, or the one --seeds' settings file names).")
+              "default: auto, or the one --seeds' settings file names).")
 @device_option
 @max_pixels_option
 def gui(image, seeds, lam, model, device, max_pixels):

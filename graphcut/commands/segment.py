@@ -19,7 +19,7 @@ lam_option = click.option(
     "--lam", type=FiniteFloatRange(min=0), default=None,
     help="Weight of the boundary term against the colour term; larger = smoother boundaries. "
          "Default: the seeds' settings file, else the model's: 10 (histogram), 35 (gmm, auto "
-         "on colour images) or 4 (learned, auto on grey images).")
+         "on colour photographs) or 4 (learned, auto on grey images and micrographs).")
 
 
 class BoxType(click.ParamType):
@@ -45,12 +45,13 @@ model_option = click.option(
     "--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]), default=None,
     help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures), "
          "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
-         "a box core and live strokes on colour images, learned on grey ones). "
-         "Default: the seeds' settings file, else histogram.")
+         "a box core and live strokes on colour photographs, learned on grey images and "
+         "colour micrographs). "
+         "Default: the seeds' settings file, else auto.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,
     help="GrabCut re-estimation iterations at most (re-fit the colour models, re-cut). "
-         "Default: the settings file, else the model's: 5 (gmm, auto on colour images) or "
+         "Default: the settings file, else the model's: 5 (gmm, auto on colour photos) or "
          "0 (histogram, learned).")
 keep_option = click.option(
     "--keep", type=click.Choice(["all", "connected"]), default=None,
@@ -281,7 +282,8 @@ def _segment(device_ready, image, seeds_path, output, overlay_path, device, lam,
                                                 segment_options=options)
         else:
             # from the image's header, before decoding: refuse what cannot fit
-            check_image_file(image, device, max_pixels=max_pixels)
+            check_image_file(image, device, max_pixels=max_pixels, model=options.get("model"),
+                             region=options.get("box") is not None)
             mask, result = segment_paths(image, seeds_path, output, overlay_path=overlay_path,
                                          lam=lam, sigma=sigma, device=device,
                                          max_pixels=max_pixels, segment_options=options)

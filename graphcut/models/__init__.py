@@ -3,9 +3,10 @@
 Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` take; each
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
-- :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default);
-- :class:`Auto`: ``GMM(core=0.4, warm=True)`` for colour images, ``Learned()`` for grey ones
-  (``"auto"``; measured against the default in docs/appearance.md);
+- :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True)`` for colour
+  photographs, ``Learned()`` for grey images and colour micrographs (the rule:
+  :func:`colour_statistics`; measured in docs/appearance.md, "What the default is and why");
+- :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default until 2026-11);
 - :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture;
 - :class:`Learned`: a classifier on per-pixel filter features.
 
@@ -28,6 +29,7 @@ from ._texture import local_contrast, with_texture
 from ._features import DEFAULT_SCALES, feature_names, image_features, pixel_features
 from ._learned import CLASSIFIERS, Learned, LearnedModel, learned_models
 from ._auto import Auto
+from ._image_kind import ColourStatistics, colour_statistics
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 
@@ -63,7 +65,7 @@ def as_model(model) -> AppearanceModel:
     Parameters
     ----------
     model : None, str, AppearanceModel, dict or pair
-        ``None``: :class:`Histogram` (the default); a registered name (``"histogram"``,
+        ``None``: :class:`Auto` (the default); a registered name (``"histogram"``,
         ``"gmm"``, ``"learned"``, ``"auto"``); a model object (copied, so the caller's
         is never fitted or changed); a settings dict (:func:`model_from_settings`); or a pair
         ``(object_model, background_model)`` of colour models (:class:`ModelPair`).
@@ -80,7 +82,7 @@ def as_model(model) -> AppearanceModel:
         Anything else.
     """
     if model is None:
-        return Histogram()
+        return Auto()
     if isinstance(model, str):
         try:
             return APPEARANCE_MODELS[model]()
@@ -140,7 +142,7 @@ def make_model(name: str, **options) -> ColourModel:
 
 
 __all__ = ["APPEARANCE_MODELS", "AppearanceModel", "Auto", "CLASSIFIERS", "COVARIANCE_FLOOR",
-           "ColourModel",
+           "ColourModel", "ColourStatistics", "colour_statistics",
            "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
            "learned_models", "pixel_features",
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",

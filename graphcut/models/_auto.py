@@ -2,20 +2,23 @@
 
 No single model won on both kinds of real images of the development sets
 (docs/appearance.md, "What the default is and why"): GrabCut's mixtures with a box core win on
-colour photographs, the learned classifier on grey microscopy, where the mixtures collapse.
-``Auto`` is one model object (one name in settings files, the CLI and the app) that becomes
-one of the two once the image is known (:meth:`Auto.for_channels`, called by
-:class:`graphcut.Segmenter` with the image's channel count):
+colour photographs, the learned classifier on microscopy (grey or colour), where the mixtures
+collapse. ``Auto`` is one model object (one name in settings files, the CLI and the app) that
+becomes one of the two once the image is known (:meth:`Auto.for_image`, called by
+:class:`graphcut.Segmenter` with the image):
 
-- colour (3 or more channels): ``GMM(core=0.4, warm=True)``: GrabCut's iterations for the
-  box alone, then one warm refit and one cut per stroke (live);
-- grey (one channel, images and volumes): ``Learned()``.
+- a colour photograph: ``GMM(core=0.4, warm=True)``: GrabCut's iterations for the box alone,
+  then one warm refit and one cut per stroke (live);
+- anything else: ``Learned()``: grey images and volumes, and colour micrographs (stained
+  brightfield sections, fluorescence stored as RGB), told from photographs by a fixed rule on
+  a few thousand of the image's pixels (:func:`graphcut.models.colour_statistics`).
 """
 
 from __future__ import annotations
 
 from ._base import AppearanceModel
 from ._gmm import GMM
+from ._image_kind import colour_statistics
 from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
@@ -23,8 +26,8 @@ COLOUR_MODEL = {"core": 0.4, "warm": True}
 
 
 class Auto(AppearanceModel):
-    """``GMM(core=0.4, warm=True)`` for colour images, ``Learned()`` for grey images and
-    volumes (see this module's notes); ``model="auto"``.
+    """``GMM(core=0.4, warm=True)`` for colour photographs, ``Learned()`` for grey images,
+    volumes and colour micrographs (see this module's notes); ``model="auto"``.
 
     Parameters
     ----------
@@ -34,15 +37,19 @@ class Auto(AppearanceModel):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from graphcut.models import Auto
-    >>> Auto().for_channels(3).settings()
+    >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
+    >>> Auto().for_image(photo).settings()
     {'model': 'gmm', 'core': 0.4, 'warm': True}
-    >>> type(Auto(seed_share=0.2).for_channels(1)).__name__, Auto(seed_share=0.2).settings()
-    ('Learned', {'model': 'auto', 'seed_share': 0.2})
+    >>> type(Auto(seed_share=0.2).for_image(photo[..., 0])).__name__
+    'Learned'
+    >>> Auto(seed_share=0.2).settings()
+    {'model': 'auto', 'seed_share': 0.2}
     """
 
     name = "auto"
-    # placeholders until the image is known (:meth:`for_channels` gives the chosen model's)
+    # placeholders until the image is known (:meth:`for_image` gives the chosen model's)
     lam = GMM.lam
     iterations = None
     seed_share = None
@@ -51,9 +58,39 @@ class Auto(AppearanceModel):
     texture = 0
     knobs = ("iterations", "seed_share", "locality", "far_cost")
 
+    def for_image(self, image, channel_axis=-1) -> AppearanceModel:
+        """The model this one stands for on ``image`` (a new object, with the knobs given to
+        this one and its ``lam`` if one was set).
+
+        Parameters
+        ----------
+        image : array
+            (H, W) or (D, H, W) grey, or with a channel axis; NumPy or CuPy, any real dtype.
+            Only a fixed grid of :data:`~graphcut.models._image_kind.SAMPLE_PIXELS` pixels is
+            read (the same on every device).
+        channel_axis : int or None
+            The axis of the channels (as for :func:`graphcut.segment`); None: no channel axis
+            (a grey image or volume).
+
+        Returns
+        -------
+        AppearanceModel
+            ``GMM(core=0.4, warm=True)`` for a colour photograph (3 or 4 channels, RGB(A),
+            showing no sign of microscopy), ``Learned()`` otherwise.
+        """
+        if channel_axis is None or image.ndim == 2:
+            photo = False
+        else:
+            axis = channel_axis % image.ndim
+            channels = image.shape[axis]
+            photo = channels in (3, 4) and not colour_statistics(
+                _channels_last(image, axis)[..., :3]).microscopy
+        return self._chosen(photo)
+
     def for_channels(self, channels: int) -> AppearanceModel:
-        """The model this one stands for on an image of ``channels`` channels (a new object,
-        with the knobs given to this one and its ``lam`` if one was set).
+        """The model this one stands for when only the channel count is known: the colour
+        branch for 3 or more channels (the photograph's), ``Learned()`` otherwise. Prefer
+        :meth:`for_image`, which also sends colour micrographs to ``Learned()``.
 
         Parameters
         ----------
@@ -63,11 +100,13 @@ class Auto(AppearanceModel):
         Returns
         -------
         AppearanceModel
-            ``GMM(core=0.4, warm=True)`` for 3 or more channels, ``Learned()`` otherwise.
         """
+        return self._chosen(channels >= 3)
+
+    def _chosen(self, photo: bool) -> AppearanceModel:
         given = {key: getattr(self, key) for key in self.knobs
                  if getattr(self, key) is not None}
-        chosen = GMM(**COLOUR_MODEL, **given) if channels >= 3 else Learned(**given)
+        chosen = GMM(**COLOUR_MODEL, **given) if photo else Learned(**given)
         if "lam" in vars(self):
             chosen.lam = self.lam
         return chosen
@@ -79,5 +118,12 @@ class Auto(AppearanceModel):
         raise RuntimeError(_UNCHOSEN)
 
 
-_UNCHOSEN = ("Auto stands for another model: use for_channels(channels) first "
+def _channels_last(image, axis: int):
+    """``image`` with its channel axis last (a view; NumPy or CuPy)."""
+    if axis == image.ndim - 1:
+        return image
+    return image.transpose([i for i in range(image.ndim) if i != axis] + [axis])
+
+
+_UNCHOSEN = ("Auto stands for another model: use for_image(image) first "
              "(graphcut.Segmenter does)")

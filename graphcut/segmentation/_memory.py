@@ -19,7 +19,12 @@ rounded up:
 - the GPU solve: 49 bytes per pixel of solver state (:mod:`graphcut.solver.cuda.grid`).
 
 So an RGB image needs about 195 bytes per pixel on the CPU (a 30-megapixel photo: 5.5 GiB),
-and about 115 of GPU memory.
+and about 115 of GPU memory, with the histogram and strokes alone. The other models hold more
+while the graph is cut (the learned model's features, the GMM's per-pixel mixtures and their
+kept state), and the histogram's box or lasso cuts at two weights: their whole peaks on the
+CPU were measured apiece (:data:`CPU_MODEL_BYTES_PER_PIXEL`); ``"auto"`` counts the larger of
+the models it may choose (:func:`model_kinds`). On the GPU the same models take 2.2-8 times
+the histogram's 70 bytes per pixel (:data:`GPU_MODEL_BYTES_PER_PIXEL`).
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from graphcut.io import ImageInfo, image_info
 from graphcut.solver import resolve_device
 from graphcut.solver.memory import format_bytes, grid_graph_bytes, require_host_memory
 
-__all__ = ["ENERGY_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL", "check_image_file",
-           "segmentation_backend", "segmentation_bytes"]
+__all__ = ["CPU_MODEL_BYTES_PER_PIXEL", "ENERGY_BYTES_PER_PIXEL", "GPU_MODEL_BYTES_PER_PIXEL", "NETWORK_BYTES_PER_PIXEL",
+           "check_image_file", "model_kinds", "segmentation_backend", "segmentation_bytes"]
 
 log = logging.getLogger("graphcut")
 
@@ -43,6 +48,8 @@ log = logging.getLogger("graphcut")
 ENERGY_BYTES_PER_PIXEL = {"grey": 96, "colour": 112}
 # The GridNetwork: source, sink, right, down as int32 (left and up share right and down).
 NETWORK_BYTES_PER_PIXEL = 16
+# The CPU's histogram path beyond the graph and the network: the mask, the seeds' copies.
+CPU_MASK_BYTES_PER_PIXEL = 4
 # GPU solver state per pixel (solver/cuda/grid.py) and the cut read back.
 GPU_STATE_BYTES_PER_PIXEL = 49 + 1
 # Volumes (depth > 1): 6-connected, so 3 n-link arrays instead of 2 in the energy and the
@@ -52,15 +59,103 @@ VOLUME_NETWORK_BYTES_PER_VOXEL = 20
 VOLUME_GPU_STATE_BYTES_PER_VOXEL = 57 + 1
 
 
+# Peak host bytes per pixel of a whole 2-D segmentation on the CPU, by model kind, strokes
+# alone or with a box or lasso, (grey, colour): the peak resident memory of
+# ``graphcut.segment`` on 1500 x 2000 random images (tests/robustness/test_hostile_input.py's
+# harness, 2026-11-27), rounded up by about 4 %. Histogram strokes: the formula of
+# :func:`segmentation_bytes` (measured 211 / 206).
+CPU_MODEL_BYTES_PER_PIXEL = {
+    ("histogram", "region"): (320, 337),   # measured 308, 324 (two cuts: lam 10 and 20)
+    ("learned", "strokes"): (399, 476),    # measured 383, 457
+    ("learned", "region"): (404, 464),     # measured 388, 446
+    ("gmm", "strokes"): (588, 768),        # measured 565, 738
+    ("gmm", "region"): (633, 768),         # measured 608, 738
+    # GMM(warm=True), auto's colour model (grey: the GMM's figures, not measured)
+    ("live-gmm", "strokes"): (588, 623),   # measured 599 (colour)
+    ("live-gmm", "region"): (633, 758),    # measured 729 (colour)
+    ("live-gmm", "volume"): (657, 860),
+    # volumes (6-connected; 30 x 300 x 334 random grey voxels): per voxel, grey measured,
+    # colour scaled by the 2-D colour / grey ratio (not measured); histogram: the formula
+    ("learned", "volume"): (487, 581),     # measured 468 (grey)
+    ("gmm", "volume"): (657, 860),         # measured 631 (grey)
+}
+
+
+# The same on the GPU: the CuPy memory pool's peak bytes in use during ``graphcut.segment`` of a
+# 2000 x 2000 random image on an H100 (2026-11-27, the image's upload included), rounded up by
+# about 5 %. Histogram strokes: the formula (measured 70). Volumes: the 2-D figure times
+# VOLUME_ENERGY_FACTOR (not measured).
+GPU_MODEL_BYTES_PER_PIXEL = {
+    ("histogram", "region"): (165, 182),   # measured 157, 173
+    ("learned", "strokes"): (163, 180),    # measured 155, 171
+    ("learned", "region"): (167, 185),     # measured 159, 176
+    ("gmm", "strokes"): (397, 582),        # measured 378, 554
+    ("gmm", "region"): (434, 619),         # measured 413, 589
+    ("live-gmm", "strokes"): (397, 466),   # measured 444 (colour; grey: the GMM's)
+    ("live-gmm", "region"): (434, 598),    # measured 569 (colour)
+}
+
+
 def _colour(channels: int) -> str:
     return "colour" if channels >= 3 else "grey"
 
 
+def model_kinds(model, channels: int) -> tuple:
+    """The model kinds (``"histogram"``, ``"learned"``, ``"gmm"``, ``"live-gmm"``: the GMM
+    with ``warm=True``) whose memory a
+    segmentation with ``model`` (anything :func:`graphcut.models.as_model` takes; None: the
+    default) of an image of ``channels`` channels may need: ``"auto"`` may become either of
+    its candidates on a colour image (it decides from the pixels, which a file's header does
+    not show); a pair of colour models or an unknown model counts as the GMM (the largest).
+
+    Examples
+    --------
+    >>> model_kinds("histogram", 3), model_kinds(None, 1), model_kinds("auto", 3)
+    (('histogram',), ('learned',), ('live-gmm', 'learned'))
+    """
+    from graphcut.models import GMM, Auto, Histogram, Learned, as_model
+    chosen = as_model(model)
+    if isinstance(chosen, Auto):
+        return ("learned",) if channels < 3 else ("live-gmm", "learned")
+    if isinstance(chosen, GMM) and chosen.warm:
+        return ("live-gmm",)
+    for kind, cls in (("histogram", Histogram), ("learned", Learned), ("gmm", GMM)):
+        if isinstance(chosen, cls):
+            return (kind,)
+    return ("gmm",)
+
+
+def _model_bytes(backend: str, pixels: int, channels: int, model, region: bool,
+                 volume: bool) -> int:
+    """The largest measured whole-segmentation peak of ``model``'s kinds on ``backend`` (0
+    where the histogram's formula applies)."""
+    column = 1 if channels >= 3 else 0
+    kinds = model_kinds(model, channels)
+    if backend == "cpu":
+        shape = "volume" if volume else "region" if region else "strokes"
+        figures = [CPU_MODEL_BYTES_PER_PIXEL.get((kind, shape), (0, 0))[column]
+                   for kind in kinds]
+        return max(figures) * pixels
+    shape = "region" if region else "strokes"
+    figures = [GPU_MODEL_BYTES_PER_PIXEL.get((kind, shape), (0, 0))[column] for kind in kinds]
+    return int(max(figures) * pixels * (VOLUME_ENERGY_FACTOR if volume else 1))
+
+
 def segmentation_bytes(height: int, width: int, channels: int, backend: str, *,
-                       depth: int = 1) -> int:
+                       depth: int = 1, model=None, region: bool = False) -> int:
     """Peak bytes a segmentation of an H x W image (a D x H x W volume with ``depth`` D > 1)
     with ``channels`` channels needs on ``backend`` ("cpu": host memory, "cuda": GPU memory),
-    beyond the image and seed arrays already in memory (on the GPU: plus their upload)."""
+    beyond the image and seed arrays already in memory (on the GPU: plus their upload), with
+    the appearance ``model`` (None: the default) and, when ``region``, a box or lasso.
+
+    Examples
+    --------
+    >>> mib = lambda n: round(n / 2**20)
+    >>> mib(segmentation_bytes(1000, 1000, 3, "cpu", model="histogram"))
+    218
+    >>> mib(segmentation_bytes(1000, 1000, 3, "cpu", model="gmm"))
+    732
+    """
     pixels = depth * height * width
     energy = ENERGY_BYTES_PER_PIXEL[_colour(channels)] * pixels
     network, state = NETWORK_BYTES_PER_PIXEL, GPU_STATE_BYTES_PER_PIXEL
@@ -71,9 +166,11 @@ def segmentation_bytes(height: int, width: int, channels: int, backend: str, *,
         network, state = VOLUME_NETWORK_BYTES_PER_VOXEL, VOLUME_GPU_STATE_BYTES_PER_VOXEL
         graph = grid_bytes((depth, height, width))
     if backend == "cpu":
-        return max(energy, network * pixels + graph)
+        histogram = max(energy, (network + CPU_MASK_BYTES_PER_PIXEL) * pixels + graph)
+        return max(histogram, _model_bytes("cpu", pixels, channels, model, region, depth > 1))
     upload = (8 * channels + 1) * pixels  # the image (at most 8 bytes a value) and the seeds
-    return upload + max(energy, (network + state) * pixels)
+    histogram = upload + max(energy, (network + state) * pixels)
+    return max(histogram, _model_bytes("cuda", pixels, channels, model, region, depth > 1))
 
 
 def _describe(name: str, height: int, width: int, channels: int) -> str:
@@ -97,12 +194,14 @@ def _fits_on_gpu(need: int, what: str, device: str) -> bool:
 
 
 def segmentation_backend(height: int, width: int, channels: int, device: str, *,
-                         name: str = "the image", held_bytes: int = 0, depth: int = 1) -> str:
+                         name: str = "the image", held_bytes: int = 0, depth: int = 1,
+                         model=None, region: bool = False) -> str:
     """The backend ("cpu" or "cuda") a segmentation will run on, after checking that it fits.
 
     ``device``: "auto", "cpu" or "cuda". With "auto", a segmentation too large for the GPU's
     free memory goes to the CPU (a logged warning). ``held_bytes``: host memory the caller
-    will allocate first (decoding the files), counted with the CPU's need.
+    will allocate first (decoding the files), counted with the CPU's need. ``model``,
+    ``region``: as :func:`segmentation_bytes`.
 
     Raises
     ------
@@ -117,14 +216,21 @@ def segmentation_backend(height: int, width: int, channels: int, device: str, *,
     what = f"segmenting {_describe(name, height, width, channels)}"
     if depth > 1:
         what += f", {depth} slices"
+    sizes = dict(depth=depth, model=model, region=region)
     if backend == "cuda" and _fits_on_gpu(segmentation_bytes(height, width, channels, "cuda",
-                                                             depth=depth),
+                                                             **sizes),
                                           f"{what} on the GPU", device):
         require_host_memory(held_bytes, f"reading {name}")
         return "cuda"
-    need = segmentation_bytes(height, width, channels, "cpu", depth=depth)
+    need = segmentation_bytes(height, width, channels, "cpu", **sizes)
+    lighter = ""
+    if model_kinds(model, channels) != ("histogram",):
+        histogram = segmentation_bytes(height, width, channels, "cpu",
+                                       **dict(sizes, model="histogram"))
+        lighter = f"; model 'histogram' would need {format_bytes(held_bytes + histogram)}"
     require_host_memory(held_bytes + need, f"{what} on the CPU ({format_bytes(need)} for the "
-                                           "energy and PyMaxflow's graph)")
+                                           "appearance model, the energy and PyMaxflow's "
+                                           f"graph{lighter})")
     return "cpu"
 
 
@@ -138,17 +244,20 @@ def _image_pixels_and_channels(image, seeds) -> tuple[int, int, int]:
     return height, width, max(1, min(channels, 4))
 
 
-def array_segmentation_backend(image, seeds, device: str) -> str:
+def array_segmentation_backend(image, seeds, device: str, *, model=None,
+                               region: bool = False) -> str:
     """:func:`segmentation_backend` for arrays already in memory (``image`` (H, W) or
-    (H, W, C) in any channel position, ``seeds`` (H, W))."""
+    (H, W, C) in any channel position, ``seeds`` (H, W)); ``model``, ``region`` as
+    :func:`segmentation_bytes`."""
     seeds_shape = tuple(getattr(seeds, "shape", None) or np.shape(seeds))
     if len(seeds_shape) == 3:  # a volume: (D, H, W) seeds
         depth, height, width = (int(v) for v in seeds_shape)
         size = int(getattr(image, "size", None) or np.size(image))
         channels = max(1, min(size // max(1, depth * height * width), 4))
-        return segmentation_backend(height, width, channels, device, depth=depth)
+        return segmentation_backend(height, width, channels, device, depth=depth, model=model,
+                                    region=region)
     height, width, channels = _image_pixels_and_channels(image, seeds)
-    return segmentation_backend(height, width, channels, device)
+    return segmentation_backend(height, width, channels, device, model=model, region=region)
 
 
 def file_bytes(info: ImageInfo) -> int:
@@ -160,9 +269,11 @@ def file_bytes(info: ImageInfo) -> int:
     return image + max(decode, 12 * pixels) + pixels
 
 
-def check_image_file(path, device: str, *, max_pixels: int | None = None) -> str:
+def check_image_file(path, device: str, *, max_pixels: int | None = None, model=None,
+                     region: bool = False) -> str:
     """Check, from the image file's header alone (nothing is decoded), that segmenting it fits
-    in memory on ``device``; returns the backend it will run on.
+    in memory on ``device``; returns the backend it will run on. ``model``, ``region``: the
+    appearance model and whether a box or lasso is given (:func:`segmentation_bytes`).
 
     Raises
     ------
@@ -175,10 +286,12 @@ def check_image_file(path, device: str, *, max_pixels: int | None = None) -> str
     """
     info = image_info(path, max_pixels=max_pixels)
     return segmentation_backend(info.height, info.width, info.channels, device,
-                                name=os.fspath(path), held_bytes=file_bytes(info))
+                                name=os.fspath(path), held_bytes=file_bytes(info),
+                                model=model, region=region)
 
 
-def check_volume_file(path, device: str, *, max_pixels: int | None = None) -> str | None:
+def check_volume_file(path, device: str, *, max_pixels: int | None = None, model=None,
+                      region: bool = False) -> str | None:
     """:func:`check_image_file` for a volume (multi-page TIFF, ``.npy``, folder of slices):
     from the headers alone (:func:`graphcut.io.volume_layout`), check that decoding the volume
     and its seeds and segmenting it fit on ``device``.
@@ -191,6 +304,11 @@ def check_volume_file(path, device: str, *, max_pixels: int | None = None) -> st
         "auto", "cpu" or "cuda".
     max_pixels : int, optional
         The per-slice pixel limit (see :func:`graphcut.io.read_volume`).
+    model : optional
+        The appearance model (anything :func:`graphcut.models.as_model` takes; None: the
+        default).
+    region : bool
+        Whether a box or lasso is given.
 
     Returns
     -------
@@ -216,4 +334,5 @@ def check_volume_file(path, device: str, *, max_pixels: int | None = None) -> st
     voxels = depth * height * width
     held = 2 * voxels * channels * dtype.itemsize + 2 * voxels  # the volume and the seeds
     return segmentation_backend(height, width, min(max(channels, 1), 4), device,
-                                name=os.fspath(path), held_bytes=held, depth=depth)
+                                name=os.fspath(path), held_bytes=held, depth=depth,
+                                model=model, region=region)

@@ -35,7 +35,7 @@ _KNOB_OWNER = {"bins": "histogram", "components": "gmm", "texture": "gmm"}
 
 
 def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_axis=-1,
-                    box=None, lasso=None, channels=None, **options) -> dict:
+                    box=None, lasso=None, image=None, **options) -> dict:
     """The checked options of one segmentation, defaults filled in.
 
     Parameters
@@ -44,9 +44,10 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
         As :func:`graphcut.models.as_model` takes it; never modified.
     lam, keep, fill_holes, channel_axis, box, lasso :
         As for :func:`graphcut.segment`.
-    channels : int, optional
-        The image's channel count, when known: a model that stands for another one chosen
-        by the image (:class:`~graphcut.models.Auto`, the default) is then replaced by it.
+    image : array, optional
+        The image's values with their channels last (as ``Segmenter`` holds them), when
+        known: a model that stands for another one chosen by the image
+        (:class:`~graphcut.models.Auto`) is then replaced by it (its ``for_image``).
     **options :
         The model's knobs as keyword arguments (``bins``, ``components``, ``iterations``,
         ``seed_share``, ``locality``, ``far_cost``, ``texture``; None = the model's default)
@@ -73,8 +74,8 @@ def resolve_options(model=None, *, lam=None, keep="all", fill_holes=0, channel_a
     if unknown:
         raise TypeError(f"unknown segmentation option(s) {', '.join(sorted(unknown))}")
     appearance = _with_knobs(as_model(model), {key: options.get(key) for key in MODEL_KNOBS})
-    if channels is not None and hasattr(appearance, "for_channels"):
-        appearance = appearance.for_channels(int(channels))
+    if image is not None and hasattr(appearance, "for_image"):
+        appearance = appearance.for_image(image, -1)
     auto_lam = guarded_lams(appearance, lam)  # the collapse guard's weights, or None
     lam = appearance.lam if lam is None else lam
     lam = float(lam)

@@ -48,11 +48,12 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     model
         the appearance model with its knobs: a model object such as
         ``graphcut.models.GMM(components=5, texture=4)`` or
-        ``graphcut.models.Histogram(bins=32)``; a name, ``"histogram"`` (the default: the
-        Boykov-Jolly smoothed colour histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with
-        its iterations, local seeds and texture), ``"learned"`` or ``"auto"``
-        (``GMM(core=0.4, warm=True)`` on colour images, ``Learned()`` on grey ones, see
-        :class:`graphcut.models.Auto`); or a settings dict
+        ``graphcut.models.Histogram(bins=32)``; a name, ``"auto"`` (the default: the model
+        measured best for the image, ``GMM(core=0.4, warm=True)`` on colour photographs,
+        ``Learned()`` on grey images and colour micrographs, see
+        :class:`graphcut.models.Auto`), ``"histogram"`` (the Boykov-Jolly smoothed colour
+        histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with its iterations, local seeds
+        and texture) or ``"learned"``; or a settings dict
         (:func:`graphcut.models.model_from_settings`). Never modified.
     lam
         weight of the boundary term against the appearance term; ``None``: the model's (10
@@ -163,16 +164,19 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
                  "lam": result.stats.get("lam", o["lam"])}
         return output, CutResult(result.flow, result.source_side, result.backend, stats)
 
-    output, result = _run_on_device(once, image, seeds, device)
+    output, result = _run_on_device(once, image, seeds, device, model=model,
+                                    region=box is not None or lasso is not None)
     return (output, result) if return_result else output
 
 
-def _run_on_device(run, image, seeds, device):
+def _run_on_device(run, image, seeds, device, *, model=None, region=False):
     """``run(image, seeds, device)`` on the GPU or the CPU, falling back to the CPU with
     device "auto" when the image is too large for the GPU or the GPU runs out of memory
-    (logged)."""
+    (logged); ``model``, ``region``: what the memory check counts
+    (:func:`~graphcut.segmentation.segmentation_bytes`)."""
     shape_of = seeds if seeds is not None else np.broadcast_to(np.uint8(0), _image_plane(image))
-    if array_segmentation_backend(image, shape_of, device) == "cpu" and device == "auto":
+    if array_segmentation_backend(image, shape_of, device, model=model,
+                                  region=region) == "cpu" and device == "auto":
         image, seeds, device = to_host(image), _seeds_to_host(seeds), "cpu"  # too large
     if resolve_device(device) == "cuda":
         try:

@@ -57,8 +57,9 @@ class Segmenter:
         as an (H, W, C) colour image).
     model
         the appearance model, as for :func:`graphcut.segment`: a model object such as
-        ``graphcut.models.GMM(components=5)``, a name (``"histogram"``, the default,
-        ``"gmm"``, ``"learned"``, ``"auto"``: chosen by the channels), a settings dict, or a
+        ``graphcut.models.GMM(components=5)``, a name (``"auto"``, the default: the model
+        measured best for the image, chosen by its pixels, :class:`graphcut.models.Auto`;
+        ``"histogram"``, ``"gmm"``, ``"learned"``), a settings dict, or a
         pair ``(object_model, background_model)`` of objects with ``fit(values, mask)`` and
         ``costs(values)``; refitted on every update (the caller's object is never changed).
     lam
@@ -139,7 +140,7 @@ class Segmenter:
             image = cupy.asarray(image) if array_module(image) is np else image
         self._values = image_as_float(image, channel_axis=channel_axis)
         o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
-                            channel_axis=channel_axis, channels=self._values.shape[-1],
+                            channel_axis=channel_axis, image=self._values,
                             **options)
         self._options = o
         #: the appearance model object (fitted on every update; the caller's is never changed)

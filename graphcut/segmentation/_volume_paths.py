@@ -9,7 +9,6 @@ from pathlib import Path
 from graphcut.io import (MASK_SUFFIXES, TIFF_SUFFIXES, read_volume, read_volume_seeds,
                          write_volume_mask, write_volume_overlay)
 
-from ._boykov_jolly import DEFAULT_LAM
 from ._memory import check_volume_file
 from ._segment import segment
 
@@ -26,11 +25,14 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
     about how it was made (:func:`write_volume_mask`); the flow and the size are added.
     ``segment_options``: further keyword arguments of :func:`graphcut.segment` (``model``,
     ``box`` as ``(z0, y0, x0, z1, y1, x1)``, ``iterations``, ``keep``, ``fill_holes``, ...);
-    ``lam`` None is the model's default (10 for the histogram).
+    ``lam`` None is the model's default (:func:`graphcut.segment`'s: the default model's own
+    lam).
     Returns ``(mask, result)``; raises what the readers, :func:`graphcut.segment` and the
     writers raise.
     """
-    check_volume_file(volume_path, device, max_pixels=max_pixels)  # from the headers
+    options = dict(segment_options or {})
+    check_volume_file(volume_path, device, max_pixels=max_pixels,  # from the headers
+                      model=options.get("model"), region=options.get("box") is not None)
     volume = read_volume(volume_path, max_pixels=max_pixels)
     seeds = read_volume_seeds(seeds_path, volume.shape, max_pixels=max_pixels)
     for option, path in (("mask", mask_path), ("overlay", overlay_path)):
@@ -39,9 +41,6 @@ def segment_volume_paths(volume_path, seeds_path, mask_path, *, overlay_path=Non
             allowed = MASK_SUFFIXES if option == "mask" else TIFF_SUFFIXES
             raise ValueError(f"{os.fspath(path)!r}: a volume's {option} is written as "
                              f"{' or '.join(allowed)}, not {Path(path).suffix or 'no suffix'}")
-    options = dict(segment_options or {})
-    if lam is None and "model" not in options:
-        lam = DEFAULT_LAM
     mask, result = segment(volume, seeds, lam=lam, sigma=sigma, device=device, spacing=spacing,
                            return_result=True, **options)
     inputs = (volume_path, seeds_path)

@@ -187,6 +187,7 @@ class GraphCutWidget(Container):
         image = self.image_combo.value
         self.channels_combo.visible = image is not None and needs_channel_choice(image)
         self.session.set_layers(image, self.scribbles_combo.value, self.channels_combo.value)
+        self._show_lam()  # what "auto" stands for depends on the image
 
     def add_scribbles_layer(self, *args):
         """A new Labels layer shaped like the image (spatially), painting the object label."""
@@ -248,8 +249,12 @@ class GraphCutWidget(Container):
     def _show_lam(self) -> None:
         layer = getattr(self, "image_combo", None)
         layer = None if layer is None else layer.value
-        if layer is not None:  # what "auto" stands for depends on the image's channels
-            self.lam_choice.channels = 3 if getattr(layer, "rgb", False) else 1
+        if layer is not None:  # what "auto" stands for depends on the image (its colours)
+            try:  # the image as the solver gets it
+                prepared = prepare_image(layer, self.channels_combo.value)
+                self.lam_choice.set_image(prepared.data, prepared.channel_axis)
+            except ValueError:  # not segmentable as it is (the status says why)
+                self.lam_choice.set_image(None)
         self._showing_lam = True
         try:
             self.lam_box.value = self.lam_choice.shown(self.model_combo.value)

@@ -70,7 +70,7 @@ def test_the_menu_offers_every_registered_model_and_each_sets_the_controller(win
     assert isinstance(group, QActionGroup) and group.isExclusive()
     assert all(action.actionGroup() is group and action.statusTip() for action in listed)
     assert all(action.toolTip() != action.text().replace("&", "") for action in listed)
-    assert window.model_actions["histogram"].isChecked()  # the app's default
+    assert window.model_actions["auto"].isChecked()  # the app's default
     for name in reversed(MODELS):
         window.model_actions[name].trigger()  # what a click in the menu does
         assert window._controller.options.model == name
@@ -202,6 +202,7 @@ def test_the_histogram_with_a_box_keeps_its_own_lam_incremental(window, image_fi
     scratch); the app keeps the model's lam 10 so that box edits stay incremental: its mask is
     segment(lam=10)'s, also after a typed lam and a reset."""
     window.open_image(image_file[0])
+    window.model_actions["histogram"].trigger()
     window.set_region(box=BOX)
     paint(window)
     window.set_cleanup(False)

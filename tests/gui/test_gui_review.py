@@ -87,14 +87,14 @@ def test_save_after_a_lam_change_waits_for_the_new_lam(window, tmp_path):
     window.paint_stroke([(45, 40), (45, 80)], FOREGROUND, 1)
     window.paint_stroke([(5, 0), (5, 119), (84, 119), (84, 0)], BACKGROUND, 1)
     window.wait_until_idle()
-    at_lam_10 = window.mask()
+    at_own_lam = window.mask()  # the default model's own lam (auto: the learned model's 4)
     window.set_lam(60.0)  # re-segmenting is only scheduled (debounced) yet
     assert window.save_mask(tmp_path / "mask.png")
     saved = read_mask(tmp_path / "mask.png")
     np.testing.assert_array_equal(saved, graphcut.segment(image, window.seeds(),
                                                           **window.segment_options(),
                                                           device="cpu"))
-    assert np.count_nonzero(saved != at_lam_10) > 100
+    assert np.count_nonzero(saved != at_own_lam) > 50
 
 
 class RecordingProgress(QProgressDialog):

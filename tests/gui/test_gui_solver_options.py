@@ -127,5 +127,41 @@ def test_auto_on_a_grey_image_cuts_at_the_learned_models_lam(astronaut):
     outcome.update.apply(mask)
     np.testing.assert_array_equal(mask, graphcut.segment(grey, seeds, model="auto"))
     np.testing.assert_array_equal(mask, graphcut.segment(grey, seeds, model="learned"))
-    choice = LamChoice(channels=1)
-    assert choice.shown("auto") == 4.0 and LamChoice(channels=3).shown("auto") == 35.0
+    choice = LamChoice()
+    choice.set_image(grey, None)
+    assert choice.shown("auto") == 4.0
+    choice.set_image(image)
+    assert choice.shown("auto") == 35.0  # the astronaut is a photograph: the GMM's
+
+
+@pytest.mark.parametrize("factor", [1, 2])
+def test_auto_on_a_stained_section_shows_and_cuts_at_the_learned_models_lam(factor):
+    """A colour micrograph: "auto" stands for the learned model (not the colour images' GMM)
+    in the λ the app shows and in the solver's cut, exact or preview (chosen on the full
+    image), and the exact answer is ``graphcut.segment``'s."""
+    from graphcut.gui.document import Document
+    from graphcut.gui.model_choice import LamChoice, chosen_model, model_lam
+    from graphcut.models import Learned
+    from micrographs import stained_section
+
+    section, nuclei = stained_section(seed=3, h=120, w=160)
+    assert chosen_model("auto", section) == Learned() and model_lam("auto", section) == 4.0
+    choice = LamChoice()
+    choice.set_image(section)
+    assert choice.shown("auto") == 4.0 and choice.shown("gmm") == 35.0
+    document = Document()
+    document.open(section, "section.png")
+    assert document.lam.shown("auto") == 4.0
+    seeds = np.zeros(nuclei.shape, np.uint8)
+    y, x = np.argwhere(nuclei)[0]
+    seeds[y, x:x + 3] = 1
+    seeds[2:5, 2:40] = 2
+    solver = Solver()
+    assert solver.open(Session(1, section, None, "cpu", preview_factor=factor)).error is None
+    outcome = solver.run(Job(1, 1, None, SeedDelta(None, seeds), SegmentOptions(model="auto")))
+    assert outcome.error is None, outcome.error
+    assert outcome.lam == 4.0 / factor
+    if factor == 1:
+        mask = np.zeros(nuclei.shape, bool)
+        outcome.update.apply(mask)
+        np.testing.assert_array_equal(mask, graphcut.segment(section, seeds, model="auto"))

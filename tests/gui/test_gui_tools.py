@@ -188,6 +188,7 @@ def test_several_objects_equal_segment_and_clean_up_toggles(qtbot, process_windo
     window = process_window
     path, image, disc, square = two_objects_file(tmp_path)
     window.open_image(path)
+    window.model_actions["histogram"].trigger()  # the speck has the object's colour
     window.paint_stroke([(40, 25), (40, 40)], FOREGROUND, 3)
     value = window.label_panel.add_label("square")
     window.paint_stroke([(40, 85), (40, 95)], value, 3)
@@ -210,6 +211,7 @@ def test_several_objects_equal_segment_and_clean_up_toggles(qtbot, process_windo
 def test_one_object_clean_up_and_gmm(window, tmp_path):
     path, image, disc, square = two_objects_file(tmp_path)
     window.open_image(path)
+    window.model_actions["histogram"].trigger()  # the speck has the object's colour
     window.paint_stroke([(40, 25), (40, 40)], FOREGROUND, 3)
     window.paint_stroke([(3, 3), (3, 116), (76, 116), (76, 3)], BACKGROUND, 2)
     window.paint_stroke([(40, 80), (40, 100)], BACKGROUND, 2)
@@ -242,7 +244,7 @@ def test_saved_seeds_and_settings_reproduce_the_app_in_the_cli(window, tmp_path)
     assert window.save_seeds(seeds_path) and window.save_labels(labels_path)
     settings = json.loads((tmp_path / "seeds.json").read_text())
     assert settings["box"] == [2, 2, 78, 118] and settings["lam"] == 12.0
-    assert settings["keep"] == "connected" and settings["model"] == "histogram"
+    assert settings["keep"] == "connected" and settings["model"] == "auto"
     assert [entry["name"] for entry in settings["labels"]] == ["Object 1", "square"]
     app = np.asarray(Image.open(labels_path))
     np.testing.assert_array_equal(segment_with_cli(path, seeds_path, tmp_path / "cli.png"), app)

@@ -132,7 +132,7 @@ def test_segmenter_lam_changes_keep_the_session_and_equal_fresh_solves():
     rng = np.random.default_rng(5)
     image, truth = colour_image(rng)
     seeds = start_seeds(truth.shape)
-    session = Segmenter(image, device="cpu")
+    session = Segmenter(image, device="cpu", model="histogram")  # build_network's energy
     for step, lam in enumerate([10.0, 2.0, 2.0, 35.0, 0.0, 10.0]):
         random_stroke(rng, seeds, truth)
         session.set_lam(lam)
@@ -184,7 +184,7 @@ def test_segmenter_takes_a_pair_of_models():
     image, truth = colour_image(rng)
     seeds = start_seeds(truth.shape)
     plugged = Segmenter(image, device="cpu", model=(Histogram(), Histogram()))
-    built_in = Segmenter(image, device="cpu")
+    built_in = Segmenter(image, device="cpu", model="histogram")
     for _ in range(5):
         random_stroke(rng, seeds, truth)
         np.testing.assert_array_equal(plugged.update(seeds), built_in.update(seeds))
@@ -315,7 +315,7 @@ def test_solver_answers_deltas_with_mask_updates():
         outcome = solver.run(job)
         assert outcome.error is None and outcome.factor == 1
         outcome.update.apply(mask)
-        np.testing.assert_array_equal(mask, segment(image, seeds, device="cpu"))
+        np.testing.assert_array_equal(mask, segment(image, seeds, lam=10.0, device="cpu"))
         rows, cols = random_stroke(rng, seeds, truth)
         job = Job(number + 1, 1, 10.0, SeedDelta((rows.start, rows.stop, cols.start, cols.stop),
                                                  seeds[rows, cols].copy()))
@@ -547,7 +547,8 @@ def test_a_lambda_change_ends_a_long_cpu_solve_in_another_process():
         random_stroke(rng, seeds, truth)
         controller.set_seeds(seeds)
         controller.request()
-        exact.incremental_seconds = exact.fresh_seconds = 1e6  # "this solve takes long"
+        # "this solve takes long" (the histogram's incremental estimates, the pipeline's)
+        exact.incremental_seconds = exact.fresh_seconds = exact.pipeline_seconds = 1e6
         controller.set_lam(4.0)
         controller.request()
         assert killed.is_set()

@@ -92,7 +92,9 @@ class Bench:
     def expected(self, **kwargs):
         lam = self.session.lam  # None: the model's own lam, which the plugin cuts at
         model = self.session.options.model
-        options = self.session.options.segment_kwargs(model_lam(model) if lam is None else lam)
+        axis = -1 if self.image.rgb else None
+        options = self.session.options.segment_kwargs(
+            model_lam(model, self.image.data, axis) if lam is None else lam)
         options.update(kwargs)
         return graphcut.segment(self.image.data, np.asarray(self.scribbles.data),
                                 device="cpu", **options)

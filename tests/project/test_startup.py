@@ -159,8 +159,8 @@ def test_app_solver_prepares_the_session_before_the_first_stroke():
     assert outcome.error is None and solver._segmenter is session
     mask = np.zeros(seeds.shape, bool)
     outcome.update.apply(mask)
-    # the app's solver starts with the histogram (gui/solve.py)
-    assert np.array_equal(mask, graphcut.segment(image, seeds, model="histogram", device="cpu"))
+    # the session's model: the app's default, the library's (gui/solve.py Session.model)
+    assert np.array_equal(mask, graphcut.segment(image, seeds, lam=10.0, device="cpu"))
     failed = solver.open(Session(8, np.zeros((4, 4, 7)), 10.0, "cpu"))
     assert failed.error and "channels" in failed.error
 

@@ -504,6 +504,20 @@ def test_segmentation_is_refused_up_front_naming_the_image_and_the_need(monkeypa
     assert caught.value.need == need and need > 200 * 1024
 
 
+def test_a_default_model_too_large_names_the_histograms_need(monkeypatch):
+    """The default (auto) holds features or mixtures: where it does not fit, the message says
+    what the lighter histogram model would need, and that one runs within the same limit."""
+    image, seeds = disc_image("colour"), disc_seeds()
+    histogram = segmentation_bytes(60, 80, 3, "cpu", model="histogram")
+    assert segmentation_bytes(60, 80, 3, "cpu") > 2 * histogram
+    monkeypatch.setenv(LIMIT_VARIABLE, str(int(1.5 * histogram)))
+    with pytest.raises(HostMemoryError, match="model 'histogram' would need") as caught:
+        graphcut.segment(image, seeds, device="cpu")
+    assert caught.value.need == segmentation_bytes(60, 80, 3, "cpu")
+    mask = graphcut.segment(image, seeds, device="cpu", model="histogram")
+    assert mask.any() and not mask.all()
+
+
 @pytest.mark.parametrize("device,outcome", [("auto", "cpu"), ("cuda", "GPUMemoryError")])
 def test_too_large_for_the_gpu_falls_back_or_is_refused_before_building(
         fake_gpu, caplog, device, outcome):  # noqa: F811  (the fixture imported above)
@@ -529,14 +543,39 @@ image = rng.integers(0, 256, (h, w, 3) if {colour} else (h, w), dtype=np.uint8)
 seeds = np.zeros((h, w), np.uint8)
 seeds[:20] = 2
 seeds[h // 2, w // 2] = 1
+box = (100, 100, 1400, 1900) if {box} else None
 graphcut.solver.cpu.release_free_heap()
 reset_peak()
 before = rss()
-graphcut.segment(image, seeds, device="cpu")
+graphcut.segment(image, seeds, device="cpu", model={model!r}, box=box)
 result["measured"] = peak() - before
-result["estimate"] = segmentation_bytes(h, w, 3 if {colour} else 1, "cpu")
+result["estimate"] = segmentation_bytes(h, w, 3 if {colour} else 1, "cpu", model={model!r},
+                                        region={box})
 result["pixels"] = h * w
 """
+
+_VOLUME_PEAK_CASE = """
+from graphcut.segmentation import segmentation_bytes
+d, h, w = 30, 300, 334
+image = np.random.default_rng(0).integers(0, 256, (d, h, w), dtype=np.uint8)
+seeds = np.zeros((d, h, w), np.uint8)
+seeds[:, :10] = 2
+seeds[d // 2, h // 2, w // 2] = 1
+graphcut.solver.cpu.release_free_heap()
+reset_peak()
+before = rss()
+graphcut.segment(image, seeds, device="cpu", channel_axis=None)
+result["measured"] = peak() - before
+result["estimate"] = segmentation_bytes(h, w, 1, "cpu", depth=d)
+result["pixels"] = d * h * w
+"""
+
+
+def _check_peak(result, *, within=1.25):
+    assert "error" not in result, result
+    measured, estimate = result["measured"], result["estimate"]
+    assert measured <= estimate <= within * measured, result
+    return measured / result["pixels"]
 
 
 @pytest.mark.slow  # 3 MP segmentations in a memory-limited child process
@@ -544,14 +583,32 @@ result["pixels"] = h * w
 @pytest.mark.parametrize("colour", [False, True])
 def test_the_cpu_estimate_bounds_the_measured_peak(colour):
     """The campaign: a 30 MP RGB image peaked at 224 bytes per pixel on the CPU path. Now the
-    peak is PyMaxflow's graph (176 bytes per pixel) plus a few dozen, and the estimate checked
-    before starting bounds it (within 25 %)."""
-    result = run_limited(_PEAK_CASE.format(colour=colour), budget_mib=4096)
-    assert "error" not in result, result
-    measured, estimate, pixels = result["measured"], result["estimate"], result["pixels"]
-    assert measured <= estimate <= 1.25 * measured, result
-    beyond_graph = measured / pixels - 176
-    assert beyond_graph < 36, f"{measured / pixels:.0f} bytes per pixel"
+    histogram's peak is PyMaxflow's graph (176 bytes per pixel) plus a few dozen, and the
+    estimate checked before starting bounds it (within 25 %)."""
+    result = run_limited(_PEAK_CASE.format(colour=colour, model="histogram", box=False),
+                         budget_mib=4096)
+    beyond_graph = _check_peak(result) - 176
+    assert beyond_graph < 36, f"{beyond_graph + 176:.0f} bytes per pixel"
+
+
+@pytest.mark.slow  # 3 MP segmentations in a memory-limited child process
+@linux_only
+@pytest.mark.parametrize("model,colour,box", [(None, False, False), (None, True, False),
+                                              ("auto", False, True), ("gmm", True, True)])
+def test_the_cpu_estimate_bounds_each_models_peak(model, colour, box):
+    """The default model (auto: the learned model on grey images, the live GMM on colour)
+    holds features or mixtures while the graph is cut: 1.9-3.6 times the histogram's peak.
+    The check made before starting counts each model's own peak (with a box too)."""
+    result = run_limited(_PEAK_CASE.format(colour=colour, model=model, box=box),
+                         budget_mib=8192, timeout=300)
+    assert _check_peak(result) > 1.5 * 211  # the histogram's formula would not bound it
+
+
+@pytest.mark.slow
+@linux_only
+def test_the_cpu_estimate_bounds_the_default_models_peak_on_a_volume():
+    result = run_limited(_VOLUME_PEAK_CASE, budget_mib=8192, timeout=300)
+    assert _check_peak(result) > 1.5 * 276  # the histogram's volume formula
 
 
 # ---- parameters and files that used to give tracebacks ---------------------------------------

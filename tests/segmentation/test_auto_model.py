@@ -1,5 +1,6 @@
-"""Auto (model="auto"): GMM(core=0.4, warm=True) on colour images, Learned() on grey ones;
-the default stays the histogram; settings files reproduce their model."""
+"""Auto (model="auto"): GMM(core=0.4, warm=True) on colour photographs, Learned() on grey
+ones (colour micrographs: tests/segmentation/test_image_kind.py); the default model;
+settings files reproduce their model."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from synthetic import disc_image, disc_seeds
 
 
 def test_auto_stands_for_a_model_per_image():
-    assert isinstance(as_model(None), Histogram) and as_model("auto") == Auto()
+    assert as_model(None) == Auto() and as_model("auto") == Auto()
     assert Auto().for_channels(3) == GMM(core=0.4, warm=True)
     assert Auto().for_channels(4) == GMM(core=0.4, warm=True)
     assert Auto().for_channels(1) == Learned()
@@ -20,7 +21,7 @@ def test_auto_stands_for_a_model_per_image():
     assert given.for_channels(1) == Learned(seed_share=0.2, locality=1.0)
     assert model_from_settings(given.settings()) == given
     assert Auto().settings() == {"model": "auto"}
-    with pytest.raises(RuntimeError, match="for_channels"):
+    with pytest.raises(RuntimeError, match="for_image"):
         Auto().fit(np.zeros((2, 2, 1)), [])
 
 
@@ -48,10 +49,10 @@ def test_a_lam_given_with_auto_wins():
 
 
 @pytest.mark.parametrize("name,model", [("histogram", Histogram()), ("gmm", GMM()),
-                                        ("auto", Auto()), (None, Histogram())])
+                                        ("auto", Auto()), (None, Auto())])
 def test_settings_files_reproduce_their_model_through_the_cli(tmp_path, name, model):
     """A settings file next to the seeds that names a model (as the app writes them) gives
-    that model's mask; one without a model gives the default's (the histogram)."""
+    that model's mask; one without a model gives the default's (auto)."""
     from click.testing import CliRunner
     from PIL import Image
 
