@@ -84,7 +84,7 @@ def _stand_in(kernel_library, monkeypatch):
         return real_open_grid_solver(network, device=device)
 
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: device)
-    monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *a: "cuda")
+    monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *a, **k: "cuda")
     monkeypatch.setattr(session, "resolve_device", lambda device: device)
     monkeypatch.setattr(solving, "open_grid_solver", open_grid_solver)
     monkeypatch.setattr(session.Segmenter, "device_name", "stand-in")
