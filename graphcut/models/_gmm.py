@@ -212,7 +212,8 @@ class GMMModel(ColourModel):
         """E-step (responsibilities under the current parameters) then M-step, each pixel
         counted ``weight`` times (float (H*W,), 0 = not in the sample)."""
         _, responsibilities = self._evaluate(values)
-        responsibilities = responsibilities.array() * weight[:, None]
+        responsibilities = responsibilities.array()  # a new (N, K) array: weighted in place
+        responsibilities *= weight[:, None]
         self._set_parameters(*_moments(features, responsibilities), values.shape[-1])
 
     def _set_parameters(self, counts, first, second, channels):
