@@ -268,8 +268,8 @@ def test_a_volume_too_large_to_segment_is_refused_from_its_headers(tmp_path, mon
     with pytest.raises(MemoryError, match=r"v\.npy \(1000x1000 grey\), 50 slices on the CPU"):
         segment_volume_paths(tmp_path / "v.npy", tmp_path / "s.npy", tmp_path / "m.tif",
                              device="cpu")
-    monkeypatch.setenv(LIMIT_VARIABLE, "64G")
-    assert check_volume_file(tmp_path / "v.npy", "cpu") == "cpu"
+    monkeypatch.setenv(LIMIT_VARIABLE, "64G")  # (the histogram's ~13 GiB: within most hosts)
+    assert check_volume_file(tmp_path / "v.npy", "cpu", model="histogram") == "cpu"
     assert check_volume_file(tmp_path / "missing.npy", "cpu") is None
 
 

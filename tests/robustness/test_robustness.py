@@ -723,7 +723,7 @@ def test_gpu_out_of_memory_while_building_falls_back_with_auto(monkeypatch, capl
 
     expected = graphcut.segment(image, seeds, device="cpu")
     monkeypatch.setattr(segmentation, "resolve_device", lambda device: "cuda")
-    monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *args: "cuda")
+    monkeypatch.setattr(segmentation, "array_segmentation_backend", lambda *args, **kwargs: "cuda")
     real_segmenter = segmentation.Segmenter
 
     def segmenter(image, *, device, **options):  # runs out of memory on the GPU
