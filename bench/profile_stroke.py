@@ -6,6 +6,13 @@ the update's time outside the stages listed directly under it.
 
     python bench/profile_stroke.py --megapixels 4 --device cuda --model learned --strokes 10
     python bench/profile_stroke.py --megapixels 1 --device cpu --model histogram --strokes 3
+    python bench/profile_stroke.py --app --size 2048x2048 --device cuda --model auto --strokes 8
+
+``--app``: the app's own solver (``gui/solve.py``'s ``Solver``, in this process: no solver
+process, no pipes) on the astronaut sample scaled to ``--size``, with the app's clean-up and
+bench_interactive.py's correcting strokes, each sent as the app sends it (the changed
+rectangle of the seeds); the stages then include the app's layers around ``Segmenter``
+(the job, the clean-up, the mask's difference to the last answer).
 
 The synchronisation costs a few microseconds per stage, so the update's total here is a
 little above bench_learned_latency.py's.
@@ -26,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_quality import add_stroke, interior_point, next_click  # noqa: E402
+from bench_quality import add_stroke, interior_point, next_click, truth_box  # noqa: E402
 from quality_data import scaled_item  # noqa: E402
 
 # (label, module, attribute path): patched where the caller looks the name up
@@ -40,6 +47,30 @@ STAGES = (
     ("      costs", "graphcut.segmentation._grabcut", "_costs"),
     ("      problem", "graphcut.segmentation._grabcut", "binary_problem"),
     ("    to host", "graphcut.segmentation._pipeline", "to_host"),
+)
+# the live GMM's parts (model "auto" on colour images) and the pipeline's other steps
+PIPELINE_STAGES = (
+    ("    object labels", "graphcut.segmentation._pipeline", "object_labels"),
+    ("    warm (box)", "graphcut.segmentation._pipeline", "warm_binary"),
+    ("    coarse loop", "graphcut.segmentation._pipeline", "coarse_grabcut"),
+    ("    refit and cut", "graphcut.segmentation._pipeline", "refit_and_cut"),
+    ("      blocks sample", "graphcut.segmentation._warm", "blocks_sample"),
+    ("      coarse iterations", "graphcut.segmentation._coarse", "iterate_binary"),
+    ("      box iterations", "graphcut.segmentation._warm", "iterate_binary"),
+    ("        energy check", "graphcut.segmentation._problems", "BinaryProblem.energy"),
+    ("        GMM evaluate", "graphcut.models._gmm", "GMMModel._evaluate"),
+    ("        GMM moments", "graphcut.models._gmm", "_moments"),
+    ("        GMM split", "graphcut.models._gmm", "_principal_axis_split"),
+    ("  result", "graphcut.segmentation._segmenter", "result_of"),
+)
+# the app's layers around Segmenter.update (--app)
+APP_STAGES = (
+    ("job", "graphcut.gui.solve", "Solver.run"),
+    ("  segment", "graphcut.gui.solve", "Solver._segment"),
+    ("  clean up", "graphcut.gui.solve", "clean_up"),
+    ("  on device", "graphcut.gui.solve", "_on_device_of"),
+    ("  mask update", "graphcut.gui.sharing", "MaskUpdate.between"),
+    ("  coverage", "graphcut.gui.solve", "mask_fraction"),
 )
 
 
@@ -80,14 +111,24 @@ def patched(timers, stages, extra=()):
         *parents, name = path.split(".")
         for parent in parents:
             owner = getattr(owner, parent)
-        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
-        setattr(owner, name, timers.wrap(label, original))
-        undo.append((owner, name, original))
+        # a class's own attribute, or one it inherits (GMM.fit is PerLabelModel's)
+        own = not isinstance(owner, type) or name in owner.__dict__
+        original = owner.__dict__[name] if isinstance(owner, type) and own else \
+            getattr(owner, name)
+        if isinstance(original, classmethod):
+            wrapped = classmethod(timers.wrap(label, original.__func__))
+        else:
+            wrapped = timers.wrap(label, original)
+        setattr(owner, name, wrapped)
+        undo.append((owner, name, original, own))
     try:
         yield
     finally:
-        for owner, name, original in reversed(undo):
-            setattr(owner, name, original)
+        for owner, name, original, own in reversed(undo):
+            if own:
+                setattr(owner, name, original)
+            else:
+                delattr(owner, name)
 
 
 def main(argv=None):
@@ -96,39 +137,112 @@ def main(argv=None):
     parser.add_argument("--device", default="cuda", choices=("cpu", "cuda"))
     parser.add_argument("--model", default="learned")
     parser.add_argument("--strokes", type=int, default=10)
+    parser.add_argument("--box", action="store_true",
+                        help="Segmenter only: start from the object's box (bench_quality)")
+    parser.add_argument("--app", action="store_true",
+                        help="profile the app's solver (gui/solve.py) on the astronaut sample")
+    parser.add_argument("--size", default="2048x2048", help="--app: ROWSxCOLS")
+    parser.add_argument("--preview", action="store_true",
+                        help="--app: the app's preview solver (the image reduced to at most "
+                             "250 000 pixels, no clean-up) instead of the exact one")
     args = parser.parse_args(argv)
-    import graphcut
-    item = scaled_item(args.megapixels)
-    truth = item.truth
-    seeds = np.zeros(truth.shape, np.uint8)
-    add_stroke(seeds, truth, interior_point(truth), 1)
-    add_stroke(seeds, truth, interior_point(~truth), 2)
-    session = graphcut.Segmenter(item.image, model=args.model, device=args.device)
-    mask = np.asarray(session.update(seeds.copy()), dtype=bool)  # the first mask: not profiled
     timers = Timers(args.device)
-    model_type = type(session._options["appearance"]).__module__
-    model_class = type(session._options["appearance"]).__name__
-    extra = [("      fit", model_type, f"{model_class}.fit"),
-             ("      model costs", model_type, f"{model_class}.costs")]
-    solver = session._solver
-    solve = solver.solve
-    solver.solve = timers.wrap("      cut", solve)
-    with patched(timers, STAGES, extra):
-        for _ in range(args.strokes):
-            point, label = next_click(mask, truth)
-            add_stroke(seeds, truth, point, label)
-            mask = np.asarray(session.update(seeds.copy()), dtype=bool)
-            timers.end_stroke()
-    print(f"{truth.size / 1e6:.1f} MP, {session.backend}, model {args.model}, "
-          f"{args.strokes} correcting strokes: median ms per stroke")
+    if args.app:
+        title, stages = _profile_app(args, timers)
+    else:
+        title, stages = _profile_segmenter(args, timers)
+    print(f"{title}, {args.strokes} correcting strokes: median ms per stroke")
     print("| stage | median ms | max ms |")
     print("|---|---|---|")
-    order = [label for label, *_ in STAGES] + [label for label, *_ in extra] + ["      cut"]
-    for label in order:
+    for label in stages:
         values = timers.strokes.get(label)
         if values:
             print(f"| {label.strip()} ({len(label) - len(label.lstrip())}) | "
                   f"{statistics.median(values) * 1e3:.2f} | {max(values) * 1e3:.2f} |")
+
+
+def _model_stages(model):
+    """The fit, refit and costs of ``model``'s class (inherited ones included)."""
+    owner, name = type(model).__module__, type(model).__name__
+    return [(f"      model {what}", owner, f"{name}.{what}") for what in ("fit", "refit", "costs")
+            if callable(getattr(model, what, None))]
+
+
+CUT = ("      cut (every GridCuts solve)", "graphcut.segmentation._solving", "GridCuts.solve")
+
+
+def _profile_segmenter(args, timers):
+    import graphcut
+    item = scaled_item(args.megapixels)
+    truth = item.truth
+    seeds = np.zeros(truth.shape, np.uint8)
+    box = truth_box(truth) if args.box else None
+    if box is None:
+        add_stroke(seeds, truth, interior_point(truth), 1)
+        add_stroke(seeds, truth, interior_point(~truth), 2)
+    session = graphcut.Segmenter(item.image, model=args.model, device=args.device)
+    mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)  # not profiled
+    extra = [*PIPELINE_STAGES, *_model_stages(session.model), CUT]
+    with patched(timers, STAGES, extra):
+        for _ in range(args.strokes):
+            point, label = next_click(mask, truth)
+            add_stroke(seeds, truth, point, label)
+            mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
+            timers.end_stroke()
+    title = f"{truth.size / 1e6:.1f} MP, {session.backend}, model {args.model}" + \
+        (", box" if box is not None else "")
+    return title, [label for label, *_ in (*STAGES, *extra)]
+
+
+def _profile_app(args, timers):
+    """The app's Solver on the astronaut sample, correcting strokes, the app's clean-up."""
+    import dataclasses
+
+    from bench_interactive import paint, parse_size, scaled_inputs
+    from stroke_scripts import script_for
+
+    from graphcut.gui.options import APP_DEFAULTS
+    from graphcut.gui.solve import Job, Session, Solver, preview_factor
+    from graphcut.gui.sharing import SeedDelta, from_slices
+    from graphcut.gui.strokes import SeedCanvas
+
+    image, bundled = scaled_inputs(parse_size(args.size))
+    start, script = script_for("correcting", image, bundled, args.strokes + 1, args.device)
+    canvas = SeedCanvas(start.shape)
+    canvas.begin_edit()
+    canvas.replace(start)
+    canvas.end_edit()
+    paint(canvas, script[0])
+    solver = Solver()
+    factor = preview_factor(image.shape[:2]) if args.preview else 1
+    opened = solver.open(Session(1, image, None, args.device, preview_factor=factor))
+    if opened.error:
+        raise RuntimeError(opened.error)
+    options = dataclasses.replace(APP_DEFAULTS, model=args.model)
+    number = 1
+    first = solver.run(Job(number, 1, None, SeedDelta(None, canvas.labels.copy()), options))
+    if first.error:
+        raise RuntimeError(first.details)
+    # Segmenter's stages under the job's segment
+    stages = [("    " + label, *where) for label, *where in STAGES]
+    extra = [*APP_STAGES, *[("    " + label, *where) for label, *where in PIPELINE_STAGES],
+             *[("    " + label, *where) for label, *where in
+               (*_model_stages(solver._segmenter.model), CUT)]]
+    with patched(timers, stages, extra):
+        for stroke in script[1:args.strokes + 1]:
+            region = paint(canvas, stroke)
+            number += 1
+            delta = SeedDelta(from_slices(region), canvas.labels[region].copy())
+            outcome = solver.run(Job(number, 1, None, delta, options))
+            if outcome.error:
+                raise RuntimeError(outcome.details)
+            timers.end_stroke()
+    title = (f"app {'preview (factor %d)' % factor if factor > 1 else 'exact'} solver, "
+             f"{image.shape[0]}x{image.shape[1]}, {solver._segmenter.backend}, "
+             f"model {args.model}, clean-up {options.keep}/{options.fill_holes}")
+    order = [label for label, *_ in (*APP_STAGES[:2], *stages, *extra[len(APP_STAGES):],
+                                     *APP_STAGES[2:])]
+    return title, order
 
 
 if __name__ == "__main__":

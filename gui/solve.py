@@ -322,16 +322,18 @@ class Solver:
         several = not only_binary_labels(seeds)
         if options.has_region or several or options.model != "histogram":
             # one object's mask stays on the solver's device, cleaned up there (a label image
-            # of several objects comes to the host)
-            output = self._segmenter.update(seeds, box=options.box, lasso=options.lasso,
-                                            cancel=cancel, device_mask=not several)
+            # of several objects comes to the host); only the edited region of the seeds is
+            # uploaded (the segmenter keeps them on the device)
+            output = self._segmenter.update(seeds, region=region, box=options.box,
+                                            lasso=options.lasso, cancel=cancel,
+                                            device_mask=not several)
         else:
             output = self._segmenter.update(seeds, region=region, cancel=cancel,
                                             device_mask=True)
-            if options.cleans_up:  # on the segmenter's device, with the seeds it holds there
-                output = clean_up(output, self._segmenter.device_seeds, options)
-                options = SegmentOptions()  # done
-        if options.cleans_up:
+        if options.cleans_up and output.dtype == bool:
+            # on the segmenter's device, with the seeds it holds there
+            output = clean_up(output, self._segmenter.device_seeds, options)
+        elif options.cleans_up:
             output = clean_up(output, seeds, options)
         if output.dtype == bool:
             return _on_device_of(output, self._segmenter), None

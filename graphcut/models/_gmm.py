@@ -40,6 +40,11 @@ DEFAULT_EM_STEPS = 2
 COVARIANCE_FLOOR = 1e-4
 # A component whose responsibilities add up to less than this many pixels is dropped.
 MIN_COMPONENT_WEIGHT = 1e-3
+#: rows of the CPU's evaluation at a time (:func:`_log_densities_in_chunks`)
+CHUNK_ROWS = 1 << 15
+#: a GPU sample of at most this many rows is split into components on the host
+#: (:func:`_principal_axis_split`)
+HOST_SPLIT_ROWS = 1 << 17
 
 
 class GMMModel(ColourModel):
@@ -169,17 +174,24 @@ class GMMModel(ColourModel):
 
     def _evaluate(self, values):
         """``-log p(x)`` (H*W,) and the responsibilities (H*W, K) of every pixel under the
-        current parameters (one pass: both come from the same exponentials), cached."""
+        current parameters (one pass: both come from the same exponentials), cached; the
+        responsibilities are divided out only when an EM step asks for them
+        (:class:`_Responsibilities`: the costs alone do not need them)."""
         if self._evaluated is None or self._evaluated[0] is not values:
             features = self._features_of(values)
             xp = array_module(values)
             linear, constant = self._linear_form(values.shape[-1])
-            log_parts = features @ xp.asarray(linear) + xp.asarray(constant)
-            top = log_parts.max(axis=1)
-            parts = xp.exp(log_parts - top[:, None])
-            total = parts.sum(axis=1)
-            self._evaluated = (values, -(top + xp.log(total)), parts / total[:, None])
-        return self._evaluated[1], self._evaluated[2]
+            if xp is np:  # in chunks of rows that stay in cache through the passes
+                self._evaluated = (values, *_log_densities_in_chunks(features, linear,
+                                                                    constant))
+            else:
+                log_parts = features @ xp.asarray(linear) + xp.asarray(constant)
+                top = _across_components(np.maximum, log_parts)
+                parts = xp.exp(log_parts - top[:, None])
+                total = _across_components(np.add, parts)
+                self._evaluated = (values, -(top + xp.log(total)), parts, total)
+        _, costs, parts, total = self._evaluated
+        return costs, _Responsibilities(parts, total)
 
     def _linear_form(self, channels):
         """Coefficients making ``log pi_k N_k(x)`` linear in the features: (F, K), (K,).
@@ -200,7 +212,8 @@ class GMMModel(ColourModel):
         """E-step (responsibilities under the current parameters) then M-step, each pixel
         counted ``weight`` times (float (H*W,), 0 = not in the sample)."""
         _, responsibilities = self._evaluate(values)
-        responsibilities = responsibilities * weight[:, None]
+        responsibilities = responsibilities.array()  # a new (N, K) array: weighted in place
+        responsibilities *= weight[:, None]
         self._set_parameters(*_moments(features, responsibilities), values.shape[-1])
 
     def _set_parameters(self, counts, first, second, channels):
@@ -218,6 +231,51 @@ class GMMModel(ColourModel):
         self.means = means
         self.covariances = covariances
         self._evaluated = None
+
+
+class _Responsibilities:
+    """Every pixel's responsibilities ``parts / total`` (N, K), computed when asked."""
+
+    def __init__(self, parts, total):
+        self.parts, self.total = parts, total
+
+    def array(self):
+        return self.parts / self.total[:, None]
+
+
+def _log_densities_in_chunks(features, linear, constant):
+    """NumPy: ``(-log p (N,), parts (N, K), total (N,))`` of ``features`` (N, F) under the
+    linear form ``(linear (F, K), constant (K,))``, :data:`CHUNK_ROWS` rows at a time (each
+    chunk's K-column temporaries stay in cache: several times less memory traffic than
+    whole-image passes; the matrix product of a chunk may round its last bit otherwise than
+    the whole image's)."""
+    n, count = features.shape[0], linear.shape[1]
+    costs, parts, total = np.empty(n), np.empty((n, count)), np.empty(n)
+    for start in range(0, n, CHUNK_ROWS):
+        rows = slice(start, start + CHUNK_ROWS)
+        log_parts = features[rows] @ linear
+        log_parts += constant
+        top = _across_components(np.maximum, log_parts)
+        log_parts -= top[:, None]
+        chunk_parts = np.exp(log_parts, out=parts[rows])
+        chunk_total = total[rows]
+        chunk_total[:] = _across_components(np.add, chunk_parts)
+        costs[rows] = -(top + np.log(chunk_total))
+    return costs, parts, total
+
+
+def _across_components(ufunc, array):
+    """``array.max(axis=1)`` (``ufunc`` ``np.maximum``) or ``array.sum(axis=1)``
+    (``np.add``) of an (N, K) array. NumPy reduces a short last axis
+    pixel by pixel (the inner loop K long): on the CPU the K columns are combined instead,
+    in the same order, which gives the same numbers (K < 8: NumPy's sum adds a row's K terms
+    one after the other) several times faster."""
+    if array_module(array) is not np or array.shape[1] >= 8:
+        return array.max(axis=1) if ufunc is np.maximum else array.sum(axis=1)
+    out = array[:, 0].copy()
+    for k in range(1, array.shape[1]):
+        ufunc(out, array[:, k], out=out)
+    return out
 
 
 def _moments(features, responsibilities):
@@ -242,8 +300,13 @@ def _principal_axis_split(x, weight, components: int):
     """Orchard-Bouman: cluster index (N,) of every row of ``x`` (N, C) and the number of
     clusters (at most ``components``), by repeatedly splitting the cluster of largest
     (``weight``-weighted) covariance eigenvalue through its mean across the corresponding
-    eigenvector."""
+    eigenvector. A GPU sample of at most :data:`HOST_SPLIT_ROWS` rows (the live model's
+    coarse grid) is split on the host: the split's few small reductions per cluster, each
+    waited for, cost more on the GPU than the copy (the clusters go back to the GPU)."""
     xp = array_module(x)
+    if xp is not np and x.shape[0] <= HOST_SPLIT_ROWS:
+        clusters, count = _principal_axis_split(to_host(x), to_host(weight), components)
+        return xp.asarray(clusters), count
     clusters = xp.zeros(x.shape[0], dtype=xp.int64)
     everyone = xp.ones(x.shape[0], dtype=bool)
     spread = [_principal_axis(x, weight, everyone)]  # per cluster: (eigenvalue, vector, mean)

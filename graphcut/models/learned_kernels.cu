@@ -6,12 +6,35 @@
 // NumPy path (_learned.py's _Shared._chunk_costs) computes the same formula in float32.
 // Shipped precompiled (solver/cuda/_variants.py).
 //
-// Grid-stride loop with GRAPHCUT_THREADS threads per block.
+// Block-stride loop over tiles of GRAPHCUT_THREADS rows: the block first copies its tile's
+// rows (contiguous floats) into shared memory with coalesced reads, then each thread scores
+// one row from there (a thread reading its own row from global memory would touch a
+// different cache line per lane at every feature). More than LEARNED_TILE_FEATURES features:
+// each thread reads its row directly. Either way every pixel's arithmetic is the same.
 
 #include "graphcut_cuda.cuh"
 
 // MAX_FEATURES bounds the weights kept in registers / shared memory (F <= 27 today).
 #define LEARNED_MAX_FEATURES 64
+// the shared tile holds GRAPHCUT_THREADS rows of at most this many features (32 kB)
+#define LEARNED_TILE_FEATURES 32
+
+__device__ __forceinline__ void learned_score(
+    const float* row, const int features, const float* linear, const float* quadratic,
+    const float bias, const float cap, const long long n, const long long p,
+    double* __restrict__ costs)
+{
+    float z = 0.0f;
+    for (int j = 0; j < features; ++j) {
+        const float v = row[j];
+        z += linear[j] * v + quadratic[j] * (v * v);
+    }
+    z += bias;
+    z = fminf(fmaxf(z, -30.0f), 30.0f);
+    const float first = log1pf(expf(-z));
+    costs[p] = (double)fminf(first, cap);
+    costs[n + p] = (double)fminf(first + z, cap);
+}
 
 // x: (n, features) float32 row-major; weights: 2 features + 1 doubles, [b0, b1..., b2...];
 // costs: (2, n) doubles, label 0's row first.
@@ -21,6 +44,7 @@ extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) learned_binary_co
 {
     __shared__ float linear[LEARNED_MAX_FEATURES];
     __shared__ float quadratic[LEARNED_MAX_FEATURES];
+    __shared__ float tile[GRAPHCUT_THREADS * LEARNED_TILE_FEATURES];
     for (int j = threadIdx.x; j < features; j += blockDim.x) {
         linear[j] = (float)weights[1 + j];
         quadratic[j] = (float)weights[1 + features + j];
@@ -28,17 +52,27 @@ extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) learned_binary_co
     __syncthreads();
     const float bias = (float)weights[0];
     const float cap = (float)max_cost;
-    GRID_STRIDE_LOOP(p, n) {
-        const float* row = x + p * (long long)features;
-        float z = 0.0f;
-        for (int j = 0; j < features; ++j) {
-            const float v = row[j];
-            z += linear[j] * v + quadratic[j] * (v * v);
+    if (features > LEARNED_TILE_FEATURES || blockDim.x > GRAPHCUT_THREADS) {
+        GRID_STRIDE_LOOP(p, n) {
+            learned_score(x + p * (long long)features, features, linear, quadratic, bias, cap,
+                          n, p, costs);
         }
-        z += bias;
-        z = fminf(fmaxf(z, -30.0f), 30.0f);
-        const float first = log1pf(expf(-z));
-        costs[p] = (double)fminf(first, cap);
-        costs[n + p] = (double)fminf(first + z, cap);
+        return;
+    }
+    const long long rows = blockDim.x;
+    for (long long first = (long long)blockIdx.x * rows; first < n;
+         first += (long long)gridDim.x * rows) {
+        const long long count = (n - first < rows) ? n - first : rows;
+        const long long values = count * features;
+        const float* source = x + first * (long long)features;
+        for (long long k = threadIdx.x; k < values; k += blockDim.x) {
+            tile[k] = source[k];
+        }
+        __syncthreads();
+        if (threadIdx.x < count) {
+            learned_score(tile + threadIdx.x * features, features, linear, quadratic, bias, cap,
+                          n, first + threadIdx.x, costs);
+        }
+        __syncthreads();  // the tile is read before the next one is written
     }
 }

@@ -26,12 +26,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from graphcut._arrays import array_module
 
 from ._grabcut import iterate_binary
 
 #: coarse grid pixels at most (a 256 x 256 grid)
 COARSE_PIXELS = 1 << 16
+#: GrabCut's iterations on the coarse grid at most (None: the model's ``iterations``)
+COARSE_ITERATIONS = None
 
 
 def coarse_factor(shape) -> int:
@@ -56,6 +60,15 @@ def _pool(array, f, xp, reduce):
     h, w = array.shape
     hc, wc = -(-h // f), -(-w // f)
     padded = xp.pad(array, ((0, hc * f - h), (0, wc * f - w)), mode="edge")
+    if xp is np:  # NumPy reduces short axes element by element: combine strided views,
+        combine = np.logical_or if reduce == "any" else np.maximum  # rows then columns
+        rows = padded[::f].astype(bool) if reduce == "any" else padded[::f].copy()
+        for i in range(1, f):
+            combine(rows, padded[i::f], out=rows)
+        out = np.ascontiguousarray(rows[:, ::f])
+        for j in range(1, f):
+            combine(out, rows[:, j::f], out=out)
+        return out
     blocks = padded.reshape(hc, f, wc, f)
     return getattr(blocks, reduce)(axis=(1, 3))
 
@@ -167,8 +180,9 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
     coarse_binary = xp.where(is_background & ~is_object, xp.uint8(2),
                              xp.where(is_object & ~is_background, xp.uint8(1),
                                       xp.uint8(0))).astype(xp.uint8)
-    coarse_samples = tuple(_pool(xp.asarray(s, dtype=xp.float64), f, xp, "max")
-                           for s in samples)
+    coarse_samples = tuple(  # a bool sample's block maximum is whether it holds a pixel
+        _pool(s, f, xp, "any").astype(xp.float64) if s.dtype == bool else
+        _pool(xp.asarray(s, dtype=xp.float64), f, xp, "max") for s in samples)
     coarse_weights = None if weights is None else _pool(weights, f, xp, "max")
     coarse_priors = None if priors is None else [
         None if p is None else _centres(p, f) for p in priors]
@@ -178,8 +192,10 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
         kept = model._coarse = (nlinks, coarse_nlinks,
                                 GridCuts(coarse_binary.shape, coarse_nlinks, device))
     run = iterate_binary(_centres(values, f), kept[1], coarse_binary, model, coarse_samples,
-                         iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                         cut=kept[2].cut, weights=coarse_weights, priors=coarse_priors)
+                         iterations=o["iterations"] if COARSE_ITERATIONS is None else
+                         min(o["iterations"], COARSE_ITERATIONS), tol=o["tol"],
+                         scale=o["scale"], cut=kept[2].cut, weights=coarse_weights,
+                         priors=coarse_priors)
     mask = xp.asarray(run.labels, dtype=bool)
     if f > 1:
         mask = xp.repeat(xp.repeat(mask, f, axis=0), f, axis=1)[:shape[0], :shape[1]]

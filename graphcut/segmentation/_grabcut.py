@@ -106,7 +106,7 @@ def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, t
     done = 0
     size = mask.size
     while done < iterations:
-        if not bool(mask.any()) or bool(mask.all()):
+        if int(mask.sum()) in (0, size):  # one wait for the GPU, not two
             break  # one label has no pixel left to learn from
         t = time.perf_counter()
         model.refit(values, [_sample(mask, weights), _sample(~mask, weights)])

@@ -4,6 +4,7 @@ several objects, GrabCut iterations, clean-up (:func:`segment_values`), and the
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -33,7 +34,7 @@ FAR_REACH = 0.2
 
 
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
-                   starts=None):
+                   starts=None, device_output=False):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -48,10 +49,17 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     several objects' labellings kept between updates (a dict, see :func:`kept_start`;
     :attr:`GridCuts.starts`), None: every expansion starts from the cheapest labels.
 
+    ``device_output``: one object's mask stays on the values' device (a label image of
+    several objects always comes to the host).
+
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
     shape = tuple(values.shape[:2] if shape is None else shape)
-    region = allowed_region(shape, box=o["box"], lasso=o["lasso"])
+    outside = None
+    if o["box"] is not None and o["lasso"] is None:  # kept for the next strokes
+        region, outside = _box_region(shape, tuple(int(v) for v in o["box"]), xp)
+    else:
+        region = allowed_region(shape, box=o["box"], lasso=o["lasso"])
     has_region = region is not None
     if seeds is None:
         if not has_region:
@@ -69,10 +77,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                          f"{', '.join(map(str, objects))}) in a volume: several objects are "
                          "segmented in images only (alpha-expansion is 2-D); segment a volume's "
                          "objects one at a time (object seeds 1, background 2)")
-    outside = None
     constraints = seeds
     if has_region:
-        outside = xp.asarray(~region)
+        outside = xp.asarray(~region) if outside is None else outside
         stray = int(((seeds != NONE) & (seeds != BACKGROUND) & outside).sum())
         if stray:
             raise ValueError(f"{stray} object seed pixel(s) lie outside the box / lasso, where "
@@ -99,34 +106,44 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         is_object = constraints == label
         binary = xp.where(is_object, xp.uint8(FOREGROUND),
                           xp.where(background, xp.uint8(BACKGROUND), xp.uint8(NONE)))
-        sample = (~background) if has_region else is_object
-        core = region
-        if has_region and getattr(model, "core", 0):  # the learned model: the region's core
-            only_box = o["box"] if o["lasso"] is None else None
-            core = region_core(region, model.core, box=only_box)
-            sample = xp.asarray(core) | is_object
-            if getattr(model, "outline", 0) > 0:  # the learned model's position prior
-                priors = _with_outline_cost(priors, model.outline_costs(region), xp)
-        samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
-                        for s in (sample, background))
+
+        def core():  # the object's first sample with a region: its core, or all of it
+            if has_region and getattr(model, "core", 0):  # e.g. the learned model
+                only_box = o["box"] if o["lasso"] is None else None
+                return region_core(region, model.core, box=only_box)
+            return region
+
+        if has_region and getattr(model, "core", 0) and getattr(model, "outline", 0) > 0:
+            # the learned model's position prior: the object costs more near the outline
+            priors = _with_outline_cost(priors, model.outline_costs(region), xp)
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,
                               seeds_given=bool((seeds != NONE).any()), weights=weights,
-                              priors=priors, o=o, cut=cut)
-        elif warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
-            coarse = coarse_grabcut(values, nlinks, binary, model, samples, weights=weights,
-                                    priors=priors, o=o, device=device)
-            run = refit_and_cut(values, nlinks, binary, model, coarse, weights=weights,
-                                priors=priors, scale=o["scale"], cut=cut)
+                              priors=priors, o=o, cut=cut, device=device)
         else:
-            run = iterate_binary(values, nlinks, binary, model, samples,
-                                 iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                                 cut=cut, weights=weights, priors=priors)
+            sample = is_object
+            if has_region:
+                inside = core()
+                sample = ~background if inside is region else xp.asarray(inside) | is_object
+            samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
+                            for s in (sample, background))
+            if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
+                coarse = coarse_grabcut(values, nlinks, binary, model, samples,
+                                        weights=weights, priors=priors, o=o, device=device)
+                run = refit_and_cut(values, nlinks, binary, model, coarse, weights=weights,
+                                    priors=priors, scale=o["scale"], cut=cut)
+            else:
+                run = iterate_binary(values, nlinks, binary, model, samples,
+                                     iterations=o["iterations"], tol=o["tol"],
+                                     scale=o["scale"], cut=cut, weights=weights,
+                                     priors=priors)
         if label == FOREGROUND and cleans_up and xp is not np and len(shape) == 2:
             # on the GPU: the clean-up there (flood fills), then one copy to the host
             cleaned = clean_mask(run.labels.astype(bool, copy=False), seeds, keep=o["keep"],
                                  fill_holes_area=o["fill_holes"], outside=outside)
-            return to_host(cleaned), run
+            return (cleaned if device_output else to_host(cleaned)), run
+        if device_output and label == FOREGROUND and not cleans_up:
+            return run.labels.astype(bool, copy=False), run
         mask = to_host(run.labels).astype(bool, copy=False)
         if label == FOREGROUND and not cleans_up:
             return mask, run  # the mask is the output: no label image to build and compare
@@ -156,6 +173,14 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                               outside=None if outside is None else to_host(outside))
     single = objects in ([], [FOREGROUND])
     return (labels == FOREGROUND if single else labels), run
+
+
+@functools.lru_cache(maxsize=4)
+def _box_region(shape, box, xp):
+    """A box's region (host bool) and its outside (on ``xp``'s device), kept for the next
+    updates with the same box (the app's strokes): read-only."""
+    region = allowed_region(shape, box=box)
+    return region, xp.asarray(~region)
 
 
 def kept_start(starts, lam, objects):

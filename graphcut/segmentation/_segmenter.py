@@ -33,6 +33,7 @@ from graphcut.solver.incremental import check_region
 
 from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
+from ._device_seeds import DeviceSeeds
 from ._options import resolve_options
 from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
                           eight_connected_sigma)
@@ -162,6 +163,8 @@ class Segmenter:
             self._values = None      # the bins and weights hold all the image's part now
         self._seeds = None           # host uint8 copy of the seeds last given to update()
         self._seeds_device = None    # the same on the GPU (cuda backend)
+        self._pipeline_seeds = DeviceSeeds(self.shape)  # the pipeline's, on the GPU
+        self._last_seeds = None      # the seeds of the last update, on the solver's device
         self._solver = None          # GridCuts (the incremental solver), made by prepare()
         self.last_result: CutResult | None = None
         self.lam = None
@@ -186,12 +189,11 @@ class Segmenter:
 
     @property
     def device_seeds(self):
-        """The seeds of the last :meth:`update` (uint8 (H, W)) on the solver's device: a CuPy
-        array on the GPU (kept there between updates), else NumPy. Read-only by convention;
-        None before the first update."""
-        if self._on_gpu and self._seeds_device is not None:
-            return self._seeds_device
-        return self._seeds
+        """The seeds of the last :meth:`update` ((H, W) labels) on the solver's device: a CuPy
+        array on the GPU (kept there between updates), else NumPy. Read-only by convention,
+        valid until the next update; None before the first update (and after one with a box
+        or lasso alone)."""
+        return self._last_seeds
 
     def set_lam(self, lam) -> None:
         """Use another smoothness weight from the next :meth:`update` on. The image's weights,
@@ -271,13 +273,16 @@ class Segmenter:
         if region is not None:
             region = check_region(region, self.shape)
         if self._needs_pipeline(seeds, box, lasso):
-            return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started)
+            return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started,
+                                         region)
+        self._pipeline_seeds.reset()  # the pipeline's copy no longer follows the edits
         if self._seeds_stale:
             region, self._seeds_stale = None, False  # compare the whole array once
         self._take_seeds(seeds, region)
         source, sink = self._terminal_capacities()
-        if self._weights is None:  # one shot: free what only later updates need before the
-            self._pins = self._histograms = self._seeds = None  # solver's graph is built
+        if self._weights is None:  # one shot: free what only later updates need (before the
+            # solver's graph is built)
+            self._pins = self._histograms = self._seeds = self._last_seeds = None
         if self._on_gpu:  # so that the energy's time is its own, not the solve's
             self._xp.cuda.get_current_stream().synchronize()
         built = time.perf_counter()
@@ -318,10 +323,15 @@ class Segmenter:
         return (getattr(seeds, "ndim", 0) == len(self.shape) and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
-    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started):
+    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started, region=None):
         self._check_seed_axes(seeds)
         values = self._image_features()
         seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
+        if self._on_gpu and seeds is not None and array_module(seeds) is np:
+            seeds = self._pipeline_seeds.take(seeds, region)  # only the edit is uploaded
+        else:
+            self._pipeline_seeds.reset()
+        self._last_seeds = seeds
         self.prepare()
         kept = {"moves": self._solver.moves,  # several objects
                 "starts": self._solver.starts if self.warm_objects else None}
@@ -341,6 +351,7 @@ class Segmenter:
                 return cut_eight(network, self._diagonals, device=self.backend)
 
         options = {**self._options, "lam": self.lam, "box": box, "lasso": lasso}
+        kept["device_output"] = device_mask and self.backend == "cuda"  # no copy to the host
         if self._auto_lam and (box is not None or lasso is not None) and \
                 self._weights is not None:
             output, run, options = self._guarded(values, seeds, options, cut, kept)
@@ -392,12 +403,14 @@ class Segmenter:
         if self._histograms is not None:
             self._histograms.edit(region, before, after)
         self._seeds[region] = after
+        self._last_seeds = self._seeds
         if self._on_gpu:
             import cupy
             if self._seeds_device is None:
                 self._seeds_device = cupy.asarray(self._seeds)
             else:  # copies only: no CuPy kernel to compile
                 energy_kernels().upload_region(self._seeds_device, self._seeds, region)
+            self._last_seeds = self._seeds_device
         object_seeds, background_seeds = self._seed_counts()
         if not object_seeds:
             raise ValueError("seeds contain no foreground seed (label 1 / red stroke); mark at "

@@ -3,8 +3,10 @@
 GrabCut's iterations (:func:`~._grabcut.iterate_binary`) learn the object from the mask, but
 running them again after every stroke costs a fit and a cut per iteration. A model with
 ``warm=True`` (:class:`~graphcut.models.GMM`) runs them only for the box or lasso alone, and
-keeps what they gave: the last mask and the fitted mixtures. A stroke then costs one fit and
-one cut:
+keeps what they gave: the last mask and the fitted mixtures (on an image of more than
+:data:`~._coarse.COARSE_PIXELS` pixels the box's iterations run on the coarse grid of
+:mod:`._coarse`, then one re-estimation on the image's blocks and one full-size cut give the
+box's mask: :data:`COARSE_BOX`). A stroke then costs one fit and one cut:
 
 1. the object's sample is the box's last mask plus the object seeds, the background's its
    complement plus the background seeds and the outside (the seeds weigh as always, see
@@ -22,14 +24,20 @@ iterations first.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 
 import numpy as np
 
 from graphcut._arrays import array_module, to_host
 
-from ._coarse import blocks_sample
+from ._coarse import blocks_sample, coarse_factor, coarse_grabcut
 from ._grabcut import Iterated, _binary, _Clock, iterate_binary
+
+#: the box's iterations run on the coarse grid (:mod:`._coarse`: blocks of ``f x f`` pixels),
+#: then the mixtures are re-estimated once on the image's blocks and the image is cut once
+#: (an image of at most ``COARSE_PIXELS`` pixels iterates at full size, as before)
+COARSE_BOX = True
 
 
 class BoxStart:
@@ -43,7 +51,7 @@ class BoxStart:
         """Whether ``key`` (:func:`_key`) names the same image, region and options."""
         mine = self.key
         return (mine[0] is key[0] and mine[1] is key[1] and mine[2:-1] == key[2:-1]
-                and np.array_equal(mine[-1], key[-1]))
+                and (mine[-1] is key[-1] or np.array_equal(mine[-1], key[-1])))
 
 
 def _key(values, nlinks, region, o):
@@ -51,7 +59,7 @@ def _key(values, nlinks, region, o):
 
 
 def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, weights,
-                priors, o, cut) -> Iterated:
+                priors, o, cut, device="cpu") -> Iterated:
     """One object with a box or lasso, for a model with ``warm=True``.
 
     Parameters
@@ -65,9 +73,9 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
     model : AppearanceModel
         The model object (a per-label model whose ``refit`` is one EM step from its fit);
         the box's start is kept on it (``model._box_start``).
-    core : array (H, W) of bool
+    core : array (H, W) of bool, or a callable returning it
         The object's first sample for the box alone: the region's core (``model.core``) or
-        the whole region.
+        the whole region (a callable is called only when the box's iterations run).
     region : array (H, W) of bool
         The box's or lasso's inside (host or the values' device).
     seeds_given : bool
@@ -80,12 +88,14 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         The checked options (:func:`~._options.resolve_options`).
     cut : callable
         ``cut(network) -> CutResult``.
+    device : str
+        Where the coarse grid's cuts run (:func:`~._coarse.coarse_grabcut`).
 
     Returns
     -------
     Iterated
-        The answer; ``iterations`` is the box's iteration count when no seed is given, else 0
-        (one refit and one cut).
+        The answer; ``iterations`` is the box's iteration count when no seed is given (0
+        when they ran on the coarse grid), else 0 (one refit and one cut).
     """
     xp = array_module(values)
     key = _key(values, nlinks, region, o)
@@ -93,13 +103,21 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
     if start is None or not start.matches(key):
         outside = xp.asarray(~to_host(region))
         box_constraints = xp.where(outside, xp.uint8(2), xp.uint8(0)).astype(xp.uint8)
-        run = iterate_binary(values, nlinks, box_constraints, model, (xp.asarray(core), outside),
-                             iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                             cut=cut)
+        samples = (xp.asarray(core() if callable(core) else core), outside)
+        if COARSE_BOX and values.ndim == 3 and coarse_factor(values.shape[:2]) > 1:
+            # the iterations on the coarse grid, then one refit and one cut at full size
+            coarse = coarse_grabcut(values, nlinks, box_constraints, model, samples,
+                                    weights=None, priors=None, o=o, device=device)
+            run = refit_and_cut(values, nlinks, box_constraints, model, coarse, weights=None,
+                                priors=None, scale=o["scale"], cut=cut)
+        else:
+            run = iterate_binary(values, nlinks, box_constraints, model, samples,
+                                 iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
+                                 cut=cut)
         start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run)
         model._box_start = start
-    if not seeds_given:
-        return start.run
+    if not seeds_given:  # the kept answer, its mask copied (the caller may keep or change it)
+        return dataclasses.replace(start.run, labels=start.run.labels.copy())
     model._fitted = [copy.copy(m) for m in start.fitted]
     return refit_and_cut(values, nlinks, binary, model, start.mask, weights=weights,
                          priors=priors, scale=o["scale"], cut=cut)
