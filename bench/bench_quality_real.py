@@ -46,16 +46,21 @@ from real_data import MissingData  # noqa: E402
 
 CLICKS = 20
 REPORTED = (2, 3, 5, 10, 20)
+#: a fall of the IoU below an earlier value larger than this is listed by --falls (the goal)
+FALL = 0.05
 DEFAULT_METHODS = "histogram,gmm-iter,learned,learned-clean,cv2,cv2-clean,rf,otsu"
 
 
-def click_robot(segmenter, item):
-    """IoU after clicks 1..CLICKS (click 1 alone scores 0: one label, nothing to cut)."""
+def click_robot(segmenter, item, clicks=None):
+    """IoU after clicks 1..CLICKS (click 1 alone scores 0: one label, nothing to cut);
+    ``clicks``: a list that receives each click's (label value, (row, col))."""
     truth = item.truth
     seeds = np.zeros(truth.shape, np.uint8)
-    add_stroke(seeds, truth, interior_point(truth), 1)
+    clicks = [] if clicks is None else clicks
+    for point, label_value in ((interior_point(truth), 1), (interior_point(~truth), 2)):
+        add_stroke(seeds, truth, point, label_value)
+        clicks.append((label_value, tuple(int(v) for v in point)))
     ious = [0.0]
-    add_stroke(seeds, truth, interior_point(~truth), 2)
     while True:
         mask = np.asarray(segmenter(item.image, seeds, None), dtype=bool)
         ious.append(iou(mask, truth))
@@ -63,6 +68,20 @@ def click_robot(segmenter, item):
             return ious
         point, label_value = next_click(mask, truth)
         add_stroke(seeds, truth, point, label_value)
+        clicks.append((label_value, tuple(int(v) for v in point)))
+
+
+def falls(ious, clicks, threshold=FALL):
+    """The clicks after which the IoU lies more than ``threshold`` below an earlier value:
+    lines "click k (object|background at (row, col)): best -> now"."""
+    lines, best = [], ious[1]
+    for k in range(2, len(ious)):
+        if best - ious[k] > threshold:
+            label_value, point = clicks[k]
+            lines.append(f"click {k + 1} ({'object' if label_value == 1 else 'background'} "
+                         f"at {point}): {best:.3f} -> {ious[k]:.3f}")
+        best = max(best, ious[k])
+    return lines
 
 
 def largest_fall(ious):
@@ -126,7 +145,11 @@ def main(argv=None):
     parser.add_argument("--sources", default=",".join(SOURCES),
                         help="comma-separated sources of quality_real.py (default: all)")
     parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
-    parser.add_argument("--per-image", action="store_true")
+    parser.add_argument("--per-image", action="store_true",
+                        help="print every image's IoU after each click (stderr)")
+    parser.add_argument("--falls", action="store_true",
+                        help=f"print every fall of the IoU by more than {FALL} below an "
+                             "earlier value, with the click that caused it (stderr)")
     args = parser.parse_args(argv)
     names = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
     for name in names:
@@ -143,11 +166,15 @@ def main(argv=None):
             runs = []
             for item in items:
                 t = time.perf_counter()
-                ious = click_robot(segmenter, item)
+                clicks = []
+                ious = click_robot(segmenter, item, clicks)
                 runs.append((ious, (time.perf_counter() - t) / (CLICKS - 1)))
                 if args.per_image:
                     print(f"  {name} {item.name}: " + " ".join(f"{v:.2f}" for v in ious),
                           file=sys.stderr)
+                if args.falls:
+                    for line in falls(ious, clicks):
+                        print(f"  fall {name} {item.name} {line}", file=sys.stderr)
             results[name] = runs
         print(f"### All nuclei of an image as the object, from clicks ({len(items)} "
               f"images: {', '.join(i.name for i in items)})\n")

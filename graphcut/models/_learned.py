@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import bright_side, intensity_prior
+from ._prior import bright_side, graded_prior, outline_cost
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -45,6 +45,9 @@ MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
 MIN_PROBABILITY = 1e-4
 _SAMPLE_SEED = 20240624
+#: the outline cost falls to 0 at this share of the largest distance from a box's outline,
+#: and at most this many pixels from it
+OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
 #: the largest cost, -log MIN_PROBABILITY (nats)
 MAX_COST = float(-np.log(MIN_PROBABILITY))
 #: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
@@ -380,8 +383,9 @@ class Learned(AppearanceModel):
     l2 = DEFAULT_L2
     core = 0.5
     prior = 0.3
-    knobs = ("classifier", "l2", "core", "prior", "iterations", "seed_share", "locality",
-             "far_cost")
+    outline = 8.0
+    knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
+             "locality", "far_cost")
 
     def check_knob(self, key, value):
         if key == "classifier":
@@ -389,10 +393,10 @@ class Learned(AppearanceModel):
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
             return value
-        if key == "prior":
+        if key in ("prior", "outline"):
             value = float(value)
             if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"prior must be a finite number >= 0, got {value}")
+                raise ValueError(f"{key} must be a finite number >= 0, got {value}")
             return value
         if key in ("l2", "core"):
             value = float(value)
@@ -417,7 +421,7 @@ class Learned(AppearanceModel):
             kept = getattr(self, "_split", None)
             if kept is None or kept[0] is not features or kept[1] != channels:
                 kept = self._split = (features, channels, bright_side(features, channels), {})
-            masks = intensity_prior(features, samples, channels, bright=kept[2])
+            masks, strength = graded_prior(features, samples, channels, bright=kept[2])
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 drawn = None
@@ -426,9 +430,18 @@ class Learned(AppearanceModel):
                     if side not in kept[3]:
                         kept[3][side] = _flat_sample(features, mask, shared.max_samples)
                     drawn = kept[3][side]
-                shared.set_prior(index, features, mask, self.prior, sample=drawn)
+                shared.set_prior(index, features, mask, self.prior * strength, sample=drawn)
         return self
 
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
+
+    def outline_costs(self, region):
+        """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
+        ``outline`` at its outline, falling linearly to 0 at :data:`OUTLINE_REACH` times the
+        largest distance from the outline, or :data:`OUTLINE_PIXELS` pixels from it when
+        that is nearer (:func:`~graphcut.models._prior.outline_cost`).
+        The pipeline adds it to the object's costs for a box or lasso, one object, when the
+        model has a ``core``."""
+        return outline_cost(region, self.outline, OUTLINE_REACH, max_reach=OUTLINE_PIXELS)
 

@@ -113,6 +113,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                 return region_core(region, model.core, box=only_box)
             return region
 
+        if has_region and getattr(model, "core", 0) and getattr(model, "outline", 0) > 0:
+            # the learned model's position prior: the object costs more near the outline
+            priors = _with_outline_cost(priors, model.outline_costs(region), xp)
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,
                               seeds_given=bool((seeds != NONE).any()), weights=weights,
@@ -241,6 +244,16 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
                 cost = xp.ascontiguousarray(cost[:shape[0], :shape[1]])
             priors[index] = cost
     return priors if any(p is not None for p in priors) else None
+
+
+def _with_outline_cost(priors, cost, xp):
+    """``priors`` (per label, object first) with ``cost`` (host (H, W), nats: the learned
+    model's :meth:`~graphcut.models.Learned.outline_costs` of the box or lasso) added to the
+    object's."""
+    cost = xp.asarray(cost)
+    priors = list(priors) if priors is not None else [None, None]
+    priors[0] = cost if priors[0] is None else priors[0] + cost
+    return priors
 
 
 def _any_in_blocks(chosen, block):
