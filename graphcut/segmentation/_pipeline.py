@@ -90,7 +90,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                              "background seed: nothing is known to be background")
     model = o["appearance"]
     cleans_up = o["keep"] != "all" or o["fill_holes"] > 0
-    warm = getattr(model, "warm", False) and o["iterations"] > 0
+    live = getattr(model, "warm", False) and o["iterations"] > 0
+    warm = live
     if warm and (len(objects) > 1 or (not has_region and len(shape) != 2)):
         o, warm = {**o, "iterations": 0}, False  # live: no iterations per stroke
     weights = _seed_weights(seeds, objects, o["seed_share"])
@@ -100,7 +101,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     far_cost = 0.0 if has_region else o["far_cost"]
     priors = _locality_priors(seeds, labels_in_order, o["locality"], xp,
                               far_cost=far_cost, objects=objects or [FOREGROUND],
-                              block=coarse_factor(shape) if warm and len(shape) == 2 else 1)
+                              # a live model's strokes (several objects too): block distances
+                              block=coarse_factor(shape) if live and len(shape) == 2 else 1)
     if len(objects) <= 1:
         label = objects[0] if objects else FOREGROUND
         is_object = constraints == label

@@ -196,7 +196,7 @@ def test_cuda_segmenter_random_strokes_regions_lam_and_cancel():
     rng = np.random.default_rng(7)
     image, truth = colour_image(rng, (120, 160))
     seeds = start_seeds(truth.shape)
-    session = Segmenter(image, device="cuda")
+    session = Segmenter(image, device="cuda", model="histogram")  # build_network's
     session.update(seeds)
     for step in range(30):
         region = random_stroke(rng, seeds, truth)
@@ -231,6 +231,7 @@ def test_cuda_segmenter_lam_changes_keep_the_flow_and_equal_fresh_segmentations(
     seeds = np.zeros(truth.shape, np.uint8)
     seeds[np.unravel_index(np.flatnonzero(truth)[::97], truth.shape)] = 1
     seeds[np.unravel_index(np.flatnonzero(~truth)[::89], truth.shape)] = 2
+    options["model"] = "histogram"  # exact integers on both devices (learned: a tolerance)
     session = Segmenter(image, lam=10.0, device="cuda", **options)
     session.update(seeds)
     changes = []

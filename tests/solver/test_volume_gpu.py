@@ -71,12 +71,23 @@ def test_cupy_volume_gives_cupy_side():
 
 
 def test_sample_volume_segments_like_the_cpu():
+    """The histogram: the same integers, flow and mask on both devices. The default (auto:
+    the learned model on a grey volume) scores its features in float on each device, so its
+    t-links may round apart by one: flows within 1e-5, masks within 1e-4 of the voxels."""
     volume = graphcut.read_volume(SAMPLES / "volume" / "cells.tif")
     seeds = graphcut.read_volume_seeds(SAMPLES / "volume" / "cells_seeds.tif", volume.shape)
-    cpu_mask, cpu = graphcut.segment(volume, seeds, device="cpu", return_result=True)
-    gpu_mask, gpu = graphcut.segment(volume, seeds, device="cuda", return_result=True)
-    assert gpu.backend == "cuda" and gpu.flow == cpu.flow
-    np.testing.assert_array_equal(gpu_mask, cpu_mask)
+    for model in ("histogram", None):
+        cpu_mask, cpu = graphcut.segment(volume, seeds, device="cpu", return_result=True,
+                                         model=model)
+        gpu_mask, gpu = graphcut.segment(volume, seeds, device="cuda", return_result=True,
+                                         model=model)
+        assert gpu.backend == "cuda"
+        if model == "histogram":
+            assert gpu.flow == cpu.flow
+            np.testing.assert_array_equal(gpu_mask, cpu_mask)
+        else:
+            assert abs(gpu.flow - cpu.flow) <= 1e-5 * cpu.flow
+            assert np.count_nonzero(gpu_mask != cpu_mask) <= 1e-4 * cpu_mask.size
 
 
 def test_segmenter_volume_resolves_equal_fresh_solves():
