@@ -102,11 +102,11 @@ def _colour(channels: int) -> str:
 
 def model_kinds(model, channels: int) -> tuple:
     """The model kinds (``"histogram"``, ``"learned"``, ``"gmm"``, ``"live-gmm"``: the GMM
-    with ``warm=True``) whose memory a
-    segmentation with ``model`` (anything :func:`graphcut.models.as_model` takes; None: the
-    default) of an image of ``channels`` channels may need: ``"auto"`` may become either of
-    its candidates on a colour image (it decides from the pixels, which a file's header does
-    not show); a pair of colour models or an unknown model counts as the GMM (the largest).
+    with ``warm=True``) whose memory a segmentation with ``model`` (anything
+    :func:`graphcut.models.as_model` takes; None: the default) of an image of ``channels``
+    channels may need: ``"auto"`` may become either of its candidates on a colour image (it
+    decides from the pixels, which a file's header does not show); a pair of colour models or
+    an unknown model counts as the GMM (the largest).
 
     Examples
     --------
