@@ -52,8 +52,8 @@ STAGES = (
 PIPELINE_STAGES = (
     ("    object labels", "graphcut.segmentation._pipeline", "object_labels"),
     ("    warm (box)", "graphcut.segmentation._pipeline", "warm_binary"),
-    ("    coarse loop", "graphcut.segmentation._pipeline", "coarse_grabcut"),
-    ("    refit and cut", "graphcut.segmentation._pipeline", "refit_and_cut"),
+    ("    coarse loop", "graphcut.segmentation._warm", "coarse_grabcut"),
+    ("    refit and cut", "graphcut.segmentation._warm", "refit_and_cut"),
     ("      blocks sample", "graphcut.segmentation._warm", "blocks_sample"),
     ("      coarse iterations", "graphcut.segmentation._coarse", "iterate_binary"),
     ("      box iterations", "graphcut.segmentation._warm", "iterate_binary"),

@@ -18,8 +18,8 @@ from graphcut.solver import CutResult
 from ._cleanup import clean_labels, clean_mask
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
-from ._coarse import coarse_factor, coarse_grabcut
-from ._warm import refit_and_cut, warm_binary
+from ._coarse import coarse_factor
+from ._warm import coarse_then_refit, warm_binary
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
 # fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
@@ -130,10 +130,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                             for s in (sample, background))
             if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
-                coarse = coarse_grabcut(values, nlinks, binary, model, samples,
-                                        weights=weights, priors=priors, o=o, device=device)
-                run = refit_and_cut(values, nlinks, binary, model, coarse, weights=weights,
-                                    priors=priors, scale=o["scale"], cut=cut)
+                run = coarse_then_refit(values, nlinks, binary, model, samples,
+                                        weights=weights, priors=priors, o=o, device=device,
+                                        cut=cut)
             else:
                 run = iterate_binary(values, nlinks, binary, model, samples,
                                      iterations=o["iterations"], tol=o["tol"],

@@ -105,11 +105,8 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         box_constraints = xp.where(outside, xp.uint8(2), xp.uint8(0)).astype(xp.uint8)
         samples = (xp.asarray(core() if callable(core) else core), outside)
         if COARSE_BOX and values.ndim == 3 and coarse_factor(values.shape[:2]) > 1:
-            # the iterations on the coarse grid, then one refit and one cut at full size
-            coarse = coarse_grabcut(values, nlinks, box_constraints, model, samples,
-                                    weights=None, priors=None, o=o, device=device)
-            run = refit_and_cut(values, nlinks, box_constraints, model, coarse, weights=None,
-                                priors=None, scale=o["scale"], cut=cut)
+            run = coarse_then_refit(values, nlinks, box_constraints, model, samples,
+                                    weights=None, priors=None, o=o, device=device, cut=cut)
         else:
             run = iterate_binary(values, nlinks, box_constraints, model, samples,
                                  iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
@@ -120,6 +117,17 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         return dataclasses.replace(start.run, labels=start.run.labels.copy())
     model._fitted = [copy.copy(m) for m in start.fitted]
     return refit_and_cut(values, nlinks, binary, model, start.mask, weights=weights,
+                         priors=priors, scale=o["scale"], cut=cut)
+
+
+def coarse_then_refit(values, nlinks, constraints, model, samples, *, weights, priors, o,
+                      device, cut) -> Iterated:
+    """GrabCut's iterations on the coarse grid (:func:`~._coarse.coarse_grabcut`), then one
+    re-estimation on the image's blocks and one full-size cut (:func:`refit_and_cut`): a box
+    alone (:data:`COARSE_BOX`) and a live model's strokes alone."""
+    coarse = coarse_grabcut(values, nlinks, constraints, model, samples, weights=weights,
+                            priors=priors, o=o, device=device)
+    return refit_and_cut(values, nlinks, constraints, model, coarse, weights=weights,
                          priors=priors, scale=o["scale"], cut=cut)
 
 
