@@ -145,13 +145,21 @@ def main(argv=None):
     parser.add_argument("--preview", action="store_true",
                         help="--app: the app's preview solver (the image reduced to at most "
                              "250 000 pixels, no clean-up) instead of the exact one")
+    parser.add_argument("--cold", action="store_true",
+                        help="turn off the live GMM's warm strokes (each stroke's coarse "
+                             "loop from the seeds: gui/solve.py WARM_STROKES)")
+    parser.add_argument("--unsettled", action="store_true",
+                        help="the coarse loop runs all its iterations (COARSE_SETTLED = 0)")
     args = parser.parse_args(argv)
+    _switches(args)
     timers = Timers(args.device)
     if args.app:
         title, stages = _profile_app(args, timers)
     else:
         title, stages = _profile_segmenter(args, timers)
     print(f"{title}, {args.strokes} correcting strokes: median ms per stroke")
+    if COARSE_RUNS:
+        print(f"coarse loop iterations, every call (first job included): {COARSE_RUNS}")
     print("| stage | median ms | max ms |")
     print("|---|---|---|")
     for label in stages:
@@ -159,6 +167,28 @@ def main(argv=None):
         if values:
             print(f"| {label.strip()} ({len(label) - len(label.lstrip())}) | "
                   f"{statistics.median(values) * 1e3:.2f} | {max(values) * 1e3:.2f} |")
+
+
+def _switches(args):
+    """``--cold`` / ``--unsettled``: this session's speed-ups turned off, for an A/B run."""
+    from graphcut.gui import solve
+    from graphcut.segmentation import _coarse
+
+    if args.cold:
+        solve.WARM_STROKES = False
+    if args.unsettled:
+        _coarse.COARSE_SETTLED = 0.0
+    print(f"warm strokes {solve.WARM_STROKES}, coarse settled at {_coarse.COARSE_SETTLED}")
+    iterate = _coarse.iterate_binary
+
+    def counted(*a, **k):  # the coarse loop's iterations per call, printed at the end
+        run = iterate(*a, **k)
+        COARSE_RUNS.append(run.iterations)
+        return run
+    _coarse.iterate_binary = counted
+
+
+COARSE_RUNS = []
 
 
 def _model_stages(model):

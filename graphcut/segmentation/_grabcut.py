@@ -84,16 +84,24 @@ class _Clock:
 
 
 def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, tol, scale,
-                   cut, weights=None, priors=None) -> Iterated:
+                   cut, weights=None, priors=None, start_mask=None, settled=0) -> Iterated:
     """One object: ``model`` the appearance model (:class:`~graphcut.models.AppearanceModel`)
     of the labels (object, background), ``samples`` = their first samples (bool or float
     weights), ``constraints`` 0 free / 1 object / 2 background, ``cut(network) ->
     CutResult``; ``weights``: every pixel's weight in the samples of the re-estimations
-    (None: 1); ``priors``: per label, None or a fixed (H, W) cost added to its model's."""
+    (None: 1); ``priors``: per label, None or a fixed (H, W) cost added to its model's.
+
+    ``start_mask``: a warm start (bool (H, W) with pixels of both labels; ``samples`` is then
+    not read): the fitted ``model`` is re-estimated once on it (:meth:`refit`, as an iteration
+    does) instead of fitted on ``samples``. ``settled``: the run also ends after an iteration
+    that changes at most ``settled * size`` pixels (0: only an unchanged mask)."""
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    model.fit(values, list(samples))
+    if start_mask is None:
+        model.fit(values, list(samples))
+    else:
+        model.refit(values, [_sample(start_mask, weights), _sample(~start_mask, weights)])
     t = clock.add("fit", t)
     problem = _binary(values, nlinks, constraints, model, scale, clock, weights, priors)
     t = time.perf_counter()
@@ -125,7 +133,7 @@ def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, t
         drop = energy - new_energy
         mask, result, energy, problem = new_mask, new_result, new_energy, new_problem
         history.append(energy)
-        if changed == 0 or drop < tol * size:
+        if changed <= settled * size or drop < tol * size:
             break
     return Iterated(mask, energy, history, done, result.flow, result.backend, cut_seconds,
                     clock.total(), result)

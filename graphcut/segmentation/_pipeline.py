@@ -18,6 +18,7 @@ from graphcut.solver import CutResult
 from ._cleanup import clean_labels, clean_mask
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
+from . import _coarse
 from ._coarse import coarse_factor
 from ._warm import coarse_then_refit, warm_binary
 
@@ -34,7 +35,7 @@ FAR_REACH = 0.2
 
 
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
-                   starts=None, device_output=False):
+                   starts=None, device_output=False, coarse_start=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -50,7 +51,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     :attr:`GridCuts.starts`), None: every expansion starts from the cheapest labels.
 
     ``device_output``: one object's mask stays on the values' device (a label image of
-    several objects always comes to the host).
+    several objects always comes to the host). ``coarse_start``: a live model's strokes alone
+    start their coarse iterations from the last update's (a kept
+    :class:`~._coarse.CoarseStart`, updated here); None: from the seeds (exact: a fresh
+    update's answer).
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -132,7 +136,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
                 run = coarse_then_refit(values, nlinks, binary, model, samples,
                                         weights=weights, priors=priors, o=o, device=device,
-                                        cut=cut)
+                                        cut=cut, start=coarse_start,
+                                        settled=_coarse.COARSE_SETTLED)
             else:
                 run = iterate_binary(values, nlinks, binary, model, samples,
                                      iterations=o["iterations"], tol=o["tol"],
