@@ -145,11 +145,13 @@ def main(argv=None):
     parser.add_argument("--preview", action="store_true",
                         help="--app: the app's preview solver (the image reduced to at most "
                              "250 000 pixels, no clean-up) instead of the exact one")
-    parser.add_argument("--cold", action="store_true",
-                        help="turn off the live GMM's warm strokes (each stroke's coarse "
-                             "loop from the seeds: gui/solve.py WARM_STROKES)")
-    parser.add_argument("--unsettled", action="store_true",
-                        help="the coarse loop runs all its iterations (COARSE_SETTLED = 0)")
+    parser.add_argument("--warm", action="store_true",
+                        help="the live GMM's warm strokes (each stroke's coarse loop from the "
+                             "last one's: gui/solve.py WARM_STROKES)")
+    parser.add_argument("--settled", type=float, default=None,
+                        help="strokes alone: the coarse loop ends after an iteration that "
+                             "changes at most this share of its pixels (COARSE_SETTLED; 0: it "
+                             "runs all its iterations)")
     args = parser.parse_args(argv)
     _switches(args)
     timers = Timers(args.device)
@@ -170,14 +172,15 @@ def main(argv=None):
 
 
 def _switches(args):
-    """``--cold`` / ``--unsettled``: this session's speed-ups turned off, for an A/B run."""
+    """``--warm`` / ``--settled``: this session's speed-ups turned on, off or changed, for an
+    A/B run in one process."""
     from graphcut.gui import solve
     from graphcut.segmentation import _coarse
 
-    if args.cold:
-        solve.WARM_STROKES = False
-    if args.unsettled:
-        _coarse.COARSE_SETTLED = 0.0
+    if args.warm:
+        solve.WARM_STROKES = True
+    if args.settled is not None:
+        _coarse.COARSE_SETTLED = args.settled
     print(f"warm strokes {solve.WARM_STROKES}, coarse settled at {_coarse.COARSE_SETTLED}")
     iterate = _coarse.iterate_binary
 

@@ -8,8 +8,8 @@ side of the conversation is ``controller.py`` and ``worker.py``.
 Two kinds of solver, chosen by ``Session.preview_factor``:
 
 - exact (factor 1): a ``graphcut.Segmenter`` on the full image; each job is an incremental
-  re-solve and the mask equals a fresh ``graphcut.segment`` of the same seeds, except for a
-  live model's strokes alone (:data:`WARM_STROKES`);
+  re-solve and the mask equals a fresh ``graphcut.segment`` of the same seeds (unless
+  :data:`WARM_STROKES`);
 - preview (factor k > 1): a ``Segmenter`` on the image reduced k times (block means), with
   seeds, box and lasso reduced the same way (``reduced_grid.py``: a block takes the label most
   of its seeded pixels have) and lambda divided by k (a coarse pixel stands for k * k pixels, a
@@ -42,11 +42,12 @@ from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slice
 
 # A preview grid has at most about this many pixels (a PyMaxflow solve of ~0.1 s on one core).
 PREVIEW_PIXELS = 250_000
-# A live model's strokes alone (the GMM of ``auto`` on colour images, no box) start their
-# coarse GrabCut iterations from the previous job's (``Segmenter.warm_strokes``): they settle
-# after one or two iterations instead of five; the mask is a cut of the same energy under
-# mixtures reached from another start, so it may differ from a fresh ``graphcut.segment``'s.
-WARM_STROKES = True
+# True: a live model's strokes alone (the GMM of ``auto`` on colour images, no box) start
+# their coarse GrabCut iterations from the previous job's (``Segmenter.warm_strokes``; one or
+# two iterations instead of five, but a mask that may differ from a fresh
+# ``graphcut.segment``'s). Off: on the photo cut-outs' development split it needed more
+# strokes (NoC@90 6.70 against 6.00; bench/RESULTS.md, ninth session).
+WARM_STROKES = False
 
 
 @dataclass(frozen=True)
