@@ -152,6 +152,9 @@ def main(argv=None):
                         help="strokes alone: the coarse loop ends after an iteration that "
                              "changes at most this share of its pixels (COARSE_SETTLED; 0: it "
                              "runs all its iterations)")
+    parser.add_argument("--full-fit", action="store_true",
+                        help="the first fit reads every pixel, not only the seeds' "
+                             "(segmentation._grabcut.COMPACT_FIT = 0)")
     args = parser.parse_args(argv)
     _switches(args)
     timers = Timers(args.device)
@@ -175,13 +178,16 @@ def _switches(args):
     """``--warm`` / ``--settled``: this session's speed-ups turned on, off or changed, for an
     A/B run in one process."""
     from graphcut.gui import solve
-    from graphcut.segmentation import _coarse
+    from graphcut.segmentation import _coarse, _grabcut
 
     if args.warm:
         solve.WARM_STROKES = True
     if args.settled is not None:
         _coarse.COARSE_SETTLED = args.settled
-    print(f"warm strokes {solve.WARM_STROKES}, coarse settled at {_coarse.COARSE_SETTLED}")
+    if args.full_fit:
+        _grabcut.COMPACT_FIT = 0.0
+    print(f"warm strokes {solve.WARM_STROKES}, coarse settled at {_coarse.COARSE_SETTLED}, "
+          f"compact fit {_grabcut.COMPACT_FIT}")
     iterate = _coarse.iterate_binary
 
     def counted(*a, **k):  # the coarse loop's iterations per call, printed at the end
