@@ -142,7 +142,15 @@ def _sum_groups(array, f, groups, xp):
     return padded.reshape(groups, f, array.shape[1]).sum(axis=1)
 
 
-def blocks_sample(values, binary, mask, weights):
+def kept_centres(model, values):
+    """The blocks' centres' values of ``values`` that ``model``'s last coarse loop kept (the
+    same array at every stroke, so the mixtures' per-pixel products of it stay cached), or
+    None."""
+    kept = getattr(model, "_coarse", None)
+    return kept[4] if kept is not None and kept[3] is values else None
+
+
+def blocks_sample(values, binary, mask, weights, centres=None):
     """The two labels' samples for a re-estimation, on the coarse grid's blocks of an image
     (:func:`coarse_factor`; a volume's are its voxels): each block's features are its centre
     pixel's, the object's sample holds the blocks whose centre ``mask`` holds or that hold an
@@ -157,6 +165,8 @@ def blocks_sample(values, binary, mask, weights):
     mask : array (H, W) of bool
         The object's pixels to learn from.
     weights : array (H, W) or None
+    centres : array or None
+        The blocks' centres' values when already taken (:func:`kept_centres`).
 
     Returns
     -------
@@ -173,7 +183,7 @@ def blocks_sample(values, binary, mask, weights):
                                   _pool(background, f, xp, "any"))
     centre = _centres(mask, f)
     chosen = ((centre | has_object) & ~has_background, (~centre | has_background) & ~has_object)
-    return (_centres(values, f), chosen,
+    return (_centres(values, f) if centres is None else centres, chosen,
             None if weights is None else _pool(weights, f, xp, "max"))
 
 

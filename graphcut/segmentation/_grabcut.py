@@ -159,7 +159,15 @@ def fit_samples(model, values, samples):
         if 0 < count <= COMPACT_FIT * support.size:
             chosen = xp.flatnonzero(support.reshape(-1))
             rows = values.reshape(-1, values.shape[-1])[chosen][:, None, :]
-            return model.fit(rows, [s.reshape(-1)[chosen][:, None] for s in samples])
+            fitted = []
+            for sample in samples:  # the rows are read once: kept out of the labels' shared
+                label = model.label_model()  # cache of per-pixel products (the image's and
+                shared = getattr(label, "shared_features", None)  # the coarse grid's stay)
+                label.shared_features = None
+                fitted.append(label.fit(rows, sample.reshape(-1)[chosen][:, None]))
+                label.shared_features = shared
+            model._fitted = fitted
+            return model
     return model.fit(values, list(samples))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import graphcut
-from graphcut.models import GMM, Histogram
+from graphcut.models import GMM, GMMModel, Histogram
 from graphcut.segmentation import _grabcut
 from graphcut.segmentation._grabcut import fit_samples
 
@@ -47,27 +47,31 @@ def test_the_compact_fit_gives_the_whole_images_mixtures(weighted, monkeypatch):
 
 
 def test_other_models_and_wide_samples_fit_on_the_whole_image(monkeypatch):
-    """Only per-label mixtures are compacted, and only when the samples are small: the
-    model's fit is then called with the image itself."""
+    """Only per-label mixtures are compacted, and only when the samples are small."""
     values = _image()
     seen = []
+    for cls in (GMMModel, Histogram):
+        original = cls.fit
 
-    class Watched(Histogram):
-        def fit(self, features, samples):
+        def watched(self, features, samples, _original=original):
             seen.append(features.shape)
-            return super().fit(features, samples)
-    fit_samples(Watched(), values, _samples(values.shape[:2], False))
+            return _original(self, features, samples)
+        monkeypatch.setattr(cls, "fit", watched)
+    small = _samples(values.shape[:2], False)
+    fit_samples(Histogram(), values, small)
+    assert seen == [values.shape]
     wide = [np.ones(values.shape[:2], bool), np.zeros(values.shape[:2], bool)]
     wide[1][0, 0], wide[0][0, 0] = True, False
-
-    class WatchedGMM(type(GMM())):
-        def fit(self, features, samples):
-            seen.append(features.shape)
-            return super().fit(features, samples)
-    fit_samples(WatchedGMM(components=2), values, wide)
-    fit_samples(WatchedGMM(components=2), values, _samples(values.shape[:2], False))
-    assert seen[:2] == [values.shape, values.shape]
-    assert seen[2] == (3 * 60 + 25 + 24, 1, 3)
+    seen.clear()
+    fit_samples(GMM(components=2), values, wide)
+    assert seen == [values.shape] * 2
+    seen.clear()
+    model = fit_samples(GMM(components=2, warm=True), values, small)
+    assert seen == [(3 * 60 + 25 + 24, 1, 3)] * 3
+    # the rows are kept out of the live model's shared cache of per-pixel products
+    assert all(kept[0].shape == values.shape for kept in model._products) or \
+        not model._products
+    assert all(m.shared_features is model._products for m in model._fitted)
 
 
 def test_several_objects_live_answers_do_not_change(monkeypatch):
