@@ -48,6 +48,10 @@ PREVIEW_PIXELS = 250_000
 # ``graphcut.segment``'s). Off: on the photo cut-outs' development split it needed more
 # strokes (NoC@90 6.70 against 6.00; bench/RESULTS.md, ninth session).
 WARM_STROKES = False
+# A preview's live model (``warm``, the GMM of ``auto`` on colour images) runs at most this
+# many GrabCut iterations on its coarse grid (the exact solver: the model's, 5): the preview
+# is shown only until the exact mask comes.
+PREVIEW_ITERATIONS = 2
 
 
 @dataclass(frozen=True)
@@ -398,12 +402,24 @@ def _make_segmenter(image, lam: float | None, device: str, model, session: Sessi
     so that the histogram's incremental path stays today's); the session's channel axis and
     spacing (the preview's reduced image always has its channels last)."""
     channel_axis = -1 if session.preview_factor > 1 else session.channel_axis
+    if session.preview_factor > 1:
+        model = _preview_model(model)
     segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=channel_axis, device=device,
                                    model=model, spacing=session.spacing)
     segmenter.warm_strokes = WARM_STROKES
     segmenter.prepare()
     return segmenter
 
+
+
+def _preview_model(model):
+    """The preview's model for the exact solver's ``model`` (a name or a model object): a
+    live model object with at most :data:`PREVIEW_ITERATIONS` iterations, else ``model``."""
+    if isinstance(model, str) or not getattr(model, "warm", False) or \
+            getattr(model, "iterations", 0) <= PREVIEW_ITERATIONS:
+        return model
+    knobs = {key: getattr(model, key) for key in model.knobs}
+    return type(model)(**{**knobs, "iterations": PREVIEW_ITERATIONS})
 
 
 def _on_device_of(mask, segmenter):
