@@ -155,6 +155,9 @@ def main(argv=None):
     parser.add_argument("--full-fit", action="store_true",
                         help="the first fit reads every pixel, not only the seeds' "
                              "(segmentation._grabcut.COMPACT_FIT = 0)")
+    parser.add_argument("--fresh-cuts", action="store_true",
+                        help="every full-size cut from scratch (graphcut.solver.min_cut), "
+                             "not from the last cut's flow: how much the flow reuse saves")
     args = parser.parse_args(argv)
     _switches(args)
     timers = Timers(args.device)
@@ -186,6 +189,8 @@ def _switches(args):
         _coarse.COARSE_SETTLED = args.settled
     if args.full_fit:
         _grabcut.COMPACT_FIT = 0.0
+    if args.fresh_cuts:
+        _fresh_full_size_cuts()
     print(f"warm strokes {solve.WARM_STROKES}, coarse settled at {_coarse.COARSE_SETTLED}, "
           f"compact fit {_grabcut.COMPACT_FIT}")
     iterate = _coarse.iterate_binary
@@ -198,6 +203,23 @@ def _switches(args):
 
 
 COARSE_RUNS = []
+
+
+def _fresh_full_size_cuts():
+    """GridCuts.solve of a grid larger than the coarse one: a fresh minimum cut."""
+    import math
+
+    from graphcut.segmentation import _coarse, _solving
+    from graphcut.solver import GridNetwork, min_cut
+
+    solve = _solving.GridCuts.solve
+
+    def fresh(self, source, sink, **kwargs):
+        if math.prod(self.shape) <= _coarse.COARSE_PIXELS:
+            return solve(self, source, sink, **kwargs)
+        network = GridNetwork(source, sink, forward=tuple(self._nlinks)[::-1])
+        return min_cut(network, device=self.backend)
+    _solving.GridCuts.solve = fresh
 
 
 def _model_stages(model):
