@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, to_host
 
 from ._problems import binary_problem, label_problem
 
@@ -31,6 +31,9 @@ DEFAULT_TOL = 1e-4
 #: a mixture model's first fit reads only its samples' pixels when they are at most this
 #: share of the image (:func:`fit_samples`; 0: always the whole image)
 COMPACT_FIT = 0.25
+#: a compact sample of at most this many rows is fitted on the host (NumPy): on the GPU its
+#: fit is a few dozen small kernels and waits, each longer than the host's whole fit
+HOST_FIT_ROWS = 1 << 15
 
 
 @dataclass
@@ -146,7 +149,9 @@ def fit_samples(model, values, samples):
     """``model.fit(values, samples)``; for per-label mixture models (the GMM's) whose samples (seeds: bool or float weights) cover at most :data:`COMPACT_FIT` of
     the pixels, the fit reads only those pixels, as an (N, 1, F) image: EM over pixels of
     weight 0 adds nothing, so the mixtures are the same up to the order of the sums (several
-    objects' seeds on a 4 MP image: a few thousand rows instead of 4 million per EM step)."""
+    objects' seeds on a 4 MP image: a few thousand rows instead of 4 million per EM step); at
+    most :data:`HOST_FIT_ROWS` rows are fitted on the host (the mixtures' parameters live
+    there anyway; the costs are then evaluated on the values' device)."""
     from graphcut.models import GMMModel, PerLabelModel
 
     xp = array_module(values)
@@ -159,12 +164,15 @@ def fit_samples(model, values, samples):
         if 0 < count <= COMPACT_FIT * support.size:
             chosen = xp.flatnonzero(support.reshape(-1))
             rows = values.reshape(-1, values.shape[-1])[chosen][:, None, :]
+            weights = [s.reshape(-1)[chosen][:, None] for s in samples]
+            if count <= HOST_FIT_ROWS:
+                rows, weights = to_host(rows), [to_host(w) for w in weights]
             fitted = []
-            for sample in samples:  # the rows are read once: kept out of the labels' shared
+            for sample in weights:  # the rows are read once: kept out of the labels' shared
                 label = model.label_model()  # cache of per-pixel products (the image's and
                 shared = getattr(label, "shared_features", None)  # the coarse grid's stay)
                 label.shared_features = None
-                fitted.append(label.fit(rows, sample.reshape(-1)[chosen][:, None]))
+                fitted.append(label.fit(rows, sample))
                 label.shared_features = shared
             model._fitted = fitted
             return model

@@ -11,6 +11,7 @@ import graphcut
 from graphcut.models import GMM, GMMModel, Histogram
 from graphcut.segmentation import _grabcut
 from graphcut.segmentation._grabcut import fit_samples
+from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
 
 
 def _image(seed=0, shape=(40, 60)):
@@ -86,3 +87,31 @@ def test_several_objects_live_answers_do_not_change(monkeypatch):
     whole = graphcut.segment(image, seeds, model=model, device="cpu")
     np.testing.assert_array_equal(compact, whole)
     assert set(np.unique(compact)) == {0, 1, 3}
+
+
+def test_a_small_device_sample_is_fitted_on_the_host(cupy, monkeypatch):  # noqa: F811
+    """On the GPU (the stand-in CuPy) a compact sample of at most HOST_FIT_ROWS rows is fitted
+    by NumPy; the mixtures equal the host path's, the costs come back on the device."""
+    values = _image()
+    samples = _samples(values.shape[:2], True)
+    seen = []
+    original = GMMModel.fit
+
+    def watched(self, features, mask):
+        seen.append(type(features).__module__.split(".")[0])
+        return original(self, features, mask)
+    monkeypatch.setattr(GMMModel, "fit", watched)
+    on_device = fit_samples(GMM(components=3), cupy.asarray(values),
+                            [cupy.asarray(s) for s in samples])
+    on_host = fit_samples(GMM(components=3), values, samples)
+    assert seen == ["numpy"] * 6
+    for a, b in zip(on_device._fitted, on_host._fitted):
+        np.testing.assert_array_equal(a.means, b.means)
+    device_costs = on_device.costs(cupy.asarray(values))
+    assert type(device_costs[0]).__module__.split(".")[0] == "cupy"
+    for a, b in zip(device_costs, on_host.costs(values)):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-9, atol=1e-9)
+    monkeypatch.setattr(_grabcut, "HOST_FIT_ROWS", 10)
+    seen.clear()
+    fit_samples(GMM(components=3), cupy.asarray(values), [cupy.asarray(s) for s in samples])
+    assert seen == ["cupy"] * 3
