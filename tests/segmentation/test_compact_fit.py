@@ -115,3 +115,18 @@ def test_a_small_device_sample_is_fitted_on_the_host(cupy, monkeypatch):  # noqa
     seen.clear()
     fit_samples(GMM(components=3), cupy.asarray(values), [cupy.asarray(s) for s in samples])
     assert seen == ["cupy"] * 3
+
+
+@pytest.mark.gpu
+def test_several_objects_live_on_the_gpu_agree_with_the_cpu():
+    """The live GMM's several-object update on the GPU (its seeds' fit on the host) against
+    the CPU's: the seeds obeyed, the labels equal but for rounding at a few pixels."""
+    image = (_image(seed=4, shape=(120, 160)) * 255).astype(np.uint8)
+    seeds = np.zeros(image.shape[:2], np.uint8)
+    seeds[0:3, :], seeds[30:40, 30:40], seeds[35:45, 90:100] = 2, 1, 3
+    model = GMM(core=0.4, warm=True)
+    gpu = graphcut.segment(image, seeds, model=model, device="cuda")
+    cpu = graphcut.segment(image, seeds, model=model, device="cpu")
+    assert (gpu[seeds == 1] == 1).all() and (gpu[seeds == 3] == 3).all()
+    assert (gpu[seeds == 2] == 0).all()
+    assert np.mean(gpu != cpu) < 1e-3

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import graphcut
+from graphcut._arrays import to_host
 from graphcut.models import GMM, GMMModel
 from graphcut.segmentation import _coarse
 from graphcut.segmentation._coarse import CoarseStart, coarse_factor
@@ -77,7 +78,7 @@ def _recording(session):
     seen = {}
 
     def recorded(source, sink, **kwargs):
-        seen["network"] = (np.array(source), np.array(sink))
+        seen["network"] = (to_host(source), to_host(sink))
         return solve(source, sink, **kwargs)
     solver.solve = recorded
     return seen
@@ -99,7 +100,8 @@ def test_off_by_default_every_answer_equals_a_fresh_segment(scene):
         assert session.last_result.flow == result.flow
 
 
-def test_warm_strokes_start_from_the_last_update_and_cut_exactly(scene, monkeypatch):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_warm_strokes_start_from_the_last_update_and_cut_exactly(scene, monkeypatch, device):
     """On: the first answer is the fresh one (nothing to start from); each later one is the
     exact minimum cut of its own network (a fresh PyMaxflow cut of the recorded capacities
     gives the same flow, and the mask's cut capacity is that flow) and obeys the seeds. (It
@@ -114,20 +116,21 @@ def test_warm_strokes_start_from_the_last_update_and_cut_exactly(scene, monkeypa
         runs.append((kwargs["start_mask"] is not None, run.iterations))
         return run
     monkeypatch.setattr(_coarse, "iterate_binary", counted)
-    session = graphcut.Segmenter(image, model=WARM, device="cpu")
+    session = graphcut.Segmenter(image, model=WARM, device=device)
     session.warm_strokes = True
     seen = _recording(session)
     for step, seeds in enumerate(steps):
-        mask = session.update(seeds)
+        mask = to_host(session.update(seeds))
         runs_before = len(runs)
         fresh = graphcut.segment(image, seeds, model=WARM, device="cpu")
         del runs[runs_before:]  # the fresh segment's loop
         warm_start = runs[-1][0]
         assert warm_start == (step > 0)
-        if step == 0:
+        if step == 0 and device == "cpu":
             np.testing.assert_array_equal(mask, fresh)
         source, sink = seen["network"]
-        network = GridNetwork(source, sink, forward=tuple(n for n in session._nlinks[::-1]))
+        network = GridNetwork(source, sink, forward=tuple(to_host(n)
+                                                          for n in session._nlinks[::-1]))
         reference = min_cut(network, device="cpu")
         assert session.last_result.flow == reference.flow, f"step {step}"
         assert cut_capacity(network, mask) == reference.flow
