@@ -48,7 +48,10 @@ def keep_connected(mask, anchors) -> np.ndarray:
         sizes = np.bincount(parts.ravel(), minlength=count + 1)
         sizes[0] = 0
         kept = [int(np.argmax(sizes))]
-    return np.isin(parts, kept) & mask
+    table = np.zeros(count + 1, bool)  # a lookup of the part labels (0: not in the mask)
+    table[kept] = True
+    table[0] = False
+    return table[parts]
 
 
 def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
@@ -85,6 +88,8 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     fillable[border] = False
     if protected is not None:
         fillable[np.unique(holes[np.asarray(protected, dtype=bool)])] = False
+    if not fillable.any():
+        return mask.copy()
     return mask | fillable[holes]
 
 
