@@ -28,12 +28,13 @@ from ._problems import binary_problem, label_problem
 
 # An iteration that lowers the energy by less than this many nats per pixel ends the run.
 DEFAULT_TOL = 1e-4
-#: a mixture model's first fit reads only its samples' pixels when they are at most this
-#: share of the image (:func:`fit_samples`; 0: always the whole image)
+#: a mixture model's first fit reads only a label's sample's pixels when they are at most
+#: this share of the image (:func:`fit_samples`; 0: always the whole image)
 COMPACT_FIT = 0.25
 #: a compact sample of at most this many rows is fitted on the host (NumPy): on the GPU its
-#: fit is a few dozen small kernels and waits, each longer than the host's whole fit
-HOST_FIT_ROWS = 1 << 15
+#: fit is a few dozen small kernels and waits (a few ms however small the sample), on the host
+#: a few hundred rows take about a millisecond
+HOST_FIT_ROWS = 4096
 
 
 @dataclass
@@ -146,37 +147,37 @@ def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, t
 
 
 def fit_samples(model, values, samples):
-    """``model.fit(values, samples)``; for per-label mixture models (the GMM's) whose samples (seeds: bool or float weights) cover at most :data:`COMPACT_FIT` of
-    the pixels, the fit reads only those pixels, as an (N, 1, F) image: EM over pixels of
-    weight 0 adds nothing, so the mixtures are the same up to the order of the sums (several
-    objects' seeds on a 4 MP image: a few thousand rows instead of 4 million per EM step); at
-    most :data:`HOST_FIT_ROWS` rows are fitted on the host (the mixtures' parameters live
-    there anyway; the costs are then evaluated on the values' device)."""
+    """``model.fit(values, samples)``; for per-label mixture models (the GMM's) a label whose
+    sample (seeds: bool or float weights) covers at most :data:`COMPACT_FIT` of the pixels is
+    fitted on those pixels only, as an (N, 1, F) image: EM over pixels of weight 0 adds
+    nothing, so the mixtures are the same up to the order of the sums (several objects' seeds
+    on a 4 MP image: hundreds of rows instead of 4 million per EM step); a sample of at most
+    :data:`HOST_FIT_ROWS` rows is fitted on the host (the mixtures' parameters live there
+    anyway; the costs are then evaluated on the values' device)."""
     from graphcut.models import GMMModel, PerLabelModel
 
+    if not (COMPACT_FIT > 0 and isinstance(model, PerLabelModel)
+            and isinstance(model.label_model(), GMMModel)):
+        return model.fit(values, list(samples))
     xp = array_module(values)
-    if COMPACT_FIT > 0 and isinstance(model, PerLabelModel) and \
-            isinstance(model.label_model(), GMMModel):
-        support = samples[0] != 0
-        for sample in samples[1:]:
-            support = support | (sample != 0)
-        count = int(support.sum())
-        if 0 < count <= COMPACT_FIT * support.size:
-            chosen = xp.flatnonzero(support.reshape(-1))
-            rows = values.reshape(-1, values.shape[-1])[chosen][:, None, :]
-            weights = [s.reshape(-1)[chosen][:, None] for s in samples]
-            if count <= HOST_FIT_ROWS:
-                rows, weights = to_host(rows), [to_host(w) for w in weights]
-            fitted = []
-            for sample in weights:  # the rows are read once: kept out of the labels' shared
-                label = model.label_model()  # cache of per-pixel products (the image's and
-                shared = getattr(label, "shared_features", None)  # the coarse grid's stay)
-                label.shared_features = None
-                fitted.append(label.fit(rows, sample))
-                label.shared_features = shared
-            model._fitted = fitted
-            return model
-    return model.fit(values, list(samples))
+    flat = values.reshape(-1, values.shape[-1])
+    fitted = []
+    for sample in samples:
+        label = model.label_model()
+        chosen = xp.flatnonzero(sample.reshape(-1))
+        count = int(chosen.size)
+        if count > COMPACT_FIT * flat.shape[0]:
+            fitted.append(label.fit(values, sample))
+            continue
+        rows, weights = flat[chosen][:, None, :], sample.reshape(-1)[chosen][:, None]
+        if count <= HOST_FIT_ROWS:
+            rows, weights = to_host(rows), to_host(weights)
+        shared = getattr(label, "shared_features", None)  # the rows are read once: kept out
+        label.shared_features = None  # of the labels' shared cache of per-pixel products
+        fitted.append(label.fit(rows, weights))
+        label.shared_features = shared
+    model._fitted = fitted
+    return model
 
 
 def _sample(selected, weights):

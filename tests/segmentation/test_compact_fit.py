@@ -48,7 +48,8 @@ def test_the_compact_fit_gives_the_whole_images_mixtures(weighted, monkeypatch):
 
 
 def test_other_models_and_wide_samples_fit_on_the_whole_image(monkeypatch):
-    """Only per-label mixtures are compacted, and only when the samples are small."""
+    """Only per-label mixtures are compacted, each label on its own sample's pixels, and
+    only when that sample is small."""
     values = _image()
     seen = []
     for cls in (GMMModel, Histogram):
@@ -65,10 +66,10 @@ def test_other_models_and_wide_samples_fit_on_the_whole_image(monkeypatch):
     wide[1][0, 0], wide[0][0, 0] = True, False
     seen.clear()
     fit_samples(GMM(components=2), values, wide)
-    assert seen == [values.shape] * 2
+    assert seen == [values.shape, (1, 1, 3)]  # the wide sample on the image, the other alone
     seen.clear()
     model = fit_samples(GMM(components=2, warm=True), values, small)
-    assert seen == [(3 * 60 + 25 + 24, 1, 3)] * 3
+    assert seen == [(3 * 60, 1, 3), (25, 1, 3), (24, 1, 3)]
     # the rows are kept out of the live model's shared cache of per-pixel products
     assert all(kept[0].shape == values.shape for kept in model._products) or \
         not model._products
@@ -111,10 +112,10 @@ def test_a_small_device_sample_is_fitted_on_the_host(cupy, monkeypatch):  # noqa
     assert type(device_costs[0]).__module__.split(".")[0] == "cupy"
     for a, b in zip(device_costs, on_host.costs(values)):
         np.testing.assert_allclose(np.asarray(a), b, rtol=1e-9, atol=1e-9)
-    monkeypatch.setattr(_grabcut, "HOST_FIT_ROWS", 10)
+    monkeypatch.setattr(_grabcut, "HOST_FIT_ROWS", 24)
     seen.clear()
     fit_samples(GMM(components=3), cupy.asarray(values), [cupy.asarray(s) for s in samples])
-    assert seen == ["cupy"] * 3
+    assert seen == ["cupy", "cupy", "numpy"]  # 180 and 25 rows on the device, 24 on the host
 
 
 @pytest.mark.gpu
