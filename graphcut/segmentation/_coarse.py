@@ -19,8 +19,8 @@ pixels), but not at full resolution: the mixtures are colour statistics. Each up
    (:func:`~._warm.refit_and_cut`).
 
 For strokes alone the iterations stop early when one changes at most :data:`COARSE_SETTLED`
-of the coarse grid's pixels (or lowers the energy by less than ``tol``). Everything depends on the image and
-the seeds only, so a :class:`~graphcut.Segmenter`'s answer equals a fresh
+of the coarse grid's pixels (or lowers the energy by less than ``tol``). Everything depends
+on the image and the seeds only, so a :class:`~graphcut.Segmenter`'s answer equals a fresh
 :func:`graphcut.segment`'s, unless the session starts each update's iterations from the last
 update's coarse labels and mixtures (:class:`CoarseStart`, ``Segmenter.warm_strokes``): then
 the first fit is one re-estimation on the last labels (the new seeds pinned) and the

@@ -13,8 +13,9 @@ several. Then, ``iterations`` times at most:
 Step 1 never raises the energy of the current labelling by more than rounding (EM; a refit
 that does is not used and ends the run) and step 2 never raises it at all (an exact minimum
 over all labellings, or moves that only accept improvements), so the energies recorded in
-``history`` never increase. The run stops early when an iteration changes no pixel or lowers
-the energy by less than ``tol`` nats per pixel.
+``history`` never increase. The run stops early when an iteration changes no pixel (or at most
+a share ``settled`` of them) or lowers the energy by less than ``tol`` nats per pixel. A
+mixture model's first fit on a small sample (seeds) reads only its pixels (:func:`fit_samples`).
 """
 
 from __future__ import annotations
