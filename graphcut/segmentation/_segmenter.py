@@ -150,7 +150,8 @@ class Segmenter:
         #: the appearance model object (fitted on every update; the caller's is never changed)
         self.model, self._tabled = o["appearance"], tabled(o)
         self.sigma, self.bins = o["sigma"], getattr(self.model, "bins", None)
-        self.scale, self.shape = check_positive("scale", o["scale"]), self._values.shape[:-1]
+        self.scale = check_positive("scale", o["scale"])
+        self.shape = tuple(self._values.shape[:-1])
         self._xp = array_module(self._values)
         self._on_gpu = self._xp is not np  # the image's arrays live on the GPU
         # connectivity 8: the diagonal pairs' (down-right, down-left) weights and capacities
@@ -160,9 +161,8 @@ class Segmenter:
             self._diagonal_weights = diagonal_weights(to_host(self._values), self.sigma)
         # the float n-link weights, last axis first
         self._weights = weights_of_values(self._values, self.sigma, o["spacing"])
-        self._histograms = None
+        self._histograms = SeedHistograms(self._values, bins=self.bins) if self._tabled else None
         if self._tabled:
-            self._histograms = SeedHistograms(self._values, bins=self.bins)
             self._values = None      # the bins and weights hold all the image's part now
         self._seeds = None           # host uint8 copy of the seeds last given to update()
         self._seeds_device = None    # the same on the GPU (cuda backend)
