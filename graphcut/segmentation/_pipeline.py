@@ -303,8 +303,8 @@ def _seed_weights(seeds, objects, share):
     for label in [*objects, BACKGROUND]:
         chosen = seeds == label
         count = int(chosen.sum())
-        if count:
-            weights = xp.where(chosen, max(1.0, share * seeds.size / count), weights)
+        if count:  # in place: one pass, no new array per label
+            weights[chosen] = max(1.0, share * seeds.size / count)
     return weights
 
 

@@ -1,6 +1,7 @@
 """The live models' block locality costs on the host: the seeded blocks found from the seeded
 pixels' coordinates equal the blocks' pooled seeds, and the costs equal each block's cost
-repeated over its pixels (np.repeat), on shapes that blocks do not divide."""
+repeated over its pixels (np.repeat), on shapes that blocks do not divide; and the seeds'
+sample weights against their formula."""
 
 import numpy as np
 import pytest
@@ -47,3 +48,18 @@ def test_the_device_path_gives_the_hosts_costs(cupy):  # noqa: F811
     for a, b in zip(device, host):
         assert type(a).__module__.split(".")[0] == "cupy"
         np.testing.assert_array_equal(np.asarray(a), b)
+
+
+def test_seed_weights_follow_the_formula():
+    """Every pixel weighs 1, a seed of a label with n seeds max(1, share * H * W / n)."""
+    from graphcut.segmentation._pipeline import _seed_weights
+
+    rng = np.random.default_rng(1)
+    seeds = rng.choice(np.array([0, 1, 2, 3], np.uint8), size=(40, 50), p=[0.9, 0.05, 0.04,
+                                                                            0.01])
+    weights = _seed_weights(seeds, [1, 3], 0.1)
+    expected = np.ones(seeds.shape)
+    for label in (1, 2, 3):
+        expected[seeds == label] = max(1.0, 0.1 * seeds.size / (seeds == label).sum())
+    np.testing.assert_array_equal(weights, expected)
+    assert _seed_weights(seeds, [1, 3], 0.0) is None
