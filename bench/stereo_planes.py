@@ -27,6 +27,9 @@ bad-pixel rate (|d - d_true| > 1 on the pixels with ground truth):
 - ``gradient:LAMBDA:FACTOR``: a third part, ``64 (1 - exp(-g / LAMBDA))`` of the absolute
   difference ``g`` of the horizontal grey gradients (central differences, grey levels per
   pixel), added to the raw cost, the sum times ``FACTOR``.
+- ``texture:LOW:HIGH``: the census part times ``w`` and the colour part times ``2 - w``, ``w``
+  going linearly from ``LOW`` where the left image's grey standard deviation over 5 x 5 pixels
+  is at most 2 grey levels (flat) to ``HIGH`` where it is at least 20 (textured).
 
     python bench/stereo_planes.py                       # every variant, every development pair
     python bench/stereo_planes.py --scenes teddy,venus --variants defaults,plane:fz:100:0.0006:0.5
@@ -61,7 +64,8 @@ DEFAULT_VARIANTS = (
     "plane:fz:100:0.0006:0.5", "plane:fz:200:0.0006:0.5", "plane:fz:100:0.0006:0.3",
     "plane:fz:100:0.0006:0.5:border", "defaults:post", "plane:fz:100:0.0006:0.5:post",
     "fusion:raw:1200:10:0.6", "fusion:filled:1200:10:0.6", "fusion:raw:3000:100:0.9",
-    "census:9:7:2", "census:7:5:2", "census:11:5:2", "gradient:10:0.667", "gradient:10:1")
+    "census:9:7:2", "census:7:5:2", "census:11:5:2", "gradient:10:0.667", "gradient:10:1",
+    "texture:1.3:0.7", "texture:0.7:1.3", "texture:1.5:1")
 
 
 def slic_segments(image, segments: int, compactness: float) -> np.ndarray:
@@ -129,10 +133,11 @@ def fuse(costs, weights, current, proposal) -> np.ndarray:
 
 
 def volume(left, right, max_disparity, *, window=(9, 7), step=1, gradient=None,
-           factor=1.0) -> np.ndarray:
+           factor=1.0, texture=None) -> np.ndarray:
     """AD-census volume as ``census_costs`` builds it, with a sparse census window (samples
     ``step`` pixels apart) and, with ``gradient`` (its lambda), the gradient part, the raw
-    sum times ``factor``. (Uses the package's private pieces: a bench experiment.)"""
+    sum times ``factor``; with ``texture`` = (low, high), the texture-weighted mix of the
+    module docstring. (Uses the package's private pieces: a bench experiment.)"""
     from graphcut.stereo._aggregation import cross_arms, cross_count, cross_mean
     from graphcut.stereo._costs import _integer_levels, _popcount, _tables, check_pair
     p = CensusParameters()
@@ -148,11 +153,22 @@ def volume(left, right, max_disparity, *, window=(9, 7), step=1, gradient=None,
         gradient_table = np.rint(p.scale * (1 - np.exp(-difference / gradient)))
     arms = cross_arms(lv, p.cross_threshold, p.cross_length, p.cross_minimum)
     count = cross_count(arms)
+    census_weight = np.ones((h, w))
+    if texture is not None:
+        from scipy import ndimage
+        grey = lv.sum(axis=-1) / channels
+        mean = ndimage.uniform_filter(grey.astype(float), 5)
+        spread = np.sqrt(np.maximum(ndimage.uniform_filter(grey.astype(float) ** 2, 5)
+                                    - mean ** 2, 0))
+        census_weight = texture[0] + (texture[1] - texture[0]) * np.clip((spread - 2) / 18,
+                                                                         0, 1)
     costs = np.empty((max_disparity + 1, h, w), dtype=np.int32)
     for d in range(max_disparity + 1):
         raw = np.full((h, w), p.scale, dtype=np.int32)
-        value = (census_table[_popcount(codes[0][:, d:] ^ codes[1][:, :w - d]).astype(np.intp)]
-                 + colour_table[np.abs(lv[:, d:] - rv[:, :w - d]).sum(axis=-1)])
+        census = census_table[_popcount(codes[0][:, d:] ^ codes[1][:, :w - d]).astype(np.intp)]
+        colour = colour_table[np.abs(lv[:, d:] - rv[:, :w - d]).sum(axis=-1)]
+        value = (census + colour if texture is None else
+                 census_weight[:, d:] * census + (2 - census_weight[:, d:]) * colour)
         if gradient is not None:
             value = value + gradient_table[np.abs(slopes[0][:, d:] - slopes[1][:, :w - d])]
         raw[:, d:] = np.rint(value * factor).astype(np.int32)
@@ -229,10 +245,11 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
         proposal = plane_map(start, ~invalid, segments, share=float(args[3]), max_label=top)
         fused = fuse(costs, weights, start, proposal)
         return checked_fill(fused, costs)[0] if args[0] == "raw" else fused
-    if kind in ("census", "gradient"):
+    if kind in ("census", "gradient", "texture"):
         options = ({"window": (int(args[0]), int(args[1])), "step": int(args[2])}
                    if kind == "census" else
-                   {"gradient": float(args[0]), "factor": float(args[1])})
+                   {"gradient": float(args[0]), "factor": float(args[1])}
+                   if kind == "gradient" else {"texture": (float(args[0]), float(args[1]))})
         volume_ = volume(scene["left"], scene["right"], top, **options)
         return checked_fill(expand(volume_, weights), volume_)[0]
     raise ValueError(f"unknown variant {spec!r}")
