@@ -33,10 +33,12 @@ bad-pixel rate (|d - d_true| > 1 on the pixels with ground truth):
 
     python bench/stereo_planes.py                       # every variant, every development pair
     python bench/stereo_planes.py --scenes teddy,venus --variants defaults,plane:fz:100:0.0006:0.5
+    python bench/stereo_planes.py --scenes teddy,venus --breakdown --variants defaults,defaults:post
 
 Held-out pairs and the motorcycle are refused: nothing is scored here. Prints one Markdown
 table: variant, bad pixels per pair at full and half size, the means over the real and the
-synthetic entries, seconds.
+synthetic entries, seconds (``--breakdown``: where each variant's bad pixels lie, as
+``stereo_occlusion.py --breakdown`` splits them, one row per class and variant).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefineme
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_stereo import DEVELOPMENT, SYNTHETIC_DEVELOPMENT  # noqa: E402
-from stereo_occlusion import TRUNCATION, checked_fill, expand, prepare  # noqa: E402
+from stereo_occlusion import (TRUNCATION, checked_fill, error_classes, expand,  # noqa: E402
+                              prepare)
 
 DEFAULT_VARIANTS = (
     "defaults", "plane:slic:1200:10:0.6", "plane:slic:1200:10:0.9", "plane:slic:3000:100:0.9",
@@ -260,6 +263,8 @@ def main(argv=None) -> int:
     parser.add_argument("--scenes", default=",".join(DEVELOPMENT + SYNTHETIC_DEVELOPMENT))
     parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
     parser.add_argument("--downscales", default="1,2")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print where each variant's bad pixels lie instead")
     args = parser.parse_args(argv)
     names = [n for n in args.scenes.split(",") if n]
     allowed = DEVELOPMENT + SYNTHETIC_DEVELOPMENT
@@ -269,6 +274,17 @@ def main(argv=None) -> int:
     keys = [(n, int(s)) for n in names for s in args.downscales.split(",")]
     scenes = {key: prepare(*key) for key in keys}
     columns = [n if s == 1 else f"{n} / {s}" for n, s in keys]
+    if args.breakdown:
+        print(f"| bad pixels (% of the known) | variant | {' | '.join(columns)} |")
+        print("|---" * (len(columns) + 2) + "|")
+        classes = {spec: {key: error_classes(scene, run_variant(spec, scene))
+                          for key, scene in scenes.items()}
+                   for spec in args.variants.split(",")}
+        for name in next(iter(next(iter(classes.values())).values())):
+            for spec, by_key in classes.items():
+                cells = " | ".join(f"{by_key[key][name]:.2f}" for key in keys)
+                print(f"| {name} | {spec} | {cells} |")
+        return 0
     print(f"| variant | {' | '.join(columns)} | real mean | synthetic mean | seconds |")
     print("|---" * (len(columns) + 4) + "|")
     for spec in args.variants.split(","):
