@@ -65,7 +65,9 @@ DEFAULT_VARIANTS = (
     "defaults", "plane:slic:1200:10:0.6", "plane:slic:1200:10:0.9", "plane:slic:3000:100:0.9",
     "plane:slic:3000:10:0.9:border", "plane:slic:1200:100:0.9:outliers=4",
     "plane:fz:100:0.0006:0.5", "plane:fz:200:0.0006:0.5", "plane:fz:100:0.0006:0.3",
-    "plane:fz:100:0.0006:0.5:border", "defaults:post", "plane:fz:100:0.0006:0.5:post",
+    "plane:fz:100:0.0006:0.5:border", "plane:fz:100:0.0006:0.5:outliers=2",
+    "plane:fz:100:0.0006:0.5:outliers=4", "plane:fz:50:0.0006:0.5:outliers=2",
+    "plane:fz:100:0.0006:0.5:outliers=2:post", "defaults:post", "plane:fz:100:0.0006:0.5:post",
     "fusion:raw:1200:10:0.6", "fusion:filled:1200:10:0.6", "fusion:raw:3000:100:0.9",
     "census:9:7:2", "census:7:5:2", "census:11:5:2", "gradient:10:0.667", "gradient:10:1",
     "texture:1.3:0.7", "texture:0.7:1.3", "texture:1.5:1")
