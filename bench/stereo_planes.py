@@ -15,7 +15,8 @@ bad-pixel rate (|d - d_true| > 1 on the pixels with ground truth):
   ``COMPACTNESS / 10``), no minimum share of consistent pixels, ``SHARE`` of them on the plane.
 - suffixes of both: ``:border`` fills only each row's leading run of rejected pixels (the
   strip the right camera does not see); ``:outliers=K`` instead replaces the consistent pixels
-  more than ``K`` from a trusted plane; ``:post`` runs the border extrapolation before and the
+  more than ``K`` from a trusted plane (``:band``: only those within 2 pixels of a depth
+  edge of the map, as ``refine_depth_edges`` finds them); ``:post`` runs the border extrapolation before and the
   depth-edge refinement after the fill (``defaults:post``: both without the fill).
 - ``fusion:MAP:SEGMENTS:COMPACTNESS:SHARE``: one fusion move (Lempitsky et al. 2010) of the
   expansion's map (``MAP`` = ``raw``, then checked and filled) or of the filled map (``filled``)
@@ -67,7 +68,9 @@ DEFAULT_VARIANTS = (
     "plane:fz:100:0.0006:0.5", "plane:fz:200:0.0006:0.5", "plane:fz:100:0.0006:0.3",
     "plane:fz:100:0.0006:0.5:border", "plane:fz:100:0.0006:0.5:outliers=2",
     "plane:fz:100:0.0006:0.5:outliers=4", "plane:fz:50:0.0006:0.5:outliers=2",
-    "plane:fz:100:0.0006:0.5:outliers=2:post", "defaults:post", "plane:fz:100:0.0006:0.5:post",
+    "plane:fz:100:0.0006:0.5:outliers=2:post", "plane:fz:100:0.0006:0.5:outliers=1:band",
+    "plane:fz:100:0.0006:0.5:outliers=2:band", "plane:fz:50:0.0006:0.5:outliers=1:band",
+    "defaults:post", "plane:fz:100:0.0006:0.5:post",
     "fusion:raw:1200:10:0.6", "fusion:filled:1200:10:0.6", "fusion:raw:3000:100:0.9",
     "census:9:7:2", "census:7:5:2", "census:11:5:2", "gradient:10:0.667", "gradient:10:1",
     "texture:1.3:0.7", "texture:0.7:1.3", "texture:1.5:1")
@@ -216,8 +219,11 @@ def plane_variant(args, scene, filled, invalid) -> np.ndarray:
         target = invalid & np.cumprod(invalid, axis=1).astype(bool)
     if outliers:
         proposal = plane_map(labels, ~invalid, segments, share=inlier_share, max_label=top)
-        labels = np.where(~invalid & (np.abs(labels - proposal) > outliers[0]), proposal,
-                          labels)
+        replace = ~invalid & (np.abs(labels - proposal) > outliers[0])
+        if "band" in options:
+            from graphcut.stereo._refine import depth_edge_band
+            replace &= depth_edge_band(labels, 2)
+        labels = np.where(replace, proposal, labels)
     else:
         planes = plane_fill(labels, invalid, scene["left"], segments=segments,
                             min_valid_share=valid_share, min_inlier_share=inlier_share,
