@@ -28,6 +28,10 @@ bad-pixel rate (|d - d_true| > 1 on the pixels with ground truth):
 - ``gradient:LAMBDA:FACTOR``: a third part, ``64 (1 - exp(-g / LAMBDA))`` of the absolute
   difference ``g`` of the horizontal grey gradients (central differences, grey levels per
   pixel), added to the raw cost, the sum times ``FACTOR``.
+- ``masked:TAU:BITS``: an edge-aware census: the Hamming distance counts only the bits of
+  the window's neighbours whose colour differs from the left pixel's by at most ``TAU`` grey
+  levels in every channel, scaled to the 62 bits of the window (``round(62 h / n)``), where at
+  least ``BITS`` neighbours are that similar (the plain census elsewhere).
 - ``texture:LOW:HIGH``: the census part times ``w`` and the colour part times ``2 - w``, ``w``
   going linearly from ``LOW`` where the left image's grey standard deviation over 5 x 5 pixels
   is at most 2 grey levels (flat) to ``HIGH`` where it is at least 20 (textured).
@@ -73,7 +77,8 @@ DEFAULT_VARIANTS = (
     "defaults:post", "plane:fz:100:0.0006:0.5:post",
     "fusion:raw:1200:10:0.6", "fusion:filled:1200:10:0.6", "fusion:raw:3000:100:0.9",
     "census:9:7:2", "census:7:5:2", "census:11:5:2", "gradient:10:0.667", "gradient:10:1",
-    "texture:1.3:0.7", "texture:0.7:1.3", "texture:1.5:1")
+    "texture:1.3:0.7", "texture:0.7:1.3", "texture:1.5:1", "masked:20:20", "masked:12:20",
+    "masked:20:50")
 
 
 def slic_segments(image, segments: int, compactness: float) -> np.ndarray:
@@ -141,11 +146,12 @@ def fuse(costs, weights, current, proposal) -> np.ndarray:
 
 
 def volume(left, right, max_disparity, *, window=(9, 7), step=1, gradient=None,
-           factor=1.0, texture=None) -> np.ndarray:
+           factor=1.0, texture=None, masked=None) -> np.ndarray:
     """AD-census volume as ``census_costs`` builds it, with a sparse census window (samples
     ``step`` pixels apart) and, with ``gradient`` (its lambda), the gradient part, the raw
     sum times ``factor``; with ``texture`` = (low, high), the texture-weighted mix of the
-    module docstring. (Uses the package's private pieces: a bench experiment.)"""
+    module docstring; with ``masked`` = (tau, bits), the edge-aware census of the module
+    docstring. (Uses the package's private pieces: a bench experiment.)"""
     from graphcut.stereo._aggregation import cross_arms, cross_count, cross_mean
     from graphcut.stereo._costs import _integer_levels, _popcount, _tables, check_pair
     p = CensusParameters()
@@ -170,10 +176,20 @@ def volume(left, right, max_disparity, *, window=(9, 7), step=1, gradient=None,
                                     - mean ** 2, 0))
         census_weight = texture[0] + (texture[1] - texture[0]) * np.clip((spread - 2) / 18,
                                                                          0, 1)
+    if masked is not None:
+        similar = similar_neighbours(lv, window, masked[0])
+        bits = _popcount(similar).astype(np.int64)
+        use = bits >= masked[1]
     costs = np.empty((max_disparity + 1, h, w), dtype=np.int32)
     for d in range(max_disparity + 1):
         raw = np.full((h, w), p.scale, dtype=np.int32)
-        census = census_table[_popcount(codes[0][:, d:] ^ codes[1][:, :w - d]).astype(np.intp)]
+        differ = codes[0][:, d:] ^ codes[1][:, :w - d]
+        hamming = _popcount(differ).astype(np.int64)
+        if masked is not None:
+            kept = _popcount(differ & similar[:, d:]).astype(np.int64)
+            scaled = (kept * 62 + bits[:, d:] // 2) // np.maximum(bits[:, d:], 1)
+            hamming = np.where(use[:, d:], scaled, hamming)
+        census = census_table[np.minimum(hamming, 64)]
         colour = colour_table[np.abs(lv[:, d:] - rv[:, :w - d]).sum(axis=-1)]
         value = (census + colour if texture is None else
                  census_weight[:, d:] * census + (2 - census_weight[:, d:]) * colour)
@@ -182,6 +198,22 @@ def volume(left, right, max_disparity, *, window=(9, 7), step=1, gradient=None,
         raw[:, d:] = np.rint(value * factor).astype(np.int32)
         costs[d] = cross_mean(raw, arms, count)
     return costs
+
+
+def similar_neighbours(levels, window, tau) -> np.ndarray:
+    """One bit per neighbour of ``window`` (the census's order): its colour differs from the
+    pixel's by at most ``tau`` grey levels in every channel of ``levels`` (H, W, C)."""
+    rx, ry = window[0] // 2, window[1] // 2
+    h, w, _ = levels.shape
+    padded = np.pad(levels, ((ry, ry), (rx, rx), (0, 0)), mode="edge")
+    code = np.zeros((h, w), dtype=np.uint64)
+    for dy in range(-ry, ry + 1):
+        for dx in range(-rx, rx + 1):
+            if dx or dy:
+                neighbour = padded[ry + dy:ry + dy + h, rx + dx:rx + dx + w]
+                close = np.abs(neighbour - levels).max(axis=-1) <= tau
+                code = (code << np.uint64(1)) | close.astype(np.uint64)
+    return code
 
 
 def sparse_census(grey, window, step) -> np.ndarray:
@@ -256,11 +288,13 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
         proposal = plane_map(start, ~invalid, segments, share=float(args[3]), max_label=top)
         fused = fuse(costs, weights, start, proposal)
         return checked_fill(fused, costs)[0] if args[0] == "raw" else fused
-    if kind in ("census", "gradient", "texture"):
+    if kind in ("census", "gradient", "texture", "masked"):
         options = ({"window": (int(args[0]), int(args[1])), "step": int(args[2])}
                    if kind == "census" else
                    {"gradient": float(args[0]), "factor": float(args[1])}
-                   if kind == "gradient" else {"texture": (float(args[0]), float(args[1]))})
+                   if kind == "gradient" else
+                   {"texture": (float(args[0]), float(args[1]))} if kind == "texture" else
+                   {"masked": (float(args[0]), int(args[1]))})
         volume_ = volume(scene["left"], scene["right"], top, **options)
         return checked_fill(expand(volume_, weights), volume_)[0]
     raise ValueError(f"unknown variant {spec!r}")

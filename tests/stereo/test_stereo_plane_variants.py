@@ -70,6 +70,10 @@ def test_census_variants_rebuild_the_packages_cost_volume():
     expected = census_costs(left, right, max_disparity=4, channel_axis=-1)
     assert np.array_equal(variants.volume(left, right, 4), expected)
     assert np.array_equal(variants.volume(left, right, 4, texture=(1.0, 1.0)), expected)
+    # every neighbour "similar": the edge-aware census is the plain one
+    assert np.array_equal(variants.volume(left, right, 4, masked=(255, 0)), expected)
+    masked = variants.volume(left, right, 4, masked=(20, 10))
+    assert masked.shape == expected.shape and not np.array_equal(masked, expected)
     sparse = variants.volume(left, right, 4, step=2)
     assert sparse.shape == expected.shape and not np.array_equal(sparse, expected)
     grey = left.astype(np.int32).sum(axis=-1)
@@ -84,6 +88,16 @@ def test_sparse_census_compares_the_samples_step_pixels_apart():
     for y, x in itertools.product(range(9), range(11)):
         bits = [int(padded[y + 2 + dy, x + 2 + dx] < grey[y, x])
                 for dy in (-2, 0, 2) for dx in (-2, 0, 2) if dx or dy]
+        assert int(codes[y, x]) == int("".join(map(str, bits)), 2)
+
+
+def test_similar_neighbours_mark_the_neighbours_of_close_colour():
+    levels = np.random.default_rng(7).integers(0, 60, (7, 9, 3))
+    codes = variants.similar_neighbours(levels, (3, 3), 20)
+    padded = np.pad(levels, ((1, 1), (1, 1), (0, 0)), mode="edge")
+    for y, x in itertools.product(range(7), range(9)):
+        bits = [int(np.abs(padded[y + 1 + dy, x + 1 + dx] - levels[y, x]).max() <= 20)
+                for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dx or dy]
         assert int(codes[y, x]) == int("".join(map(str, bits)), 2)
 
 
