@@ -33,6 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._coarse import blocks_sample, coarse_factor, coarse_grabcut
 from ._grabcut import Iterated, _binary, _Clock, iterate_binary
+from ._tightness import pinned_binary, tight_box, tighten_run
 
 #: the box's iterations run on the coarse grid (:mod:`._coarse`: blocks of ``f x f`` pixels),
 #: then the mixtures are re-estimated once on the image's blocks and the image is cut once
@@ -44,8 +45,9 @@ class BoxStart:
     """What GrabCut's iterations gave for a box or lasso alone (kept on the model object):
     the mask and each label's fitted colour model, with the inputs they depend on."""
 
-    def __init__(self, key, mask, fitted, run):
+    def __init__(self, key, mask, fitted, run, pins=None):
         self.key, self.mask, self.fitted, self.run = key, mask, fitted, run
+        self.pins = pins  # the tightness prior's pinned pixels (host bool) or None
 
     def matches(self, key) -> bool:
         """Whether ``key`` (:func:`_key`) names the same image, region and options."""
@@ -59,7 +61,7 @@ def _key(values, nlinks, region, o):
 
 
 def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, weights,
-                priors, o, cut, device="cpu") -> Iterated:
+                priors, o, cut, device="cpu", box_priors=None) -> Iterated:
     """One object with a box or lasso, for a model with ``warm=True``.
 
     Parameters
@@ -90,6 +92,9 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         ``cut(network) -> CutResult``.
     device : str
         Where the coarse grid's cuts run (:func:`~._coarse.coarse_grabcut`).
+    box_priors : list or None
+        Per label a fixed cost (H, W) for the box's iterations (the model's outline cost:
+        it depends on the region and the model only), or None.
 
     Returns
     -------
@@ -106,18 +111,25 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         samples = (xp.asarray(core() if callable(core) else core), outside)
         if COARSE_BOX and values.ndim == 3 and coarse_factor(values.shape[:2]) > 1:
             run = coarse_then_refit(values, nlinks, box_constraints, model, samples,
-                                    weights=None, priors=None, o=o, device=device, cut=cut)
+                                    weights=None, priors=box_priors, o=o, device=device,
+                                    cut=cut)
         else:
             run = iterate_binary(values, nlinks, box_constraints, model, samples,
                                  iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                                 cut=cut)
-        start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run)
+                                 cut=cut, priors=box_priors)
+        pins = None
+        box = tight_box(o)
+        if box is not None:  # the box's tightness prior (:mod:`._tightness`)
+            run, pins = tighten_run(values, nlinks, box_constraints, model, run, box,
+                                    priors=box_priors, weights=None, scale=o["scale"], cut=cut)
+        start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run, pins)
         model._box_start = start
     if not seeds_given:  # the kept answer, its mask copied (the caller may keep or change it)
         return dataclasses.replace(start.run, labels=start.run.labels.copy())
     model._fitted = [copy.copy(m) for m in start.fitted]
-    return refit_and_cut(values, nlinks, binary, model, start.mask, weights=weights,
-                         priors=priors, scale=o["scale"], cut=cut)
+    # the box's pins stay object where no seed says otherwise
+    return refit_and_cut(values, nlinks, pinned_binary(binary, start.pins), model, start.mask,
+                         weights=weights, priors=priors, scale=o["scale"], cut=cut)
 
 
 def coarse_then_refit(values, nlinks, constraints, model, samples, *, weights, priors, o,
