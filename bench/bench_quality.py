@@ -305,7 +305,8 @@ def per_image(runs, methods, protocols) -> str:
 
 
 def quality(args):
-    methods = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
+    methods = [m for m in (args.methods.split(";") if ";" in args.methods else
+                           args.methods.split(",")) if m]  # "name:a=1,b=2;" is one method
     for name in methods:
         parse_method(name)
     protocols = args.protocols.split(",")

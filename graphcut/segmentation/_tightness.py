@@ -96,8 +96,9 @@ def tight_lines(box, margin: float = MARGIN):
 
 def line_candidates(cost_object, cost_background, binary, box):
     """Each line's best pixel to pin, inside ``box``: per row of the box the column (and
-    per column the row) of the lowest ``cost_object - cost_background`` among its pixels not pinned to the background (``binary`` 2), and that score (nats; +inf when
-    the line has none). Host NumPy arrays, indexed from the box's first row / column.
+    per column the row) of the lowest ``cost_object - cost_background`` among its pixels not
+    pinned to the background (``binary`` 2), and that score (nats; +inf when the line has
+    none). Host NumPy arrays, indexed from the box's first row / column.
 
     Returns
     -------
