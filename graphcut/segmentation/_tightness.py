@@ -215,13 +215,19 @@ def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, sca
     Returns
     -------
     tuple
-        ``(run, pins)``: the (possibly new) Iterated and the pinned pixels (host bool).
+        ``(run, pins)``: the (possibly new) Iterated and the pinned pixels (host bool), or
+        None when every line was crossed already (the costs are then not computed).
     """
     import dataclasses
 
     from ._grabcut import _costs
 
     started = time.perf_counter()
+    lines = tight_lines(box, margin)
+    xp = array_module(values)
+    if lines[2] <= lines[0] or lines[3] <= lines[1] or all(
+            bool(c.all()) for c in _crossed(run.labels, lines, xp)):
+        return run, None  # every line crossed: no costs to compute, nothing to pin
     cost_object, cost_background = _costs(values, model, priors)
     mask, pins, result, problem, rounds = pinpoint(
         cost_object, cost_background, nlinks, binary, run.labels, box, cut=cut, scale=scale,
