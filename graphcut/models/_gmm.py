@@ -407,6 +407,16 @@ class GMM(PerLabelModel):
             return bool(value)
         return super().check_knob(key, value)
 
+    @property
+    def outline_reach(self) -> float:
+        """:data:`OUTLINE_REACH` (the pipeline's closed form of a box's outline cost)."""
+        return OUTLINE_REACH
+
+    @property
+    def outline_pixels(self):
+        """:data:`OUTLINE_PIXELS`."""
+        return OUTLINE_PIXELS
+
     def outline_costs(self, region):
         """The object's extra cost (nats, host float64) inside a box or lasso ``region``
         (:func:`~graphcut.models._prior.outline_cost` with ``outline``,

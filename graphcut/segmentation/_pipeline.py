@@ -19,6 +19,7 @@ from ._cleanup import clean_labels, clean_mask
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 from ._coarse import coarse_factor
+from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
 from ._warm import coarse_then_refit, warm_binary
 
@@ -118,8 +119,9 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
 
         box_priors = None
         if has_region and getattr(model, "core", 0) and getattr(model, "outline", 0) > 0:
-            # the model's position prior: the object costs more near the outline
-            box_priors = _with_outline_cost(None, model.outline_costs(region), xp)
+            # the model's position prior: the object costs more near the outline (kept)
+            box_priors = outline_priors(model, region, o["box"] if o["lasso"] is None
+                                        else None, xp)
             priors = _with_outline_cost(priors, box_priors[0], xp)
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,

@@ -105,14 +105,14 @@ def line_candidates(cost_object, cost_background, binary, box):
     tuple
         ``(row_best_col, row_score, col_best_row, col_score)``; columns / rows absolute.
     """
-    xp = array_module(cost_object)
     r0, c0, r1, c1 = (int(v) for v in box)
-    diff = (cost_object[r0:r1, c0:c1] - cost_background[r0:r1, c0:c1]).astype(xp.float64)
-    score = xp.where(binary[r0:r1, c0:c1] == BACKGROUND, xp.inf, diff)
-    row_col, col_row = xp.argmin(score, axis=1), xp.argmin(score, axis=0)
+    # the box's part comes to the host (on a GPU: two copies, no reduction to compile)
+    diff = np.asarray(to_host(cost_object[r0:r1, c0:c1] - cost_background[r0:r1, c0:c1]),
+                      dtype=np.float64)
+    score = np.where(to_host(binary[r0:r1, c0:c1]) == BACKGROUND, np.inf, diff)
+    row_col, col_row = np.argmin(score, axis=1), np.argmin(score, axis=0)
     row_score, col_score = score.min(axis=1), score.min(axis=0)
-    return (to_host(row_col) + c0, to_host(row_score), to_host(col_row) + r0,
-            to_host(col_score))
+    return row_col + c0, row_score, col_row + r0, col_score
 
 
 def _middles(uncrossed):
@@ -175,7 +175,7 @@ def pinpoint(cost_object, cost_background, nlinks, binary, mask, box, *, cut, sc
     col_ok = np.isfinite(col_score[cols]) & (col_score[cols] <= limit)
     problem, rounds = None, 0
     while True:
-        crossed_rows, crossed_cols = _crossed(mask, lines, xp)
+        crossed_rows, crossed_cols = _crossed(mask, lines, box)
         want_rows, want_cols = row_ok & ~crossed_rows, col_ok & ~crossed_cols
         if not (want_rows.any() or want_cols.any()):
             break
@@ -199,11 +199,14 @@ def pinpoint(cost_object, cost_background, nlinks, binary, mask, box, *, cut, sc
     return mask, pins, result, problem, rounds
 
 
-def _crossed(mask, lines, xp):
-    """Host bool vectors: whether each tight row / column holds an object pixel anywhere on
-    it (the mask lies in the box: outside is background)."""
+def _crossed(mask, lines, box):
+    """Host bool vectors: whether each tight row / column holds an object pixel in ``box``
+    (the mask lies in the box: outside is background; the box's part of the mask is copied
+    to the host)."""
     r0, c0, r1, c1 = lines
-    return (to_host(mask[r0:r1].any(axis=1)), to_host(mask[:, c0:c1].any(axis=0)))
+    b0, d0, b1, d1 = (int(v) for v in box)
+    part = np.asarray(to_host(mask[b0:b1, d0:d1]), dtype=bool)
+    return part[r0 - b0:r1 - b0].any(axis=1), part[:, c0 - d0:c1 - d0].any(axis=0)
 
 
 def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, scale, cut,
@@ -224,9 +227,8 @@ def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, sca
 
     started = time.perf_counter()
     lines = tight_lines(box, margin)
-    xp = array_module(values)
     if lines[2] <= lines[0] or lines[3] <= lines[1] or all(
-            bool(c.all()) for c in _crossed(run.labels, lines, xp)):
+            bool(c.all()) for c in _crossed(run.labels, lines, box)):
         return run, None  # every line crossed: no costs to compute, nothing to pin
     cost_object, cost_background = _costs(values, model, priors)
     mask, pins, result, problem, rounds = pinpoint(
