@@ -72,3 +72,21 @@ def test_a_heavier_outline_cost_gives_nested_masks_that_leave_the_sides(monkeypa
         assert not (heavier & ~lighter).any()
     assert masks[0][30:50, 20:80].all()                       # no cost: the whole band
     assert masks[2][30:50, 40:60].all() and not masks[2][30:50, 20:80].all()
+
+
+def test_a_lasso_and_a_volume_box_take_the_transform_and_keep_their_constraints():
+    rng = np.random.default_rng(1)
+    image = np.clip(rng.normal(60, 10, (40, 50, 3)), 0, 255)
+    image[12:28, 15:35] = (200, 60, 60)
+    image = image.astype(np.uint8)
+    lasso = [(8, 10), (8, 40), (32, 40), (32, 10)]
+    model = GMM(core=0.4, outline=8)
+    mask = graphcut.segment(image, lasso=lasso, model=model, device="cpu")
+    assert mask[14:26, 17:33].all() and not mask[:7].any() and not mask[34:].any()
+    volume = np.clip(rng.normal(0.2, 0.05, (6, 30, 30)), 0, 1)
+    volume[1:5, 8:22, 8:22] = 0.8
+    box = (0, 5, 5, 6, 25, 25)
+    mask = graphcut.segment(volume, box=box, model=GMM(core=0.4, outline=8), device="cpu",
+                            channel_axis=None)
+    assert mask[2:4, 10:20, 10:20].all()
+    assert not mask[:, :5].any() and not mask[:, 25:].any()
