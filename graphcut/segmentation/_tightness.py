@@ -19,7 +19,10 @@ pixel of a line the mask does not cross, re-cut, repeat until every line is cros
   a pinned pixel pulls its neighbours in, so a run of ``n`` lines takes about ``log2(n)``
   rounds; after :data:`MAX_ROUNDS` rounds every line still uncrossed is pinned at once.
 
-Every cut is exact for its constraints; pins only add object constraints, so a box's
+The pipeline applies it after the cut(s) of one object with a box (an image's box, not a
+lasso), for every model but the live GMM's box (``warm=True``: measured no gain on the photo
+cut-outs, +0.004 box IoU, for 28 ms more a box at 4 MP on a GPU). Every cut is exact for its
+constraints; pins only add object constraints, so a box's
 constraints (outside = background) and the seeds hold exactly. The pins depend on the
 costs, the box and the constraints only, so an incremental answer equals a fresh one.
 """

@@ -33,7 +33,6 @@ from graphcut._arrays import array_module, to_host
 
 from ._coarse import blocks_sample, coarse_factor, coarse_grabcut
 from ._grabcut import Iterated, _binary, _Clock, iterate_binary
-from ._tightness import pinned_binary, tight_box, tighten_run
 
 #: the box's iterations run on the coarse grid (:mod:`._coarse`: blocks of ``f x f`` pixels),
 #: then the mixtures are re-estimated once on the image's blocks and the image is cut once
@@ -45,9 +44,8 @@ class BoxStart:
     """What GrabCut's iterations gave for a box or lasso alone (kept on the model object):
     the mask and each label's fitted colour model, with the inputs they depend on."""
 
-    def __init__(self, key, mask, fitted, run, pins=None):
+    def __init__(self, key, mask, fitted, run):
         self.key, self.mask, self.fitted, self.run = key, mask, fitted, run
-        self.pins = pins  # the tightness prior's pinned pixels (host bool) or None
 
     def matches(self, key) -> bool:
         """Whether ``key`` (:func:`_key`) names the same image, region and options."""
@@ -117,19 +115,15 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
             run = iterate_binary(values, nlinks, box_constraints, model, samples,
                                  iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                                  cut=cut, priors=box_priors)
-        pins = None
-        box = tight_box(o)
-        if box is not None:  # the box's tightness prior (:mod:`._tightness`)
-            run, pins = tighten_run(values, nlinks, box_constraints, model, run, box,
-                                    priors=box_priors, weights=None, scale=o["scale"], cut=cut)
-        start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run, pins)
+        # no tightness prior here (:mod:`._tightness`): on the photo cut-outs it changed the
+        # box IoU by +0.004 and cost 28 ms a box at 4 MP on a GPU (docs/appearance-photos.md)
+        start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run)
         model._box_start = start
     if not seeds_given:  # the kept answer, its mask copied (the caller may keep or change it)
         return dataclasses.replace(start.run, labels=start.run.labels.copy())
     model._fitted = [copy.copy(m) for m in start.fitted]
-    # the box's pins stay object where no seed says otherwise
-    return refit_and_cut(values, nlinks, pinned_binary(binary, start.pins), model, start.mask,
-                         weights=weights, priors=priors, scale=o["scale"], cut=cut)
+    return refit_and_cut(values, nlinks, binary, model, start.mask, weights=weights,
+                         priors=priors, scale=o["scale"], cut=cut)
 
 
 def coarse_then_refit(values, nlinks, constraints, model, samples, *, weights, priors, o,
