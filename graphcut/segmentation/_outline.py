@@ -62,9 +62,12 @@ def box_outline_cost(shape, box, strength, reach, max_reach=None, xp=np):
     scale = max(reach, 1e-9) * largest
     if max_reach is not None:
         scale = min(scale, float(max_reach))
-    distance = xp.minimum(xp.asarray(rows)[:, None], xp.asarray(cols)[None, :])
+    # the cost falls with the distance, so the cost of the smaller of a pixel's two axis
+    # distances is the larger of their costs: two vectors on the host, one maximum there
+    row_cost = strength * np.clip(1.0 - rows / scale, 0.0, 1.0)
+    col_cost = strength * np.clip(1.0 - cols / scale, 0.0, 1.0)
     cost = xp.zeros((h, w), dtype=xp.float64)
-    cost[r0:r1, c0:c1] = strength * xp.clip(1.0 - distance / scale, 0.0, 1.0)
+    cost[r0:r1, c0:c1] = xp.maximum(xp.asarray(row_cost)[:, None], xp.asarray(col_cost)[None, :])
     return cost
 
 
