@@ -9,6 +9,8 @@ from graphcut._arrays import array_module, to_host
 
 #: pixels at most whose intensities set the Otsu threshold (a regular subsample)
 THRESHOLD_PIXELS = 1 << 16
+#: marks are counted on a grid of at most this many cells a side (:func:`count_marks`)
+MARK_GRID = 256
 
 
 def intensity_prior(features, samples, channels, *, bright=None):
@@ -121,6 +123,87 @@ def graded_prior(features, samples, channels, *, bright=None):
     first_bright = shares[0] > shares[1]
     return (bright if first_bright else ~bright, ~bright if first_bright else bright), \
         strength
+
+
+def count_marks(sample, *, grid=MARK_GRID):
+    """How many separate marks (clicks or strokes: connected groups of pixels) a label's
+    sample holds, counted on a grid of at most ``grid`` cells a side (each cell marked when
+    any of its pixels is; 8-connected cells, 26 in a volume), so that the count costs the same
+    at every image size and a mark's gaps of less than a cell do not split it.
+
+    Parameters
+    ----------
+    sample : array (H, W) or (D, H, W)
+        The label's sample: bool, or float weights (pixels > 0 count), NumPy or CuPy (pooled
+        on its device, counted on the host).
+    grid : int
+        Cells a side at most.
+
+    Returns
+    -------
+    int
+        The number of marks (0 for an empty sample).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sample = np.zeros((40, 40), bool)
+    >>> sample[2:6, 2:6] = sample[30:34, 5:9] = sample[20, 20:30] = True
+    >>> count_marks(sample)
+    3
+    """
+    from scipy import ndimage
+
+    xp = array_module(sample)
+    marked = sample > 0
+    factor = max(1, -(-max(marked.shape) // int(grid)))
+    if factor > 1:
+        pads = [(0, (-n) % factor) for n in marked.shape]
+        marked = xp.pad(marked, pads)
+        pooled = marked.reshape(sum(((n // factor, factor) for n in marked.shape), ()))
+        marked = pooled.any(axis=tuple(range(1, 2 * marked.ndim, 2)))
+    cells = np.asarray(to_host(marked), dtype=bool)
+    return int(ndimage.label(cells, structure=np.ones((3,) * cells.ndim))[1])
+
+
+def prior_weight(samples, prior, marks_full) -> float:
+    """The learned model's intensity prior weight before its strength, relative to a label's
+    own sample: ``max(prior, min(1, marks_full / n))`` with ``n`` the mean number of marks
+    (clicks or strokes, :func:`count_marks`) of the labels' samples; ``prior`` when
+    ``marks_full`` is 0 (``Learned(prior=..., prior_marks=...)``).
+
+    The classifier has ``2 F + 1`` weights; a few clicks do not pin them down, and one more
+    click could turn a whole class of pixels over (on the development nuclei one background
+    click made the object grow from 24 % to 45 % of the image). The image's own bright / dark
+    split weighs as much as a label's sample while the clicks are few, and less as they add
+    up, down to ``prior``.
+
+    Parameters
+    ----------
+    samples : sequence of arrays (H, W)
+        The labels' samples (bool or float weights), NumPy or CuPy.
+    prior : float
+        The weight once the marks are many (>= 0).
+    marks_full : float
+        Up to this many marks a label (on average) the weight is 1; 0: always ``prior``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> one, four = np.zeros((64, 64), bool), np.zeros((64, 64), bool)
+    >>> one[5, 5] = True
+    >>> four[5, 5] = four[5, 50] = four[50, 5] = four[50, 50] = True
+    >>> prior_weight((one, one), 0.3, 2), prior_weight((four, four), 0.3, 2)
+    (1.0, 0.5)
+    """
+    if not marks_full:
+        return float(prior)
+    marks = sum(count_marks(sample) for sample in samples) / len(samples)
+    return float(max(prior, min(1.0, marks_full / max(marks, 1.0))))
 
 
 def outline_cost(region, strength, reach, *, max_reach=None):
