@@ -106,3 +106,27 @@ def test_prior_marks_incremental_equals_fresh_and_round_trips():
         np.testing.assert_array_equal(np.asarray(session.update(seeds.copy())), fresh)
     with pytest.raises(ValueError, match="prior_marks"):
         Learned(prior_marks=-1)
+
+
+@pytest.mark.gpu
+def test_gpu_prior_marks_equal_cpu_and_incremental_equals_fresh():
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:  # noqa: BLE001
+        pytest.skip("no GPU")
+    sample = _disks((700, 530), [(10, 10), (300, 200), (690, 520)])
+    assert count_marks(cupy.asarray(sample)) == count_marks(sample) == 3
+    image, truth = _nuclei(seed=4)
+    model = Learned(prior_marks=3)
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[58:63, 38:43] = 1
+    seeds[40:45, 5:10] = 2
+    session = graphcut.Segmenter(image, model=model, device="cuda")
+    for stroke, label in ((None, 0), (np.s_[73:77, 88:92], 1), (np.s_[85:90, 20:25], 2)):
+        if stroke is not None:
+            seeds[stroke] = label
+        cpu = graphcut.segment(image, seeds, model=model, device="cpu")
+        gpu = graphcut.segment(image, seeds, model=model, device="cuda")
+        assert (np.asarray(cpu) != np.asarray(gpu)).sum() <= 0.002 * cpu.size
+        np.testing.assert_array_equal(np.asarray(session.update(seeds.copy())), gpu)
