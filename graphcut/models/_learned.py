@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import bright_side, graded_prior, outline_cost, prior_weight
+from ._prior import FULL_AT, bright_side, graded_prior, outline_cost
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -362,10 +362,8 @@ class Learned(AppearanceModel):
         logistic regression per unit of sample weight; ``None``: 0.1. ``core`` (float,
         0..1): with a box or lasso, the object's sample is the region's core, its pixels at
         least ``core`` times the largest distance from the outline, plus the object seeds;
-        ``None``: 0.5. ``prior``, ``prior_marks``: the intensity prior's weight
-        (:func:`~graphcut.models._prior.prior_weight`). ``outline``: a box's outline cost.
-        ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the pipeline's knobs
-        (:class:`~graphcut.models.AppearanceModel`).
+        ``None``: 0.5. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
+        pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
 
     Examples
     --------
@@ -384,11 +382,10 @@ class Learned(AppearanceModel):
     classifier = "logistic"
     l2 = DEFAULT_L2
     core = 0.5
-    prior = 0.3
-    prior_marks = 0.0
+    prior = 0.6
     outline = 8.0
-    knobs = ("classifier", "l2", "core", "prior", "prior_marks", "outline", "iterations",
-             "seed_share", "locality", "far_cost")
+    knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
+             "locality", "far_cost")
 
     def check_knob(self, key, value):
         if key == "classifier":
@@ -396,7 +393,7 @@ class Learned(AppearanceModel):
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
             return value
-        if key in ("prior", "prior_marks", "outline"):
+        if key in ("prior", "outline"):
             value = float(value)
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{key} must be a finite number >= 0, got {value}")
@@ -424,8 +421,8 @@ class Learned(AppearanceModel):
             kept = getattr(self, "_split", None)
             if kept is None or kept[0] is not features or kept[1] != channels:
                 kept = self._split = (features, channels, bright_side(features, channels), {})
-            masks, strength = graded_prior(features, samples, channels, bright=kept[2])
-            weight = prior_weight(samples, self.prior, self.prior_marks) * strength
+            masks, strength = graded_prior(features, samples, channels, bright=kept[2],
+                                           full_at=FULL_AT)
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 drawn = None
@@ -434,7 +431,7 @@ class Learned(AppearanceModel):
                     if side not in kept[3]:
                         kept[3][side] = _flat_sample(features, mask, shared.max_samples)
                     drawn = kept[3][side]
-                shared.set_prior(index, features, mask, weight, sample=drawn)
+                shared.set_prior(index, features, mask, self.prior * strength, sample=drawn)
         return self
 
     def costs(self, features) -> list:
@@ -443,8 +440,9 @@ class Learned(AppearanceModel):
     def outline_costs(self, region):
         """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
         ``outline`` at its outline, falling linearly to 0 at :data:`OUTLINE_REACH` times the
-        largest distance from the outline or :data:`OUTLINE_PIXELS` pixels from it, the
-        nearer (:func:`~graphcut.models._prior.outline_cost`; the pipeline adds it for a
-        box or lasso, one object, when the model has a ``core``)."""
+        largest distance from the outline, or :data:`OUTLINE_PIXELS` pixels from it when
+        that is nearer (:func:`~graphcut.models._prior.outline_cost`).
+        The pipeline adds it to the object's costs for a box or lasso, one object, when the
+        model has a ``core``."""
         return outline_cost(region, self.outline, OUTLINE_REACH, max_reach=OUTLINE_PIXELS)
 

@@ -9,8 +9,9 @@ from graphcut._arrays import array_module, to_host
 
 #: pixels at most whose intensities set the Otsu threshold (a regular subsample)
 THRESHOLD_PIXELS = 1 << 16
-#: marks are counted on a grid of at most this many cells a side (:func:`count_marks`)
-MARK_GRID = 256
+#: the graded prior is at full strength once the labels' bright shares differ by this much
+#: (:func:`graded_prior`'s ``full_at``)
+FULL_AT = 0.25
 
 
 def intensity_prior(features, samples, channels, *, bright=None):
@@ -65,16 +66,21 @@ def intensity_prior(features, samples, channels, *, bright=None):
     return tuple(bright if side else ~bright for side in sides)
 
 
-def graded_prior(features, samples, channels, *, bright=None):
+def graded_prior(features, samples, channels, *, bright=None, full_at=None):
     """Two labels' weak prior samples and their strength, graded by how far apart the
     labels' samples lie across the Otsu split: the label whose sample has the larger share of
     its weight on the bright side (:func:`bright_side`) gets the bright side, the other the
-    dark side, and the strength is the difference of the two shares (0 to 1).
+    dark side, and the strength is the difference ``d`` of the two shares (0 to 1), or
+    ``min(1, d / full_at)``.
 
     Unlike :func:`intensity_prior`'s all-or-nothing rule, the strength changes by little when
     one click lands on a dim object or a bright patch of background, so that click cannot
     switch the whole prior off (on the development nuclei such a switch caused most falls of
-    the IoU; docs/appearance.md, "The falls diagnosed").
+    the IoU; docs/appearance.md, "The falls diagnosed"). With ``full_at`` (the learned
+    model's :data:`FULL_AT`, 0.25), the strength stays full while the labels' samples lie
+    clearly apart: corrective clicks land on the atypical pixels (pale nuclei, bright gaps
+    between nuclei), and each such click would otherwise weaken the prior a little more, and
+    most while the clicks are few.
 
     Parameters
     ----------
@@ -86,6 +92,9 @@ def graded_prior(features, samples, channels, *, bright=None):
         The image's channel count.
     bright : array (H, W) of bool, optional
         :func:`bright_side` of these features, if already known.
+    full_at : float, optional
+        The difference of the shares (0, 1] from which the strength is 1; None: the
+        difference itself is the strength.
 
     Returns
     -------
@@ -106,6 +115,8 @@ def graded_prior(features, samples, channels, *, bright=None):
     >>> (first, second), strength = graded_prior(features, (obj, bg), 1)
     >>> bool(first[:, 7].all() and second[:, 0].all()), strength
     (True, 0.5)
+    >>> graded_prior(features, (obj, bg), 1, full_at=0.25)[1]
+    1.0
     """
     xp = array_module(features)
     if bright is None:
@@ -121,89 +132,10 @@ def graded_prior(features, samples, channels, *, bright=None):
     if strength < 1e-9:
         return (None, None), 0.0
     first_bright = shares[0] > shares[1]
+    if full_at is not None:
+        strength = min(1.0, strength / full_at)
     return (bright if first_bright else ~bright, ~bright if first_bright else bright), \
         strength
-
-
-def count_marks(sample, *, grid=MARK_GRID):
-    """How many separate marks (clicks or strokes: connected groups of pixels) a label's
-    sample holds, counted on a grid of at most ``grid`` cells a side (each cell marked when
-    any of its pixels is; 8-connected cells, 26 in a volume), so that the count costs the same
-    at every image size and a mark's gaps of less than a cell do not split it.
-
-    Parameters
-    ----------
-    sample : array (H, W) or (D, H, W)
-        The label's sample: bool, or float weights (pixels > 0 count), NumPy or CuPy (pooled
-        on its device, counted on the host).
-    grid : int
-        Cells a side at most.
-
-    Returns
-    -------
-    int
-        The number of marks (0 for an empty sample).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> sample = np.zeros((40, 40), bool)
-    >>> sample[2:6, 2:6] = sample[30:34, 5:9] = sample[20, 20:30] = True
-    >>> count_marks(sample)
-    3
-    """
-    from scipy import ndimage
-
-    xp = array_module(sample)
-    marked = sample > 0
-    factor = max(1, -(-max(marked.shape) // int(grid)))
-    if factor > 1:
-        pads = [(0, (-n) % factor) for n in marked.shape]
-        marked = xp.pad(marked, pads)
-        pooled = marked.reshape(sum(((n // factor, factor) for n in marked.shape), ()))
-        marked = pooled.any(axis=tuple(range(1, 2 * marked.ndim, 2)))
-    cells = np.asarray(to_host(marked), dtype=bool)
-    return int(ndimage.label(cells, structure=np.ones((3,) * cells.ndim))[1])
-
-
-def prior_weight(samples, prior, marks_full) -> float:
-    """The learned model's intensity prior weight before its strength, relative to a label's
-    own sample: ``max(prior, min(1, marks_full / n))`` with ``n`` the mean number of marks
-    (clicks or strokes, :func:`count_marks`) of the labels' samples; ``prior`` when
-    ``marks_full`` is 0 (``Learned(prior=..., prior_marks=...)``).
-
-    The classifier has ``2 F + 1`` weights; a few clicks do not pin them down, and one more
-    click could turn a whole class of pixels over (on the development nuclei one background
-    click made the object grow from 24 % to 45 % of the image). The image's own bright / dark
-    split weighs as much as a label's sample while the clicks are few, and less as they add
-    up, down to ``prior``.
-
-    Parameters
-    ----------
-    samples : sequence of arrays (H, W)
-        The labels' samples (bool or float weights), NumPy or CuPy.
-    prior : float
-        The weight once the marks are many (>= 0).
-    marks_full : float
-        Up to this many marks a label (on average) the weight is 1; 0: always ``prior``.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> one, four = np.zeros((64, 64), bool), np.zeros((64, 64), bool)
-    >>> one[5, 5] = True
-    >>> four[5, 5] = four[5, 50] = four[50, 5] = four[50, 50] = True
-    >>> prior_weight((one, one), 0.3, 2), prior_weight((four, four), 0.3, 2)
-    (1.0, 0.5)
-    """
-    if not marks_full:
-        return float(prior)
-    marks = sum(count_marks(sample) for sample in samples) / len(samples)
-    return float(max(prior, min(1.0, marks_full / max(marks, 1.0))))
 
 
 def outline_cost(region, strength, reach, *, max_reach=None):

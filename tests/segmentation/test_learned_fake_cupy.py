@@ -102,15 +102,3 @@ def test_statistics_subsample_is_close_to_all_pixels(monkeypatch):
     assert STATISTICS_PIXELS > 300 * 310  # the module's own value: every pixel here
     np.testing.assert_allclose(sub.mean(axis=(0, 1)), 0, atol=0.05)
     np.testing.assert_allclose(sub.std(axis=(0, 1)), 1, atol=0.05)
-
-
-def test_count_marks_equal_numpy(cupy):
-    """The learned prior's mark count (Learned(prior_marks=...)): the pooling to the grid
-    (CuPy pad, reshape, any) on the stand-in gives the host's count."""
-    from graphcut.models._prior import count_marks
-    rng = np.random.default_rng(3)
-    for shape in ((90, 120), (700, 530)):
-        sample = scipy_ndimage.binary_dilation(rng.random(shape) < 0.0005, iterations=3)
-        on_device = cupy.asarray(sample)
-        assert _on_stand_in(on_device)
-        assert count_marks(on_device) == count_marks(sample) > 0
