@@ -57,7 +57,7 @@ import numpy as np
 
 from graphcut.solver import cuda_status
 from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
-                             MedianFill, bad_pixel_rate, disparity)
+                             MedianFill, PlaneFill, bad_pixel_rate, disparity)
 from graphcut.stereo.io import motorcycle_pair
 from graphcut.stereo.synthetic import synthetic_scene
 
@@ -277,6 +277,9 @@ def main(argv=None) -> int:
                         help="ours with the border extrapolation and the depth-edge "
                              "refinement (both off by default), and SGBM's filled maps with "
                              "them too")
+    parser.add_argument("--plane-fill", action="store_true",
+                        help="ours with plane_fill=PlaneFill() (the segment plane fill, off "
+                             "by default), and SGBM's filled maps with it too")
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
@@ -329,7 +332,7 @@ def main(argv=None) -> int:
               file=sys.stderr, flush=True)
         sweeps = [sgbm_baseline.score_sweep(cv2, scenes.get(name)
                                             or load_scene(name, args.downscale),
-                                            args.post_refinements)
+                                            args.post_refinements, args.plane_fill)
                   for name in development]
         chosen = sgbm_baseline.choose_on_development(sweeps)
         text = "SGBM settings chosen on the development pairs (" + ", ".join(development) \
@@ -357,6 +360,8 @@ def main(argv=None) -> int:
             if args.post_refinements:
                 options.update(border_extrapolation=BorderExtrapolation(),
                                edge_refinement=EdgeRefinement())
+            if args.plane_fill:
+                options["plane_fill"] = PlaneFill()
             if args.aggregation:
                 options["census"] = options.get("census", CensusParameters())._replace(
                     aggregation=args.aggregation)
@@ -364,7 +369,7 @@ def main(argv=None) -> int:
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)
             rows += sgbm_baseline.sgbm_rows(cv2, scene, chosen, args.repeats,
-                                            args.post_refinements)
+                                            args.post_refinements, args.plane_fill)
         texts.append(table(name, scene, rows, args))
         results.append((name, rows))
         print(texts[-1] + "\n", flush=True)

@@ -10,7 +10,7 @@ Fairness rules (issue 25):
   counted as bad, as a user gets them) and "filled" (the same post-processing our maps get:
   invalid pixels filled with our background filling, ``graphcut.stereo.fill_from_background``,
   and, when ours get them (``bench_stereo.py --post-refinements``), the left border strip's
-  extrapolation and the depth-edge refinement).
+  extrapolation and the depth-edge refinement; ``--plane-fill``: the segment plane fill).
 - Tuning: a stated sweep (``SGBM_SWEEP``) on development pairs; the setting with the lowest
   mean bad-pixel rate over them is used on every other pair. Each scored pair also gets the
   sweep's best setting on that pair itself (an oracle tuned on the test data, the most
@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
-from graphcut.stereo import (BorderExtrapolation, EdgeRefinement, bad_pixel_rate,
-                             extrapolate_left_border, fill_from_background,
-                             refine_depth_edges)
+from graphcut.stereo import (BorderExtrapolation, EdgeRefinement, PlaneFill, bad_pixel_rate,
+                             colour_segments, extrapolate_left_border, fill_from_background,
+                             plane_fill, refine_depth_edges)
 
 SGBM_SWEEP = {
     "ranges": ("tight", "all labels"),  # numDisparities: 16 ceil(D / 16) or 16 ceil((D+1) / 16)
@@ -80,38 +80,56 @@ def sgbm(cv2, left, right, max_disparity, *, ranges, mode, block, penalties, fil
     return result, seconds
 
 
-def filled(result, left=None, max_disparity=None):
+def filled(result, left=None, max_disparity=None, *, segments=None):
     """``result`` with its invalid (NaN) pixels filled as our maps are (int32).
 
     Our background filling (``fill_from_background``); with the ``left`` image also the rest
     of our default post-processing, in the same order: the left border strip's extrapolation
     (``extrapolate_left_border``, SGBM's invalid pixels in the role of our inconsistent ones)
-    and the depth-edge refinement (``refine_depth_edges``), with our defaults.
+    and the depth-edge refinement (``refine_depth_edges``), with our defaults. With
+    ``segments`` (the left image's ``colour_segments``), the segment plane fill
+    (``plane_fill`` with ``PlaneFill()``) after the background fill and the border
+    extrapolation, as ``disparity(..., plane_fill=PlaneFill())`` does.
     """
     invalid = ~np.isfinite(result)
     rounded = np.where(invalid, 0, np.rint(np.nan_to_num(result))).astype(np.int32)
     rounded = np.maximum(rounded, 0)
     labels = fill_from_background(rounded, invalid)
+    top = max(int(labels.max()), int(max_disparity or 0))
+    if left is not None:
+        labels = extrapolate_left_border(labels, invalid, **BorderExtrapolation()._asdict(),
+                                         max_label=top)
+    if segments is not None:
+        labels = plane_fill(labels, invalid, np.zeros(labels.shape), **PlaneFill()._asdict(),
+                            max_label=top, segments=segments)
     if left is None:
         return labels
-    top = max(int(labels.max()), int(max_disparity or 0))
-    labels = extrapolate_left_border(labels, invalid, **BorderExtrapolation()._asdict(),
-                                     max_label=top)
     return refine_depth_edges(labels, np.asarray(left, dtype=np.float32),
                               **EdgeRefinement()._asdict(), max_label=top)
 
 
-def score_sweep(cv2, scene, refinements: bool = False) -> list[dict]:
+def plane_segments(scene, plane: bool):
+    """The left image's ``colour_segments`` with ``PlaneFill()``'s settings (None unless
+    ``plane``): computed once per scene, not per SGBM setting."""
+    if not plane:
+        return None
+    settings = PlaneFill()
+    return colour_segments(scene[0], scale=settings.scale, min_segment=settings.min_segment)
+
+
+def score_sweep(cv2, scene, refinements: bool = False, plane: bool = False) -> list[dict]:
     """Every sweep setting on one scene: {"setting", "raw", "filled"} bad-pixel rates
     (``refinements``: the filled maps also get our border extrapolation and depth-edge
-    refinement, as ours do when they are on)."""
+    refinement, as ours do when they are on; ``plane``: our segment plane fill)."""
     left, right, truth, max_disparity, _ = scene
+    segments = plane_segments(scene, plane)
     rows = []
     for setting in sweep_settings(max_disparity):
         result, _ = sgbm(cv2, left, right, max_disparity, **setting)
         rows.append({"setting": setting, "raw": bad_pixel_rate(result, truth),
                      "filled": bad_pixel_rate(
-                         filled(result, left if refinements else None, max_disparity), truth)})
+                         filled(result, left if refinements else None, max_disparity,
+                                segments=segments), truth)})
     return rows
 
 
@@ -138,12 +156,13 @@ def choose_on_development(sweeps: list[list[dict]]) -> dict:
 
 
 def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int,
-              refinements: bool = False) -> list[dict]:
+              refinements: bool = False, plane: bool = False) -> list[dict]:
     """Rows for one scored scene: the development-chosen settings (when given) and the
     scene's own best setting (oracle), each scored raw and filled (``refinements``: as in
     :func:`score_sweep`), timed over ``repeats``."""
     left, right, truth, max_disparity, visible = scene
-    sweep = score_sweep(cv2, scene, refinements)
+    sweep = score_sweep(cv2, scene, refinements, plane)
+    segments = plane_segments(scene, plane)
     candidates = []
     for scoring in ("raw", "filled"):
         if chosen is not None:
@@ -156,7 +175,8 @@ def sgbm_rows(cv2, scene, chosen: dict | None, repeats: int,
     for label, scoring, setting in candidates:
         runs = [sgbm(cv2, left, right, max_disparity, **setting) for _ in range(repeats)]
         result = (runs[-1][0] if scoring == "raw"
-                  else filled(runs[-1][0], left if refinements else None, max_disparity))
+                  else filled(runs[-1][0], left if refinements else None, max_disparity,
+                              segments=segments))
         row = {"method": label, "scoring": scoring, "oracle": "oracle" in label,
                "device": "cpu", "name": f"OpenCV {cv2.__version__}", "setting": setting,
                "seconds": statistics.median(s for _, s in runs),

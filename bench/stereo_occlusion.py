@@ -247,15 +247,18 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
     raise ValueError(f"unknown variant {spec!r}")
 
 
-def error_classes(scene: dict) -> dict[str, float]:
-    """Where the defaults' bad pixels lie, in % of the pixels with ground truth: in the left
-    border strip (``x < d_true``), elsewhere occluded in the right view (by the ground truth's
-    own visibility), within 2 pixels of a ground-truth depth edge (a 5x5 range over 1), the
-    rest; and among the pixels that failed the left-right check (filled) or passed it."""
+def error_classes(scene: dict, labels=None) -> dict[str, float]:
+    """Where the defaults' bad pixels (or those of the final map ``labels``) lie, in % of the
+    pixels with ground truth: in the left border strip (``x < d_true``), elsewhere occluded in
+    the right view (by the ground truth's own visibility), within 2 pixels of a ground-truth
+    depth edge (a 5x5 range over 1), the rest; and among the pixels that failed the
+    left-right check (filled) or passed it."""
     from scipy import ndimage
     truth = scene["truth"]
     known = np.isfinite(truth)
     filled, invalid = checked_fill(scene["labels"], scene["costs"])
+    if labels is not None:
+        filled = labels
     bad = known & ~(np.abs(filled - np.nan_to_num(truth)) <= 1)
     true_labels = np.rint(np.nan_to_num(truth)).astype(np.int64)
     border = np.arange(truth.shape[1])[None, :] < np.nan_to_num(truth)

@@ -100,6 +100,10 @@ def _read_truth(path: Path, shape) -> np.ndarray:
               show_default=True,
               help="With --fill-occlusions: continue the slope of the surface next to the "
                    "left border into the strip the right camera does not see.")
+@click.option("--plane-fill/--no-plane-fill", default=False, show_default=True,
+              help="With --fill-occlusions: pixels failing the left-right check take the "
+                   "plane fitted to the consistent pixels of their colour segment, where it "
+                   "fits them well.")
 @click.option("--edge-refinement/--no-edge-refinement", default=False, show_default=True,
               help="With --fill-occlusions: pixels near depth edges take the colour-weighted "
                    "median of the disparities around them.")
@@ -109,8 +113,8 @@ def _read_truth(path: Path, shape) -> np.ndarray:
 def stereo(left, right, max_disparity, output, preview, ground_truth, bad_threshold, device,
            dump_instances, data_cost, aggregation_radius, aggregation, cross_threshold,
            cross_length, truncation, smoothness, flat_factor, edge_threshold,
-           smoothness_truncation, fill_occlusions, border_extrapolation, edge_refinement,
-           max_cycles, overwrite):
+           smoothness_truncation, fill_occlusions, border_extrapolation, plane_fill,
+           edge_refinement, max_cycles, overwrite):
     """Disparity map of LEFT (rectified with RIGHT) by alpha-expansion with graph cuts.
 
     Prints the final energy, the moves, the time per stage and the max-flow time per backend,
@@ -120,7 +124,7 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
 
     from graphcut.solver.memory import HostMemoryError
     from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
-                                 bad_pixel_rate, check_energy_range, disparity)
+                                 PlaneFill, bad_pixel_rate, check_energy_range, disparity)
     from graphcut.stereo.io import DISPARITY_SUFFIXES, InstanceDump, write_disparity, \
         write_preview
 
@@ -197,7 +201,8 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
             device="auto" if device == "auto" else backend, max_cycles=max_cycles,
             callback=callback,
             border_extrapolation=BorderExtrapolation() if border_extrapolation else None,
-            edge_refinement=EdgeRefinement() if edge_refinement else None)
+            edge_refinement=EdgeRefinement() if edge_refinement else None,
+            plane_fill=PlaneFill() if plane_fill else None)
         if dump is not None:
             index = dump.write_index()
     except OSError as error:

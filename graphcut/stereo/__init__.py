@@ -16,14 +16,15 @@ from ._disparity import (DATA_COSTS, StereoResult, bad_pixel_rate, check_energy_
                          disparity, host_memory_needed, memory_needed)
 from ._occlusion import (MedianFill, fill_from_background, inconsistent_pixels,
                          weighted_median_fill)
+from ._planes import PlaneFill, colour_segments, fit_segment_planes, plane_fill
 from ._refine import EdgeRefinement, refine_depth_edges
 
 __all__ = [
     "BorderExtrapolation", "CensusParameters", "DATA_COSTS", "EdgeRefinement", "ExpansionResult",
-    "MedianFill", "Move", "MoveCallback", "PairWeights", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
-    "check_energy_range", "data_costs", "disparity", "expansion_network",
+    "MedianFill", "Move", "PlaneFill", "MoveCallback", "PairWeights", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
+    "check_energy_range", "colour_segments", "data_costs", "disparity", "expansion_network",
     "extrapolate_left_border",
-    "fill_from_background", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
-    "memory_needed", "refine_depth_edges",
+    "fill_from_background", "fit_segment_planes", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
+    "memory_needed", "plane_fill", "refine_depth_edges",
     "right_view_labels", "smoothness_weights", "weighted_median_fill",
 ]

@@ -32,6 +32,8 @@ from ._costs import (INT32_MAX, CensusParameters, census_bytes, census_costs_fro
                      check_census_parameters, check_pair, data_costs_from_levels,
                      right_view_labels, smoothness_from_levels)
 from ._border import BorderExtrapolation, check_border_extrapolation, extrapolate_left_border
+from ._planes import PlaneFill, check_plane_fill
+from ._planes import plane_fill as fill_from_planes
 from ._occlusion import (MedianFill, check_median_fill, fill_from_background,
                          inconsistent_pixels, weighted_median_fill)
 from ._refine import EdgeRefinement, check_edge_refinement, refine_depth_edges
@@ -185,7 +187,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               max_cycles: int = 2, callback: MoveCallback | None = None,
               median_fill: MedianFill | None = None,
               border_extrapolation: BorderExtrapolation | None = None,
-              edge_refinement: EdgeRefinement | None = None) -> StereoResult:
+              edge_refinement: EdgeRefinement | None = None,
+              plane_fill: PlaneFill | None = None) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -218,6 +221,12 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         along its row-wise slope (:func:`~graphcut.stereo.extrapolate_left_border` with these
         settings, e.g. ``BorderExtrapolation()``) instead of keeping the background fill's
         constant; None (the default) leaves it off (see below).
+    plane_fill
+        with ``fill_occlusions``, after the background fill and the border extrapolation,
+        the inconsistent pixels of colour segments of the left image whose consistent pixels
+        lie on one plane take that plane's disparity
+        (:func:`~graphcut.stereo.plane_fill` with these settings, e.g. ``PlaneFill()``);
+        None (the default) leaves it off (docs/stereo.md).
     edge_refinement
         with ``fill_occlusions``, last of all the pixels near depth edges take the
         colour-weighted median of the labels around them
@@ -284,6 +293,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         border_extrapolation = check_border_extrapolation(border_extrapolation)
     if edge_refinement is not None:
         edge_refinement = check_edge_refinement(edge_refinement)
+    if plane_fill is not None:
+        plane_fill = check_plane_fill(plane_fill)
     check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                        truncation=truncation, smoothness=smoothness, flat_factor=flat_factor,
                        smoothness_truncation=smoothness_truncation)
@@ -322,6 +333,9 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
             result = extrapolate_left_border(result, inconsistent,
                                              **border_extrapolation._asdict(),
                                              max_label=int(max_disparity))
+        if plane_fill is not None:
+            result = fill_from_planes(result, inconsistent, left_levels,
+                                      **plane_fill._asdict(), max_label=int(max_disparity))
         if median_fill is not None:
             result = weighted_median_fill(result, inconsistent, left_levels,
                                           radius=median_fill.radius, step=median_fill.step,

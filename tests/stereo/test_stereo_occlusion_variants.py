@@ -118,3 +118,11 @@ def test_error_classes_split_the_bad_pixels():
     assert shares["rest"] == pytest.approx(100 * 2 / 12)               # columns 2, 11
     assert shares["filled (failed the check)"] + shares["passed the check"] == \
         pytest.approx(100)
+    # a final map of its own: only its wrong pixels count, in their classes
+    final = np.rint(truth).astype(np.int32)
+    final[:, 0] = 0                                                    # wrong in the strip
+    final[:, 7] = 0                                                    # wrong near the edges
+    mine = variants.error_classes({"truth": truth, "labels": labels, "costs": costs}, final)
+    assert mine["bad"] == pytest.approx(100 * 2 / 12)
+    assert mine["border strip"] == mine["near depth edges"] == pytest.approx(100 / 12)
+    assert mine["occluded"] == mine["rest"] == 0
