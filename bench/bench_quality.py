@@ -91,6 +91,7 @@ METHODS = {
 BASELINES = ("cv2", "cv2-clean", "cv2-box", "rf", "otsu")
 PROTOCOLS = ("strokes", "box")
 _LIMIT = {"interactions": MAX_INTERACTIONS}  # --max-interactions (1: the box's IoU only)
+BOX_MARGIN = [0.05]  # --box-margin: the robot's box, grown by this share of the larger side
 
 
 def iou(mask, truth) -> float:
@@ -99,11 +100,25 @@ def iou(mask, truth) -> float:
 
 
 def truth_box(truth):
+    """The robot's box: the truth's bounding box grown by :data:`BOX_MARGIN` of its larger
+    side (at least 3 pixels) each way, clipped to the image."""
     rows, cols = np.nonzero(truth)
     h, w = truth.shape
-    margin = max(3, int(round(0.05 * max(np.ptp(rows) + 1, np.ptp(cols) + 1))))
+    margin = max(3, int(round(BOX_MARGIN[0] * max(np.ptp(rows) + 1, np.ptp(cols) + 1))))
     return (max(0, rows.min() - margin), max(0, cols.min() - margin),
             min(h, rows.max() + 1 + margin), min(w, cols.max() + 1 + margin))
+
+
+def apply_patch(change):
+    """``MODULE.NAME=VALUE``: set a module constant (VALUE a Python literal) for this run
+    (processes forked later inherit it)."""
+    import importlib
+    target, _, value = change.partition("=")
+    module_name, _, name = target.rpartition(".")
+    module = importlib.import_module(module_name)
+    if not hasattr(module, name):
+        raise SystemExit(f"--patch: {module_name} has no {name}")
+    setattr(module, name, eval(value, {}))  # noqa: S307 - numbers, None, True / False
 
 
 def interior_point(region):
@@ -290,7 +305,8 @@ def per_image(runs, methods, protocols) -> str:
 
 
 def quality(args):
-    methods = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
+    methods = [m for m in (args.methods.split(";") if ";" in args.methods else
+                           args.methods.split(",")) if m]  # "name:a=1,b=2;" is one method
     for name in methods:
         parse_method(name)
     protocols = args.protocols.split(",")
@@ -386,8 +402,17 @@ def main(argv=None):
                         help="stop the robot after this many segmentations (1 with "
                              "--protocols box: the IoU from the box alone; NoC then "
                              "counts unreached targets as this many)")
+    parser.add_argument("--patch", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="set a module constant before the run (e.g. "
+                             "graphcut.segmentation._tightness.ENABLED=False); repeatable")
+    parser.add_argument("--box-margin", type=float, default=BOX_MARGIN[0],
+                        help="the robot's box margin, a fraction of the truth's larger side "
+                             "(default 0.05; 0.15 or 0.20: a loose box)")
     args = parser.parse_args(argv)
     _LIMIT["interactions"] = args.max_interactions
+    BOX_MARGIN[0] = args.box_margin
+    for change in args.patch:
+        apply_patch(change)
     if args.speed:
         speed(args)
     else:

@@ -14,12 +14,16 @@ truth at its centre, keeping only the disk's pixels whose truth agrees):
   interior-most point of the largest error region; always :data:`CLICKS` clicks (no stopping
   at a target). Reported: the mean IoU after 2, 3, 5, 10 and 20 clicks, the clicks to reach
   0.85 (``CLICKS`` when never), and the largest fall below an earlier value
-  (``max_k max_{j<k} IoU_j - IoU_k``, over clicks 2..20; goal <= 0.05).
+  (``max_k max_{j<k} IoU_j - IoU_k``, over clicks 2..20; goal <= 0.05). ``--starts K``
+  adds K more trajectories per image whose first two clicks are drawn (seeded by the image's
+  name) at least 4 pixels inside the object and the background: other users on the same
+  images, for the falls (one image's single trajectory shows few of them).
 - ``box`` (items "one": a single nucleus): the box of bench_quality.py around it (5 % of its
   larger side, at least 3 pixels, each way); the IoU from the box alone.
 
     python bench/bench_quality_real.py --set dev
     python bench/bench_quality_real.py --set dev --sources dsb --protocols box
+    python bench/bench_quality_real.py --set dev --protocols clicks --methods learned --starts 2 --falls
     python bench/bench_quality_real.py --set test --methods histogram,gmm-iter,learned,cv2,rf,otsu
 
 Needs ``pip install --no-deps stardist`` (data), ``python bench/real_data.py`` (data),
@@ -33,8 +37,10 @@ import os
 import statistics
 import sys
 import time
+import zlib
 
 import numpy as np
+from scipy import ndimage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -48,16 +54,35 @@ CLICKS = 20
 REPORTED = (2, 3, 5, 10, 20)
 #: a fall of the IoU below an earlier value larger than this is listed by --falls (the goal)
 FALL = 0.05
+#: drawn first clicks (``--starts``) lie at least this many pixels inside their region
+START_DEPTH = 4
 DEFAULT_METHODS = "histogram,gmm-iter,learned,learned-clean,cv2,cv2-clean,rf,otsu"
 
 
-def click_robot(segmenter, item, clicks=None):
+def first_clicks(truth, start=0, name=""):
+    """The first object and background clicks: the interior-most points of the truth and of
+    its complement (``start`` 0, the protocol above), or for ``start`` k >= 1 a point drawn
+    among the pixels at least :data:`START_DEPTH` from the outline of each, seeded by the
+    item's ``name`` and k (another user's trajectory on the same image)."""
+    if not start:
+        return interior_point(truth), interior_point(~truth)
+    rng = np.random.default_rng([zlib.crc32(name.encode()), int(start)])
+    points = []
+    for region in (truth, ~truth):
+        depth = ndimage.distance_transform_edt(np.pad(region, 1))[1:-1, 1:-1]
+        inside = np.argwhere(depth >= min(START_DEPTH, depth.max()))
+        points.append(tuple(int(v) for v in inside[rng.integers(len(inside))]))
+    return tuple(points)
+
+
+def click_robot(segmenter, item, clicks=None, start=0):
     """IoU after clicks 1..CLICKS (click 1 alone scores 0: one label, nothing to cut);
-    ``clicks``: a list that receives each click's (label value, (row, col))."""
+    ``clicks``: a list that receives each click's (label value, (row, col)); ``start``: the
+    first clicks' draw (:func:`first_clicks`)."""
     truth = item.truth
     seeds = np.zeros(truth.shape, np.uint8)
     clicks = [] if clicks is None else clicks
-    for point, label_value in ((interior_point(truth), 1), (interior_point(~truth), 2)):
+    for point, label_value in zip(first_clicks(truth, start, item.name), (1, 2)):
         add_stroke(seeds, truth, point, label_value)
         clicks.append((label_value, tuple(int(v) for v in point)))
     ious = [0.0]
@@ -150,6 +175,10 @@ def main(argv=None):
     parser.add_argument("--falls", action="store_true",
                         help=f"print every fall of the IoU by more than {FALL} below an "
                              "earlier value, with the click that caused it (stderr)")
+    parser.add_argument("--starts", type=int, default=0,
+                        help="besides the protocol's trajectory, this many more per image "
+                             "whose first two clicks are drawn (seeded) inside the object and "
+                             "the background (clicks protocol)")
     args = parser.parse_args(argv)
     names = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
     for name in names:
@@ -164,25 +193,34 @@ def main(argv=None):
         for name in names:
             segmenter = method(name, args.device)
             runs = []
-            for item in items:
-                t = time.perf_counter()
-                clicks = []
-                ious = click_robot(segmenter, item, clicks)
-                runs.append((ious, (time.perf_counter() - t) / (CLICKS - 1)))
-                if args.per_image:
-                    print(f"  {name} {item.name}: " + " ".join(f"{v:.2f}" for v in ious),
-                          file=sys.stderr)
-                if args.falls:
-                    for line in falls(ious, clicks):
-                        print(f"  fall {name} {item.name} {line}", file=sys.stderr)
+            for start in range(args.starts + 1):
+                for item in items:
+                    t = time.perf_counter()
+                    clicks = []
+                    ious = click_robot(segmenter, item, clicks, start)
+                    runs.append((ious, (time.perf_counter() - t) / (CLICKS - 1)))
+                    tag = f"{item.name}" + (f" start {start} {clicks[0][1]} {clicks[1][1]}"
+                                            if start else "")
+                    if args.per_image:
+                        print(f"  {name} {tag}: " + " ".join(f"{v:.2f}" for v in ious),
+                              file=sys.stderr)
+                    if args.falls:
+                        for line in falls(ious, clicks):
+                            print(f"  fall {name} {tag} {line}", file=sys.stderr)
             results[name] = runs
         print(f"### All nuclei of an image as the object, from clicks ({len(items)} "
-              f"images: {', '.join(i.name for i in items)})\n")
+              f"images: {', '.join(i.name for i in items)}"
+              + (f"; {args.starts + 1} trajectories each" if args.starts else "") + ")\n")
         print(clicks_table(results) + "\n")
+        if args.starts:
+            print("Trajectories whose IoU falls more than 0.05 / 0.2 below an earlier value: "
+                  + "; ".join(f"{name} {sum(largest_fall(r[0]) > FALL for r in runs)} / "
+                              f"{sum(largest_fall(r[0]) > 0.2 for r in runs)} of {len(runs)}"
+                              for name, runs in results.items()) + "\n")
         per_group = {}
         for name, runs in results.items():
             by_group = {}
-            for item, run in zip(items, runs):
+            for item, run in zip(items * (args.starts + 1), runs):
                 by_group.setdefault(group_of(item.name), []).append(run[0])
             per_group[name] = {group: f"{statistics.mean(r[4] for r in ious):.3f} / "
                                       f"{statistics.mean(r[9] for r in ious):.3f}"

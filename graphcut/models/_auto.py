@@ -7,8 +7,9 @@ collapse. ``Auto`` is one model object (one name in settings files, the CLI and 
 becomes one of the two once the image is known (:meth:`Auto.for_image`, called by
 :class:`graphcut.Segmenter` with the image):
 
-- a colour photograph: ``GMM(core=0.4, warm=True)``: GrabCut's iterations for the box alone,
-  then one warm refit and one cut per stroke (live);
+- a colour photograph: ``GMM(core=0.4, warm=True, outline=8)``: GrabCut's iterations for the
+  box alone, then one warm refit and one cut per stroke (live); the object costs more near the
+  box's outline (``outline``, since the ninth session);
 - anything else: ``Learned()``: grey images and volumes, and colour micrographs (stained
   brightfield sections, fluorescence stored as RGB), told from photographs by a fixed rule on
   a few thousand of the image's pixels (:func:`graphcut.models.colour_statistics`).
@@ -22,12 +23,12 @@ from ._image_kind import colour_statistics
 from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
-COLOUR_MODEL = {"core": 0.4, "warm": True}
+COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0}
 
 
 class Auto(AppearanceModel):
-    """``GMM(core=0.4, warm=True)`` for colour photographs, ``Learned()`` for grey images,
-    volumes and colour micrographs (see this module's notes); ``model="auto"``.
+    """``GMM(core=0.4, warm=True, outline=8)`` for colour photographs, ``Learned()`` for grey
+    images, volumes and colour micrographs (see this module's notes); ``model="auto"``.
 
     Parameters
     ----------
@@ -41,7 +42,7 @@ class Auto(AppearanceModel):
     >>> from graphcut.models import Auto
     >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
     >>> Auto().for_image(photo).settings()
-    {'model': 'gmm', 'core': 0.4, 'warm': True}
+    {'model': 'gmm', 'core': 0.4, 'warm': True, 'outline': 8.0}
     >>> type(Auto(seed_share=0.2).for_image(photo[..., 0])).__name__
     'Learned'
     >>> Auto(seed_share=0.2).settings()
@@ -75,8 +76,8 @@ class Auto(AppearanceModel):
         Returns
         -------
         AppearanceModel
-            ``GMM(core=0.4, warm=True)`` for a colour photograph (3 or 4 channels, RGB(A),
-            showing no sign of microscopy), ``Learned()`` otherwise.
+            ``GMM(core=0.4, warm=True, outline=8)`` for a colour photograph (3 or 4 channels,
+            RGB(A), showing no sign of microscopy), ``Learned()`` otherwise.
         """
         if channel_axis is None or image.ndim == 2:
             photo = False

@@ -42,6 +42,9 @@ COVARIANCE_FLOOR = 1e-4
 MIN_COMPONENT_WEIGHT = 1e-3
 #: rows of the CPU's evaluation at a time (:func:`_log_densities_in_chunks`)
 CHUNK_ROWS = 1 << 15
+#: ``GMM(outline=...)``'s cost falls to 0 at this share of the largest distance from a box's
+#: outline, or at OUTLINE_PIXELS pixels from it when nearer (None: no limit in pixels)
+OUTLINE_REACH, OUTLINE_PIXELS = 0.35, None
 #: a GPU sample of at most this many rows is split into components on the host
 #: (:func:`_principal_axis_split`)
 HOST_SPLIT_ROWS = 1 << 17
@@ -359,6 +362,10 @@ class GMM(PerLabelModel):
         run for the box alone and are kept; a stroke then re-estimates the kept mixtures once
         (one EM step on the box's mask corrected by the seeds) and cuts once, so strokes are
         live (:mod:`graphcut.segmentation._warm`); ``None``: False (iterate on every update).
+        ``outline`` (float, nats >= 0): with a box or lasso (and ``core`` > 0), the object
+        costs this much more at the region's outline, falling linearly to 0 at
+        :data:`OUTLINE_REACH` of the largest distance from it (or :data:`OUTLINE_PIXELS`
+        pixels when nearer): the box's margin is background; ``None``: 0 (off).
 
     Examples
     --------
@@ -377,8 +384,9 @@ class GMM(PerLabelModel):
     texture = 4
     core = 0.0
     warm = False
+    outline = 0.0
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core", "warm")
+             "core", "warm", "outline")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)
@@ -388,11 +396,44 @@ class GMM(PerLabelModel):
             return GMMModel(value).components  # its range check and message
         if key == "core":
             return check_fraction(key, value)
+        if key == "outline":
+            value = float(value)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"outline must be a finite number >= 0, got {value}")
+            return value
         if key == "warm":
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"warm must be true or false, got {value!r}")
             return bool(value)
         return super().check_knob(key, value)
+
+    @property
+    def outline_reach(self) -> float:
+        """:data:`OUTLINE_REACH` (the pipeline's closed form of a box's outline cost)."""
+        return OUTLINE_REACH
+
+    @property
+    def outline_pixels(self):
+        """:data:`OUTLINE_PIXELS`."""
+        return OUTLINE_PIXELS
+
+    def outline_costs(self, region):
+        """The object's extra cost (nats, host float64) inside a box or lasso ``region``
+        (:func:`~graphcut.models._prior.outline_cost` with ``outline``,
+        :data:`OUTLINE_REACH` and :data:`OUTLINE_PIXELS`); the pipeline adds it for a box or
+        lasso, one object, when ``core`` and ``outline`` are > 0.
+
+        Parameters
+        ----------
+        region : array (H, W) of bool
+            The box's or lasso's inside.
+
+        Returns
+        -------
+        numpy.ndarray of float64 (H, W)
+        """
+        from ._prior import outline_cost
+        return outline_cost(region, self.outline, OUTLINE_REACH, max_reach=OUTLINE_PIXELS)
 
     def label_model(self) -> GMMModel:
         model = GMMModel() if self.components is None else GMMModel(self.components)

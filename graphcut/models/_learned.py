@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import bright_side, graded_prior, outline_cost
+from ._prior import FULL_AT, bright_side, graded_prior, outline_cost
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -382,7 +382,7 @@ class Learned(AppearanceModel):
     classifier = "logistic"
     l2 = DEFAULT_L2
     core = 0.5
-    prior = 0.3
+    prior = 0.6
     outline = 8.0
     knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
              "locality", "far_cost")
@@ -421,7 +421,8 @@ class Learned(AppearanceModel):
             kept = getattr(self, "_split", None)
             if kept is None or kept[0] is not features or kept[1] != channels:
                 kept = self._split = (features, channels, bright_side(features, channels), {})
-            masks, strength = graded_prior(features, samples, channels, bright=kept[2])
+            masks, strength = graded_prior(features, samples, channels, bright=kept[2],
+                                           full_at=FULL_AT)
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 drawn = None

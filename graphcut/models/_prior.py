@@ -9,6 +9,9 @@ from graphcut._arrays import array_module, to_host
 
 #: pixels at most whose intensities set the Otsu threshold (a regular subsample)
 THRESHOLD_PIXELS = 1 << 16
+#: the graded prior is at full strength once the labels' bright shares differ by this much
+#: (:func:`graded_prior`'s ``full_at``)
+FULL_AT = 0.25
 
 
 def intensity_prior(features, samples, channels, *, bright=None):
@@ -63,16 +66,21 @@ def intensity_prior(features, samples, channels, *, bright=None):
     return tuple(bright if side else ~bright for side in sides)
 
 
-def graded_prior(features, samples, channels, *, bright=None):
+def graded_prior(features, samples, channels, *, bright=None, full_at=None):
     """Two labels' weak prior samples and their strength, graded by how far apart the
     labels' samples lie across the Otsu split: the label whose sample has the larger share of
     its weight on the bright side (:func:`bright_side`) gets the bright side, the other the
-    dark side, and the strength is the difference of the two shares (0 to 1).
+    dark side, and the strength is the difference ``d`` of the two shares (0 to 1), or
+    ``min(1, d / full_at)``.
 
     Unlike :func:`intensity_prior`'s all-or-nothing rule, the strength changes by little when
     one click lands on a dim object or a bright patch of background, so that click cannot
     switch the whole prior off (on the development nuclei such a switch caused most falls of
-    the IoU; docs/appearance.md, "The falls diagnosed").
+    the IoU; docs/appearance.md, "The falls diagnosed"). With ``full_at`` (the learned
+    model's :data:`FULL_AT`, 0.25), the strength stays full while the labels' samples lie
+    clearly apart: corrective clicks land on the atypical pixels (pale nuclei, bright gaps
+    between nuclei), and each such click would otherwise weaken the prior a little more, and
+    most while the clicks are few.
 
     Parameters
     ----------
@@ -84,6 +92,9 @@ def graded_prior(features, samples, channels, *, bright=None):
         The image's channel count.
     bright : array (H, W) of bool, optional
         :func:`bright_side` of these features, if already known.
+    full_at : float, optional
+        The difference of the shares (0, 1] from which the strength is 1; None: the
+        difference itself is the strength.
 
     Returns
     -------
@@ -104,6 +115,8 @@ def graded_prior(features, samples, channels, *, bright=None):
     >>> (first, second), strength = graded_prior(features, (obj, bg), 1)
     >>> bool(first[:, 7].all() and second[:, 0].all()), strength
     (True, 0.5)
+    >>> graded_prior(features, (obj, bg), 1, full_at=0.25)[1]
+    1.0
     """
     xp = array_module(features)
     if bright is None:
@@ -119,6 +132,8 @@ def graded_prior(features, samples, channels, *, bright=None):
     if strength < 1e-9:
         return (None, None), 0.0
     first_bright = shares[0] > shares[1]
+    if full_at is not None:
+        strength = min(1.0, strength / full_at)
     return (bright if first_bright else ~bright, ~bright if first_bright else bright), \
         strength
 

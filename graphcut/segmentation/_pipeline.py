@@ -20,6 +20,8 @@ from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 from . import _coarse
 from ._coarse import coarse_factor
+from ._outline import outline_priors
+from ._tightness import tight_box, tighten_run
 from ._warm import coarse_then_refit, warm_binary
 
 # Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
@@ -119,13 +121,17 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                 return region_core(region, model.core, box=only_box)
             return region
 
+        box_priors = None
         if has_region and getattr(model, "core", 0) and getattr(model, "outline", 0) > 0:
-            # the learned model's position prior: the object costs more near the outline
-            priors = _with_outline_cost(priors, model.outline_costs(region), xp)
+            # the model's position prior: the object costs more near the outline (kept)
+            box_priors = outline_priors(model, region, o["box"] if o["lasso"] is None
+                                        else None, xp)
+            priors = _with_outline_cost(priors, box_priors[0], xp)
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,
                               seeds_given=bool((seeds != NONE).any()), weights=weights,
-                              priors=priors, o=o, cut=cut, device=device)
+                              priors=priors, o=o, cut=cut, device=device,
+                              box_priors=box_priors)
         else:
             sample = is_object
             if has_region:
@@ -143,6 +149,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                                      iterations=o["iterations"], tol=o["tol"],
                                      scale=o["scale"], cut=cut, weights=weights,
                                      priors=priors)
+                box = tight_box(o)
+                if box is not None:  # the box's tightness prior (:mod:`._tightness`)
+                    run, _ = tighten_run(values, nlinks, binary, model, run, box,
+                                         priors=priors, weights=weights, scale=o["scale"],
+                                         cut=cut)
         if label == FOREGROUND and cleans_up and xp is not np and len(shape) == 2:
             # on the GPU: the clean-up there (flood fills), then one copy to the host
             cleaned = clean_mask(run.labels.astype(bool, copy=False), seeds, keep=o["keep"],

@@ -59,7 +59,7 @@ def _key(values, nlinks, region, o):
 
 
 def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, weights,
-                priors, o, cut, device="cpu") -> Iterated:
+                priors, o, cut, device="cpu", box_priors=None) -> Iterated:
     """One object with a box or lasso, for a model with ``warm=True``.
 
     Parameters
@@ -90,6 +90,9 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         ``cut(network) -> CutResult``.
     device : str
         Where the coarse grid's cuts run (:func:`~._coarse.coarse_grabcut`).
+    box_priors : list or None
+        Per label a fixed cost (H, W) for the box's iterations (the model's outline cost:
+        it depends on the region and the model only), or None.
 
     Returns
     -------
@@ -106,11 +109,14 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
         samples = (xp.asarray(core() if callable(core) else core), outside)
         if COARSE_BOX and values.ndim == 3 and coarse_factor(values.shape[:2]) > 1:
             run = coarse_then_refit(values, nlinks, box_constraints, model, samples,
-                                    weights=None, priors=None, o=o, device=device, cut=cut)
+                                    weights=None, priors=box_priors, o=o, device=device,
+                                    cut=cut)
         else:
             run = iterate_binary(values, nlinks, box_constraints, model, samples,
                                  iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
-                                 cut=cut)
+                                 cut=cut, priors=box_priors)
+        # no tightness prior here (:mod:`._tightness`): on the photo cut-outs it changed the
+        # box IoU by +0.004 and cost 28 ms a box at 4 MP on a GPU (docs/appearance-photos.md)
         start = BoxStart(key, run.labels, [copy.copy(m) for m in model._fitted], run)
         model._box_start = start
     if not seeds_given:  # the kept answer, its mask copied (the caller may keep or change it)

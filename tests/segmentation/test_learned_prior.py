@@ -142,6 +142,48 @@ def test_click_on_a_dim_object_weakens_the_prior_instead_of_dropping_it():
         assert after > no_prior + 0.15
 
 
+def test_graded_prior_is_full_while_the_shares_lie_apart():
+    """``full_at``: the strength is min(1, difference / full_at) (the oracle: the shares by
+    hand); the learned model trains with prior * that strength, so a click on a dim object
+    (object share 1 -> 0.5 against the background's 0) leaves the prior's weight as it was,
+    and a background click far from every blob changes no blob's pixels."""
+    from graphcut.models._prior import FULL_AT
+    image, truth = _nuclei(dim_first=True)
+    features = pixel_features(image[..., None].astype(np.float32))
+    bright = bright_side(features, 1)
+    rng = np.random.default_rng(8)
+    for full_at in (0.25, 0.6):
+        for _ in range(5):
+            first = rng.random(truth.shape) < 0.02
+            second = (rng.random(truth.shape) < 0.01) & ~first
+            difference = abs(bright[first].mean() - bright[second].mean())
+            strength = graded_prior(features, (first, second), 1, full_at=full_at)[1]
+            assert strength == pytest.approx(min(1.0, difference / full_at), abs=1e-12)
+    seeds = np.zeros(truth.shape, np.uint8)
+    seeds[58:63, 38:43] = 1         # a bright blob
+    seeds[40:45, 5:10] = 2          # background
+    model = Learned()
+    weights = []
+    for dim_click in (False, True):
+        if dim_click:
+            seeds[18:23, 18:23] = 1     # the dim blob: half the object's sample dark
+        model.fit(model.features(image[..., None].astype(np.float64)),
+                  (seeds == 1, seeds == 2))
+        weights.append(model._views[0]._shared.prior_weight)
+    assert graded_prior(features, (seeds == 1, seeds == 2), 1)[1] == pytest.approx(0.5)
+    assert weights == [pytest.approx(Learned.prior)] * 2 and FULL_AT <= 0.5
+    before = graphcut.segment(image, seeds, model="learned", device="cpu")
+    blobs = ndimage.label(truth)[0]
+    far = ndimage.distance_transform_edt(~truth) > 15
+    for point in np.argwhere(far)[rng.choice(int(far.sum()), 4, replace=False)]:
+        clicked = seeds.copy()
+        clicked[max(0, point[0] - 2):point[0] + 3, max(0, point[1] - 2):point[1] + 3] = 2
+        after = graphcut.segment(image, clicked, model="learned", device="cpu")
+        for index in range(1, blobs.max() + 1):
+            blob = blobs == index
+            assert abs(int(after[blob].sum()) - int(before[blob].sum())) <= 0.05 * blob.sum()
+
+
 def test_outline_cost_against_brute_force_distances():
     from graphcut.models._prior import outline_cost
     rng = np.random.default_rng(7)
