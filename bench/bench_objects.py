@@ -112,12 +112,19 @@ def main(argv=None) -> None:
     parser.add_argument("--warm-objects", action="store_true",
                         help="Segmenter.warm_objects: start every update's expansion from the "
                              "previous update's labels (default: from the cheapest, exact)")
+    parser.add_argument("--full-fit", action="store_true",
+                        help="the first fit reads every pixel, not only the seeds' "
+                             "(segmentation._grabcut.COMPACT_FIT = 0: the state before the "
+                             "ninth session, for an A/B run)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the exact updates of the correcting strokes (not the "
                              "first mask) and print the N entries of most cumulative time; on "
                              "the GPU run with CUDA_LAUNCH_BLOCKING=1 so that kernel time is "
                              "charged to the call that launched it")
     args = parser.parse_args(argv)
+    if args.full_fit:
+        from graphcut.segmentation import _grabcut
+        _grabcut.COMPACT_FIT = 0.0
     side = int(round(math.sqrt(args.megapixels * 1e6)))
     image, truth = synthetic(side, args.objects)
     seeds = start_seeds(truth)

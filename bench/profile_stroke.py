@@ -145,13 +145,29 @@ def main(argv=None):
     parser.add_argument("--preview", action="store_true",
                         help="--app: the app's preview solver (the image reduced to at most "
                              "250 000 pixels, no clean-up) instead of the exact one")
+    parser.add_argument("--warm", action="store_true",
+                        help="the live GMM's warm strokes (each stroke's coarse loop from the "
+                             "last one's: gui/solve.py WARM_STROKES)")
+    parser.add_argument("--settled", type=float, default=None,
+                        help="strokes alone: the coarse loop ends after an iteration that "
+                             "changes at most this share of its pixels (COARSE_SETTLED; 0: it "
+                             "runs all its iterations)")
+    parser.add_argument("--full-fit", action="store_true",
+                        help="the first fit reads every pixel, not only the seeds' "
+                             "(segmentation._grabcut.COMPACT_FIT = 0)")
+    parser.add_argument("--fresh-cuts", action="store_true",
+                        help="every full-size cut from scratch (graphcut.solver.min_cut), "
+                             "not from the last cut's flow: how much the flow reuse saves")
     args = parser.parse_args(argv)
+    _switches(args)
     timers = Timers(args.device)
     if args.app:
         title, stages = _profile_app(args, timers)
     else:
         title, stages = _profile_segmenter(args, timers)
     print(f"{title}, {args.strokes} correcting strokes: median ms per stroke")
+    if COARSE_RUNS:
+        print(f"coarse loop iterations, every call (first job included): {COARSE_RUNS}")
     print("| stage | median ms | max ms |")
     print("|---|---|---|")
     for label in stages:
@@ -159,6 +175,51 @@ def main(argv=None):
         if values:
             print(f"| {label.strip()} ({len(label) - len(label.lstrip())}) | "
                   f"{statistics.median(values) * 1e3:.2f} | {max(values) * 1e3:.2f} |")
+
+
+def _switches(args):
+    """``--warm`` / ``--settled``: this session's speed-ups turned on, off or changed, for an
+    A/B run in one process."""
+    from graphcut.gui import solve
+    from graphcut.segmentation import _coarse, _grabcut
+
+    if args.warm:
+        solve.WARM_STROKES = True
+    if args.settled is not None:
+        _coarse.COARSE_SETTLED = args.settled
+    if args.full_fit:
+        _grabcut.COMPACT_FIT = 0.0
+    if args.fresh_cuts:
+        _fresh_full_size_cuts()
+    print(f"warm strokes {solve.WARM_STROKES}, coarse settled at {_coarse.COARSE_SETTLED}, "
+          f"compact fit {_grabcut.COMPACT_FIT}")
+    iterate = _coarse.iterate_binary
+
+    def counted(*a, **k):  # the coarse loop's iterations per call, printed at the end
+        run = iterate(*a, **k)
+        COARSE_RUNS.append(run.iterations)
+        return run
+    _coarse.iterate_binary = counted
+
+
+COARSE_RUNS = []
+
+
+def _fresh_full_size_cuts():
+    """GridCuts.solve of a grid larger than the coarse one: a fresh minimum cut."""
+    import math
+
+    from graphcut.segmentation import _coarse, _solving
+    from graphcut.solver import GridNetwork, min_cut
+
+    solve = _solving.GridCuts.solve
+
+    def fresh(self, source, sink, **kwargs):
+        if math.prod(self.shape) <= _coarse.COARSE_PIXELS:
+            return solve(self, source, sink, **kwargs)
+        network = GridNetwork(source, sink, forward=tuple(self._nlinks)[::-1])
+        return min_cut(network, device=self.backend)
+    _solving.GridCuts.solve = fresh
 
 
 def _model_stages(model):

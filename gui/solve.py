@@ -8,7 +8,8 @@ side of the conversation is ``controller.py`` and ``worker.py``.
 Two kinds of solver, chosen by ``Session.preview_factor``:
 
 - exact (factor 1): a ``graphcut.Segmenter`` on the full image; each job is an incremental
-  re-solve and the mask equals a fresh ``graphcut.segment`` of the same seeds;
+  re-solve and the mask equals a fresh ``graphcut.segment`` of the same seeds (unless
+  :data:`WARM_STROKES`);
 - preview (factor k > 1): a ``Segmenter`` on the image reduced k times (block means), with
   seeds, box and lasso reduced the same way (``reduced_grid.py``: a block takes the label most
   of its seeded pixels have) and lambda divided by k (a coarse pixel stands for k * k pixels, a
@@ -41,6 +42,16 @@ from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slice
 
 # A preview grid has at most about this many pixels (a PyMaxflow solve of ~0.1 s on one core).
 PREVIEW_PIXELS = 250_000
+# True: a live model's strokes alone (the GMM of ``auto`` on colour images, no box) start
+# their coarse GrabCut iterations from the previous job's (``Segmenter.warm_strokes``; one or
+# two iterations instead of five, but a mask that may differ from a fresh
+# ``graphcut.segment``'s). Off: on the photo cut-outs' development split it needed more
+# strokes (NoC@90 6.70 against 6.00; bench/RESULTS.md, ninth session).
+WARM_STROKES = False
+# A preview's live model (``warm``, the GMM of ``auto`` on colour images) runs at most this
+# many GrabCut iterations on its coarse grid (the exact solver: the model's, 5): the preview
+# is shown only until the exact mask comes.
+PREVIEW_ITERATIONS = 2
 
 
 @dataclass(frozen=True)
@@ -391,11 +402,24 @@ def _make_segmenter(image, lam: float | None, device: str, model, session: Sessi
     so that the histogram's incremental path stays today's); the session's channel axis and
     spacing (the preview's reduced image always has its channels last)."""
     channel_axis = -1 if session.preview_factor > 1 else session.channel_axis
+    if session.preview_factor > 1:
+        model = _preview_model(model)
     segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=channel_axis, device=device,
                                    model=model, spacing=session.spacing)
+    segmenter.warm_strokes = WARM_STROKES
     segmenter.prepare()
     return segmenter
 
+
+
+def _preview_model(model):
+    """The preview's model for the exact solver's ``model`` (a name or a model object): a
+    live model object with at most :data:`PREVIEW_ITERATIONS` iterations, else ``model``."""
+    if isinstance(model, str) or not getattr(model, "warm", False) or \
+            getattr(model, "iterations", 0) <= PREVIEW_ITERATIONS:
+        return model
+    knobs = {key: getattr(model, key) for key in model.knobs}
+    return type(model)(**{**knobs, "iterations": PREVIEW_ITERATIONS})
 
 
 def _on_device_of(mask, segmenter):

@@ -38,17 +38,37 @@ def keep_connected(mask, anchors) -> np.ndarray:
     """
     mask = np.asarray(mask, dtype=bool)
     from scipy import ndimage  # imported here: `graphcut segment` without clean-up never needs it
-    parts, count = ndimage.label(mask, structure=_face_neighbours(mask.ndim))
+    box = _bounds(mask)  # every part lies in the mask's bounding box: label only that
+    if box is None:
+        return mask.copy()
+    parts, count = ndimage.label(mask[box], structure=_face_neighbours(mask.ndim))
     if count <= 1:
         return mask.copy()
-    anchors = np.asarray(anchors, dtype=bool) & mask
+    anchors = np.asarray(anchors, dtype=bool)[box] & mask[box]
     if anchors.any():
         kept = np.unique(parts[anchors])
     else:
         sizes = np.bincount(parts.ravel(), minlength=count + 1)
         sizes[0] = 0
         kept = [int(np.argmax(sizes))]
-    return np.isin(parts, kept) & mask
+    table = np.zeros(count + 1, bool)  # a lookup of the part labels (0: not in the mask)
+    table[kept] = True
+    table[0] = False
+    out = np.zeros_like(mask)
+    out[box] = table[parts]
+    return out
+
+
+def _bounds(mask):
+    """The slices of the smallest box holding every True pixel of bool ``mask``, or None
+    when it has none."""
+    box = []
+    for axis in range(mask.ndim):
+        present = np.flatnonzero(mask.any(axis=tuple(a for a in range(mask.ndim) if a != axis)))
+        if present.size == 0:
+            return None
+        box.append(slice(int(present[0]), int(present[-1]) + 1))
+    return tuple(box)
 
 
 def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
@@ -73,7 +93,12 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     if max_area <= 0:
         return mask.copy()
     from scipy import ndimage
-    holes, count = ndimage.label(~mask, structure=_face_neighbours(mask.ndim))
+    # a hole is surrounded by the mask, so it lies in the mask's bounding box; a part of the
+    # box's background that touches the box's side joins the outside (or the image's border)
+    box = _bounds(mask)
+    if box is None:
+        return mask.copy()
+    holes, count = ndimage.label(~mask[box], structure=_face_neighbours(mask.ndim))
     if count == 0:
         return mask.copy()
     sizes = np.bincount(holes.ravel(), minlength=count + 1)
@@ -84,8 +109,12 @@ def fill_holes(mask, max_area: int, *, protected=None) -> np.ndarray:
     border = np.unique(np.concatenate(faces))
     fillable[border] = False
     if protected is not None:
-        fillable[np.unique(holes[np.asarray(protected, dtype=bool)])] = False
-    return mask | fillable[holes]
+        fillable[np.unique(holes[np.asarray(protected, dtype=bool)[box]])] = False
+    if not fillable.any():
+        return mask.copy()
+    out = mask.copy()
+    out[box] |= fillable[holes]
+    return out
 
 
 def clean_mask(mask, seeds, *, keep="connected", fill_holes_area=0, outside=None):

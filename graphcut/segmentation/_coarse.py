@@ -18,12 +18,19 @@ pixels), but not at full resolution: the mixtures are colour statistics. Each up
    mixtures as they are: the caller refits them once at full resolution and cuts once
    (:func:`~._warm.refit_and_cut`).
 
-Everything depends on the image and the seeds only, so a :class:`~graphcut.Segmenter`'s answer
-equals a fresh :func:`graphcut.segment`'s.
+For strokes alone the iterations stop early when one changes at most :data:`COARSE_SETTLED`
+of the coarse grid's pixels (or lowers the energy by less than ``tol``). Everything depends
+on the image and the seeds only, so a :class:`~graphcut.Segmenter`'s answer equals a fresh
+:func:`graphcut.segment`'s, unless the session starts each update's iterations from the last
+update's coarse labels and mixtures (:class:`CoarseStart`, ``Segmenter.warm_strokes``): then
+the first fit is one re-estimation on the last labels (the new seeds pinned) and the
+iterations usually settle after one or two; the answer is a GrabCut fixed point reached from
+another start, so it may differ from a fresh one's.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -36,6 +43,35 @@ from ._grabcut import iterate_binary
 COARSE_PIXELS = 1 << 16
 #: GrabCut's iterations on the coarse grid at most (None: the model's ``iterations``)
 COARSE_ITERATIONS = None
+#: strokes alone: the coarse iterations end after one that changes at most this share of the
+#: coarse pixels
+COARSE_SETTLED = 0.002
+
+
+class CoarseStart:
+    """What a session's last coarse loop ended with, the next update's start
+    (``Segmenter.warm_strokes``): the coarse labels (bool, on the device) and the fitted
+    per-label models, for the fine n-links ``nlinks`` they were cut with (another lam or
+    image: no start)."""
+
+    def __init__(self):
+        self.nlinks = self.labels = self.fitted = None
+
+    def mask_for(self, nlinks, binary, xp):
+        """The start's labels with the coarse constraints ``binary`` pinned (1 object, 2
+        background), or None when there is no usable start (none kept, other n-links or
+        grid, or one label left without pixels)."""
+        if self.labels is None or self.nlinks is not nlinks or \
+                self.labels.shape != binary.shape:
+            return None
+        mask = xp.where(binary == 1, True, xp.where(binary == 2, False, self.labels))
+        count = int(mask.sum())
+        return mask if 0 < count < mask.size else None
+
+    def keep(self, nlinks, labels, model) -> None:
+        """Keep ``labels`` and copies of ``model``'s fitted per-label models."""
+        self.nlinks, self.labels = nlinks, labels
+        self.fitted = [copy.copy(m) for m in model._fitted]
 
 
 def coarse_factor(shape) -> int:
@@ -106,7 +142,15 @@ def _sum_groups(array, f, groups, xp):
     return padded.reshape(groups, f, array.shape[1]).sum(axis=1)
 
 
-def blocks_sample(values, binary, mask, weights):
+def kept_centres(model, values):
+    """The blocks' centres' values of ``values`` that ``model``'s last coarse loop kept (the
+    same array at every stroke, so the mixtures' per-pixel products of it stay cached), or
+    None."""
+    kept = getattr(model, "_coarse", None)
+    return kept[4] if kept is not None and kept[3] is values else None
+
+
+def blocks_sample(values, binary, mask, weights, centres=None):
     """The two labels' samples for a re-estimation, on the coarse grid's blocks of an image
     (:func:`coarse_factor`; a volume's are its voxels): each block's features are its centre
     pixel's, the object's sample holds the blocks whose centre ``mask`` holds or that hold an
@@ -121,6 +165,8 @@ def blocks_sample(values, binary, mask, weights):
     mask : array (H, W) of bool
         The object's pixels to learn from.
     weights : array (H, W) or None
+    centres : array or None
+        The blocks' centres' values when already taken (:func:`kept_centres`).
 
     Returns
     -------
@@ -137,11 +183,12 @@ def blocks_sample(values, binary, mask, weights):
                                   _pool(background, f, xp, "any"))
     centre = _centres(mask, f)
     chosen = ((centre | has_object) & ~has_background, (~centre | has_background) & ~has_object)
-    return (_centres(values, f), chosen,
+    return (_centres(values, f) if centres is None else centres, chosen,
             None if weights is None else _pool(weights, f, xp, "max"))
 
 
-def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o, device):
+def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o, device,
+                   start=None, settled=0.0):
     """GrabCut's iterations on the coarse grid (see the module's notes); returns the coarse
     mask on the fine grid (bool (H, W), on the values' device). ``model`` keeps the
     mixtures of the last coarse iteration, and the coarse grid's solver (``model._coarse``,
@@ -165,6 +212,12 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
         The checked options (``iterations``, ``tol``, ``scale``).
     device : str
         The coarse cuts' device.
+    start : CoarseStart or None
+        A session's kept start: read (the iterations start from it when it fits) and
+        updated with this loop's end. None: a fresh loop from ``samples``.
+    settled : float
+        End the iterations after one that changes at most this share of the coarse pixels
+        (:data:`COARSE_SETTLED` for strokes alone; 0: only an unchanged mask ends them).
 
     Returns
     -------
@@ -186,17 +239,25 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
     coarse_weights = None if weights is None else _pool(weights, f, xp, "max")
     coarse_priors = None if priors is None else [
         None if p is None else _centres(p, f) for p in priors]
-    kept = getattr(model, "_coarse", None)  # (fine n-links, coarse n-links, their solver)
-    if kept is None or kept[0] is not nlinks:
+    # (fine n-links, coarse n-links, their solver, the values, the blocks' centres' values)
+    kept = getattr(model, "_coarse", None)
+    if kept is None or kept[0] is not nlinks or kept[3] is not values:
         coarse_nlinks = _coarse_nlinks(nlinks, f, shape, xp)
         kept = model._coarse = (nlinks, coarse_nlinks,
-                                GridCuts(coarse_binary.shape, coarse_nlinks, device))
-    run = iterate_binary(_centres(values, f), kept[1], coarse_binary, model, coarse_samples,
+                                GridCuts(coarse_binary.shape, coarse_nlinks, device),
+                                values, _centres(values, f))
+    start_mask = None if start is None else start.mask_for(nlinks, coarse_binary, xp)
+    if start_mask is not None:
+        model._fitted = [copy.copy(m) for m in start.fitted]
+    run = iterate_binary(kept[4], kept[1], coarse_binary, model, coarse_samples,
                          iterations=o["iterations"] if COARSE_ITERATIONS is None else
                          min(o["iterations"], COARSE_ITERATIONS), tol=o["tol"],
                          scale=o["scale"], cut=kept[2].cut, weights=coarse_weights,
-                         priors=coarse_priors)
+                         priors=coarse_priors, start_mask=start_mask,
+                         settled=settled)
     mask = xp.asarray(run.labels, dtype=bool)
+    if start is not None:
+        start.keep(nlinks, mask, model)
     if f > 1:
         mask = xp.repeat(xp.repeat(mask, f, axis=0), f, axis=1)[:shape[0], :shape[1]]
     return mask

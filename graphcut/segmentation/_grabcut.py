@@ -13,8 +13,9 @@ several. Then, ``iterations`` times at most:
 Step 1 never raises the energy of the current labelling by more than rounding (EM; a refit
 that does is not used and ends the run) and step 2 never raises it at all (an exact minimum
 over all labellings, or moves that only accept improvements), so the energies recorded in
-``history`` never increase. The run stops early when an iteration changes no pixel or lowers
-the energy by less than ``tol`` nats per pixel.
+``history`` never increase. The run stops early when an iteration changes no pixel (or at most
+a share ``settled`` of them) or lowers the energy by less than ``tol`` nats per pixel. A
+mixture model's first fit on a small sample (seeds) reads only its pixels (:func:`fit_samples`).
 """
 
 from __future__ import annotations
@@ -22,12 +23,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, to_host
 
 from ._problems import binary_problem, label_problem
 
 # An iteration that lowers the energy by less than this many nats per pixel ends the run.
 DEFAULT_TOL = 1e-4
+#: a mixture model's first fit reads only a label's sample's pixels when they are at most
+#: this share of the image (:func:`fit_samples`; 0: always the whole image)
+COMPACT_FIT = 0.25
+#: a compact sample of at most this many rows is fitted on the host (NumPy): on the GPU its
+#: fit is a few dozen small kernels and waits (a few ms however small the sample), on the host
+#: a few hundred rows take about a millisecond
+HOST_FIT_ROWS = 4096
 
 
 @dataclass
@@ -84,16 +92,24 @@ class _Clock:
 
 
 def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, tol, scale,
-                   cut, weights=None, priors=None) -> Iterated:
+                   cut, weights=None, priors=None, start_mask=None, settled=0) -> Iterated:
     """One object: ``model`` the appearance model (:class:`~graphcut.models.AppearanceModel`)
     of the labels (object, background), ``samples`` = their first samples (bool or float
     weights), ``constraints`` 0 free / 1 object / 2 background, ``cut(network) ->
     CutResult``; ``weights``: every pixel's weight in the samples of the re-estimations
-    (None: 1); ``priors``: per label, None or a fixed (H, W) cost added to its model's."""
+    (None: 1); ``priors``: per label, None or a fixed (H, W) cost added to its model's.
+
+    ``start_mask``: a warm start (bool (H, W) with pixels of both labels; ``samples`` is then
+    not read): the fitted ``model`` is re-estimated once on it (:meth:`refit`, as an iteration
+    does) instead of fitted on ``samples``. ``settled``: the run also ends after an iteration
+    that changes at most ``settled * size`` pixels (0: only an unchanged mask)."""
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    model.fit(values, list(samples))
+    if start_mask is None:
+        fit_samples(model, values, samples)
+    else:
+        model.refit(values, [_sample(start_mask, weights), _sample(~start_mask, weights)])
     t = clock.add("fit", t)
     problem = _binary(values, nlinks, constraints, model, scale, clock, weights, priors)
     t = time.perf_counter()
@@ -125,10 +141,44 @@ def iterate_binary(values, nlinks, constraints, model, samples, *, iterations, t
         drop = energy - new_energy
         mask, result, energy, problem = new_mask, new_result, new_energy, new_problem
         history.append(energy)
-        if changed == 0 or drop < tol * size:
+        if changed <= settled * size or drop < tol * size:
             break
     return Iterated(mask, energy, history, done, result.flow, result.backend, cut_seconds,
                     clock.total(), result)
+
+
+def fit_samples(model, values, samples):
+    """``model.fit(values, samples)``; for per-label mixture models (the GMM's) a label whose
+    sample (seeds: bool or float weights) covers at most :data:`COMPACT_FIT` of the pixels is
+    fitted on those pixels only, as an (N, 1, F) image: EM over pixels of weight 0 adds
+    nothing, so the mixtures are the same up to the order of the sums (several objects' seeds
+    on a 4 MP image: hundreds of rows instead of 4 million per EM step); a sample of at most
+    :data:`HOST_FIT_ROWS` rows is fitted on the host (the mixtures' parameters live there
+    anyway; the costs are then evaluated on the values' device)."""
+    from graphcut.models import GMMModel, PerLabelModel
+
+    if not (COMPACT_FIT > 0 and isinstance(model, PerLabelModel)
+            and isinstance(model.label_model(), GMMModel)):
+        return model.fit(values, list(samples))
+    xp = array_module(values)
+    flat = values.reshape(-1, values.shape[-1])
+    fitted = []
+    for sample in samples:
+        label = model.label_model()
+        chosen = xp.flatnonzero(sample.reshape(-1))
+        count = int(chosen.size)
+        if count > COMPACT_FIT * flat.shape[0]:
+            fitted.append(label.fit(values, sample))
+            continue
+        rows, weights = flat[chosen][:, None, :], sample.reshape(-1)[chosen][:, None]
+        if count <= HOST_FIT_ROWS:
+            rows, weights = to_host(rows), to_host(weights)
+        shared = getattr(label, "shared_features", None)  # the rows are read once: kept out
+        label.shared_features = None  # of the labels' shared cache of per-pixel products
+        fitted.append(label.fit(rows, weights))
+        label.shared_features = shared
+    model._fitted = fitted
+    return model
 
 
 def _sample(selected, weights):
@@ -168,7 +218,7 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    model.fit(values, list(samples))
+    fit_samples(model, values, samples)
     clock.add("fit", t)
     count = len(samples)
     problem = _labels(values, nlinks, pinned, model, scale, clock, weights, priors)

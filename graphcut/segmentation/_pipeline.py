@@ -18,6 +18,7 @@ from graphcut.solver import CutResult
 from ._cleanup import clean_labels, clean_mask
 from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
+from . import _coarse
 from ._coarse import coarse_factor
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
@@ -36,7 +37,7 @@ FAR_REACH = 0.2
 
 
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
-                   starts=None, device_output=False):
+                   starts=None, device_output=False, coarse_start=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -52,7 +53,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     :attr:`GridCuts.starts`), None: every expansion starts from the cheapest labels.
 
     ``device_output``: one object's mask stays on the values' device (a label image of
-    several objects always comes to the host).
+    several objects always comes to the host). ``coarse_start``: a live model's strokes alone
+    start their coarse iterations from the last update's (a kept
+    :class:`~._coarse.CoarseStart`, updated here); None: from the seeds (exact: a fresh
+    update's answer).
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -138,7 +142,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
                 run = coarse_then_refit(values, nlinks, binary, model, samples,
                                         weights=weights, priors=priors, o=o, device=device,
-                                        cut=cut)
+                                        cut=cut, start=coarse_start,
+                                        settled=_coarse.COARSE_SETTLED)
             else:
                 run = iterate_binary(values, nlinks, binary, model, samples,
                                      iterations=o["iterations"], tol=o["tol"],
@@ -234,14 +239,17 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
 
     shape = tuple(seeds.shape)
     # blocks: the seeds' labels pooled on their device, only the blocks copied to the host
+    # (NumPy: from the seeded pixels' coordinates, found once)
     host = to_host(seeds) if block == 1 else None
+    seeded = _seeded_blocks(seeds, block) if block > 1 and xp is np else None
     # the mean side: sqrt(H * W); for a volume the cube root of D * H * W
     count = math.prod(shape)
     size = math.sqrt(count) if len(shape) == 2 else count ** (1 / len(shape))
     rho, reach = LOCALITY_REACH * size, FAR_REACH * size
     priors = [None] * len(labels)
     for index, label in enumerate(labels):
-        chosen = host == label if block == 1 else to_host(_any_in_blocks(seeds == label, block))
+        chosen = host == label if block == 1 else seeded(label) if seeded is not None else \
+            to_host(_any_in_blocks(seeds == label, block))
         far = far_cost if label in objects else 0.0
         if chosen.any() and (strength > 0 or far > 0):
             squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
@@ -251,9 +259,11 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
             if far > 0:
                 cost += far * -np.expm1(-squared / (2 * reach * reach))
             cost = xp.asarray(cost)
-            if block > 1:
-                cost = xp.repeat(xp.repeat(cost, block, axis=0), block, axis=1)
-                cost = xp.ascontiguousarray(cost[:shape[0], :shape[1]])
+            if block > 1:  # each block's cost given to its pixels, in one copy
+                rows, cols = cost.shape
+                cost = xp.broadcast_to(cost[:, None, :, None], (rows, block, cols, block))
+                cost = xp.ascontiguousarray(
+                    cost.reshape(rows * block, cols * block)[:shape[0], :shape[1]])
             priors[index] = cost
     return priors if any(p is not None for p in priors) else None
 
@@ -266,6 +276,22 @@ def _with_outline_cost(priors, cost, xp):
     priors = list(priors) if priors is not None else [None, None]
     priors[0] = cost if priors[0] is None else priors[0] + cost
     return priors
+
+
+def _seeded_blocks(seeds, block):
+    """For host ``seeds`` (H, W): a function of a label giving bool (ceil(H / block),
+    ceil(W / block)), whether each block holds a seed of that label (as
+    :func:`_any_in_blocks`), from the seeded pixels' coordinates found once."""
+    rows, cols = np.nonzero(seeds)
+    values = seeds[rows, cols]
+    shape = (-(-seeds.shape[0] // block), -(-seeds.shape[1] // block))
+
+    def blocks(label):
+        chosen = np.zeros(shape, bool)
+        mine = values == label
+        chosen[rows[mine] // block, cols[mine] // block] = True
+        return chosen
+    return blocks
 
 
 def _any_in_blocks(chosen, block):
@@ -288,8 +314,8 @@ def _seed_weights(seeds, objects, share):
     for label in [*objects, BACKGROUND]:
         chosen = seeds == label
         count = int(chosen.sum())
-        if count:
-            weights = xp.where(chosen, max(1.0, share * seeds.size / count), weights)
+        if count:  # in place: one pass, no new array per label
+            weights[chosen] = max(1.0, share * seeds.size / count)
     return weights
 
 

@@ -15,7 +15,8 @@ pixel, the hard-constraint capacities and the solver's n-links. Each update then
 
 :func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
 fresh one's with the same seeds and options (tested on long random edit sequences), for every
-model, box, lasso, iterations, clean-up and several objects (unless :attr:`Segmenter.warm_objects`).
+model, box, lasso, iterations, clean-up and several objects (unless :attr:`Segmenter.warm_objects`
+or :attr:`Segmenter.warm_strokes`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from graphcut.solver.incremental import check_region
 
 from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
+from ._coarse import CoarseStart
 from ._device_seeds import DeviceSeeds
 from ._options import resolve_options
 from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
@@ -129,6 +131,9 @@ class Segmenter:
     #: several objects: start each update's alpha-expansion from the previous update's labels
     #: (fewer moves; a local minimum that may differ from a fresh segment's). Off: exact.
     warm_objects = False
+    #: a live model's strokes alone: start each update's coarse iterations from the last
+    #: update's (:class:`~._coarse.CoarseStart`; may differ from a fresh segment's). Off: exact.
+    warm_strokes = False
 
     def __init__(self, image, *, model=None, lam=None, keep="all", fill_holes=0,
                  channel_axis=-1, device="auto", **options):
@@ -140,8 +145,7 @@ class Segmenter:
             image = cupy.asarray(image) if array_module(image) is np else image
         self._values = image_as_float(image, channel_axis=channel_axis)
         o = resolve_options(model, lam=lam, keep=keep, fill_holes=fill_holes,
-                            channel_axis=channel_axis, image=self._values,
-                            **options)
+                            channel_axis=channel_axis, image=self._values, **options)
         self._options = o
         #: the appearance model object (fitted on every update; the caller's is never changed)
         self.model, self._tabled = o["appearance"], tabled(o)
@@ -157,15 +161,15 @@ class Segmenter:
             self._diagonal_weights = diagonal_weights(to_host(self._values), self.sigma)
         # the float n-link weights, last axis first
         self._weights = weights_of_values(self._values, self.sigma, o["spacing"])
-        self._histograms = None
+        self._histograms = SeedHistograms(self._values, bins=self.bins) if self._tabled else None
         if self._tabled:
-            self._histograms = SeedHistograms(self._values, bins=self.bins)
             self._values = None      # the bins and weights hold all the image's part now
         self._seeds = None           # host uint8 copy of the seeds last given to update()
         self._seeds_device = None    # the same on the GPU (cuda backend)
         self._pipeline_seeds = DeviceSeeds(self.shape)  # the pipeline's, on the GPU
         self._last_seeds = None      # the seeds of the last update, on the solver's device
         self._solver = None          # GridCuts (the incremental solver), made by prepare()
+        self._coarse_start = CoarseStart()  # warm_strokes: the last coarse loop's end
         self.last_result: CutResult | None = None
         self.lam = None
         self._set_lam(o["lam"])
@@ -334,7 +338,8 @@ class Segmenter:
         self._last_seeds = seeds
         self.prepare()
         kept = {"moves": self._solver.moves,  # several objects
-                "starts": self._solver.starts if self.warm_objects else None}
+                "starts": self._solver.starts if self.warm_objects else None,
+                "coarse_start": self._coarse_start if self.warm_strokes else None}
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)

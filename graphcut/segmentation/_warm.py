@@ -31,7 +31,7 @@ import numpy as np
 
 from graphcut._arrays import array_module, to_host
 
-from ._coarse import blocks_sample, coarse_factor, coarse_grabcut
+from ._coarse import blocks_sample, coarse_factor, coarse_grabcut, kept_centres
 from ._grabcut import Iterated, _binary, _Clock, iterate_binary
 
 #: the box's iterations run on the coarse grid (:mod:`._coarse`: blocks of ``f x f`` pixels),
@@ -127,12 +127,13 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
 
 
 def coarse_then_refit(values, nlinks, constraints, model, samples, *, weights, priors, o,
-                      device, cut) -> Iterated:
-    """GrabCut's iterations on the coarse grid (:func:`~._coarse.coarse_grabcut`), then one
-    re-estimation on the image's blocks and one full-size cut (:func:`refit_and_cut`): a box
-    alone (:data:`COARSE_BOX`) and a live model's strokes alone."""
+                      device, cut, start=None, settled=0.0) -> Iterated:
+    """GrabCut's iterations on the coarse grid (:func:`~._coarse.coarse_grabcut`, ``start``
+    and ``settled`` as there), then one re-estimation on the image's blocks and one full-size
+    cut (:func:`refit_and_cut`): a box alone (:data:`COARSE_BOX`) and a live model's strokes
+    alone."""
     coarse = coarse_grabcut(values, nlinks, constraints, model, samples, weights=weights,
-                            priors=priors, o=o, device=device)
+                            priors=priors, o=o, device=device, start=start, settled=settled)
     return refit_and_cut(values, nlinks, constraints, model, coarse, weights=weights,
                          priors=priors, scale=o["scale"], cut=cut)
 
@@ -155,7 +156,8 @@ def refit_and_cut(values, nlinks, binary, model, mask, *, weights, priors, scale
     xp = array_module(values)
     clock = _Clock()
     t = time.perf_counter()
-    sampled, chosen, sample_weights = blocks_sample(values, binary, xp.asarray(mask), weights)
+    sampled, chosen, sample_weights = blocks_sample(values, binary, xp.asarray(mask), weights,
+                                                    centres=kept_centres(model, values))
     if all(bool(c.any()) for c in chosen):  # else a label has nothing to learn from: the
         model.refit(sampled, [c if sample_weights is None else  # model stays as fitted
                               xp.where(c, sample_weights, 0.0) for c in chosen])

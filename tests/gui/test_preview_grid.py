@@ -124,3 +124,32 @@ def test_controller_shows_a_preview_for_several_objects_and_a_box():
             segment(image, seeds, box=(5, 5, 195, 255), lam=controller.lam, device="cpu"))
     finally:
         controller.close()
+
+
+def test_a_live_models_preview_iterates_less_and_its_exact_solver_does_not():
+    """``auto`` on a colour image is the live GMM: the preview solver's copy runs at most
+    PREVIEW_ITERATIONS GrabCut iterations (its other knobs unchanged), the exact solver the
+    model's own; a model named by the user is left as it is."""
+    from graphcut.gui import solve
+    from graphcut.gui.options import APP_DEFAULTS
+    from graphcut.models import GMM
+
+    live = GMM(core=0.4, warm=True)
+    fewer = solve._preview_model(live)
+    assert fewer.iterations == solve.PREVIEW_ITERATIONS < live.iterations
+    assert {k: getattr(fewer, k) for k in live.knobs if k != "iterations"} == \
+        {k: getattr(live, k) for k in live.knobs if k != "iterations"}
+    assert solve._preview_model("gmm") == "gmm" and solve._preview_model(GMM()) == GMM()
+    image, truth = two_objects_image(np.random.default_rng(5), shape=(240, 320))
+    seeds = object_seeds(truth)
+    seeds[seeds == 3] = 2
+    iterations = {}
+    for factor in (1, 2):
+        solver = Solver()
+        opened = solver.open(Session(1, image, None, "cpu", preview_factor=factor))
+        assert opened.error is None
+        options = APP_DEFAULTS if factor == 1 else APP_DEFAULTS.with_cleanup(False)
+        outcome = solver.run(Job(1, 1, None, SeedDelta(None, seeds.copy()), options))
+        assert outcome.error is None, outcome.details
+        iterations[factor] = solver._segmenter._options["iterations"]
+    assert iterations == {1: 5, 2: solve.PREVIEW_ITERATIONS}
