@@ -214,8 +214,11 @@ def gpu(request, monkeypatch):
     for module in _stand_in(request.getfixturevalue("kernel_library"), monkeypatch):
         fake_cupy.set_strict(False)
         monkeypatch.setattr(fake_cupy, "set_strict", lambda strict: None)  # stays off
-        fake_cupy.install_cupyx_ndimage(monkeypatch, module)  # the learned model's features
-        yield module
+        # the learned model's features; undone before _stand_in puts sys.modules back (the
+        # test's own monkeypatch would restore the stand-in as "cupy" after that)
+        with pytest.MonkeyPatch.context() as patch:
+            fake_cupy.install_cupyx_ndimage(patch, module)
+            yield module
 
 
 def _host(array):
