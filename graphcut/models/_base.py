@@ -103,6 +103,9 @@ class AppearanceModel:
     seed_share = 0.0
     locality = 0.0
     far_cost = 0.0
+    #: whether an image box's tightness prior (the object crosses every line of the box)
+    #: applies: only the learned model's (histogram and GMM results stay as they were)
+    box_tightness = False
     texture = 0
     #: knobs of this model (constructor keywords), saved by :meth:`settings`
     knobs: tuple = ("iterations", "seed_share", "locality", "far_cost", "texture")

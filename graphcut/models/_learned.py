@@ -384,6 +384,7 @@ class Learned(AppearanceModel):
     core = 0.5
     prior = 0.6
     outline = 8.0
+    box_tightness = True
     knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
              "locality", "far_cost")
 

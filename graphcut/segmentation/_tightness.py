@@ -54,9 +54,12 @@ ENABLED = True
 
 def tight_box(o):
     """The box the prior applies to for the checked options ``o``: ``o["box"]`` (an image's
-    box without a lasso) when :data:`ENABLED`, else None."""
+    box without a lasso) when :data:`ENABLED` and the model's ``box_tightness`` is set (the
+    learned model; the histogram's and the GMM's masks stay those of settings files written
+    before the prior), else None."""
     box = o.get("box")
-    if not ENABLED or box is None or o.get("lasso") is not None or len(box) != 4:
+    if not ENABLED or box is None or o.get("lasso") is not None or len(box) != 4 \
+            or not getattr(o.get("appearance"), "box_tightness", False):
         return None
     return tuple(int(v) for v in box)
 

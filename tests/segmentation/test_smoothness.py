@@ -28,16 +28,6 @@ def disk_image(seed, radius, contrast, noise, size=48):
 CASES = [(0, 5, 0.3, 0.12), (1, 10, 0.4, 0.2), (0, 10, 0.5, 0.25), (1, 12, 0.35, 0.15)]
 
 
-@pytest.fixture(autouse=True)
-def _without_the_tightness_prior(monkeypatch):
-    """These tests are about the guard's choice between two lams, which needs the heavy
-    lam's mask to collapse on some disks: the box's tightness prior
-    (graphcut/segmentation/_tightness.py) pins the disk's lines and keeps it from
-    collapsing, so it is off here."""
-    from graphcut.segmentation import _tightness
-    monkeypatch.setattr(_tightness, "ENABLED", False)
-
-
 def test_guard_applies_only_to_the_plain_histogram_without_a_given_lam():
     assert (LIGHT, HEAVY) == (10.0, 20.0)
     assert guarded_lams(Histogram(), 10.0) is None      # the user's lam wins

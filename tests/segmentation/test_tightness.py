@@ -164,15 +164,17 @@ def rounds(monkeypatch):
 
 
 @pytest.mark.parametrize("model", ["learned", {"model": "gmm", "core": 0.4, "warm": True},
-                                   {"model": "gmm", "core": 0.4}])
+                                   {"model": "gmm", "core": 0.4}, "histogram"])
 def test_segmenter_with_the_prior_equals_fresh_segments(model, rounds):
     image, truth, box = _image_with_a_thin_part()
     session = graphcut.Segmenter(image, model=model, device="cpu")
     mask = session.update(None, box=box)
-    if isinstance(model, dict) and model.get("warm"):
-        assert rounds == []  # the live GMM's box runs without the prior (measured: no gain)
-    else:
+    if model == "learned":
         assert rounds[0] >= 1  # the prior acted on the box alone
+    else:
+        # only the learned model has box_tightness: the live GMM's box gained nothing from it
+        # (measured), and histogram / GMM settings files keep giving the masks they gave
+        assert rounds == []
     fresh = graphcut.segment(image, box=box, model=model, device="cpu")
     np.testing.assert_array_equal(mask, fresh)
     r0, c0, r1, c1 = box
@@ -186,6 +188,19 @@ def test_segmenter_with_the_prior_equals_fresh_segments(model, rounds):
     fresh = graphcut.segment(image, seeds, box=box, model=model, device="cpu")
     np.testing.assert_array_equal(mask, fresh)
     assert mask[seeds == 1].all() and not mask[seeds == 2].any()
+
+
+@pytest.mark.parametrize("model", ["histogram", {"model": "gmm", "core": 0.4}])
+def test_histogram_and_gmm_boxes_give_the_plain_cut(monkeypatch, model):
+    """Settings files naming the histogram or the GMM reproduce their masks: the prior is the
+    learned model's only, also where it changes the learned model's mask."""
+    image, truth, box = _image_with_a_thin_part(seed=0)
+    learned = graphcut.segment(image, box=box, model="learned", device="cpu")
+    with_flag = graphcut.segment(image, box=box, model=model, device="cpu")
+    monkeypatch.setattr(_tightness, "ENABLED", False)
+    assert (graphcut.segment(image, box=box, model="learned", device="cpu") != learned).any()
+    np.testing.assert_array_equal(
+        graphcut.segment(image, box=box, model=model, device="cpu"), with_flag)
 
 
 def test_disabling_the_prior_gives_the_plain_cut(monkeypatch):
