@@ -106,6 +106,12 @@ class AppearanceModel:
     #: whether an image box's tightness prior (the object crosses every line of the box)
     #: applies: only the learned model's (histogram and GMM results stay as they were)
     box_tightness = False
+    #: with a box or lasso, the object's extra cost at the outline (nats; for models that list
+    #: ``outline`` among their knobs), falling to 0 at ``outline_reach`` of the largest
+    #: distance from it, or ``outline_pixels`` pixels from it when nearer (:meth:`outline_costs`)
+    outline = 0.0
+    outline_reach = 0.35
+    outline_pixels = None
     texture = 0
     #: knobs of this model (constructor keywords), saved by :meth:`settings`
     knobs: tuple = ("iterations", "seed_share", "locality", "far_cost", "texture")
@@ -145,6 +151,27 @@ class AppearanceModel:
         """``-log p`` of every pixel under every label's fitted model (nats), one float64
         ``(H, W)`` array per label, in the samples' order."""
         raise NotImplementedError
+
+    def outline_costs(self, region):
+        """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
+        ``outline`` at its outline, falling linearly to 0 at ``outline_reach`` times the
+        largest distance from the outline, or ``outline_pixels`` pixels from it when that is
+        nearer (:func:`~graphcut.models._prior.outline_cost`). The pipeline adds it to the
+        object's costs for a box or lasso, one object, when the model has a ``core`` and
+        ``outline`` > 0 (for a 2-D box in closed form: ``graphcut.segmentation._outline``).
+
+        Parameters
+        ----------
+        region : array (H, W) or (D, H, W) of bool
+            The box's or lasso's inside.
+
+        Returns
+        -------
+        numpy.ndarray of float64, the region's shape
+        """
+        from ._prior import outline_cost
+        return outline_cost(region, self.outline, self.outline_reach,
+                            max_reach=self.outline_pixels)
 
     def settings(self) -> dict:
         """``{"model": name, knob: value, ...}`` for the knobs that differ from the class's

@@ -396,11 +396,6 @@ class GMM(PerLabelModel):
             return GMMModel(value).components  # its range check and message
         if key == "core":
             return check_fraction(key, value)
-        if key == "outline":
-            value = float(value)
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"outline must be a finite number >= 0, got {value}")
-            return value
         if key == "warm":
             if not isinstance(value, (bool, np.bool_)):
                 raise ValueError(f"warm must be true or false, got {value!r}")
@@ -409,31 +404,13 @@ class GMM(PerLabelModel):
 
     @property
     def outline_reach(self) -> float:
-        """:data:`OUTLINE_REACH` (the pipeline's closed form of a box's outline cost)."""
+        """:data:`OUTLINE_REACH` (read when used, so that a patched constant counts)."""
         return OUTLINE_REACH
 
     @property
     def outline_pixels(self):
         """:data:`OUTLINE_PIXELS`."""
         return OUTLINE_PIXELS
-
-    def outline_costs(self, region):
-        """The object's extra cost (nats, host float64) inside a box or lasso ``region``
-        (:func:`~graphcut.models._prior.outline_cost` with ``outline``,
-        :data:`OUTLINE_REACH` and :data:`OUTLINE_PIXELS`); the pipeline adds it for a box or
-        lasso, one object, when ``core`` and ``outline`` are > 0.
-
-        Parameters
-        ----------
-        region : array (H, W) of bool
-            The box's or lasso's inside.
-
-        Returns
-        -------
-        numpy.ndarray of float64 (H, W)
-        """
-        from ._prior import outline_cost
-        return outline_cost(region, self.outline, OUTLINE_REACH, max_reach=OUTLINE_PIXELS)
 
     def label_model(self) -> GMMModel:
         model = GMMModel() if self.components is None else GMMModel(self.components)

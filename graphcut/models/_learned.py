@@ -33,7 +33,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._prior import FULL_AT, bright_side, graded_prior, outline_cost
+from ._prior import FULL_AT, bright_side, graded_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: L2 penalty of the logistic regression, per unit of total sample weight
@@ -385,6 +385,7 @@ class Learned(AppearanceModel):
     prior = 0.6
     outline = 8.0
     box_tightness = True
+    outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
              "locality", "far_cost")
 
@@ -394,7 +395,7 @@ class Learned(AppearanceModel):
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
             return value
-        if key in ("prior", "outline"):
+        if key == "prior":
             value = float(value)
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{key} must be a finite number >= 0, got {value}")
@@ -437,13 +438,3 @@ class Learned(AppearanceModel):
 
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
-
-    def outline_costs(self, region):
-        """The object's extra cost (nats, host float64) inside a box or lasso ``region``:
-        ``outline`` at its outline, falling linearly to 0 at :data:`OUTLINE_REACH` times the
-        largest distance from the outline, or :data:`OUTLINE_PIXELS` pixels from it when
-        that is nearer (:func:`~graphcut.models._prior.outline_cost`).
-        The pipeline adds it to the object's costs for a box or lasso, one object, when the
-        model has a ``core``."""
-        return outline_cost(region, self.outline, OUTLINE_REACH, max_reach=OUTLINE_PIXELS)
-

@@ -77,9 +77,9 @@ def outline_priors(model, region, box, xp):
     ``xp``'s device, kept on the model for the next call with the same box (or region object)
     and strength.
 
-    A model with ``outline_reach`` (and ``outline_pixels``) attributes gets the closed form
-    of :func:`box_outline_cost` for a box; any other model's ``outline_costs(region)`` is
-    called (then kept on the device).
+    A 2-D box gets the closed form of :func:`box_outline_cost` (the model's ``outline_reach``
+    and ``outline_pixels``); a lasso or a volume's box the model's ``outline_costs(region)``
+    (then kept on the device).
 
     Returns
     -------
@@ -92,9 +92,9 @@ def outline_priors(model, region, box, xp):
     kept = getattr(model, "_outline_kept", None)
     if kept is not None and kept[0] == key and (box is not None or kept[1] is region):
         return [kept[2], None]
-    if box is not None and hasattr(model, "outline_reach") and len(shape) == 2:
+    if box is not None and len(shape) == 2:
         cost = box_outline_cost(shape, box, model.outline, model.outline_reach,
-                                getattr(model, "outline_pixels", None), xp)
+                                model.outline_pixels, xp)
     else:
         cost = xp.asarray(to_host(model.outline_costs(region)))
     model._outline_kept = (key, region, cost)

@@ -269,8 +269,8 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
 
 
 def _with_outline_cost(priors, cost, xp):
-    """``priors`` (per label, object first) with ``cost`` (host (H, W), nats: the learned
-    model's :meth:`~graphcut.models.Learned.outline_costs` of the box or lasso) added to the
+    """``priors`` (per label, object first) with ``cost`` ((H, W), nats: the model's
+    :meth:`~graphcut.models.AppearanceModel.outline_costs` of the box or lasso) added to the
     object's."""
     cost = xp.asarray(cost)
     priors = list(priors) if priors is not None else [None, None]

@@ -36,7 +36,7 @@ def test_the_cost_is_kept_for_the_same_box_and_redone_for_another():
     other = outline_priors(model, box_mask(shape, (4, 5, 37, 29)), (4, 5, 37, 29), np)
     assert other[0] is not first[0]
     np.testing.assert_array_equal(first[0], outline_cost(region, 8.0, 0.35))
-    # a model without the closed form (the learned model) gets its own transform, kept too
+    # the learned model's box (its own reach and pixel limit): the same cost, kept too
     learned = Learned()
     kept = outline_priors(learned, region, box, np)
     np.testing.assert_array_equal(kept[0], learned.outline_costs(region))
