@@ -23,7 +23,7 @@ from ._image_kind import colour_statistics
 from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
-COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0}
+COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0, "stroke_reach": 0.2}
 
 
 class Auto(AppearanceModel):
@@ -42,7 +42,7 @@ class Auto(AppearanceModel):
     >>> from graphcut.models import Auto
     >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
     >>> Auto().for_image(photo).settings()
-    {'model': 'gmm', 'core': 0.4, 'warm': True, 'outline': 8.0}
+    {'model': 'gmm', 'core': 0.4, 'warm': True, 'outline': 8.0, 'stroke_reach': 0.2}
     >>> type(Auto(seed_share=0.2).for_image(photo[..., 0])).__name__
     'Learned'
     >>> Auto(seed_share=0.2).settings()
