@@ -1,4 +1,4 @@
-"""Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2) on colour
+"""Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4) on colour
 photographs, Learned() on grey ones (colour micrographs:
 tests/segmentation/test_image_kind.py); the default model;
 settings files reproduce their model."""
@@ -11,7 +11,7 @@ from graphcut.models import GMM, Auto, Histogram, Learned, as_model, model_from_
 
 from synthetic import disc_image, disc_seeds
 
-COLOUR = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2)  # auto's colour model
+COLOUR = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # auto's colours
 
 
 def test_auto_stands_for_a_model_per_image():
