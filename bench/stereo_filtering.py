@@ -23,6 +23,11 @@ background fill; no border extrapolation or edge refinement) and replaces the da
 - ``shift:K`` (``shift:K:h``): shiftable windows: each pixel's cost at every disparity is the
   smallest of the defaults' aggregated costs over the K x K (K x 1: along the row) pixels
   around it, so a pixel next to a depth edge can take a support that lies on its own side.
+- ``half:h`` (``half:hv``): the census part from the better-matching half of the 9 x 7 window,
+  left or right (or also upper or lower), scaled to the whole window's bits
+  (:func:`half_census_volume`); ``half:h:F`` blends ``F`` of it with ``1 - F`` of the whole
+  window's distance.
+- ``window:W:H``: the defaults with a dense W x H census window (at most 65 pixels).
 - suffix ``:w=S`` on any variant: the smoothness weight ``S`` instead of 8 (the pairwise term's
   other settings stay); ``:lr=defaults``: the left-right check on the defaults' volume
   instead of the variant's.
@@ -55,7 +60,10 @@ from stereo_occlusion import checked_fill, error_classes, expand, prepare  # noq
 
 DEFAULT_VARIANTS = (
     "defaults", "guided:5:16", "guided:7:16", "guided:9:16", "guided:7:4", "guided:7:64",
-    "guided:7:16:grey", "sgm:4:8:32", "sgm:8:8:32", "sgm:8:4:64", "sgm:8:8:32:raw")
+    "guided:7:16:grey", "guided:2:16", "guided:3:16:cross", "guided-ad:9:6.5",
+    "guided-ad:5:6.5", "sgm:4:8:32", "sgm:8:8:32", "sgm:8:4:64", "sgm:8:8:32:raw", "sgm:8:2:8",
+    "sgm:8:8:32:mix=0.5", "shift:3", "shift:5", "shift:5:h", "shift:9:h", "half:h", "half:hv",
+    "half:h:0.5", "window:13:5", "window:11:5", "window:7:9")
 
 
 def box_mean(values: np.ndarray, r: int) -> np.ndarray:
@@ -158,6 +166,59 @@ def ad_gradient_volume(scene, alpha=0.9, tau_colour=7.0, tau_gradient=2.0) -> np
     return out
 
 
+def half_window_masks(window, halves: str) -> list[tuple[int, int]]:
+    """(bit mask, bits) of each half of the census window (the order of
+    ``_census_codes_numpy``: rows top to bottom, columns left to right, the first neighbour in
+    the highest bit): "h" gives the left (dx <= 0) and right (dx >= 0) halves, "hv" also the
+    upper and lower ones."""
+    rx, ry = window[0] // 2, window[1] // 2
+    offsets = [(dy, dx) for dy in range(-ry, ry + 1) for dx in range(-rx, rx + 1)
+               if dx or dy]
+    tests = [lambda dy, dx: dx <= 0, lambda dy, dx: dx >= 0]
+    if halves == "hv":
+        tests += [lambda dy, dx: dy <= 0, lambda dy, dx: dy >= 0]
+    masks = []
+    for test in tests:
+        bits = [len(offsets) - 1 - i for i, (dy, dx) in enumerate(offsets) if test(dy, dx)]
+        masks.append((sum(1 << b for b in bits), len(bits)))
+    return masks
+
+
+def half_census_volume(scene, halves: str, blend: float = 1.0) -> np.ndarray:
+    """AD-census as ``census_costs`` builds it (cross aggregation), whose census part is the
+    Hamming distance of the best-matching half of the 9 x 7 window (:func:`half_window_masks`),
+    scaled to the window's 62 bits (``round(62 h / bits)``); ``blend`` < 1 mixes in the whole
+    window's distance (``blend`` times the half's plus ``1 - blend`` times the whole's). A
+    pixel next to a depth edge can match with the half that lies on its own side, where the
+    whole window would carry the nearer surface's texture. (Uses the package's private
+    pieces: a bench experiment.)"""
+    from graphcut.stereo._aggregation import cross_arms, cross_count, cross_mean
+    from graphcut.stereo._costs import (_census_codes_numpy, _integer_levels, _popcount,
+                                        _tables, check_pair)
+    p = CensusParameters()
+    lv, rv = (_integer_levels(v) for v in check_pair(scene["left"], scene["right"], -1,
+                                                      scene["max_disparity"]))
+    census_table, colour_table = _tables(p, lv.shape[2])
+    h, w, _ = lv.shape
+    codes = [_census_codes_numpy(v.sum(axis=-1), p.window) for v in (lv, rv)]
+    masks = half_window_masks(p.window, halves)
+    total_bits = p.window[0] * p.window[1] - 1
+    arms = cross_arms(lv, p.cross_threshold, p.cross_length, p.cross_minimum)
+    count = cross_count(arms)
+    costs = np.empty((scene["max_disparity"] + 1, h, w), dtype=np.int32)
+    for d in range(scene["max_disparity"] + 1):
+        raw = np.full((h, w), p.scale, dtype=np.int32)
+        differ = codes[0][:, d:] ^ codes[1][:, :w - d]
+        half = np.min([(_popcount(differ & np.uint64(mask)).astype(np.int64) * total_bits
+                        + bits // 2) // bits for mask, bits in masks], axis=0)
+        whole = _popcount(differ).astype(np.int64)
+        hamming = np.rint(blend * half + (1 - blend) * whole).astype(np.intp)
+        raw[:, d:] = census_table[hamming] + colour_table[
+            np.abs(lv[:, d:] - rv[:, :w - d]).sum(axis=-1)]
+        costs[d] = cross_mean(raw, arms, count)
+    return costs
+
+
 def raw_volume(scene) -> np.ndarray:
     return census_costs(scene["left"], scene["right"], max_disparity=scene["max_disparity"],
                         channel_axis=-1,
@@ -176,6 +237,12 @@ def variant_volume(kind: str, args: list[str], scene) -> np.ndarray:
     if kind == "guided-ad":
         return guided_volume(ad_gradient_volume(scene), scene["left"].astype(np.float64),
                              int(args[0]), float(args[1]))
+    if kind == "window":
+        return census_costs(scene["left"], scene["right"], max_disparity=scene["max_disparity"],
+                            channel_axis=-1,
+                            parameters=CensusParameters(window=(int(args[0]), int(args[1]))))
+    if kind == "half":
+        return half_census_volume(scene, args[0], float(args[1]) if len(args) > 1 else 1.0)
     if kind == "shift":
         from scipy import ndimage
         size = (1, int(args[0])) if "h" in args else (int(args[0]),) * 2

@@ -153,6 +153,21 @@ def test_ad_gradient_volume_follows_its_formula():
     assert (out[3, :, :3] == 128).all()
 
 
+def test_half_window_masks_follow_the_census_bit_order():
+    from graphcut.stereo._costs import _census_codes_numpy
+    masks = variants.half_window_masks((9, 7), "hv")
+    assert [bits for _, bits in masks] == [34, 34, 35, 35]
+    (left, _), (right, _) = masks[:2]
+    assert left | right == (1 << 62) - 1 and bin(left & right).count("1") == 6  # column dx = 0
+    for dy, dx in [(-3, -4), (2, 3), (0, -1), (3, 0)]:
+        grey = np.full((7, 9), 100)
+        grey[3 + dy, 4 + dx] = 50                         # one darker neighbour of the centre
+        code = int(_census_codes_numpy(grey, (9, 7))[3, 4])
+        assert bin(code).count("1") == 1
+        inside = [bool(code & mask) for mask, _ in masks]
+        assert inside == [dx <= 0, dx >= 0, dy <= 0, dy >= 0]
+
+
 def test_held_out_pairs_are_refused():
     with pytest.raises(SystemExit) as exit_info:
         variants.main(["--scenes", "cones"])
