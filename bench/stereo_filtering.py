@@ -27,6 +27,9 @@ background fill; no border extrapolation or edge refinement) and replaces the da
   left or right (or also upper or lower), scaled to the whole window's bits
   (:func:`half_census_volume`); ``half:h:F`` blends ``F`` of it with ``1 - F`` of the whole
   window's distance.
+- ``slant:STEP:MAX[:P]``: vertically slanted supports (:func:`slanted_volume`): the cross
+  region summed along disparity planes slanted by -MAX..MAX pixels per row in steps of STEP,
+  the cheapest slope kept (plus ``P`` for a slanted one).
 - ``window:W:H``: the defaults with a dense W x H census window (at most 65 pixels).
 - suffix ``:w=S`` on any variant: the smoothness weight ``S`` instead of 8 (the pairwise term's
   other settings stay); ``:lr=defaults``: the left-right check on the defaults' volume
@@ -63,7 +66,8 @@ DEFAULT_VARIANTS = (
     "guided:7:16:grey", "guided:2:16", "guided:3:16:cross", "guided-ad:9:6.5",
     "guided-ad:5:6.5", "sgm:4:8:32", "sgm:8:8:32", "sgm:8:4:64", "sgm:8:8:32:raw", "sgm:8:2:8",
     "sgm:8:8:32:mix=0.5", "shift:3", "shift:5", "shift:5:h", "shift:9:h", "half:h", "half:hv",
-    "half:h:0.5", "window:13:5", "window:11:5", "window:7:9")
+    "half:h:0.5", "window:13:5", "window:11:5", "window:7:9", "slant:0.5:1", "slant:0.5:1:2",
+    "slant:1:1", "slant:1:1:2", "slant:1:1:4")
 
 
 def box_mean(values: np.ndarray, r: int) -> np.ndarray:
@@ -219,6 +223,38 @@ def half_census_volume(scene, halves: str, blend: float = 1.0) -> np.ndarray:
     return costs
 
 
+def slanted_volume(scene, step: float, top: float, penalty: int = 0) -> np.ndarray:
+    """The defaults' volume with vertically slanted supports: each pixel's cross region is
+    summed with the disparity ``d + round(s k)`` on the row ``k`` below it (above for ``k <
+    0``), for slopes ``s`` from ``-top`` to ``top`` in steps of ``step`` (pixels of disparity per
+    row), and the pixel keeps the cheapest slope's rounded mean, plus ``penalty`` where that
+    slope is not 0. Labels beyond 0..L-1 are clipped. (Uses the package's private pieces: a
+    bench experiment.)"""
+    from graphcut.stereo._aggregation import _segment_sums, cross_arms, cross_count
+    from graphcut.stereo._costs import _integer_levels, check_pair
+    p = CensusParameters()
+    raw = raw_volume(scene)
+    levels = _integer_levels(check_pair(scene["left"], scene["right"], -1,
+                                        scene["max_disparity"])[0])
+    arms = cross_arms(levels, p.cross_threshold, p.cross_length, p.cross_minimum)
+    count = cross_count(arms)
+    labels, h, w = raw.shape
+    rows = np.stack([_segment_sums(plane, arms[0], arms[1], axis=1) for plane in raw])
+    slopes = np.arange(-top, top + step / 2, step)
+    best = np.full(raw.shape, np.iinfo(np.int64).max, dtype=np.int64)
+    ys = np.arange(h)[:, None]
+    for slope in slopes:
+        total = np.zeros(raw.shape, dtype=np.int64)
+        for k in range(-p.cross_length, p.cross_length + 1):
+            inside = (k >= -arms[2]) & (k <= arms[3])             # (H, W)
+            source = np.clip(ys + k, 0, h - 1)
+            planes = np.clip(np.arange(labels) + int(np.rint(slope * k)), 0, labels - 1)
+            total += np.where(inside[None], rows[planes][:, source[:, 0], :], 0)
+        mean = (total + count // 2) // count + (penalty if slope != 0 else 0)
+        best = np.minimum(best, mean)
+    return best.astype(np.int32)
+
+
 def raw_volume(scene) -> np.ndarray:
     return census_costs(scene["left"], scene["right"], max_disparity=scene["max_disparity"],
                         channel_axis=-1,
@@ -237,6 +273,9 @@ def variant_volume(kind: str, args: list[str], scene) -> np.ndarray:
     if kind == "guided-ad":
         return guided_volume(ad_gradient_volume(scene), scene["left"].astype(np.float64),
                              int(args[0]), float(args[1]))
+    if kind == "slant":
+        return slanted_volume(scene, float(args[0]), float(args[1]),
+                              int(args[2]) if len(args) > 2 else 0)
     if kind == "window":
         return census_costs(scene["left"], scene["right"], max_disparity=scene["max_disparity"],
                             channel_axis=-1,

@@ -168,6 +168,21 @@ def test_half_window_masks_follow_the_census_bit_order():
         assert inside == [dx <= 0, dx >= 0, dy <= 0, dy >= 0]
 
 
+def test_slanted_volume_without_slopes_is_the_pipeline_volume_and_slopes_only_lower_it():
+    from graphcut.stereo import census_costs
+    from graphcut.stereo.synthetic import synthetic_scene
+    pair = synthetic_scene(shape=(60, 120), kind="stairs")
+    scene = {"left": pair.left, "right": pair.right, "max_disparity": pair.max_disparity}
+    defaults = census_costs(pair.left, pair.right, max_disparity=pair.max_disparity,
+                            channel_axis=-1)
+    np.testing.assert_array_equal(variants.slanted_volume(scene, 1.0, 0.0), defaults)
+    slanted = variants.slanted_volume(scene, 0.5, 1.0)
+    assert slanted.dtype == np.int32 and slanted.shape == defaults.shape
+    assert (slanted <= defaults).all() and (slanted < defaults).any()
+    penalised = variants.slanted_volume(scene, 0.5, 1.0, penalty=3)
+    assert (penalised <= defaults).all() and (penalised >= slanted).all()
+
+
 def test_held_out_pairs_are_refused():
     with pytest.raises(SystemExit) as exit_info:
         variants.main(["--scenes", "cones"])
