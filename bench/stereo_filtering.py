@@ -67,7 +67,7 @@ DEFAULT_VARIANTS = (
     "guided-ad:5:6.5", "sgm:4:8:32", "sgm:8:8:32", "sgm:8:4:64", "sgm:8:8:32:raw", "sgm:8:2:8",
     "sgm:8:8:32:mix=0.5", "shift:3", "shift:5", "shift:5:h", "shift:9:h", "half:h", "half:hv",
     "half:h:0.5", "window:13:5", "window:11:5", "window:7:9", "slant:0.5:1", "slant:0.5:1:2",
-    "slant:1:1", "slant:1:1:2", "slant:1:1:4")
+    "slant:1:1", "slant:1:1:2", "slant:1:1:4", "slant:1:1:8", "slant:0.5:0.5:2")
 
 
 def box_mean(values: np.ndarray, r: int) -> np.ndarray:
