@@ -13,6 +13,7 @@ from graphcut.solver import CutResult, resolve_device
 
 from ._boykov_jolly import spatial_channel_axis
 from ._memory import array_segmentation_backend
+from ._hold import check_previous
 from ._options import resolve_options
 from ._segmenter import Segmenter
 
@@ -87,7 +88,12 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         The model's knobs as keyword arguments
         still work and are folded into the model object: ``bins`` (histogram),
         ``components`` and ``texture`` (GMM), ``iterations``, ``seed_share``, ``locality``,
-        ``far_cost`` (see :class:`graphcut.models.AppearanceModel`).
+        ``far_cost`` (see :class:`graphcut.models.AppearanceModel`). ``previous=(seeds,
+        mask)``: the seeds and the mask of the update before this one, for a model whose
+        earlier mask *holds* far from a new stroke (``Learned(hold=...)``, on by default;
+        one object from strokes alone in an image): the answer is then what a
+        :class:`~graphcut.Segmenter` gives after those seeds and this edit; without it, no
+        hold (the answer of a Segmenter's first update).
 
     Returns
     -------
@@ -151,13 +157,15 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     >>> result.backend, result.flow > 0, bool((result.source_side == mask).all())
     ('cpu', True, True)
     """
+    previous = options.pop("previous", None)  # the hold's previous update (:mod:`._hold`)
     settings = dict(model=model, lam=lam, keep=keep, fill_holes=fill_holes, **options)
     o = resolve_options(channel_axis=channel_axis, box=box, lasso=lasso, **settings)
     axis = spatial_channel_axis(image, seeds, channel_axis)
 
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
-        session._one_shot(region=box is not None or lasso is not None)
+        session._one_shot(region=box is not None or lasso is not None,
+                          previous=check_previous(previous, session.shape))
         output = session.update(seeds, box=box, lasso=lasso)
         result = session.last_result
         stats = {"iterations": 0, **result.stats, "model": o["model"],

@@ -14,9 +14,9 @@ pixel, the hard-constraint capacities and the solver's n-links. Each update then
   CPU: PyMaxflow's graph and search trees), through a new lam too where the backend can.
 
 :func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
-fresh one's with the same seeds and options (tested on long random edit sequences), for every
-model, box, lasso, iterations, clean-up and several objects (unless :attr:`Segmenter.warm_objects`
-or :attr:`Segmenter.warm_strokes`).
+fresh one's with the same seeds and options, and the previous update's seeds and mask as
+``previous`` (a model's ``hold``, :mod:`._hold`), for every model, box, lasso, iterations,
+clean-up and several objects (unless :attr:`Segmenter.warm_objects` or ``warm_strokes``).
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ class Segmenter:
     24
     """
 
-    #: several objects: start each update's alpha-expansion from the previous update's labels
-    #: (fewer moves; a local minimum that may differ from a fresh segment's). Off: exact.
+    #: several objects: start each update's expansion from the last labels (fewer moves; a
+    #: local minimum that may differ from a fresh segment's). Off: exact.
     warm_objects = False
     #: a live model's strokes alone: start each update's coarse iterations from the last
     #: update's (:class:`~._coarse.CoarseStart`; may differ from a fresh segment's). Off: exact.
@@ -140,6 +140,7 @@ class Segmenter:
         self.backend = resolve_device(device)
         self._image, self._channel_axis, self._features = image, channel_axis, None
         self._seeds_stale = False  # a pipeline update left the incremental seed state behind
+        self._previous = None        # a holding model's last (seeds, mask), see :mod:`._hold`
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
@@ -175,12 +176,13 @@ class Segmenter:
         self._set_lam(o["lam"])
         self._auto_lam = o["auto_lam"]  # the collapse guard's weights (box / lasso), or None
 
-    def _one_shot(self, region=False) -> None:
+    def _one_shot(self, region=False, previous=None) -> None:
         """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
-        update): the float n-link weights, 16 bytes a pixel, and on the table route the seed
-        histograms and pins once the capacities are computed and the n-link capacities once
-        the solver holds them, so that the peak is about a fresh solve's. With a box or lasso
-        (``region``) and the automatic lam the weights stay (the guard cuts at two weights)."""
+        update): the n-link weights (16 bytes a pixel; on the table route also the seed
+        histograms, pins and n-link capacities once used), so the peak is about a fresh
+        solve's; with a box or lasso (``region``) and the automatic lam the weights stay (the
+        guard cuts at two). ``previous``: the update's ``(seeds, mask)`` before (:mod:`._hold`)."""
+        self._previous = previous
         if not (region and self._auto_lam):
             self._weights = None
 
@@ -253,16 +255,14 @@ class Segmenter:
             (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
             of each. NumPy or CuPy; not modified.
         region
-            optional tuple of slices, one per axis (``(rows, cols)`` for an image),
-            that contains every pixel whose label changed since the last update (e.g. a
-            stroke's bounding box); only that part is read and checked. ``None`` compares
-            the whole array.
+            optional tuple of slices, one per axis (``(rows, cols)`` for an image), that
+            contains every pixel whose label changed since the last update (e.g. a stroke's
+            bounding box); only that part is read and checked. ``None``: the whole array.
         cancel
-            optional callable polled during a GPU solve (between launch batches);
-            when it returns True the solve stops with
-            :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
-            update continues from where the solve stopped. (PyMaxflow cannot be
-            interrupted: on the CPU this is ignored.)
+            optional callable polled during a GPU solve (between launch batches); when it
+            returns True the solve stops with :class:`~graphcut.solver.SolveCancelled`. The
+            session stays usable: the next update continues from where the solve stopped.
+            (PyMaxflow cannot be interrupted: on the CPU this is ignored.)
         device_mask
             return the mask on the solver's device (a CuPy array on the GPU).
         box, lasso
@@ -284,8 +284,7 @@ class Segmenter:
             region, self._seeds_stale = None, False  # compare the whole array once
         self._take_seeds(seeds, region)
         source, sink = self._terminal_capacities()
-        if self._weights is None:  # one shot: free what only later updates need (before the
-            # solver's graph is built)
+        if self._weights is None:  # one shot: free what only later updates need, pre-graph
             self._pins = self._histograms = self._seeds = self._last_seeds = None
         if self._on_gpu:  # so that the energy's time is its own, not the solve's
             self._xp.cuda.get_current_stream().synchronize()
@@ -296,8 +295,7 @@ class Segmenter:
         built_solver = time.perf_counter()
         solved = self._solver.solve(source, sink, cancel=cancel)
         mask = solved.source_side
-        if not device_mask:
-            mask = to_host(mask)
+        mask = mask if device_mask else to_host(mask)
         done = time.perf_counter()
         stats = {**solved.stats,
                  "seconds": {"energy": built - started, "prepare": built_solver - built,
@@ -339,7 +337,8 @@ class Segmenter:
         self.prepare()
         kept = {"moves": self._solver.moves,  # several objects
                 "starts": self._solver.starts if self.warm_objects else None,
-                "coarse_start": self._coarse_start if self.warm_strokes else None}
+                "coarse_start": self._coarse_start if self.warm_strokes else None,
+                "previous": self._previous}
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -365,6 +364,8 @@ class Segmenter:
                                          device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
+        self._previous = (seeds.copy(), objects) if getattr(self.model, "hold", 0) > 0 and \
+            seeds is not None and output.dtype == bool else None
         self.last_result = result_of(run, objects, options, started)
         if device_mask and self.backend == "cuda":
             return self._xp.asarray(output)
@@ -425,8 +426,7 @@ class Segmenter:
                              "at least one background pixel")
 
     def _check_seed_axes(self, seeds) -> None:
-        if seeds is not None and seeds.ndim != len(self.shape):
-            n = len(self.shape)
+        if seeds is not None and seeds.ndim != (n := len(self.shape)):
             raise ValueError(f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image "
                              f"is {'x'.join(map(str, self.shape))}: a {n}-D image needs {n}-D "
                              "seeds (a grey volume needs channel_axis=None)")

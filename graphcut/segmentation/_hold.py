@@ -1,0 +1,231 @@
+"""The earlier mask's hold: a stroke acts near itself; far from it the previous update's mask
+stands unless the appearance model's evidence against it is strong.
+
+Why: a learned appearance model (:class:`graphcut.models.Learned`) is one classifier for the
+whole image. A corrective click lands, by construction, on pixels that look like the other
+label's (a bright gap between nuclei marked background, a dim nucleus marked object); the
+classifier learns that look and every pixel of it across the image changes side, so the mask
+can lose, 100 pixels away, nuclei that earlier clicks had got right (docs/appearance.md, "The
+falls"). The hold makes the update's energy remember the previous update's mask:
+
+- the *changed pixels* are those whose seed label differs from the previous update's (the new
+  stroke, or an erased one); ``d`` is a pixel's Euclidean distance to the nearest of them;
+- a pixel the previous mask gave the object gets ``hold * w(d)`` nats added to its background
+  cost, one it gave the background the same added to its object cost, ``w(d) = 1 - exp(-d^2 /
+  (2 r^2))``: nothing at the stroke, the full hold far from it;
+- the reach ``r`` is ``hold_reach`` pixels, or three times the previous mask's thickness
+  (:func:`thickness`, about 0.8 times a disk's radius) where that is larger: a stroke on a
+  large object acts over the object;
+- the hold starts once the seeds hold ``hold_after`` strokes (connected parts of each label's
+  seed pixels): the first clicks teach the classifier what the objects look like, and their
+  changes across the image are what the user wants.
+
+Seeds stay hard: the new stroke corrects its own pixels exactly. It applies to one object in
+an image, marked by strokes alone (no box or lasso), and only when the previous update is
+given (:class:`~graphcut.segmentation.Segmenter` passes its own; :func:`graphcut.segment`
+takes ``previous=``). On a large image the distances are those between the
+:func:`~._coarse.coarse_factor` blocks holding a changed pixel (at most 65 536 blocks: a small
+host transform), the same numbers on the CPU and the GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcut._arrays import array_module, to_host
+from graphcut._labels import BACKGROUND, FOREGROUND
+
+#: the reach is at least this many times the previous mask's thickness (:func:`thickness`)
+HOLD_THICKNESS = 3.0
+
+
+def check_previous(previous, shape):
+    """``previous`` checked: None, or ``(seeds, mask)`` of the grid's ``shape`` (a ValueError
+    saying what was expected otherwise).
+
+    Parameters
+    ----------
+    previous : None or tuple
+        The previous update's ``(seeds, mask)``: its (H, W) seed labels (0 none, 1 object, 2
+        background) and its bool (H, W) mask; NumPy or CuPy.
+    shape : tuple of int
+        The image's (H, W).
+
+    Returns
+    -------
+    None or tuple
+        ``(seeds, mask)``, the mask as bool.
+
+    Raises
+    ------
+    ValueError
+        ``previous`` is not a pair of arrays of ``shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seeds, mask = check_previous((np.zeros((2, 3), np.uint8), np.ones((2, 3))), (2, 3))
+    >>> mask.dtype
+    dtype('bool')
+    """
+    if previous is None:
+        return None
+    try:
+        seeds, mask = previous
+    except (TypeError, ValueError):
+        raise ValueError("previous must be None or (seeds, mask): the previous update's seed "
+                         "labels and its bool mask") from None
+    for name, array in (("seeds", seeds), ("mask", mask)):
+        if tuple(getattr(array, "shape", ())) != tuple(shape):
+            raise ValueError(f"previous {name} must have the image's shape {tuple(shape)}, "
+                             f"got {tuple(getattr(array, 'shape', ()))}")
+    return seeds, mask.astype(bool, copy=False)
+
+
+def stroke_count(seeds, block=1) -> int:
+    """The strokes of ``seeds``: the connected parts (4-connected; of the ``block x block``
+    blocks holding one, when ``block`` > 1) of each label's seed pixels, summed over the
+    labels.
+
+    Parameters
+    ----------
+    seeds : array (H, W) of int
+        Seed labels, 0 = none; NumPy or CuPy.
+    block : int
+        Count on the grid of ``block x block`` blocks (large images).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seeds = np.zeros((5, 5), np.uint8)
+    >>> seeds[0, 0] = seeds[4, 4] = 1
+    >>> seeds[2, 2] = 2
+    >>> stroke_count(seeds)
+    3
+    """
+    from scipy import ndimage
+    xp = array_module(seeds)
+    total = 0
+    for label in (FOREGROUND, BACKGROUND):
+        chosen = seeds == label
+        if block > 1:
+            chosen = _blocks(chosen, block, xp)
+        total += ndimage.label(to_host(chosen))[1]
+    return total
+
+
+def hold_costs(previous, seeds, *, hold, reach, after=0):
+    """The hold's extra costs ``[object, background]`` (nats, float64 (H, W) on the seeds'
+    device), or None when it does not apply (fewer than ``after`` strokes, or ``hold`` 0).
+
+    Parameters
+    ----------
+    previous : tuple
+        ``(seeds, mask)`` of the previous update (:func:`check_previous`).
+    seeds : array (H, W) of int
+        This update's seed labels (0 none, 1 object, 2 background).
+    hold : float
+        The full hold, nats (far from every changed pixel).
+    reach : float
+        ``r`` (pixels): the hold is ``hold * (1 - exp(-d^2 / (2 r^2)))`` at a distance ``d``
+        from the nearest changed pixel; at least :data:`HOLD_THICKNESS` times the previous
+        mask's thickness.
+    after : int
+        The hold applies once the seeds hold at least this many strokes
+        (:func:`stroke_count`).
+
+    Returns
+    -------
+    list of two arrays, or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.zeros((1, 60), bool)
+    >>> mask[0, 50:] = True
+    >>> before = np.zeros((1, 60), np.uint8)
+    >>> seeds = before.copy()
+    >>> seeds[0, 0] = 2
+    >>> to_object, to_background = hold_costs((before, mask), seeds, hold=8, reach=10)
+    >>> float(to_object[0, 0]), round(float(to_background[0, 59]), 3), float(to_object[0, 59])
+    (0.0, 8.0, 0.0)
+    """
+    from scipy import ndimage
+
+    from ._coarse import coarse_factor
+    if hold <= 0:
+        return None
+    xp = array_module(seeds)
+    before, mask = previous
+    before, mask = xp.asarray(before), xp.asarray(mask)
+    shape = tuple(seeds.shape)
+    block = coarse_factor(shape) if len(shape) == 2 else 1
+    if after and stroke_count(seeds, block) < after:
+        return None
+    changed = seeds != before
+    if block > 1:
+        changed = _blocks(changed, block, xp)
+    changed = to_host(changed)
+    if changed.any():
+        distance = ndimage.distance_transform_edt(~changed) * block
+        r = max(float(reach), HOLD_THICKNESS * thickness(mask))
+        weight = -np.expm1(-distance * distance / (2 * r * r))
+        weight = xp.asarray(weight)
+        if block > 1:  # each block's weight given to its pixels
+            rows, cols = weight.shape
+            weight = xp.broadcast_to(weight[:, None, :, None], (rows, block, cols, block))
+            weight = weight.reshape(rows * block, cols * block)[:shape[0], :shape[1]]
+        full = hold * weight
+    else:  # the same seeds again: the whole previous mask holds
+        full = xp.full(shape, float(hold))
+    zero = xp.zeros((), dtype=xp.float64)
+    return [xp.where(mask, zero, full), xp.where(mask, full, zero)]
+
+
+def thickness(mask) -> float:
+    """``2 * area / perimeter`` of a bool (H, W) mask (0 for an empty mask), the perimeter
+    counted as the pixel edges between the mask and the rest (the image's border too): a
+    square's half side; for a disk about ``pi / 4`` times its radius (the edges along rows and
+    columns are ``4 / pi`` times its perimeter).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.zeros((40, 40), bool)
+    >>> mask[10:30, 10:30] = True
+    >>> thickness(mask)
+    10.0
+    """
+    xp = array_module(mask)
+    area = int(mask.sum())
+    if not area:
+        return 0.0
+    padded = xp.pad(mask, 1)
+    edges = int((padded[1:] != padded[:-1]).sum()) + int((padded[:, 1:] != padded[:, :-1]).sum())
+    return 2.0 * area / max(edges, 1)
+
+
+def with_hold(priors, costs, xp):
+    """``priors`` (per label, object first, None or (H, W) nats) with the hold's ``costs``
+    added."""
+    priors = list(priors) if priors is not None else [None, None]
+    for index, cost in enumerate(costs):
+        cost = xp.asarray(cost)
+        priors[index] = cost if priors[index] is None else priors[index] + cost
+    return priors
+
+
+def _blocks(chosen, block, xp):
+    """Whether each ``block x block`` block of the bool (H, W) ``chosen`` holds a True pixel."""
+    h, w = chosen.shape
+    padded = xp.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
+    padded[:h, :w] = chosen
+    return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
+
+
+__all__ = ["HOLD_THICKNESS", "check_previous", "hold_costs", "stroke_count", "thickness",
+           "with_hold"]
