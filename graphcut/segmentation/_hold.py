@@ -12,7 +12,8 @@ falls"). The hold makes the update's energy remember the previous update's mask:
   stroke, or an erased one); ``d`` is a pixel's Euclidean distance to the nearest of them;
 - a pixel the previous mask gave the object gets ``hold * w(d)`` nats added to its background
   cost, one it gave the background the same added to its object cost, ``w(d) = 1 - exp(-d^2 /
-  (2 r^2))``: nothing at the stroke, the full hold far from it;
+  (2 r^2))``: nothing at the stroke, the full hold far from it (given to the cut as one
+  signed cost on the object's side, :func:`hold_costs`);
 - the reach ``r`` is ``hold_reach`` pixels, or three times the previous mask's thickness
   (:func:`thickness`, about 0.8 times a disk's radius) where that is larger: a stroke on a
   large object acts over the object;
@@ -108,19 +109,23 @@ def stroke_count(seeds, block=1) -> int:
     3
     """
     from scipy import ndimage
-    xp = array_module(seeds)
+    flat = seeds.reshape(-1)
+    index = array_module(seeds).flatnonzero(flat != 0)
+    labels, (rows, cols) = to_host(flat[index]), np.divmod(to_host(index), seeds.shape[1])
     total = 0
     for label in (FOREGROUND, BACKGROUND):
-        chosen = seeds == label
-        if block > 1:
-            chosen = _blocks(chosen, block, xp)
-        total += ndimage.label(to_host(chosen))[1]
+        mine = labels == label
+        total += ndimage.label(_grid(rows[mine], cols[mine], seeds.shape, block))[1]
     return total
 
 
 def hold_costs(previous, seeds, *, hold, reach, after=0):
-    """The hold's extra costs ``[object, background]`` (nats, float64 (H, W) on the seeds'
-    device), or None when it does not apply (fewer than ``after`` strokes, or ``hold`` 0).
+    """The hold's extra costs ``[object, None]`` (nats, float64 (H, W) on the seeds' device),
+    or None when it does not apply (fewer than ``after`` strokes, or ``hold`` 0).
+
+    The side a pixel was not on in the previous mask costs ``hold * w(d)`` more; given as the
+    object's cost changed by ``-hold * w(d)`` on the previous object and ``+hold * w(d)``
+    elsewhere (the same cut: a pixel's two costs differ by the same amount).
 
     Parameters
     ----------
@@ -133,14 +138,14 @@ def hold_costs(previous, seeds, *, hold, reach, after=0):
     reach : float
         ``r`` (pixels): the hold is ``hold * (1 - exp(-d^2 / (2 r^2)))`` at a distance ``d``
         from the nearest changed pixel; at least :data:`HOLD_THICKNESS` times the previous
-        mask's thickness.
+        mask's :func:`thickness`.
     after : int
         The hold applies once the seeds hold at least this many strokes
         (:func:`stroke_count`).
 
     Returns
     -------
-    list of two arrays, or None
+    list ``[object cost, None]``, or None
 
     Examples
     --------
@@ -150,9 +155,9 @@ def hold_costs(previous, seeds, *, hold, reach, after=0):
     >>> before = np.zeros((1, 60), np.uint8)
     >>> seeds = before.copy()
     >>> seeds[0, 0] = 2
-    >>> to_object, to_background = hold_costs((before, mask), seeds, hold=8, reach=10)
-    >>> float(to_object[0, 0]), round(float(to_background[0, 59]), 3), float(to_object[0, 59])
-    (0.0, 8.0, 0.0)
+    >>> cost, _ = hold_costs((before, mask), seeds, hold=8, reach=10)
+    >>> float(cost[0, 0]), round(float(cost[0, 59]), 3), round(float(cost[0, 49]), 3)
+    (0.0, -8.0, 8.0)
     """
     from scipy import ndimage
 
@@ -163,27 +168,22 @@ def hold_costs(previous, seeds, *, hold, reach, after=0):
     before, mask = previous
     before, mask = xp.asarray(before), xp.asarray(mask)
     shape = tuple(seeds.shape)
-    block = coarse_factor(shape) if len(shape) == 2 else 1
+    block = coarse_factor(shape)
     if after and stroke_count(seeds, block) < after:
         return None
-    changed = seeds != before
-    if block > 1:
-        changed = _blocks(changed, block, xp)
-    changed = to_host(changed)
-    if changed.any():
+    rows, cols = _where(seeds != before)
+    if rows.size:
+        changed = _grid(rows, cols, shape, block)
         distance = ndimage.distance_transform_edt(~changed) * block
         r = max(float(reach), HOLD_THICKNESS * thickness(mask))
-        weight = -np.expm1(-distance * distance / (2 * r * r))
-        weight = xp.asarray(weight)
-        if block > 1:  # each block's weight given to its pixels
+        weight = xp.asarray(float(hold) * -np.expm1(-distance * distance / (2 * r * r)))
+        if block > 1:  # each block's weight given to its pixels (on the device)
             rows, cols = weight.shape
             weight = xp.broadcast_to(weight[:, None, :, None], (rows, block, cols, block))
             weight = weight.reshape(rows * block, cols * block)[:shape[0], :shape[1]]
-        full = hold * weight
     else:  # the same seeds again: the whole previous mask holds
-        full = xp.full(shape, float(hold))
-    zero = xp.zeros((), dtype=xp.float64)
-    return [xp.where(mask, zero, full), xp.where(mask, full, zero)]
+        weight = xp.full(shape, float(hold))
+    return [xp.where(mask, -weight, weight), None]
 
 
 def thickness(mask) -> float:
@@ -200,31 +200,38 @@ def thickness(mask) -> float:
     >>> thickness(mask)
     10.0
     """
-    xp = array_module(mask)
     area = int(mask.sum())
     if not area:
         return 0.0
-    padded = xp.pad(mask, 1)
-    edges = int((padded[1:] != padded[:-1]).sum()) + int((padded[:, 1:] != padded[:, :-1]).sum())
+    edges = (int((mask[1:] != mask[:-1]).sum()) + int((mask[:, 1:] != mask[:, :-1]).sum())
+             + int(mask[0].sum()) + int(mask[-1].sum()) + int(mask[:, 0].sum())
+             + int(mask[:, -1].sum()))
     return 2.0 * area / max(edges, 1)
 
 
 def with_hold(priors, costs, xp):
     """``priors`` (per label, object first, None or (H, W) nats) with the hold's ``costs``
-    added."""
+    (per label, None or an array) added."""
     priors = list(priors) if priors is not None else [None, None]
     for index, cost in enumerate(costs):
-        cost = xp.asarray(cost)
-        priors[index] = cost if priors[index] is None else priors[index] + cost
+        if cost is not None:
+            cost = xp.asarray(cost)
+            priors[index] = cost if priors[index] is None else priors[index] + cost
     return priors
 
 
-def _blocks(chosen, block, xp):
-    """Whether each ``block x block`` block of the bool (H, W) ``chosen`` holds a True pixel."""
-    h, w = chosen.shape
-    padded = xp.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
-    padded[:h, :w] = chosen
-    return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
+def _where(chosen):
+    """The host (rows, cols) of the True pixels of a bool (H, W) array (NumPy or CuPy; a flat
+    search of a bool array: NumPy's 2-D ``nonzero``, or one of uint8, is ~10 times slower)."""
+    index = to_host(array_module(chosen).flatnonzero(chosen.reshape(-1)))
+    return np.divmod(index, chosen.shape[1])
+
+
+def _grid(rows, cols, shape, block):
+    """bool (ceil(H / block), ceil(W / block)): the blocks holding one of the pixels."""
+    grid = np.zeros((-(-shape[0] // block), -(-shape[1] // block)), bool)
+    grid[rows // block, cols // block] = True
+    return grid
 
 
 __all__ = ["HOLD_THICKNESS", "check_previous", "hold_costs", "stroke_count", "thickness",
