@@ -48,6 +48,9 @@ OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
 #: the earlier mask's hold far from a new stroke (nats), its reach (pixels) and the strokes
 #: after which it starts (graphcut.segmentation._hold; chosen on the dev trajectories)
 HOLD, HOLD_REACH, HOLD_AFTER = 8.0, 30.0, 7
+#: with a box or lasso, the region's inner ring joins the background's sample, weighing this
+#: share of it (graphcut.segmentation._ring; chosen on the dev nucleus boxes)
+RING = 1.0
 #: the largest cost, -log MIN_PROBABILITY (nats)
 MAX_COST = float(-np.log(MIN_PROBABILITY))
 #: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
@@ -305,7 +308,10 @@ class Learned(AppearanceModel):
         logistic regression per unit of sample weight; ``None``: 0.1. ``core`` (float,
         0..1): with a box or lasso, the object's sample is the region's core, its pixels at
         least ``core`` times the largest distance from the outline, plus the object seeds;
-        ``None``: 0.5. ``hold`` (nats, >= 0; 0 turns it off), ``hold_reach`` (pixels, > 0),
+        ``None``: 0.5. ``ring`` (>= 0; 0 turns it off): with a box or lasso, the region's
+        pixels within ``min(0.35 d_max, 4)`` pixels of its outline join the background's
+        sample, weighing ``ring`` times the rest of it (:mod:`graphcut.segmentation._ring`);
+        ``None``: 1. ``hold`` (nats, >= 0; 0 turns it off), ``hold_reach`` (pixels, > 0),
         ``hold_after`` (strokes, an integer >= 0): one object from strokes alone, the
         previous update's mask *holds*: a pixel far from the new stroke costs up to ``hold``
         nats more on the side it was not on, fading to 0 within about ``hold_reach`` pixels
@@ -335,9 +341,10 @@ class Learned(AppearanceModel):
     prior = 0.6
     outline = 8.0
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
+    ring = RING
     box_tightness = True
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
-    knobs = ("classifier", "l2", "core", "prior", "outline", "hold", "hold_reach",
+    knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
              "hold_after", "iterations", "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
@@ -351,7 +358,7 @@ class Learned(AppearanceModel):
                 raise ValueError(f"hold_after must be an integer >= 0 (a count of strokes), "
                                  f"got {value!r}")
             return int(value)
-        if key in ("prior", "hold", "hold_reach"):
+        if key in ("prior", "ring", "hold", "hold_reach"):
             value = float(value)
             if not (np.isfinite(value) and value >= 0) or (key == "hold_reach" and value == 0):
                 raise ValueError(f"{key} must be a finite number "

@@ -21,6 +21,7 @@ from ._regions import allowed_region, region_core
 from . import _coarse
 from ._coarse import coarse_factor
 from ._hold import hold_costs, with_hold
+from ._ring import with_ring
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
 from ._warm import coarse_then_refit, warm_binary
@@ -146,6 +147,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                 sample = ~background if inside is region else xp.asarray(inside) | is_object
             samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                             for s in (sample, background))
+            if has_region and getattr(model, "ring", 0) > 0:  # the box's margin: background
+                samples = with_ring(samples, region, is_object, model.ring, xp,
+                                    box=o["box"] if o["lasso"] is None else None,
+                                    reach=model.outline_reach)
             if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
                 run = coarse_then_refit(values, nlinks, binary, model, samples,
                                         weights=weights, priors=priors, o=o, device=device,
