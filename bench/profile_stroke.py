@@ -33,7 +33,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_quality import add_stroke, interior_point, next_click, truth_box  # noqa: E402
+from bench_quality import (add_stroke, apply_patch, interior_point, next_click,  # noqa: E402
+                           truth_box)
 from quality_data import scaled_item  # noqa: E402
 
 # (label, module, attribute path): patched where the caller looks the name up
@@ -158,7 +159,13 @@ def main(argv=None):
     parser.add_argument("--fresh-cuts", action="store_true",
                         help="every full-size cut from scratch (graphcut.solver.min_cut), "
                              "not from the last cut's flow: how much the flow reuse saves")
+    parser.add_argument("--patch", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="set a module constant before the run, as bench_quality.py's "
+                             "--patch (e.g. graphcut.segmentation._coarse.COARSE_PIXELS=16384); "
+                             "repeatable")
     args = parser.parse_args(argv)
+    for change in args.patch:
+        apply_patch(change)
     _switches(args)
     timers = Timers(args.device)
     if args.app:
