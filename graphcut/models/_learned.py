@@ -316,9 +316,9 @@ class Learned(AppearanceModel):
         previous update's mask *holds*: a pixel far from the new stroke costs up to ``hold``
         nats more on the side it was not on, fading to 0 within about ``hold_reach`` pixels
         of the stroke (or 3 times the mask's thickness), once the seeds hold ``hold_after``
-        strokes (:mod:`graphcut.segmentation._hold`; :class:`~graphcut.Segmenter` keeps the
-        previous update, :func:`graphcut.segment` takes it as ``previous``); ``None``: 8,
-        30, 7. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the pipeline's
+        strokes, when the caller gives the previous update as ``previous=(seeds, mask)``
+        (``Segmenter.update``, :func:`graphcut.segment`; :mod:`graphcut.segmentation._hold`);
+        ``None``: 8, 30, 7. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the pipeline's
         knobs (:class:`~graphcut.models.AppearanceModel`).
 
     Examples

@@ -22,9 +22,10 @@ falls"). The hold makes the update's energy remember the previous update's mask:
   changes across the image are what the user wants.
 
 Seeds stay hard: the new stroke corrects its own pixels exactly. It applies to one object in
-an image, marked by strokes alone (no box or lasso), and only when the previous update is
-given (:class:`~graphcut.segmentation.Segmenter` passes its own; :func:`graphcut.segment`
-takes ``previous=``). On a large image the distances are those between the
+an image, marked by strokes alone (no box or lasso), and only when the caller gives the
+previous update, ``previous=(seeds, mask)`` (``Segmenter.update`` and :func:`graphcut.segment`
+take it; a Segmenter keeps no hidden state, so its answer stays a fresh segment's given the
+same inputs). On a large image the distances are those between the
 :func:`~._coarse.coarse_factor` blocks holding a changed pixel (at most 65 536 blocks: a small
 host transform), the same numbers on the CPU and the GPU.
 """

@@ -13,7 +13,6 @@ from graphcut.solver import CutResult, resolve_device
 
 from ._boykov_jolly import spatial_channel_axis
 from ._memory import array_segmentation_backend
-from ._hold import check_previous
 from ._options import resolve_options
 from ._segmenter import Segmenter
 
@@ -91,9 +90,8 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         ``far_cost`` (see :class:`graphcut.models.AppearanceModel`). ``previous=(seeds,
         mask)``: the seeds and the mask of the update before this one, for a model whose
         earlier mask *holds* far from a new stroke (``Learned(hold=...)``, on by default;
-        one object from strokes alone in an image): the answer is then what a
-        :class:`~graphcut.Segmenter` gives after those seeds and this edit; without it, no
-        hold (the answer of a Segmenter's first update).
+        one object from strokes alone in an image), as ``Segmenter.update(..., previous=)``
+        takes it; without it, no hold.
 
     Returns
     -------
@@ -164,9 +162,8 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
 
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
-        session._one_shot(region=box is not None or lasso is not None,
-                          previous=check_previous(previous, session.shape))
-        output = session.update(seeds, box=box, lasso=lasso)
+        session._one_shot(region=box is not None or lasso is not None)
+        output = session.update(seeds, box=box, lasso=lasso, previous=previous)
         result = session.last_result
         stats = {"iterations": 0, **result.stats, "model": o["model"],
                  "lam": result.stats.get("lam", o["lam"])}

@@ -14,9 +14,9 @@ pixel, the hard-constraint capacities and the solver's n-links. Each update then
   CPU: PyMaxflow's graph and search trees), through a new lam too where the backend can.
 
 :func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
-fresh one's with the same seeds and options, and the previous update's seeds and mask as
-``previous`` (a model's ``hold``, :mod:`._hold`), for every model, box, lasso, iterations,
-clean-up and several objects (unless :attr:`Segmenter.warm_objects` or ``warm_strokes``).
+fresh one's with the same seeds, options and ``previous`` (a model's ``hold``, :mod:`._hold`),
+for every model, box, lasso, iterations, clean-up and several objects (unless
+:attr:`Segmenter.warm_objects` or ``warm_strokes``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
 from ._coarse import CoarseStart
 from ._device_seeds import DeviceSeeds
+from ._hold import check_previous
 from ._options import resolve_options
 from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
                           eight_connected_sigma)
@@ -140,7 +141,6 @@ class Segmenter:
         self.backend = resolve_device(device)
         self._image, self._channel_axis, self._features = image, channel_axis, None
         self._seeds_stale = False  # a pipeline update left the incremental seed state behind
-        self._previous = None        # a holding model's last (seeds, mask), see :mod:`._hold`
         if self.backend == "cuda":
             import cupy
             image = cupy.asarray(image) if array_module(image) is np else image
@@ -176,13 +176,12 @@ class Segmenter:
         self._set_lam(o["lam"])
         self._auto_lam = o["auto_lam"]  # the collapse guard's weights (box / lasso), or None
 
-    def _one_shot(self, region=False, previous=None) -> None:
+    def _one_shot(self, region=False) -> None:
         """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
         update): the n-link weights (16 bytes a pixel; on the table route also the seed
         histograms, pins and n-link capacities once used), so the peak is about a fresh
         solve's; with a box or lasso (``region``) and the automatic lam the weights stay (the
-        guard cuts at two). ``previous``: the update's ``(seeds, mask)`` before (:mod:`._hold`)."""
-        self._previous = previous
+        guard cuts at two)."""
         if not (region and self._auto_lam):
             self._weights = None
 
@@ -245,7 +244,7 @@ class Segmenter:
         return time.perf_counter() - started
 
     def update(self, seeds, *, region=None, cancel=None, device_mask=False, box=None,
-               lasso=None):
+               lasso=None, previous=None):
         """Segment with these seeds; returns the bool mask, True = object (or, for seeds of
         several objects, the label image).
 
@@ -267,6 +266,8 @@ class Segmenter:
             return the mask on the solver's device (a CuPy array on the GPU).
         box, lasso
             as for :func:`graphcut.segment` (seeds may then be None).
+        previous
+            ``(seeds, mask)`` of the update before, for ``Learned(hold=...)`` (:mod:`._hold`).
 
         Returns
         -------
@@ -278,7 +279,7 @@ class Segmenter:
             region = check_region(region, self.shape)
         if self._needs_pipeline(seeds, box, lasso):
             return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started,
-                                         region)
+                                         region, previous)
         self._pipeline_seeds.reset()  # the pipeline's copy no longer follows the edits
         if self._seeds_stale:
             region, self._seeds_stale = None, False  # compare the whole array once
@@ -325,7 +326,8 @@ class Segmenter:
         return (getattr(seeds, "ndim", 0) == len(self.shape) and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
-    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started, region=None):
+    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started, region,
+                         previous=None):
         self._check_seed_axes(seeds)
         values = self._image_features()
         seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
@@ -338,7 +340,7 @@ class Segmenter:
         kept = {"moves": self._solver.moves,  # several objects
                 "starts": self._solver.starts if self.warm_objects else None,
                 "coarse_start": self._coarse_start if self.warm_strokes else None,
-                "previous": self._previous}
+                "previous": check_previous(previous, self.shape)}
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -364,8 +366,6 @@ class Segmenter:
                                          device=self.backend, cut=cut, shape=self.shape)
         self._seeds_stale = True
         objects = output if output.dtype == bool else output != 0  # as the table route: shared
-        self._previous = (seeds.copy(), objects) if getattr(self.model, "hold", 0) > 0 and \
-            seeds is not None and output.dtype == bool else None
         self.last_result = result_of(run, objects, options, started)
         if device_mask and self.backend == "cuda":
             return self._xp.asarray(output)

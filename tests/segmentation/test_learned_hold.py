@@ -1,9 +1,9 @@
 """The earlier mask's hold (``Learned(hold=...)``, graphcut/segmentation/_hold.py): a click far
 from an object does not flip it (on a constructed image where, without the hold, the
 retrained classifier does flip it); the new click still corrects its own region; the
-incremental answer equals a fresh ``segment`` given the same seeds, options and the previous
-update (``previous=``); the hold's costs follow their formula, and the CPU and the GPU
-stand-in give the same numbers."""
+incremental answer equals a fresh ``segment`` given the same seeds, options and previous
+update (``previous=``; without it neither holds); the hold's costs follow their formula, and
+the CPU and the GPU stand-in give the same numbers."""
 
 import sys
 
@@ -54,8 +54,9 @@ def test_a_click_far_from_an_object_does_not_flip_it(hold):
                                  device="cpu")
     before = session.update(seeds)
     assert before[a].mean() > 0.9 and before[b].mean() > 0.5 and before[g].mean() > 0.5
+    previous = (seeds.copy(), before)
     seeds[g] = 2                     # the gap marked background: it looks like B
-    after = session.update(seeds)
+    after = session.update(seeds, previous=previous)
     assert not after[g].any()        # the click corrects its own region exactly
     if hold == 0:                    # the scenario is real: A and B, 80 px away, flip
         lost = (before & ~after & (a | b)).sum() / (before & (a | b)).sum()
@@ -101,7 +102,7 @@ def test_incremental_equals_fresh_segment_given_the_previous_update(after):
     session = graphcut.Segmenter(image, model=model, device="cpu")
     previous = None
     for seeds in _clicks(truth, 9, seed=after):
-        mask = session.update(seeds)
+        mask = session.update(seeds, previous=previous)
         fresh, result = graphcut.segment(image, seeds, model=model, device="cpu",
                                          previous=previous, return_result=True)
         np.testing.assert_array_equal(mask, fresh)
@@ -111,24 +112,29 @@ def test_incremental_equals_fresh_segment_given_the_previous_update(after):
 
 def test_without_previous_or_hold_the_old_invariant_holds():
     image, truth = _nuclei(seed=5)
-    states = _clicks(truth, 7, seed=1)
-    first = graphcut.Segmenter(image, model="learned", device="cpu").update(states[0])
-    np.testing.assert_array_equal(first, graphcut.segment(image, states[0], model="learned",
-                                                          device="cpu"))
-    session = graphcut.Segmenter(image, model=Learned(hold=0), device="cpu")
+    states = _clicks(truth, 9, seed=1)
+    # no previous given: no hold, whatever the strokes (a Segmenter keeps no hidden state)
+    session = graphcut.Segmenter(image, model=Learned(hold_after=0), device="cpu")
+    plain = graphcut.Segmenter(image, model=Learned(hold=0), device="cpu")
+    previous = None
     for seeds in states:
-        np.testing.assert_array_equal(
-            session.update(seeds), graphcut.segment(image, seeds, model="learned",
-                                                    device="cpu"))
+        mask = session.update(seeds)
+        np.testing.assert_array_equal(mask, graphcut.segment(image, seeds, model="learned",
+                                                             device="cpu"))
+        # hold 0: previous changes nothing
+        np.testing.assert_array_equal(plain.update(seeds, previous=previous), mask)
+        previous = (seeds, mask)
 
 
 def test_the_same_seeds_again_give_the_same_mask():
     image, truth = _nuclei(seed=7)
     states = _clicks(truth, 6, seed=2)
     session = graphcut.Segmenter(image, model=Learned(hold_after=0), device="cpu")
+    previous = None
     for seeds in states:
-        mask = session.update(seeds)
-    np.testing.assert_array_equal(session.update(states[-1].copy()), mask)
+        mask = session.update(seeds, previous=previous)
+        previous = (seeds, mask)
+    np.testing.assert_array_equal(session.update(states[-1].copy(), previous=previous), mask)
 
 
 def test_hold_costs_follow_the_formula():
@@ -226,7 +232,7 @@ def test_gpu_session_holds_like_the_cpu():
     session = graphcut.Segmenter(image, model=model, device="cuda")
     previous = None
     for seeds in _clicks(truth, 8, seed=4):
-        mask = session.update(seeds)
+        mask = session.update(seeds, previous=previous)
         fresh = graphcut.segment(image, seeds, model=model, device="cuda", previous=previous)
         np.testing.assert_array_equal(mask, fresh)
         cpu = graphcut.segment(image, seeds, model=model, device="cpu", previous=previous)
