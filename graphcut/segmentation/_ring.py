@@ -90,15 +90,18 @@ def with_ring(samples, region, is_object, share, xp, *, box=None, reach=0.35):
     Returns
     -------
     tuple of two arrays
-        The object's sample unchanged and the background's as float weights.
+        The object's sample unchanged and the background's as float weights (a float64
+        background sample is changed in place: no copy held through the cut).
     """
     ring = xp.asarray(ring_of(region, box=box, reach=reach)) & ~is_object
     count = int(ring.sum())
-    background = samples[1].astype(xp.float64)
     if share <= 0 or not count:
         return samples
-    weight = share * float(background.sum()) / count
-    return samples[0], background + xp.where(ring, weight, 0.0)
+    background = samples[1]  # float weights: the pipeline's own array, changed in place
+    if background.dtype != xp.float64:
+        background = background.astype(xp.float64)
+    background[ring] += share * float(background.sum()) / count
+    return samples[0], background
 
 
 __all__ = ["RING_PIXELS", "ring_of", "with_ring"]
