@@ -66,7 +66,7 @@ VOLUME_GPU_STATE_BYTES_PER_VOXEL = 57 + 1
 # :func:`segmentation_bytes` (measured 211 / 206).
 CPU_MODEL_BYTES_PER_PIXEL = {
     ("histogram", "region"): (320, 337),   # measured 308, 324 (two cuts: lam 10 and 20)
-    ("learned", "strokes"): (399, 476),    # measured 383, 457
+    ("learned", "strokes"): (419, 476),    # measured 383, 457; 402 (grey) on 2026-11-27 pm
     ("learned", "region"): (436, 484),     # measured 418 (grey, with the box ring; 388-410 before)
     ("gmm", "strokes"): (588, 768),        # measured 565, 738
     ("gmm", "region"): (633, 768),         # measured 608, 738
