@@ -9,10 +9,11 @@ mean (IoU after 5 and 10 clicks; the box's IoU, and that of the smaller half of 
 Protocols (the robot user of bench_quality.py: a click is a disk of radius 5 labelled with the
 truth at its centre, keeping only the disk's pixels whose truth agrees):
 
-- ``clicks`` (items "all": every nucleus of a quadrant is the object): click 1 on the object
-  at the truth's interior-most point, click 2 on the background's, then each click at the
-  interior-most point of the largest error region; always :data:`CLICKS` clicks (no stopping
-  at a target). Reported: the mean IoU after 2, 3, 5, 10 and 20 clicks, the clicks to reach
+- ``clicks`` (items "all": every nucleus of a quadrant is the object; our methods run
+  interactively, one ``Segmenter`` per trajectory given the previous click's mask, or with
+  ``--fresh`` a ``segment`` per click): click 1 on the object at the truth's interior-most point, click 2 on the
+  background's, then each click at the interior-most point of the largest error region;
+  always :data:`CLICKS` clicks (no stopping at a target). Reported: the mean IoU after 2, 3, 5, 10 and 20 clicks, the clicks to reach
   0.85 (``CLICKS`` when never), and the largest fall below an earlier value
   (``max_k max_{j<k} IoU_j - IoU_k``, over clicks 2..20; goal <= 0.05). ``--starts K``
   adds K more trajectories per image whose first two clicks are drawn (seeded by the image's
@@ -75,10 +76,35 @@ def first_clicks(truth, start=0, name=""):
     return tuple(points)
 
 
+class Sessions:
+    """A graphcut method run interactively: one :class:`graphcut.Segmenter` per trajectory,
+    updated click after click and given the previous click's seeds and mask as ``previous``,
+    so that a model's hold (``Learned(hold=...)``) acts. For a model without a hold the masks
+    equal a fresh ``graphcut.segment`` per click (the Segmenter's invariant)."""
+
+    def __init__(self, options, device):
+        self.options, self.device = options, device
+
+    def start(self, image):
+        """The segmenter ``(image, seeds, box) -> mask`` of one trajectory on ``image``."""
+        import graphcut
+        session = graphcut.Segmenter(image, device=self.device, **self.options)
+        kept = {}
+
+        def update(image, seeds, box):
+            mask = session.update(seeds, box=box, previous=kept.get("previous"))
+            kept["previous"] = (seeds.copy(), np.asarray(mask, dtype=bool))
+            return mask
+        return update
+
+
 def click_robot(segmenter, item, clicks=None, start=0):
     """IoU after clicks 1..CLICKS (click 1 alone scores 0: one label, nothing to cut);
     ``clicks``: a list that receives each click's (label value, (row, col)); ``start``: the
-    first clicks' draw (:func:`first_clicks`)."""
+    first clicks' draw (:func:`first_clicks`). ``segmenter``: ``(image, seeds, box) -> mask``,
+    or :class:`Sessions` (a new session for this trajectory)."""
+    if isinstance(segmenter, Sessions):
+        segmenter = segmenter.start(item.image)
     truth = item.truth
     seeds = np.zeros(truth.shape, np.uint8)
     clicks = [] if clicks is None else clicks
@@ -179,6 +205,9 @@ def main(argv=None):
                         help="besides the protocol's trajectory, this many more per image "
                              "whose first two clicks are drawn (seeded) inside the object and "
                              "the background (clicks protocol)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="clicks: a fresh graphcut.segment per click (no previous mask: "
+                             "no hold) instead of one Segmenter per trajectory given it")
     args = parser.parse_args(argv)
     names = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
     for name in names:
@@ -191,7 +220,9 @@ def main(argv=None):
         items = real_set(args.set, "all", sources)
         results = {}
         for name in names:
-            segmenter = method(name, args.device)
+            options = parse_method(name)
+            segmenter = method(name, args.device) if options is None or args.fresh else \
+                Sessions(options, args.device)
             runs = []
             for start in range(args.starts + 1):
                 for item in items:

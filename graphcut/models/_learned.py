@@ -29,17 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import array_module, to_host
+from graphcut._arrays import array_module
 
-from ._base import AppearanceModel, ColourModel
+from ._base import AppearanceModel, ColourModel, is_whole
 from ._features import image_features
+from ._logistic import DEFAULT_L2, _design, fit_logistic
 from ._prior import FULL_AT, bright_side, graded_prior
 
 CLASSIFIERS = ("logistic", "gaussian")
-#: L2 penalty of the logistic regression, per unit of total sample weight
-DEFAULT_L2 = 0.1
-#: Newton steps of the logistic regression
-NEWTON_STEPS = 8
 #: pixels per label used for training at most
 MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
@@ -48,6 +45,12 @@ _SAMPLE_SEED = 20240624
 #: the outline cost falls to 0 at this share of the largest distance from a box's outline,
 #: and at most this many pixels from it
 OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
+#: the earlier mask's hold far from a new stroke (nats), its reach (pixels) and the strokes
+#: after which it starts (graphcut.segmentation._hold; chosen on the dev trajectories)
+HOLD, HOLD_REACH, HOLD_AFTER = 8.0, 30.0, 7
+#: with a box or lasso, the region's inner ring joins the background's sample, weighing this
+#: share of it (graphcut.segmentation._ring; chosen on the dev nucleus boxes)
+RING = 1.0
 #: the largest cost, -log MIN_PROBABILITY (nats)
 MAX_COST = float(-np.log(MIN_PROBABILITY))
 #: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
@@ -75,63 +78,6 @@ def _flat_sample(values, mask, max_samples):
     if w.size:
         w = w * (total / float(w.sum()))
     return x, w
-
-
-def _design(x, xp):
-    """[1, x, x^2]: a quadratic (diagonal) logistic regression."""
-    ones = xp.ones((x.shape[0], 1), dtype=x.dtype)
-    return xp.concatenate([ones, x, x * x], axis=1)
-
-
-def fit_logistic(x, y, w, *, l2=DEFAULT_L2, steps=NEWTON_STEPS):
-    """Weights ``beta`` of an L2-regularised logistic regression by Newton's method.
-
-    Parameters
-    ----------
-    x : array (n, d)
-        Design matrix (include a column of ones for an intercept), NumPy or CuPy, float64.
-    y : array (n,)
-        Targets 0 / 1.
-    w : array (n,)
-        Sample weights >= 0.
-    l2 : float
-        Penalty ``l2 * sum(w) * |beta[1:]|^2 / 2`` (the intercept is not penalised).
-    steps : int
-        Newton steps (a fixed number: deterministic, and enough on standardised features).
-        On a GPU the sums are reduced there and each step's small ``(d, d)`` system is solved
-        on the host (one copy per step).
-
-    Returns
-    -------
-    array (d,)
-        ``p(y = 1 | x) = 1 / (1 + exp(-x @ beta))``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.c_[np.ones(4), [-2.0, -1.0, 1.0, 2.0]]
-    >>> beta = fit_logistic(x, np.array([0, 0, 1, 1.0]), np.ones(4))
-    >>> bool(beta[1] > 0)
-    True
-    """
-    xp = array_module(x)
-    on_host = xp is np
-    d = x.shape[1]
-    beta = xp.zeros(d, dtype=xp.float64)
-    penalty = xp.full(d, l2 * float(w.sum()), dtype=xp.float64)
-    penalty[0] = 1e-9
-    for _ in range(steps):
-        z = xp.clip(x @ beta, -30.0, 30.0)
-        p = 1.0 / (1.0 + xp.exp(-z))
-        gradient = x.T @ (w * (p - y)) + penalty * beta
-        curvature = w * xp.maximum(p * (1.0 - p), 1e-6)
-        hessian = (x * curvature[:, None]).T @ x + xp.diag(penalty)
-        if on_host:
-            beta = beta - np.linalg.solve(hessian, gradient)
-        else:  # the tiny (d, d) system solved on the host: one copy, no cuSOLVER launches
-            system = to_host(xp.concatenate([hessian, gradient[:, None]], axis=1))
-            beta = beta - xp.asarray(np.linalg.solve(system[:, :d], system[:, d]))
-    return beta
 
 
 class _Shared:
@@ -362,8 +308,18 @@ class Learned(AppearanceModel):
         logistic regression per unit of sample weight; ``None``: 0.1. ``core`` (float,
         0..1): with a box or lasso, the object's sample is the region's core, its pixels at
         least ``core`` times the largest distance from the outline, plus the object seeds;
-        ``None``: 0.5. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
-        pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
+        ``None``: 0.5. ``ring`` (>= 0; 0 turns it off): with a box or lasso, the region's
+        pixels within ``min(0.35 d_max, 4)`` pixels of its outline join the background's
+        sample, weighing ``ring`` times the rest of it (:mod:`graphcut.segmentation._ring`);
+        ``None``: 1. ``hold`` (nats, >= 0; 0 turns it off), ``hold_reach`` (pixels, > 0),
+        ``hold_after`` (strokes, an integer >= 0): one object from strokes alone, the
+        previous update's mask *holds*: a pixel far from the new stroke costs up to ``hold``
+        nats more on the side it was not on, fading to 0 within about ``hold_reach`` pixels
+        of the stroke (or 3 times the mask's thickness), once the seeds hold ``hold_after``
+        strokes, when the caller gives the previous update as ``previous=(seeds, mask)``
+        (``Segmenter.update``, :func:`graphcut.segment`; :mod:`graphcut.segmentation._hold`);
+        ``None``: 8, 30, 7. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the pipeline's
+        knobs (:class:`~graphcut.models.AppearanceModel`).
 
     Examples
     --------
@@ -384,10 +340,12 @@ class Learned(AppearanceModel):
     core = 0.5
     prior = 0.6
     outline = 8.0
+    hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
+    ring = RING
     box_tightness = True
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
-    knobs = ("classifier", "l2", "core", "prior", "outline", "iterations", "seed_share",
-             "locality", "far_cost")
+    knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
+             "hold_after", "iterations", "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
         if key == "classifier":
@@ -395,10 +353,16 @@ class Learned(AppearanceModel):
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
             return value
-        if key == "prior":
+        if key == "hold_after":
+            if not is_whole(value):
+                raise ValueError(f"hold_after must be an integer >= 0 (a count of strokes), "
+                                 f"got {value!r}")
+            return int(value)
+        if key in ("prior", "ring", "hold", "hold_reach"):
             value = float(value)
-            if not (np.isfinite(value) and value >= 0):
-                raise ValueError(f"{key} must be a finite number >= 0, got {value}")
+            if not (np.isfinite(value) and value >= 0) or (key == "hold_reach" and value == 0):
+                raise ValueError(f"{key} must be a finite number "
+                                 f"{'> 0' if key == 'hold_reach' else '>= 0'}, got {value}")
             return value
         if key in ("l2", "core"):
             value = float(value)

@@ -66,8 +66,8 @@ VOLUME_GPU_STATE_BYTES_PER_VOXEL = 57 + 1
 # :func:`segmentation_bytes` (measured 211 / 206).
 CPU_MODEL_BYTES_PER_PIXEL = {
     ("histogram", "region"): (320, 337),   # measured 308, 324 (two cuts: lam 10 and 20)
-    ("learned", "strokes"): (399, 476),    # measured 383, 457
-    ("learned", "region"): (404, 464),     # measured 388, 446
+    ("learned", "strokes"): (419, 476),    # measured 383, 457; 402 (grey) on 2026-11-27 pm
+    ("learned", "region"): (436, 484),     # measured 418 (grey, with the box ring; 388-410 before)
     ("gmm", "strokes"): (588, 768),        # measured 565, 738
     ("gmm", "region"): (633, 768),         # measured 608, 738
     # GMM(warm=True), auto's colour model (grey: the GMM's figures, not measured)

@@ -20,6 +20,8 @@ from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 from . import _coarse
 from ._coarse import coarse_factor
+from ._hold import hold_costs, with_hold
+from ._ring import with_ring
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
 from ._warm import coarse_then_refit, warm_binary
@@ -37,7 +39,7 @@ FAR_REACH = 0.2
 
 
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
-                   starts=None, device_output=False, coarse_start=None):
+                   starts=None, device_output=False, coarse_start=None, previous=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
     :meth:`~graphcut.models.AppearanceModel.features` of the image's float values) with the
     n-link capacities ``nlinks`` and the checked options ``o`` (:func:`resolve_options`):
@@ -56,7 +58,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     several objects always comes to the host). ``coarse_start``: a live model's strokes alone
     start their coarse iterations from the last update's (a kept
     :class:`~._coarse.CoarseStart`, updated here); None: from the seeds (exact: a fresh
-    update's answer).
+    update's answer). ``previous``: the previous update's ``(seeds, mask)`` for a model with
+    a ``hold`` (:mod:`._hold`; one object, strokes alone, an image); None: no hold.
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
@@ -127,6 +130,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             box_priors = outline_priors(model, region, o["box"] if o["lasso"] is None
                                         else None, xp)
             priors = _with_outline_cost(priors, box_priors[0], xp)
+        if previous is not None and not has_region and len(shape) == 2 and \
+                getattr(model, "hold", 0) > 0:  # the earlier mask holds far from the stroke
+            held = hold_costs(previous, seeds, hold=model.hold, reach=model.hold_reach,
+                              after=model.hold_after)
+            priors = priors if held is None else with_hold(priors, held, xp)
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,
                               seeds_given=bool((seeds != NONE).any()), weights=weights,
@@ -139,6 +147,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                 sample = ~background if inside is region else xp.asarray(inside) | is_object
             samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
                             for s in (sample, background))
+            if has_region and getattr(model, "ring", 0) > 0:  # the box's margin: background
+                samples = with_ring(samples, region, is_object, model.ring, xp,
+                                    box=o["box"] if o["lasso"] is None else None,
+                                    reach=model.outline_reach)
             if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
                 run = coarse_then_refit(values, nlinks, binary, model, samples,
                                         weights=weights, priors=priors, o=o, device=device,

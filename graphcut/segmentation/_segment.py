@@ -88,7 +88,11 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         The model's knobs as keyword arguments
         still work and are folded into the model object: ``bins`` (histogram),
         ``components`` and ``texture`` (GMM), ``iterations``, ``seed_share``, ``locality``,
-        ``far_cost`` (see :class:`graphcut.models.AppearanceModel`).
+        ``far_cost`` (see :class:`graphcut.models.AppearanceModel`). ``previous=(seeds,
+        mask)``: the seeds and the mask of the update before this one, for a model whose
+        earlier mask *holds* far from a new stroke (``Learned(hold=...)``, on by default;
+        one object from strokes alone in an image), as ``Segmenter.update(..., previous=)``
+        takes it; without it, no hold.
 
     Returns
     -------
@@ -152,6 +156,7 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     >>> result.backend, result.flow > 0, bool((result.source_side == mask).all())
     ('cpu', True, True)
     """
+    previous = options.pop("previous", None)  # the hold's previous update (:mod:`._hold`)
     settings = dict(model=model, lam=lam, keep=keep, fill_holes=fill_holes, **options)
     o = resolve_options(channel_axis=channel_axis, box=box, lasso=lasso, **settings)
     axis = spatial_channel_axis(image, seeds, channel_axis)
@@ -159,7 +164,7 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
     def once(image, seeds, device):
         session = Segmenter(image, channel_axis=axis, device=device, **settings)
         session._one_shot(region=box is not None or lasso is not None)
-        output = session.update(seeds, box=box, lasso=lasso)
+        output = session.update(seeds, box=box, lasso=lasso, previous=previous)
         result = session.last_result
         stats = {"iterations": 0, **result.stats, "model": o["model"],
                  "lam": result.stats.get("lam", o["lam"])}

@@ -14,9 +14,9 @@ pixel, the hard-constraint capacities and the solver's n-links. Each update then
   CPU: PyMaxflow's graph and search trees), through a new lam too where the backend can.
 
 :func:`graphcut.segment` is one update of a new Segmenter: every update's mask and flow equal a
-fresh one's with the same seeds and options (tested on long random edit sequences), for every
-model, box, lasso, iterations, clean-up and several objects (unless :attr:`Segmenter.warm_objects`
-or :attr:`Segmenter.warm_strokes`).
+fresh one's with the same seeds, options and ``previous`` (a model's ``hold``, :mod:`._hold`),
+for every model, box, lasso, iterations, clean-up and several objects (unless
+:attr:`Segmenter.warm_objects` or ``warm_strokes``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from ._boundary import check_positive, weights_of_values
 from ._capacities import quantize_weights, seed_pins
 from ._coarse import CoarseStart
 from ._device_seeds import DeviceSeeds
+from ._hold import check_previous
 from ._options import resolve_options
 from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
                           eight_connected_sigma)
@@ -128,8 +129,8 @@ class Segmenter:
     24
     """
 
-    #: several objects: start each update's alpha-expansion from the previous update's labels
-    #: (fewer moves; a local minimum that may differ from a fresh segment's). Off: exact.
+    #: several objects: start each update's expansion from the last labels (fewer moves; a
+    #: local minimum that may differ from a fresh segment's). Off: exact.
     warm_objects = False
     #: a live model's strokes alone: start each update's coarse iterations from the last
     #: update's (:class:`~._coarse.CoarseStart`; may differ from a fresh segment's). Off: exact.
@@ -177,10 +178,10 @@ class Segmenter:
 
     def _one_shot(self, region=False) -> None:
         """Free what only a later :meth:`set_lam` needs (:func:`graphcut.segment` makes one
-        update): the float n-link weights, 16 bytes a pixel, and on the table route the seed
-        histograms and pins once the capacities are computed and the n-link capacities once
-        the solver holds them, so that the peak is about a fresh solve's. With a box or lasso
-        (``region``) and the automatic lam the weights stay (the guard cuts at two weights)."""
+        update): the n-link weights (16 bytes a pixel; on the table route also the seed
+        histograms, pins and n-link capacities once used), so the peak is about a fresh
+        solve's; with a box or lasso (``region``) and the automatic lam the weights stay (the
+        guard cuts at two)."""
         if not (region and self._auto_lam):
             self._weights = None
 
@@ -243,7 +244,7 @@ class Segmenter:
         return time.perf_counter() - started
 
     def update(self, seeds, *, region=None, cancel=None, device_mask=False, box=None,
-               lasso=None):
+               lasso=None, previous=None):
         """Segment with these seeds; returns the bool mask, True = object (or, for seeds of
         several objects, the label image).
 
@@ -253,20 +254,20 @@ class Segmenter:
             (H, W) (or (D, H, W)) labels: 0 none, 1 object, 2 background; at least one
             of each. NumPy or CuPy; not modified.
         region
-            optional tuple of slices, one per axis (``(rows, cols)`` for an image),
-            that contains every pixel whose label changed since the last update (e.g. a
-            stroke's bounding box); only that part is read and checked. ``None`` compares
-            the whole array.
+            optional tuple of slices, one per axis (``(rows, cols)`` for an image), that
+            contains every pixel whose label changed since the last update (e.g. a stroke's
+            bounding box); only that part is read and checked. ``None``: the whole array.
         cancel
-            optional callable polled during a GPU solve (between launch batches);
-            when it returns True the solve stops with
-            :class:`~graphcut.solver.SolveCancelled`. The session stays usable: the next
-            update continues from where the solve stopped. (PyMaxflow cannot be
-            interrupted: on the CPU this is ignored.)
+            optional callable polled during a GPU solve (between launch batches); when it
+            returns True the solve stops with :class:`~graphcut.solver.SolveCancelled`. The
+            session stays usable: the next update continues from where the solve stopped.
+            (PyMaxflow cannot be interrupted: on the CPU this is ignored.)
         device_mask
             return the mask on the solver's device (a CuPy array on the GPU).
         box, lasso
             as for :func:`graphcut.segment` (seeds may then be None).
+        previous
+            ``(seeds, mask)`` of the update before, for ``Learned(hold=...)`` (:mod:`._hold`).
 
         Returns
         -------
@@ -278,14 +279,13 @@ class Segmenter:
             region = check_region(region, self.shape)
         if self._needs_pipeline(seeds, box, lasso):
             return self._update_pipeline(seeds, box, lasso, cancel, device_mask, started,
-                                         region)
+                                         region, previous)
         self._pipeline_seeds.reset()  # the pipeline's copy no longer follows the edits
         if self._seeds_stale:
             region, self._seeds_stale = None, False  # compare the whole array once
         self._take_seeds(seeds, region)
         source, sink = self._terminal_capacities()
-        if self._weights is None:  # one shot: free what only later updates need (before the
-            # solver's graph is built)
+        if self._weights is None:  # one shot: free what only later updates need, pre-graph
             self._pins = self._histograms = self._seeds = self._last_seeds = None
         if self._on_gpu:  # so that the energy's time is its own, not the solve's
             self._xp.cuda.get_current_stream().synchronize()
@@ -296,8 +296,7 @@ class Segmenter:
         built_solver = time.perf_counter()
         solved = self._solver.solve(source, sink, cancel=cancel)
         mask = solved.source_side
-        if not device_mask:
-            mask = to_host(mask)
+        mask = mask if device_mask else to_host(mask)
         done = time.perf_counter()
         stats = {**solved.stats,
                  "seconds": {"energy": built - started, "prepare": built_solver - built,
@@ -327,7 +326,8 @@ class Segmenter:
         return (getattr(seeds, "ndim", 0) == len(self.shape) and seeds.size > 0
                 and getattr(seeds.dtype, "kind", "") in "iu" and not only_binary_labels(seeds))
 
-    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started, region=None):
+    def _update_pipeline(self, seeds, box, lasso, cancel, device_mask, started, region,
+                         previous=None):
         self._check_seed_axes(seeds)
         values = self._image_features()
         seeds = seeds if seeds is None or array_module(seeds) is not np else np.asarray(seeds)
@@ -339,7 +339,8 @@ class Segmenter:
         self.prepare()
         kept = {"moves": self._solver.moves,  # several objects
                 "starts": self._solver.starts if self.warm_objects else None,
-                "coarse_start": self._coarse_start if self.warm_strokes else None}
+                "coarse_start": self._coarse_start if self.warm_strokes else None,
+                "previous": check_previous(previous, self.shape)}
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
@@ -425,8 +426,7 @@ class Segmenter:
                              "at least one background pixel")
 
     def _check_seed_axes(self, seeds) -> None:
-        if seeds is not None and seeds.ndim != len(self.shape):
-            n = len(self.shape)
+        if seeds is not None and seeds.ndim != (n := len(self.shape)):
             raise ValueError(f"seeds have shape {tuple(seeds.shape)} but this Segmenter's image "
                              f"is {'x'.join(map(str, self.shape))}: a {n}-D image needs {n}-D "
                              "seeds (a grey volume needs channel_axis=None)")

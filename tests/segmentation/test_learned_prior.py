@@ -274,7 +274,13 @@ def test_box_cut_with_outline_cost_is_the_minimum_energy():
     values = image_as_float(image)
     features = model.features(values)
     core = region_core(region, model.core, box=box)
-    cost_object, cost_background = model.fit(features, [core, ~region]).costs(features)
+    # the background's sample: the outside, and the box's inner ring (the pixels at most
+    # min(0.35 d_max, 4) from the outline, by a distance transform) weighing as much
+    depth = ndimage.distance_transform_edt(np.pad(region, 1))[1:-1, 1:-1]
+    ring = region & (depth <= min(0.35 * depth.max(), 4))
+    outside = (~region).astype(float)
+    background = outside + ring * (model.ring * outside.sum() / ring.sum())
+    cost_object, cost_background = model.fit(features, [core, background]).costs(features)
     cost_object = cost_object + model.outline_costs(region)
     right, down = nlink_weights(image)
 

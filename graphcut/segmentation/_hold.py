@@ -1,0 +1,239 @@
+"""The earlier mask's hold: a stroke acts near itself; far from it the previous update's mask
+stands unless the appearance model's evidence against it is strong.
+
+Why: a learned appearance model (:class:`graphcut.models.Learned`) is one classifier for the
+whole image. A corrective click lands, by construction, on pixels that look like the other
+label's (a bright gap between nuclei marked background, a dim nucleus marked object); the
+classifier learns that look and every pixel of it across the image changes side, so the mask
+can lose, 100 pixels away, nuclei that earlier clicks had got right (docs/appearance.md, "The
+falls"). The hold makes the update's energy remember the previous update's mask:
+
+- the *changed pixels* are those whose seed label differs from the previous update's (the new
+  stroke, or an erased one); ``d`` is a pixel's Euclidean distance to the nearest of them;
+- a pixel the previous mask gave the object gets ``hold * w(d)`` nats added to its background
+  cost, one it gave the background the same added to its object cost, ``w(d) = 1 - exp(-d^2 /
+  (2 r^2))``: nothing at the stroke, the full hold far from it (given to the cut as one
+  signed cost on the object's side, :func:`hold_costs`);
+- the reach ``r`` is ``hold_reach`` pixels, or three times the previous mask's thickness
+  (:func:`thickness`, about 0.8 times a disk's radius) where that is larger: a stroke on a
+  large object acts over the object;
+- the hold starts once the seeds hold ``hold_after`` strokes (connected parts of each label's
+  seed pixels): the first clicks teach the classifier what the objects look like, and their
+  changes across the image are what the user wants.
+
+Seeds stay hard: the new stroke corrects its own pixels exactly. It applies to one object in
+an image, marked by strokes alone (no box or lasso), and only when the caller gives the
+previous update, ``previous=(seeds, mask)`` (``Segmenter.update`` and :func:`graphcut.segment`
+take it; a Segmenter keeps no hidden state, so its answer stays a fresh segment's given the
+same inputs). On a large image the distances are those between the
+:func:`~._coarse.coarse_factor` blocks holding a changed pixel (at most 65 536 blocks: a small
+host transform), the same numbers on the CPU and the GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from graphcut._arrays import array_module, to_host
+from graphcut._labels import BACKGROUND, FOREGROUND
+
+#: the reach is at least this many times the previous mask's thickness (:func:`thickness`)
+HOLD_THICKNESS = 3.0
+
+
+def check_previous(previous, shape):
+    """``previous`` checked: None, or ``(seeds, mask)`` of the grid's ``shape`` (a ValueError
+    saying what was expected otherwise).
+
+    Parameters
+    ----------
+    previous : None or tuple
+        The previous update's ``(seeds, mask)``: its (H, W) seed labels (0 none, 1 object, 2
+        background) and its bool (H, W) mask; NumPy or CuPy.
+    shape : tuple of int
+        The image's (H, W).
+
+    Returns
+    -------
+    None or tuple
+        ``(seeds, mask)``, the mask as bool.
+
+    Raises
+    ------
+    ValueError
+        ``previous`` is not a pair of arrays of ``shape``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seeds, mask = check_previous((np.zeros((2, 3), np.uint8), np.ones((2, 3))), (2, 3))
+    >>> mask.dtype
+    dtype('bool')
+    """
+    if previous is None:
+        return None
+    try:
+        seeds, mask = previous
+    except (TypeError, ValueError):
+        raise ValueError("previous must be None or (seeds, mask): the previous update's seed "
+                         "labels and its bool mask") from None
+    for name, array in (("seeds", seeds), ("mask", mask)):
+        if tuple(getattr(array, "shape", ())) != tuple(shape):
+            raise ValueError(f"previous {name} must have the image's shape {tuple(shape)}, "
+                             f"got {tuple(getattr(array, 'shape', ()))}")
+    return seeds, mask.astype(bool, copy=False)
+
+
+def stroke_count(seeds, block=1) -> int:
+    """The strokes of ``seeds``: the connected parts (4-connected; of the ``block x block``
+    blocks holding one, when ``block`` > 1) of each label's seed pixels, summed over the
+    labels.
+
+    Parameters
+    ----------
+    seeds : array (H, W) of int
+        Seed labels, 0 = none; NumPy or CuPy.
+    block : int
+        Count on the grid of ``block x block`` blocks (large images).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seeds = np.zeros((5, 5), np.uint8)
+    >>> seeds[0, 0] = seeds[4, 4] = 1
+    >>> seeds[2, 2] = 2
+    >>> stroke_count(seeds)
+    3
+    """
+    from scipy import ndimage
+    flat = seeds.reshape(-1)
+    index = array_module(seeds).flatnonzero(flat != 0)
+    labels, (rows, cols) = to_host(flat[index]), np.divmod(to_host(index), seeds.shape[1])
+    total = 0
+    for label in (FOREGROUND, BACKGROUND):
+        mine = labels == label
+        total += ndimage.label(_grid(rows[mine], cols[mine], seeds.shape, block))[1]
+    return total
+
+
+def hold_costs(previous, seeds, *, hold, reach, after=0):
+    """The hold's extra costs ``[object, None]`` (nats, float64 (H, W) on the seeds' device),
+    or None when it does not apply (fewer than ``after`` strokes, or ``hold`` 0).
+
+    The side a pixel was not on in the previous mask costs ``hold * w(d)`` more; given as the
+    object's cost changed by ``-hold * w(d)`` on the previous object and ``+hold * w(d)``
+    elsewhere (the same cut: a pixel's two costs differ by the same amount).
+
+    Parameters
+    ----------
+    previous : tuple
+        ``(seeds, mask)`` of the previous update (:func:`check_previous`).
+    seeds : array (H, W) of int
+        This update's seed labels (0 none, 1 object, 2 background).
+    hold : float
+        The full hold, nats (far from every changed pixel).
+    reach : float
+        ``r`` (pixels): the hold is ``hold * (1 - exp(-d^2 / (2 r^2)))`` at a distance ``d``
+        from the nearest changed pixel; at least :data:`HOLD_THICKNESS` times the previous
+        mask's :func:`thickness`.
+    after : int
+        The hold applies once the seeds hold at least this many strokes
+        (:func:`stroke_count`).
+
+    Returns
+    -------
+    list ``[object cost, None]``, or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.zeros((1, 60), bool)
+    >>> mask[0, 50:] = True
+    >>> before = np.zeros((1, 60), np.uint8)
+    >>> seeds = before.copy()
+    >>> seeds[0, 0] = 2
+    >>> cost, _ = hold_costs((before, mask), seeds, hold=8, reach=10)
+    >>> float(cost[0, 0]), round(float(cost[0, 59]), 3), round(float(cost[0, 49]), 3)
+    (0.0, -8.0, 8.0)
+    """
+    from scipy import ndimage
+
+    from ._coarse import coarse_factor
+    if hold <= 0:
+        return None
+    xp = array_module(seeds)
+    before, mask = previous
+    before, mask = xp.asarray(before), xp.asarray(mask)
+    shape = tuple(seeds.shape)
+    block = coarse_factor(shape)
+    if after and stroke_count(seeds, block) < after:
+        return None
+    rows, cols = _where(seeds != before)
+    if rows.size:
+        changed = _grid(rows, cols, shape, block)
+        distance = ndimage.distance_transform_edt(~changed) * block
+        r = max(float(reach), HOLD_THICKNESS * thickness(mask))
+        weight = xp.asarray(float(hold) * -np.expm1(-distance * distance / (2 * r * r)))
+        if block > 1:  # each block's weight given to its pixels (on the device)
+            rows, cols = weight.shape
+            weight = xp.broadcast_to(weight[:, None, :, None], (rows, block, cols, block))
+            weight = weight.reshape(rows * block, cols * block)[:shape[0], :shape[1]]
+    else:  # the same seeds again: the whole previous mask holds
+        weight = xp.full(shape, float(hold))
+    return [xp.where(mask, -weight, weight), None]
+
+
+def thickness(mask) -> float:
+    """``2 * area / perimeter`` of a bool (H, W) mask (0 for an empty mask), the perimeter
+    counted as the pixel edges between the mask and the rest (the image's border too): a
+    square's half side; for a disk about ``pi / 4`` times its radius (the edges along rows and
+    columns are ``4 / pi`` times its perimeter).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> mask = np.zeros((40, 40), bool)
+    >>> mask[10:30, 10:30] = True
+    >>> thickness(mask)
+    10.0
+    """
+    area = int(mask.sum())
+    if not area:
+        return 0.0
+    edges = (int((mask[1:] != mask[:-1]).sum()) + int((mask[:, 1:] != mask[:, :-1]).sum())
+             + int(mask[0].sum()) + int(mask[-1].sum()) + int(mask[:, 0].sum())
+             + int(mask[:, -1].sum()))
+    return 2.0 * area / max(edges, 1)
+
+
+def with_hold(priors, costs, xp):
+    """``priors`` (per label, object first, None or (H, W) nats) with the hold's ``costs``
+    (per label, None or an array) added."""
+    priors = list(priors) if priors is not None else [None, None]
+    for index, cost in enumerate(costs):
+        if cost is not None:
+            cost = xp.asarray(cost)
+            priors[index] = cost if priors[index] is None else priors[index] + cost
+    return priors
+
+
+def _where(chosen):
+    """The host (rows, cols) of the True pixels of a bool (H, W) array (NumPy or CuPy; a flat
+    search of a bool array: NumPy's 2-D ``nonzero``, or one of uint8, is ~10 times slower)."""
+    index = to_host(array_module(chosen).flatnonzero(chosen.reshape(-1)))
+    return np.divmod(index, chosen.shape[1])
+
+
+def _grid(rows, cols, shape, block):
+    """bool (ceil(H / block), ceil(W / block)): the blocks holding one of the pixels."""
+    grid = np.zeros((-(-shape[0] // block), -(-shape[1] // block)), bool)
+    grid[rows // block, cols // block] = True
+    return grid
+
+
+__all__ = ["HOLD_THICKNESS", "check_previous", "hold_costs", "stroke_count", "thickness",
+           "with_hold"]
