@@ -327,6 +327,10 @@ def quality(args):
     print(f"## Quality: set {args.set!r} ({count} composites), device {args.device} "
           f"({graphcut.solver.resolve_device(args.device)}), {time.perf_counter() - started:.0f} s\n")
     print(table(runs, methods, protocols))
+    if args.save:
+        import json
+        with open(args.save, "w") as out:
+            json.dump([r.__dict__ for r in runs], out)
     if args.per_image:
         print("\nNoC@90 per image (! = never reached 0.90; in brackets the IoU after the box "
               "or the first two strokes):\n")
@@ -394,6 +398,9 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--jobs", type=int, default=1, help="images in parallel (processes)")
     parser.add_argument("--per-image", action="store_true", help="also the per-image table")
+    parser.add_argument("--save", default=None, metavar="FILE.json",
+                        help="also write every run (item, method, protocol, the IoU and "
+                             "seconds after each interaction) to this JSON file")
     parser.add_argument("--speed", action="store_true", help="the speed run instead")
     parser.add_argument("--megapixels", type=float, default=4.0)
     parser.add_argument("--repeats", type=int, default=5)

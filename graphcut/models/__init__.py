@@ -3,9 +3,10 @@
 Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` take; each
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
-- :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True, outline=8)`` for colour
-  photographs, ``Learned()`` for grey images and colour micrographs (the rule:
-  :func:`colour_statistics`; measured in docs/appearance.md, "What the default is and why");
+- :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True, outline=8,
+  stroke_reach=0.2, locality=4)`` for colour photographs, ``Learned()`` for grey images and
+  colour micrographs (the rule: :func:`colour_statistics`; measured in docs/appearance.md,
+  "What the default is and why");
 - :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default until 2026-11);
 - :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture;
 - :class:`Learned`: a classifier on per-pixel filter features.

@@ -7,9 +7,11 @@ collapse. ``Auto`` is one model object (one name in settings files, the CLI and 
 becomes one of the two once the image is known (:meth:`Auto.for_image`, called by
 :class:`graphcut.Segmenter` with the image):
 
-- a colour photograph: ``GMM(core=0.4, warm=True, outline=8)``: GrabCut's iterations for the
-  box alone, then one warm refit and one cut per stroke (live); the object costs more near the
-  box's outline (``outline``, since the ninth session);
+- a colour photograph: ``GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)``:
+  GrabCut's iterations for the box alone, then one warm refit and one cut per stroke (live);
+  the object costs more near the box's outline (``outline``, since the ninth session); from
+  strokes alone the far pixels start as background and strokes act more locally
+  (``stroke_reach``, ``locality``: since the tenth session);
 - anything else: ``Learned()``: grey images and volumes, and colour micrographs (stained
   brightfield sections, fluorescence stored as RGB), told from photographs by a fixed rule on
   a few thousand of the image's pixels (:func:`graphcut.models.colour_statistics`).
@@ -23,12 +25,13 @@ from ._image_kind import colour_statistics
 from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
-COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0}
+COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0, "stroke_reach": 0.2,
+                "locality": 4.0}
 
 
 class Auto(AppearanceModel):
-    """``GMM(core=0.4, warm=True, outline=8)`` for colour photographs, ``Learned()`` for grey
-    images, volumes and colour micrographs (see this module's notes); ``model="auto"``.
+    """:data:`COLOUR_MODEL`'s GMM for colour photographs, ``Learned()`` for grey images,
+    volumes and colour micrographs (see this module's notes); ``model="auto"``.
 
     Parameters
     ----------
@@ -41,8 +44,9 @@ class Auto(AppearanceModel):
     >>> import numpy as np
     >>> from graphcut.models import Auto
     >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
-    >>> Auto().for_image(photo).settings()
-    {'model': 'gmm', 'core': 0.4, 'warm': True, 'outline': 8.0}
+    >>> Auto().for_image(photo).settings()  # doctest: +NORMALIZE_WHITESPACE
+    {'model': 'gmm', 'locality': 4.0, 'core': 0.4, 'warm': True, 'outline': 8.0,
+     'stroke_reach': 0.2}
     >>> type(Auto(seed_share=0.2).for_image(photo[..., 0])).__name__
     'Learned'
     >>> Auto(seed_share=0.2).settings()
@@ -76,7 +80,7 @@ class Auto(AppearanceModel):
         Returns
         -------
         AppearanceModel
-            ``GMM(core=0.4, warm=True, outline=8)`` for a colour photograph (3 or 4 channels,
+            :data:`COLOUR_MODEL`'s GMM for a colour photograph (3 or 4 channels,
             RGB(A), showing no sign of microscopy), ``Learned()`` otherwise.
         """
         if channel_axis is None or image.ndim == 2:
@@ -107,7 +111,7 @@ class Auto(AppearanceModel):
     def _chosen(self, photo: bool) -> AppearanceModel:
         given = {key: getattr(self, key) for key in self.knobs
                  if getattr(self, key) is not None}
-        chosen = GMM(**COLOUR_MODEL, **given) if photo else Learned(**given)
+        chosen = GMM(**{**COLOUR_MODEL, **given}) if photo else Learned(**given)
         if "lam" in vars(self):
             chosen.lam = self.lam
         return chosen

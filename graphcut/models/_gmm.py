@@ -366,6 +366,12 @@ class GMM(PerLabelModel):
         costs this much more at the region's outline, falling linearly to 0 at
         :data:`OUTLINE_REACH` of the largest distance from it (or :data:`OUTLINE_PIXELS`
         pixels when nearer): the box's margin is background; ``None``: 0 (off).
+        ``stroke_reach`` (float >= 0, a share of ``sqrt(H * W)``): strokes alone with
+        ``warm=True``: the unmarked pixels farther than this from every object seed start
+        as background in the coarse grid's first fit (GrabCut's start: the background's
+        first mixture learns the far image, not one stroke's colours;
+        :func:`graphcut.segmentation._coarse.far_background`); ``None``: 0 (off: the
+        first fit reads the seeds alone).
 
     Examples
     --------
@@ -385,8 +391,9 @@ class GMM(PerLabelModel):
     core = 0.0
     warm = False
     outline = 0.0
+    stroke_reach = 0.0
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core", "warm", "outline")
+             "core", "warm", "outline", "stroke_reach")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)

@@ -188,7 +188,7 @@ def blocks_sample(values, binary, mask, weights, centres=None):
 
 
 def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o, device,
-                   start=None, settled=0.0):
+                   start=None, settled=0.0, strokes_alone=False):
     """GrabCut's iterations on the coarse grid (see the module's notes); returns the coarse
     mask on the fine grid (bool (H, W), on the values' device). ``model`` keeps the
     mixtures of the last coarse iteration, and the coarse grid's solver (``model._coarse``,
@@ -218,6 +218,10 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
     settled : float
         End the iterations after one that changes at most this share of the coarse pixels
         (:data:`COARSE_SETTLED` for strokes alone; 0: only an unchanged mask ends them).
+    strokes_alone : bool
+        Whether the samples are the seeds alone (no box or lasso): then a model's
+        ``stroke_reach`` > 0 adds the far blocks to the background's first sample
+        (:func:`far_background`).
 
     Returns
     -------
@@ -236,6 +240,10 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
     coarse_samples = tuple(  # a bool sample's block maximum is whether it holds a pixel
         _pool(s, f, xp, "any").astype(xp.float64) if s.dtype == bool else
         _pool(xp.asarray(s, dtype=xp.float64), f, xp, "max") for s in samples)
+    reach = getattr(model, "stroke_reach", 0.0) if strokes_alone else 0.0
+    if reach > 0:  # the far pixels start as background (:func:`far_background`)
+        coarse_samples = far_background(coarse_binary, coarse_samples,
+                                        reach * math.sqrt(shape[0] * shape[1]) / f, xp)
     coarse_weights = None if weights is None else _pool(weights, f, xp, "max")
     coarse_priors = None if priors is None else [
         None if p is None else _centres(p, f) for p in priors]
@@ -261,3 +269,44 @@ def coarse_grabcut(values, nlinks, binary, model, samples, *, weights, priors, o
     if f > 1:
         mask = xp.repeat(xp.repeat(mask, f, axis=0), f, axis=1)[:shape[0], :shape[1]]
     return mask
+
+
+
+def far_background(binary, samples, reach, xp):
+    """Strokes alone (``GMM(stroke_reach=...)``): the first samples of the coarse iterations
+    with every free block (``binary`` 0) farther than ``reach`` blocks from each block of
+    object seeds (``binary`` 1; Euclidean, between block centres) added to the background's
+    sample at weight 1 (GrabCut's start: what lies far from the object is background until
+    the iterations say otherwise); the object's sample is unchanged (its seeds).
+
+    Parameters
+    ----------
+    binary : array (h, w) of uint8
+        The coarse constraints: 0 free, 1 object seeds, 2 background seeds.
+    samples : tuple of two float arrays (h, w)
+        The object's and the background's first samples (seed weights, 0 elsewhere).
+    reach : float
+        In blocks (the model's ``stroke_reach`` times ``sqrt(H * W)`` over the block side).
+    xp : module
+        NumPy or CuPy (the samples' device; the distances are taken on the host).
+
+    Returns
+    -------
+    tuple of two arrays (h, w)
+        ``(object sample, background sample)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> binary = np.zeros((1, 8), np.uint8)
+    >>> binary[0, 0], binary[0, 7] = 1, 2
+    >>> samples = (np.where(binary == 1, 9.0, 0.0), np.where(binary == 2, 9.0, 0.0))
+    >>> far_background(binary, samples, 3.0, np)[1]
+    array([[0., 0., 0., 0., 1., 1., 1., 9.]])
+    """
+    from scipy import ndimage
+
+    from graphcut._arrays import to_host
+    host = to_host(binary)
+    far = (host == 0) & (ndimage.distance_transform_edt(host != 1) > reach)
+    return samples[0], xp.where(xp.asarray(far), 1.0, samples[1])

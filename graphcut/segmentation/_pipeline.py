@@ -155,7 +155,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                 run = coarse_then_refit(values, nlinks, binary, model, samples,
                                         weights=weights, priors=priors, o=o, device=device,
                                         cut=cut, start=coarse_start,
-                                        settled=_coarse.COARSE_SETTLED)
+                                        settled=_coarse.COARSE_SETTLED, strokes_alone=True)
             else:
                 run = iterate_binary(values, nlinks, binary, model, samples,
                                      iterations=o["iterations"], tol=o["tol"],

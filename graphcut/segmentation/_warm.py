@@ -127,13 +127,14 @@ def warm_binary(values, nlinks, binary, model, core, *, region, seeds_given, wei
 
 
 def coarse_then_refit(values, nlinks, constraints, model, samples, *, weights, priors, o,
-                      device, cut, start=None, settled=0.0) -> Iterated:
-    """GrabCut's iterations on the coarse grid (:func:`~._coarse.coarse_grabcut`, ``start``
-    and ``settled`` as there), then one re-estimation on the image's blocks and one full-size
-    cut (:func:`refit_and_cut`): a box alone (:data:`COARSE_BOX`) and a live model's strokes
-    alone."""
+                      device, cut, start=None, settled=0.0, strokes_alone=False) -> Iterated:
+    """GrabCut's iterations on the coarse grid (:func:`~._coarse.coarse_grabcut`, ``start``,
+    ``settled`` and ``strokes_alone`` as there), then one re-estimation on the image's blocks
+    and one full-size cut (:func:`refit_and_cut`): a box alone (:data:`COARSE_BOX`) and a live
+    model's strokes alone."""
     coarse = coarse_grabcut(values, nlinks, constraints, model, samples, weights=weights,
-                            priors=priors, o=o, device=device, start=start, settled=settled)
+                            priors=priors, o=o, device=device, start=start, settled=settled,
+                            strokes_alone=strokes_alone)
     return refit_and_cut(values, nlinks, constraints, model, coarse, weights=weights,
                          priors=priors, scale=o["scale"], cut=cut)
 

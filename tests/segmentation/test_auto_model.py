@@ -1,5 +1,6 @@
-"""Auto (model="auto"): GMM(core=0.4, warm=True, outline=8) on colour photographs, Learned() on grey
-ones (colour micrographs: tests/segmentation/test_image_kind.py); the default model;
+"""Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4) on colour
+photographs, Learned() on grey ones (colour micrographs:
+tests/segmentation/test_image_kind.py); the default model;
 settings files reproduce their model."""
 
 import numpy as np
@@ -10,15 +11,17 @@ from graphcut.models import GMM, Auto, Histogram, Learned, as_model, model_from_
 
 from synthetic import disc_image, disc_seeds
 
+COLOUR = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # auto's colours
+
 
 def test_auto_stands_for_a_model_per_image():
     assert as_model(None) == Auto() and as_model("auto") == Auto()
-    assert Auto().for_channels(3) == GMM(core=0.4, warm=True, outline=8)
-    assert Auto().for_channels(4) == GMM(core=0.4, warm=True, outline=8)
+    assert Auto().for_channels(3) == COLOUR
+    assert Auto().for_channels(4) == COLOUR
     assert Auto().for_channels(1) == Learned()
     given = Auto(seed_share=0.2, locality=1.0)
-    assert given.for_channels(3) == GMM(core=0.4, warm=True, outline=8, seed_share=0.2,
-                                        locality=1.0)
+    assert given.for_channels(3) == GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2,
+                                        seed_share=0.2, locality=1.0)
     assert given.for_channels(1) == Learned(seed_share=0.2, locality=1.0)
     assert model_from_settings(given.settings()) == given
     assert Auto().settings() == {"model": "auto"}
@@ -26,7 +29,7 @@ def test_auto_stands_for_a_model_per_image():
         Auto().fit(np.zeros((2, 2, 1)), [])
 
 
-@pytest.mark.parametrize("kind,chosen", [("colour", GMM(core=0.4, warm=True, outline=8)),
+@pytest.mark.parametrize("kind,chosen", [("colour", COLOUR),
                                          ("grey", Learned())])
 def test_segment_with_auto_is_the_chosen_models(kind, chosen):
     image, seeds = disc_image(kind, np.uint8, seed=1), disc_seeds()
@@ -46,7 +49,7 @@ def test_a_lam_given_with_auto_wins():
     assert graphcut.Segmenter(image, model="auto", lam=7.0, device="cpu").lam == 7.0
     np.testing.assert_array_equal(
         graphcut.segment(image, seeds, lam=7.0, model="auto", device="cpu"),
-        graphcut.segment(image, seeds, lam=7.0, model=GMM(core=0.4, warm=True, outline=8),
+        graphcut.segment(image, seeds, lam=7.0, model=COLOUR,
                          device="cpu"))
 
 

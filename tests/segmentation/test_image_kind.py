@@ -16,7 +16,7 @@ from graphcut.models._image_kind import sample_pixels
 from micrographs import fluorescence, stained_section
 from synthetic import disc_image, disc_truth
 
-PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8)
+PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)
 
 
 def test_stained_sections_go_to_the_learned_model():
