@@ -414,12 +414,19 @@ def _make_segmenter(image, lam: float | None, device: str, model, session: Sessi
 
 def _preview_model(model):
     """The preview's model for the exact solver's ``model`` (a name or a model object): a
-    live model object with at most :data:`PREVIEW_ITERATIONS` iterations, else ``model``."""
+    live model object with at most :data:`PREVIEW_ITERATIONS` iterations and no
+    ``stroke_reach`` (on the reduced grid a stroke covers few pixels, and a first object
+    mixture fitted on a few pixels against a far-background start collapses to the stroke),
+    else ``model``."""
     if isinstance(model, str) or not getattr(model, "warm", False) or \
-            getattr(model, "iterations", 0) <= PREVIEW_ITERATIONS:
+            (getattr(model, "iterations", 0) <= PREVIEW_ITERATIONS
+             and not getattr(model, "stroke_reach", 0)):
         return model
     knobs = {key: getattr(model, key) for key in model.knobs}
-    return type(model)(**{**knobs, "iterations": PREVIEW_ITERATIONS})
+    changes = {"iterations": min(PREVIEW_ITERATIONS, getattr(model, "iterations", 0))}
+    if "stroke_reach" in knobs:
+        changes["stroke_reach"] = 0.0
+    return type(model)(**{**knobs, **changes})
 
 
 def _on_device_of(mask, segmenter):
