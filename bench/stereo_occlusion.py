@@ -320,5 +320,52 @@ def main(argv=None) -> int:
     return 0
 
 
+def variants_main(argv, description, run_variant, default_variants) -> int:
+    """The command line of the variant scripts (stereo_planes.py, stereo_filtering.py): each
+    variant of ``--variants`` run by ``run_variant(spec, scene)`` on the development pairs
+    (others refused) at each of ``--downscales``, one table row per variant (bad pixels > 1 px,
+    % of the known; the means over the real and the synthetic pairs; seconds), or with
+    ``--breakdown`` where each variant's bad pixels lie."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--scenes", default=",".join(DEVELOPMENT + SYNTHETIC_DEVELOPMENT))
+    parser.add_argument("--variants", default=",".join(default_variants))
+    parser.add_argument("--downscales", default="1,2")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print where each variant's bad pixels lie instead")
+    args = parser.parse_args(argv)
+    names = [n for n in args.scenes.split(",") if n]
+    allowed = DEVELOPMENT + SYNTHETIC_DEVELOPMENT
+    if not names or sorted(set(names) - set(allowed)):
+        parser.error(f"--scenes takes {', '.join(allowed)} (development pairs only), got "
+                     f"{args.scenes!r}")
+    keys = [(n, int(s)) for n in names for s in args.downscales.split(",")]
+    scenes = {key: prepare(*key) for key in keys}
+    columns = [n if s == 1 else f"{n} / {s}" for n, s in keys]
+    if args.breakdown:
+        print(f"| bad pixels (% of the known) | variant | {' | '.join(columns)} |")
+        print("|---" * (len(columns) + 2) + "|")
+        classes = {spec: {key: error_classes(scene, run_variant(spec, scene))
+                          for key, scene in scenes.items()}
+                   for spec in args.variants.split(",")}
+        for name in next(iter(next(iter(classes.values())).values())):
+            for spec, by_key in classes.items():
+                cells = " | ".join(f"{by_key[key][name]:.2f}" for key in keys)
+                print(f"| {name} | {spec} | {cells} |")
+        return 0
+    print(f"| variant | {' | '.join(columns)} | real mean | synthetic mean | seconds |")
+    print("|---" * (len(columns) + 4) + "|")
+    for spec in args.variants.split(","):
+        started = time.perf_counter()
+        rates = {key: 100 * bad_pixel_rate(run_variant(spec, scene), scene["truth"])
+                 for key, scene in scenes.items()}
+        cells = " | ".join(f"{rates[key]:.2f} %" for key in keys)
+        means = [[rates[key] for key in keys if (key[0] in DEVELOPMENT) == real]
+                 for real in (True, False)]
+        shown = " | ".join(f"{statistics.mean(m):.2f} %" if m else "-" for m in means)
+        print(f"| {spec} | {cells} | {shown} | {time.perf_counter() - started:.0f} |",
+              flush=True)
+    return 0
+
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -48,23 +48,18 @@ synthetic entries, seconds (``--breakdown``: where each variant's bad pixels lie
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from graphcut.labeling import labeling_energy
 from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
-                             bad_pixel_rate, colour_segments, extrapolate_left_border,
+                             colour_segments, extrapolate_left_border,
                              fit_segment_planes, plane_fill, refine_depth_edges)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_stereo import DEVELOPMENT, SYNTHETIC_DEVELOPMENT  # noqa: E402
-from stereo_occlusion import (TRUNCATION, checked_fill, error_classes, expand,  # noqa: E402
-                              prepare)
+from stereo_occlusion import TRUNCATION, checked_fill, expand, variants_main  # noqa: E402
 
 DEFAULT_VARIANTS = (
     "defaults", "plane:slic:1200:10:0.6", "plane:slic:1200:10:0.9", "plane:slic:3000:100:0.9",
@@ -301,45 +296,7 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scenes", default=",".join(DEVELOPMENT + SYNTHETIC_DEVELOPMENT))
-    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
-    parser.add_argument("--downscales", default="1,2")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="print where each variant's bad pixels lie instead")
-    args = parser.parse_args(argv)
-    names = [n for n in args.scenes.split(",") if n]
-    allowed = DEVELOPMENT + SYNTHETIC_DEVELOPMENT
-    if not names or sorted(set(names) - set(allowed)):
-        parser.error(f"--scenes takes {', '.join(allowed)} (development pairs only), got "
-                     f"{args.scenes!r}")
-    keys = [(n, int(s)) for n in names for s in args.downscales.split(",")]
-    scenes = {key: prepare(*key) for key in keys}
-    columns = [n if s == 1 else f"{n} / {s}" for n, s in keys]
-    if args.breakdown:
-        print(f"| bad pixels (% of the known) | variant | {' | '.join(columns)} |")
-        print("|---" * (len(columns) + 2) + "|")
-        classes = {spec: {key: error_classes(scene, run_variant(spec, scene))
-                          for key, scene in scenes.items()}
-                   for spec in args.variants.split(",")}
-        for name in next(iter(next(iter(classes.values())).values())):
-            for spec, by_key in classes.items():
-                cells = " | ".join(f"{by_key[key][name]:.2f}" for key in keys)
-                print(f"| {name} | {spec} | {cells} |")
-        return 0
-    print(f"| variant | {' | '.join(columns)} | real mean | synthetic mean | seconds |")
-    print("|---" * (len(columns) + 4) + "|")
-    for spec in args.variants.split(","):
-        started = time.perf_counter()
-        rates = {key: 100 * bad_pixel_rate(run_variant(spec, scene), scene["truth"])
-                 for key, scene in scenes.items()}
-        cells = " | ".join(f"{rates[key]:.2f} %" for key in keys)
-        means = [[rates[key] for key in keys if (key[0] in DEVELOPMENT) == real]
-                 for real in (True, False)]
-        shown = " | ".join(f"{statistics.mean(m):.2f} %" if m else "-" for m in means)
-        print(f"| {spec} | {cells} | {shown} | {time.perf_counter() - started:.0f} |",
-              flush=True)
-    return 0
+    return variants_main(argv, __doc__.split("\n")[0], run_variant, DEFAULT_VARIANTS)
 
 
 if __name__ == "__main__":
