@@ -20,16 +20,7 @@ from graphcut.gui.sharing import AttachedArray, MaskUpdate, SeedDelta, SharedArr
 from graphcut.gui.solve import Job, Opened, Outcome, Session, Solver, preview_factor
 from graphcut.gui.solver_process import Server
 from graphcut.solver import min_cut
-
-
-def colour_image(rng, shape=(60, 80)):
-    """A noisy two-colour image with a disc, and the disc."""
-    h, w = shape
-    yy, xx = np.mgrid[:h, :w]
-    disc = (yy - h / 2) ** 2 + (xx - w / 2) ** 2 < (min(h, w) / 3) ** 2
-    image = np.where(disc[..., None], [190, 110, 70], [60, 100, 150]).astype(float)
-    image += rng.normal(0, 30, image.shape)
-    return np.clip(image, 0, 255).astype(np.uint8), disc
+from synthetic import colour_image
 
 
 def random_stroke(rng, seeds, truth):

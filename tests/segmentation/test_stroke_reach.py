@@ -8,6 +8,7 @@ import pytest
 import graphcut
 from graphcut.models import GMM, model_from_settings
 from graphcut.segmentation._coarse import far_background
+from synthetic import colour_image
 
 REACHING = GMM(core=0.4, warm=True, stroke_reach=0.2)
 
@@ -118,19 +119,9 @@ def test_the_gpu_gives_the_cpus_masks_and_flows():
         assert session.last_result.flow == result.flow
 
 
-def _noisy_disc(shape, rng):
-    """A two-colour disc under strong noise (30 grey levels) and its truth."""
-    h, w = shape
-    yy, xx = np.mgrid[:h, :w]
-    disc = (yy - h / 2) ** 2 + (xx - w / 2) ** 2 < (min(h, w) / 3) ** 2
-    image = np.where(disc[..., None], [190, 110, 70], [60, 100, 150]).astype(float)
-    image += rng.normal(0, 30, image.shape)
-    return np.clip(image, 0, 255).astype(np.uint8), disc
-
-
 def test_a_small_first_stroke_does_not_lose_the_object_to_the_far_background(monkeypatch):
     from graphcut.segmentation import _coarse
-    image, truth = _noisy_disc((90, 130), np.random.default_rng(12))
+    image, truth = colour_image(np.random.default_rng(12), (90, 130))
     seeds = np.zeros(truth.shape, np.uint8)
     seeds[43:48, 63:68] = 1          # a 5 x 5 stroke: 25 object blocks, under FAR_MIN_BLOCKS
     seeds[:4, :] = 2

@@ -53,6 +53,17 @@ def iou(a, b) -> float:
     return float((a & b).sum() / (a | b).sum())
 
 
+def colour_image(rng, shape=(60, 80)):
+    """A noisy two-colour image (uint8, noise of 30 grey levels) with a disc of radius a third
+    of the smaller side, and the disc."""
+    h, w = shape
+    yy, xx = np.mgrid[:h, :w]
+    disc = (yy - h / 2) ** 2 + (xx - w / 2) ** 2 < (min(h, w) / 3) ** 2
+    image = np.where(disc[..., None], [190, 110, 70], [60, 100, 150]).astype(float)
+    image += rng.normal(0, 30, image.shape)
+    return np.clip(image, 0, 255).astype(np.uint8), disc
+
+
 def two_objects(h=60, w=90, seed=0, noise=0.05):
     """A red disc (truth label 1) and a blue square (label 3) on a green background."""
     rng = np.random.default_rng(seed)
