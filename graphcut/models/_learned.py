@@ -27,12 +27,15 @@ classes: a stroke of 50 pixels counts as much as a background of a million).
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel, is_whole
 from ._features import image_features
+from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
 from ._logistic import DEFAULT_L2, _design, fit_logistic
 from ._prior import FULL_AT, bright_side, graded_prior
 
@@ -48,6 +51,9 @@ OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
 #: the earlier mask's hold far from a new stroke (nats), its reach (pixels) and the strokes
 #: after which it starts (graphcut.segmentation._hold; chosen on the dev trajectories)
 HOLD, HOLD_REACH, HOLD_AFTER = 8.0, 30.0, 7
+#: from this many strokes (below HOLD_AFTER) the hold is gated by the previous update's
+#: confidence (graphcut.segmentation._hold; chosen on the dev trajectories)
+CONFIDENT_AFTER = 3
 #: with a box or lasso, the region's inner ring joins the background's sample, weighing this
 #: share of it (graphcut.segmentation._ring; chosen on the dev nucleus boxes)
 RING = 1.0
@@ -115,7 +121,7 @@ class _Shared:
                              f"label(s) {missing} of {len(self.samples)} have none")
         xp = array_module(self.samples[0][0])
         if self.classifier == "gaussian":
-            self.params = [_gaussian(x, w, xp) for x, w in self.samples]
+            self.params = [fit_gaussian(x, w, xp) for x, w in self.samples]
         else:
             parts = [(i, x, w / float(w.sum())) for i, (x, w) in enumerate(self.samples)]
             parts += [(i, p[0], p[1] * (self.prior_weight / float(p[1].sum())))
@@ -170,7 +176,7 @@ class _Shared:
     def _chunk_costs(self, x, params, xp):
         """Costs (count, n) float32 of the feature rows ``x`` (n, F) float32."""
         if self.classifier == "gaussian":
-            log_like = xp.stack([_gaussian_log(x, p, xp) for p in params])
+            log_like = xp.stack([gaussian_log_likelihood(x, p, xp) for p in params])
             log_like = log_like - log_like.max(axis=0, keepdims=True)
             log_p = log_like - xp.log(xp.exp(log_like).sum(axis=0, keepdims=True))
             return xp.minimum(-log_p, MAX_COST)
@@ -193,18 +199,6 @@ def _chunk_rows(xp, features):
     if xp.__name__ == "numpy":
         return max(1024, (1 << 18) // (4 * max(1, features)))
     return SCORE_CHUNK
-
-
-def _gaussian(x, w, xp):
-    total = float(w.sum())
-    mean = (w[:, None] * x).sum(axis=0) / total
-    var = (w[:, None] * (x - mean) ** 2).sum(axis=0) / total + 1e-2
-    return mean.astype(xp.float32), var.astype(xp.float32)
-
-
-def _gaussian_log(flat, params, xp):
-    mean, var = params
-    return -0.5 * (((flat - mean) ** 2) / var).sum(axis=1) - 0.5 * float(xp.log(var).sum())
 
 
 class LearnedModel(ColourModel):
@@ -318,8 +312,13 @@ class Learned(AppearanceModel):
         of the stroke (or 3 times the mask's thickness), once the seeds hold ``hold_after``
         strokes, when the caller gives the previous update as ``previous=(seeds, mask)``
         (``Segmenter.update``, :func:`graphcut.segment`; :mod:`graphcut.segmentation._hold`);
-        ``None``: 8, 30, 7. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the pipeline's
-        knobs (:class:`~graphcut.models.AppearanceModel`).
+        ``None``: 8, 30, 7. ``confident_after`` (strokes, an integer >= 0; at least
+        ``hold_after`` turns it off): from this many strokes, and before ``hold_after``, the
+        hold is gated by the previous update's confidence: a pixel holds only as much as the
+        classifier trained on the previous seeds favoured its side of the previous mask
+        (nothing up to 1 nat, all of ``hold`` from 3 nats; :mod:`graphcut.segmentation._hold`);
+        ``None``: 3. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
+        pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
 
     Examples
     --------
@@ -341,11 +340,13 @@ class Learned(AppearanceModel):
     prior = 0.6
     outline = 8.0
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
+    confident_after = CONFIDENT_AFTER
     ring = RING
     box_tightness = True
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
-             "hold_after", "iterations", "seed_share", "locality", "far_cost")
+             "hold_after", "confident_after", "iterations", "seed_share", "locality",
+             "far_cost")
 
     def check_knob(self, key, value):
         if key == "classifier":
@@ -353,9 +354,9 @@ class Learned(AppearanceModel):
                 raise ValueError(f"unknown classifier {value!r}; expected one of "
                                  f"{', '.join(CLASSIFIERS)}")
             return value
-        if key == "hold_after":
+        if key in ("hold_after", "confident_after"):
             if not is_whole(value):
-                raise ValueError(f"hold_after must be an integer >= 0 (a count of strokes), "
+                raise ValueError(f"{key} must be an integer >= 0 (a count of strokes), "
                                  f"got {value!r}")
             return int(value)
         if key in ("prior", "ring", "hold", "hold_reach"):
@@ -378,6 +379,7 @@ class Learned(AppearanceModel):
         return image_features(values)
 
     def fit(self, features, samples) -> "Learned":
+        self._fitted_on = (features, tuple(samples))
         self._views = learned_models(len(samples), classifier=self.classifier, l2=self.l2)
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
@@ -402,3 +404,46 @@ class Learned(AppearanceModel):
 
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
+
+    def log_odds(self, features, samples):
+        """``log p(object) - log p(background)`` (nats) of the classifier trained on two
+        labels' ``samples`` (object first), this model's fit unchanged: the previous update's
+        confidence for ``confident_after`` (the last :meth:`fit`'s costs when it was on equal
+        samples of the same features, as in a session).
+
+        Parameters
+        ----------
+        features : array (H, W, F)
+            :meth:`features` of the image.
+        samples : sequence of two arrays (H, W)
+            The object's and the background's samples (bool, or float weights).
+
+        Returns
+        -------
+        array (H, W) of float64
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> model = Learned(prior=0)
+        >>> features = model.features(np.linspace(0, 1, 64).reshape(8, 8, 1))
+        >>> obj, bg = np.zeros((8, 8), bool), np.zeros((8, 8), bool)
+        >>> obj[7, 5:], bg[0, :3] = True, True
+        >>> odds = model.log_odds(features, (obj, bg))
+        >>> bool(odds[7, 7] > 0 > odds[0, 0])
+        True
+        """
+        kept = getattr(self, "_fitted_on", None)
+        same = kept is not None and kept[0] is features and len(kept[1]) == 2 and all(
+            _equal(a, b) for a, b in zip(kept[1], samples))
+        costs = (self if same else copy.copy(self).fit(features, samples)).costs(features)
+        return costs[1] - costs[0]
+
+
+def _equal(first, second) -> bool:
+    """Whether two samples (bool or float (H, W) arrays on one device) are equal."""
+    if first is second:
+        return True
+    if first.shape != second.shape or first.dtype != second.dtype:
+        return False
+    return bool((first == second).all())

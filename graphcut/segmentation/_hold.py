@@ -39,6 +39,10 @@ from graphcut._labels import BACKGROUND, FOREGROUND
 
 #: the reach is at least this many times the previous mask's thickness (:func:`thickness`)
 HOLD_THICKNESS = 3.0
+#: the confidence-gated hold (``confident_after``): a pixel is not held while the previous
+#: update's classifier favoured its side of the previous mask by at most GATE_FROM nats, fully
+#: held from GATE_FULL nats on, linearly between
+GATE_FROM, GATE_FULL = 1.0, 3.0
 
 
 def check_previous(previous, shape):
@@ -120,13 +124,22 @@ def stroke_count(seeds, block=1) -> int:
     return total
 
 
-def hold_costs(previous, seeds, *, hold, reach, after=0):
+def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, margin=None):
     """The hold's extra costs ``[object, None]`` (nats, float64 (H, W) on the seeds' device),
-    or None when it does not apply (fewer than ``after`` strokes, or ``hold`` 0).
+    or None when it does not apply (fewer than ``after`` strokes and no confidence-gated hold,
+    or ``hold`` 0).
 
     The side a pixel was not on in the previous mask costs ``hold * w(d)`` more; given as the
     object's cost changed by ``-hold * w(d)`` on the previous object and ``+hold * w(d)``
     elsewhere (the same cut: a pixel's two costs differ by the same amount).
+
+    With ``confident_after`` strokes or more but fewer than ``after``, the hold is *gated by
+    the previous update's confidence*: each pixel's hold is multiplied by
+    ``clip((s - GATE_FROM) / (GATE_FULL - GATE_FROM), 0, 1)``, ``s`` the previous update's
+    classifier log-odds for the side the previous mask gave the pixel (``margin()``): pixels
+    the previous classifier was unsure of follow the new one freely, the ones it was sure of
+    hold (an early click's wrong global changes turn pixels the classifier was sure of, its
+    gains mostly pixels it was not: docs/appearance.md, "The falls, eleventh session").
 
     Parameters
     ----------
@@ -143,6 +156,14 @@ def hold_costs(previous, seeds, *, hold, reach, after=0):
     after : int
         The hold applies once the seeds hold at least this many strokes
         (:func:`stroke_count`).
+    confident_after : int, optional
+        From this many strokes (and below ``after``) the confidence-gated hold applies; None:
+        none.
+    margin : callable, optional
+        ``margin()`` -> the previous update's classifier log-odds of the object against the
+        background (nats, float (H, W) on the seeds' device, > 0 where it favoured the
+        object), or None when it cannot be known (then no gated hold); called only when the
+        gated hold applies.
 
     Returns
     -------
@@ -170,8 +191,17 @@ def hold_costs(previous, seeds, *, hold, reach, after=0):
     before, mask = xp.asarray(before), xp.asarray(mask)
     shape = tuple(seeds.shape)
     block = coarse_factor(shape)
-    if after and stroke_count(seeds, block) < after:
-        return None
+    gate = None
+    if after:
+        strokes = stroke_count(seeds, block)
+        if strokes < after:
+            if confident_after is None or strokes < confident_after or margin is None:
+                return None
+            log_odds = margin()
+            if log_odds is None:
+                return None
+            gate = xp.clip((xp.where(mask, log_odds, -log_odds) - GATE_FROM)
+                           / (GATE_FULL - GATE_FROM), 0.0, 1.0)
     rows, cols = _where(seeds != before)
     if rows.size:
         changed = _grid(rows, cols, shape, block)
@@ -184,6 +214,8 @@ def hold_costs(previous, seeds, *, hold, reach, after=0):
             weight = weight.reshape(rows * block, cols * block)[:shape[0], :shape[1]]
     else:  # the same seeds again: the whole previous mask holds
         weight = xp.full(shape, float(hold))
+    if gate is not None:
+        weight = weight * gate
     return [xp.where(mask, -weight, weight), None]
 
 
@@ -235,5 +267,5 @@ def _grid(rows, cols, shape, block):
     return grid
 
 
-__all__ = ["HOLD_THICKNESS", "check_previous", "hold_costs", "stroke_count", "thickness",
-           "with_hold"]
+__all__ = ["GATE_FROM", "GATE_FULL", "HOLD_THICKNESS", "check_previous", "hold_costs",
+           "stroke_count", "thickness", "with_hold"]

@@ -133,7 +133,10 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         if previous is not None and not has_region and len(shape) == 2 and \
                 getattr(model, "hold", 0) > 0:  # the earlier mask holds far from the stroke
             held = hold_costs(previous, seeds, hold=model.hold, reach=model.hold_reach,
-                              after=model.hold_after)
+                              after=model.hold_after,
+                              confident_after=getattr(model, "confident_after", None),
+                              margin=lambda: _previous_log_odds(values, model, previous[0],
+                                                                o["seed_share"], xp))
             priors = priors if held is None else with_hold(priors, held, xp)
         if warm and has_region:  # GrabCut's iterations per box, one refit and cut a stroke
             run = warm_binary(values, nlinks, binary, model, core, region=region,
@@ -314,6 +317,21 @@ def _any_in_blocks(chosen, block):
     padded = xp.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
     padded[:h, :w] = chosen
     return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
+
+
+def _previous_log_odds(values, model, seeds, share, xp):
+    """The log-odds of the object that ``model`` (with a ``log_odds`` method: the learned
+    model) gives every pixel when trained on the strokes ``seeds`` of an earlier update (one
+    object, strokes alone: the samples this pipeline builds), or None when those seeds do not
+    mark one object and the background."""
+    seeds = xp.asarray(seeds)
+    if not hasattr(model, "log_odds") or object_labels(seeds) != [FOREGROUND] or \
+            not bool((seeds == BACKGROUND).any()):
+        return None
+    weights = _seed_weights(seeds, [FOREGROUND], share)
+    samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
+                    for s in (seeds == FOREGROUND, seeds == BACKGROUND))
+    return model.log_odds(values, samples)
 
 
 def _seed_weights(seeds, objects, share):
