@@ -52,8 +52,9 @@ OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
 #: after which it starts (graphcut.segmentation._hold; chosen on the dev trajectories)
 HOLD, HOLD_REACH, HOLD_AFTER = 8.0, 30.0, 7
 #: from this many strokes (below HOLD_AFTER) the hold is gated by the previous update's
-#: confidence (graphcut.segmentation._hold; chosen on the dev trajectories)
-CONFIDENT_AFTER = 3
+#: confidence, and far from the stroke it is this many nats (graphcut.segmentation._hold;
+#: chosen on the dev trajectories)
+CONFIDENT_AFTER, CONFIDENT_HOLD = 3, 16.0
 #: with a box or lasso, the region's inner ring joins the background's sample, weighing this
 #: share of it (graphcut.segmentation._ring; chosen on the dev nucleus boxes)
 RING = 1.0
@@ -316,7 +317,7 @@ class Learned(AppearanceModel):
         ``hold_after`` turns it off): from this many strokes, and before ``hold_after``, the
         hold is gated by the previous update's confidence: a pixel holds only as much as the
         classifier trained on the previous seeds favoured its side of the previous mask
-        (nothing up to 1 nat, all of ``hold`` from 3 nats; :mod:`graphcut.segmentation._hold`);
+        (nothing up to 1 nat, all of 16 nats from 3; :mod:`graphcut.segmentation._hold`);
         ``None``: 3. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
         pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
 
@@ -340,7 +341,7 @@ class Learned(AppearanceModel):
     prior = 0.6
     outline = 8.0
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
-    confident_after = CONFIDENT_AFTER
+    confident_after, confident_hold = CONFIDENT_AFTER, CONFIDENT_HOLD
     ring = RING
     box_tightness = True
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS

@@ -124,7 +124,8 @@ def stroke_count(seeds, block=1) -> int:
     return total
 
 
-def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, margin=None):
+def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, margin=None,
+               confident_hold=None):
     """The hold's extra costs ``[object, None]`` (nats, float64 (H, W) on the seeds' device),
     or None when it does not apply (fewer than ``after`` strokes and no confidence-gated hold,
     or ``hold`` 0).
@@ -134,7 +135,8 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     elsewhere (the same cut: a pixel's two costs differ by the same amount).
 
     With ``confident_after`` strokes or more but fewer than ``after``, the hold is *gated by
-    the previous update's confidence*: each pixel's hold is multiplied by
+    the previous update's confidence*: each pixel's hold (``confident_hold`` nats far from the
+    stroke) is multiplied by
     ``clip((s - GATE_FROM) / (GATE_FULL - GATE_FROM), 0, 1)``, ``s`` the previous update's
     classifier log-odds for the side the previous mask gave the pixel (``margin()``): pixels
     the previous classifier was unsure of follow the new one freely, the ones it was sure of
@@ -164,6 +166,8 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
         background (nats, float (H, W) on the seeds' device, > 0 where it favoured the
         object), or None when it cannot be known (then no gated hold); called only when the
         gated hold applies.
+    confident_hold : float, optional
+        The gated hold far from the stroke, nats; None: ``hold``.
 
     Returns
     -------
@@ -202,6 +206,7 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
                 return None
             gate = xp.clip((xp.where(mask, log_odds, -log_odds) - GATE_FROM)
                            / (GATE_FULL - GATE_FROM), 0.0, 1.0)
+            hold = hold if confident_hold is None else confident_hold
     rows, cols = _where(seeds != before)
     if rows.size:
         changed = _grid(rows, cols, shape, block)

@@ -135,6 +135,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             held = hold_costs(previous, seeds, hold=model.hold, reach=model.hold_reach,
                               after=model.hold_after,
                               confident_after=getattr(model, "confident_after", None),
+                              confident_hold=getattr(model, "confident_hold", None),
                               margin=lambda: _previous_log_odds(values, model, previous[0],
                                                                 o["seed_share"], xp))
             priors = priors if held is None else with_hold(priors, held, xp)

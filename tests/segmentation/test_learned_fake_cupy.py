@@ -102,3 +102,23 @@ def test_statistics_subsample_is_close_to_all_pixels(monkeypatch):
     assert STATISTICS_PIXELS > 300 * 310  # the module's own value: every pixel here
     np.testing.assert_allclose(sub.mean(axis=(0, 1)), 0, atol=0.05)
     np.testing.assert_allclose(sub.std(axis=(0, 1)), 1, atol=0.05)
+
+
+def test_previous_log_odds_equal_numpy(cupy):
+    """``Learned.log_odds`` (the gated hold's previous classifier) on the stand-in: the NumPy
+    path's numbers, reused from the last fit or retrained aside alike."""
+    from graphcut.models import Learned
+    rng = np.random.default_rng(5)
+    values = rng.random((48, 56, 1)).astype(np.float32)
+    obj, bg = np.zeros((48, 56), bool), np.zeros((48, 56), bool)
+    obj[5:15, 10:40], bg[30:40, 10:50] = True, True
+    cpu = Learned().log_odds(Learned().features(values), (obj, bg))
+    model = Learned()
+    features = model.features(cupy.asarray(values))
+    samples = (cupy.asarray(obj), cupy.asarray(bg))
+    retrained = model.log_odds(features, samples)
+    model.fit(features, samples)
+    reused = model.log_odds(features, tuple(s.copy() for s in samples))
+    for gpu in (retrained, reused):
+        assert _on_stand_in(gpu)
+        np.testing.assert_allclose(np.asarray(gpu), cpu, atol=2 * COST_TOLERANCE)

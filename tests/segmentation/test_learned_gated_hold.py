@@ -94,16 +94,16 @@ def test_gated_hold_costs_follow_the_formula():
         calls.append(1)
         return odds
     signed, _ = hold_costs((before, mask), seeds, hold=6.0, reach=10.0, after=4,
-                           confident_after=3, margin=margin)
+                           confident_after=3, margin=margin, confident_hold=12.0)
     distance = ndimage.distance_transform_edt(seeds == before)
     r = max(10.0, 3 * thickness(mask))
     sure = np.clip((np.where(mask, odds, -odds) - GATE_FROM) / (GATE_FULL - GATE_FROM), 0, 1)
-    expected = 6.0 * -np.expm1(-distance ** 2 / (2 * r * r)) * sure
+    expected = 12.0 * -np.expm1(-distance ** 2 / (2 * r * r)) * sure
     np.testing.assert_allclose(signed, np.where(mask, -expected, expected))
     # from ``after`` strokes the hold is not gated (and the margin is not asked for)
     calls.clear()
     full, _ = hold_costs((before, mask), seeds, hold=6.0, reach=10.0, after=3,
-                         confident_after=2, margin=margin)
+                         confident_after=2, margin=margin, confident_hold=12.0)
     assert not calls
     ungated = 6.0 * -np.expm1(-distance ** 2 / (2 * r * r))
     np.testing.assert_allclose(full, np.where(mask, -ungated, ungated))
@@ -181,3 +181,29 @@ def test_gpu_stand_in_gives_the_same_gated_costs(cupy):
                      margin=lambda: cupy.asarray(odds), **options)
     assert type(gpu[0]).__module__.split(".")[0] == "cupy"
     np.testing.assert_allclose(np.asarray(gpu[0]), cpu[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_gpu_session_with_the_gated_hold_is_a_fresh_segment_and_the_cpus():
+    """On the GPU, the gated hold's session masks equal a fresh GPU segment given the previous
+    update (the previous classifier reused there, retrained here) and the CPU's to a few
+    pixels; the previous classifier's log-odds are the CPU's to float32 rounding."""
+    cupy = pytest.importorskip("cupy")
+    image, truth = _nuclei(seed=11, shape=(300, 340))
+    model = Learned(confident_after=2, hold_after=7)
+    session = graphcut.Segmenter(image, model=model, device="cuda")
+    previous = None
+    for seeds in _clicks(truth, 8, seed=4):
+        mask = session.update(seeds, previous=previous)
+        fresh = graphcut.segment(image, seeds, model=Learned(confident_after=2, hold_after=7),
+                                 device="cuda", previous=previous)
+        np.testing.assert_array_equal(mask, fresh)
+        cpu = graphcut.segment(image, seeds, model=model, device="cpu", previous=previous)
+        assert (cpu != mask).sum() <= 0.002 * mask.size
+        previous = (seeds, mask)
+    values = image[..., None] / 255.0
+    samples = (seeds == 1, seeds == 2)
+    on_cpu = Learned().log_odds(Learned().features(values), samples)
+    on_gpu = Learned().log_odds(Learned().features(cupy.asarray(values)),
+                                tuple(cupy.asarray(s) for s in samples))
+    assert np.abs(cupy.asnumpy(on_gpu) - on_cpu).max() < 1e-3 * max(1.0, np.abs(on_cpu).max())
