@@ -38,6 +38,7 @@ from ._features import image_features
 from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
 from ._logistic import DEFAULT_L2, _design, fit_logistic
 from ._prior import FULL_AT, bright_side, graded_prior
+from ._samples import same_sample, sample_record
 
 CLASSIFIERS = ("logistic", "gaussian")
 #: pixels per label used for training at most
@@ -380,7 +381,7 @@ class Learned(AppearanceModel):
         return image_features(values)
 
     def fit(self, features, samples) -> "Learned":
-        self._fitted_on = (features, tuple(samples))
+        self._fitted_on = (features, [sample_record(sample) for sample in samples])
         self._views = learned_models(len(samples), classifier=self.classifier, l2=self.l2)
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
@@ -410,7 +411,7 @@ class Learned(AppearanceModel):
         """``log p(object) - log p(background)`` (nats) of the classifier trained on two
         labels' ``samples`` (object first), this model's fit unchanged: the previous update's
         confidence for ``confident_after`` (the last :meth:`fit`'s costs when it was on equal
-        samples of the same features, as in a session).
+        sparse samples of the same features, as in a session: :mod:`._samples`).
 
         Parameters
         ----------
@@ -436,15 +437,7 @@ class Learned(AppearanceModel):
         """
         kept = getattr(self, "_fitted_on", None)
         same = kept is not None and kept[0] is features and len(kept[1]) == 2 and all(
-            _equal(a, b) for a, b in zip(kept[1], samples))
+            same_sample(record, sample) for record, sample in zip(kept[1], samples))
         costs = (self if same else copy.copy(self).fit(features, samples)).costs(features)
         return costs[1] - costs[0]
 
-
-def _equal(first, second) -> bool:
-    """Whether two samples (bool or float (H, W) arrays on one device) are equal."""
-    if first is second:
-        return True
-    if first.shape != second.shape or first.dtype != second.dtype:
-        return False
-    return bool((first == second).all())

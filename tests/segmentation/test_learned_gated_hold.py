@@ -207,3 +207,15 @@ def test_gpu_session_with_the_gated_hold_is_a_fresh_segment_and_the_cpus():
     on_gpu = Learned().log_odds(Learned().features(cupy.asarray(values)),
                                 tuple(cupy.asarray(s) for s in samples))
     assert np.abs(cupy.asnumpy(on_gpu) - on_cpu).max() < 1e-3 * max(1.0, np.abs(on_cpu).max())
+
+
+def test_log_odds_after_a_fit_on_dense_samples_are_retrained():
+    """A dense sample (a box's inside) is not recorded: log_odds trains aside, same numbers."""
+    image, truth = _nuclei(seed=4)
+    model = Learned()
+    features = model.features(image[..., None] / 255.0)
+    dense = (~truth, truth.copy())   # the object's sample covers most of the image
+    model.fit(features, dense)
+    assert model._fitted_on[1][0] is None
+    np.testing.assert_array_equal(model.log_odds(features, dense),
+                                  Learned().log_odds(features, dense))
