@@ -315,11 +315,11 @@ class Learned(AppearanceModel):
         strokes, when the caller gives the previous update as ``previous=(seeds, mask)``
         (``Segmenter.update``, :func:`graphcut.segment`; :mod:`graphcut.segmentation._hold`);
         ``None``: 8, 30, 7. ``confident_after`` (strokes, an integer >= 0; at least
-        ``hold_after`` turns it off): from this many strokes, and before ``hold_after``, the
-        hold is gated by the previous update's confidence: a pixel holds only as much as the
-        classifier trained on the previous seeds favoured its side of the previous mask
-        (nothing up to 1 nat, all of 16 nats from 3; :mod:`graphcut.segmentation._hold`);
-        ``None``: 3. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
+        ``hold_after`` turns it off): from this many strokes the hold is gated by the previous
+        update's confidence: a pixel holds only as much as the classifier trained on the
+        previous seeds favoured its side of the previous mask (nothing up to 1 nat, all of 16
+        nats from 3), from ``hold_after`` on the larger of that and ``hold``
+        (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
         pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
 
     Examples

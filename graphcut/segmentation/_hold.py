@@ -134,14 +134,15 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     object's cost changed by ``-hold * w(d)`` on the previous object and ``+hold * w(d)``
     elsewhere (the same cut: a pixel's two costs differ by the same amount).
 
-    With ``confident_after`` strokes or more but fewer than ``after``, the hold is *gated by
-    the previous update's confidence*: each pixel's hold (``confident_hold`` nats far from the
-    stroke) is multiplied by
+    With ``confident_after`` strokes or more (``confident_after < after``), the hold is *gated
+    by the previous update's confidence*: each pixel's hold (``confident_hold`` nats far from
+    the stroke) is multiplied by
     ``clip((s - GATE_FROM) / (GATE_FULL - GATE_FROM), 0, 1)``, ``s`` the previous update's
     classifier log-odds for the side the previous mask gave the pixel (``margin()``): pixels
     the previous classifier was unsure of follow the new one freely, the ones it was sure of
     hold (an early click's wrong global changes turn pixels the classifier was sure of, its
-    gains mostly pixels it was not: docs/appearance.md, "The falls, eleventh session").
+    gains mostly pixels it was not: docs/appearance.md, "The falls, eleventh session"). From
+    ``after`` strokes on, each pixel holds the larger of the two, ``hold`` and the gated one.
 
     Parameters
     ----------
@@ -159,8 +160,8 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
         The hold applies once the seeds hold at least this many strokes
         (:func:`stroke_count`).
     confident_after : int, optional
-        From this many strokes (and below ``after``) the confidence-gated hold applies; None:
-        none.
+        From this many strokes the confidence-gated hold applies (alone before ``after``
+        strokes, the larger of the two from then on); None, or not below ``after``: none.
     margin : callable, optional
         ``margin()`` -> the previous update's classifier log-odds of the object against the
         background (nats, float (H, W) on the seeds' device, > 0 where it favoured the
@@ -195,32 +196,34 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     before, mask = xp.asarray(before), xp.asarray(mask)
     shape = tuple(seeds.shape)
     block = coarse_factor(shape)
-    gate = None
-    if after:
-        strokes = stroke_count(seeds, block)
-        if strokes < after:
-            if confident_after is None or strokes < confident_after or margin is None:
-                return None
-            log_odds = margin()
-            if log_odds is None:
-                return None
-            gate = xp.clip((xp.where(mask, log_odds, -log_odds) - GATE_FROM)
-                           / (GATE_FULL - GATE_FROM), 0.0, 1.0)
-            hold = hold if confident_hold is None else confident_hold
+    strokes = stroke_count(seeds, block) if after else 0
+    gated = confident_after is not None and margin is not None and \
+        confident_after < after and strokes >= confident_after
+    if strokes < after and not gated:
+        return None
+    gate = margin() if gated else None  # the previous classifier's log-odds
+    if gate is None and strokes < after:
+        return None
+    if gate is not None:
+        gate = xp.clip((xp.where(mask, gate, -gate) - GATE_FROM) / (GATE_FULL - GATE_FROM),
+                       0.0, 1.0) * float(hold if confident_hold is None else confident_hold)
+        # before ``after`` strokes the gated hold alone, from then on the larger of the two
+        gate = gate if strokes < after else xp.maximum(gate, float(hold))
+    else:
+        gate = float(hold)
     rows, cols = _where(seeds != before)
     if rows.size:
         changed = _grid(rows, cols, shape, block)
         distance = ndimage.distance_transform_edt(~changed) * block
         r = max(float(reach), HOLD_THICKNESS * thickness(mask))
-        weight = xp.asarray(float(hold) * -np.expm1(-distance * distance / (2 * r * r)))
+        weight = xp.asarray(-np.expm1(-distance * distance / (2 * r * r)))
         if block > 1:  # each block's weight given to its pixels (on the device)
             rows, cols = weight.shape
             weight = xp.broadcast_to(weight[:, None, :, None], (rows, block, cols, block))
             weight = weight.reshape(rows * block, cols * block)[:shape[0], :shape[1]]
     else:  # the same seeds again: the whole previous mask holds
-        weight = xp.full(shape, float(hold))
-    if gate is not None:
-        weight = weight * gate
+        weight = xp.ones(shape)
+    weight = weight * gate
     return [xp.where(mask, -weight, weight), None]
 
 

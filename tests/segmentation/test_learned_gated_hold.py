@@ -100,10 +100,15 @@ def test_gated_hold_costs_follow_the_formula():
     sure = np.clip((np.where(mask, odds, -odds) - GATE_FROM) / (GATE_FULL - GATE_FROM), 0, 1)
     expected = 12.0 * -np.expm1(-distance ** 2 / (2 * r * r)) * sure
     np.testing.assert_allclose(signed, np.where(mask, -expected, expected))
-    # from ``after`` strokes the hold is not gated (and the margin is not asked for)
+    # from ``after`` strokes each pixel holds the larger of the two
+    later, _ = hold_costs((before, mask), seeds, hold=6.0, reach=10.0, after=3,
+                          confident_after=2, margin=margin, confident_hold=12.0)
+    larger = -np.expm1(-distance ** 2 / (2 * r * r)) * np.maximum(12.0 * sure, 6.0)
+    np.testing.assert_allclose(later, np.where(mask, -larger, larger))
+    # ``confident_after`` not below ``after``: the ungated hold alone, no margin asked for
     calls.clear()
     full, _ = hold_costs((before, mask), seeds, hold=6.0, reach=10.0, after=3,
-                         confident_after=2, margin=margin, confident_hold=12.0)
+                         confident_after=3, margin=margin, confident_hold=12.0)
     assert not calls
     ungated = 6.0 * -np.expm1(-distance ** 2 / (2 * r * r))
     np.testing.assert_allclose(full, np.where(mask, -ungated, ungated))
