@@ -317,8 +317,8 @@ class Learned(AppearanceModel):
         ``None``: 8, 30, 7. ``confident_after`` (strokes, an integer >= 0; at least
         ``hold_after`` turns it off): from this many strokes the hold is gated by the previous
         update's confidence: a pixel holds only as much as the classifier trained on the
-        previous seeds favoured its side of the previous mask (nothing up to 1 nat, all of 16
-        nats from 3), from ``hold_after`` on the larger of that and ``hold``
+        previous seeds favoured its side of the previous mask (nothing up to 0.5 nat, all
+        of 16 nats from 2), from ``hold_after`` on the larger of that and ``hold``
         (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
         pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
 

@@ -42,7 +42,7 @@ HOLD_THICKNESS = 3.0
 #: the confidence-gated hold (``confident_after``): a pixel is not held while the previous
 #: update's classifier favoured its side of the previous mask by at most GATE_FROM nats, fully
 #: held from GATE_FULL nats on, linearly between
-GATE_FROM, GATE_FULL = 1.0, 3.0
+GATE_FROM, GATE_FULL = 0.5, 2.0
 
 
 def check_previous(previous, shape):
