@@ -35,8 +35,8 @@ from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel, is_whole
 from ._features import image_features
-from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
 from ._logistic import DEFAULT_L2, _design, fit_logistic
+from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
 from ._prior import FULL_AT, bright_side, graded_prior
 from ._samples import same_sample, sample_record
 
@@ -319,8 +319,9 @@ class Learned(AppearanceModel):
         update's confidence: a pixel holds only as much as the classifier trained on the
         previous seeds favoured its side of the previous mask (nothing up to 0.5 nat, all
         of 16 nats from 2), from ``hold_after`` on the larger of that and ``hold``
-        (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``iterations``, ``seed_share``, ``locality``, ``far_cost``: the
-        pipeline's knobs (:class:`~graphcut.models.AppearanceModel`).
+        (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``iterations``, ``seed_share``,
+        ``locality``, ``far_cost``: the pipeline's knobs
+        (:class:`~graphcut.models.AppearanceModel`).
 
     Examples
     --------
