@@ -15,12 +15,8 @@ What it does for them:
 - on the CPU, when the image is large (``PREVIEW_MIN_PIXELS``), a second solver answers each
   request on a reduced grid within a fraction of a second; its mask is shown until the exact
   one of the same request arrives, which always replaces it;
-- a running PyMaxflow solve cannot be interrupted, only its process ended: that is done when
-  the next job cannot reuse the running solve's work (another image, another lambda, or a
-  running solve through ``graphcut.segment``'s pipeline: several objects, a box or lasso, the
-  GMM, which leaves no flow for the next job) and the solve still has longer to run than a new
-  process takes to start. For a seed edit it lets the solve finish: ending it would lose the
-  graph and flow that the next solve reuses (a new process must start from scratch);
+- a running CPU solve that the next job cannot reuse is ended when a new process gets the
+  answer sooner (``solver_policy.py``);
 - an outcome's ``region`` bounds every change since the last mask shown of its grid;
 - optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
   image in its own process, opened once the first exact mask is shown. A request made while
@@ -54,6 +50,7 @@ from .controller_parts import expected_backend as _expected_backend
 from .options import SegmentOptions
 from .sharing import SeedDelta, SharedArray, from_slices, shared_memory_fits, to_slices, union
 from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor, spatial_shape
+from .solver_policy import pick_exact, restart_pays
 from .worker import Crashed, ProcessClient, ThreadClient
 
 log = logging.getLogger("graphcut.gui")
@@ -206,7 +203,7 @@ class SegmentationController:
         self._requested[number] = time.perf_counter()
         self._waiting = True
         for channel in self._exact_channels():
-            if self._restart_pays(channel):
+            if restart_pays(channel, self.lam):
                 log.debug("ending the CPU solve of job(s) %s: job %d cannot reuse its work",
                           list(channel.outstanding), number)
                 self._restart(channel)
@@ -216,15 +213,7 @@ class SegmentationController:
         return number
 
     def _pick_exact(self) -> _Channel:
-        """The exact solver for a new job: an idle one (one that holds the image, then the one
-        that solved last, whose state is nearest), else the one whose running job was sent
-        first (it finishes first; it then solves only the newest job it has)."""
-        ready = [c for c in self._exact_channels()
-                 if c is self._exact or (c.token == self._token and c.opened == self._token)]
-        idle = [c for c in ready if not c.outstanding]
-        if idle:
-            return max(idle, key=lambda c: (c.token == self._token, c.last_number))
-        return min(ready, key=lambda c: min(job[0] for job in c.outstanding.values()))
+        return pick_exact(self._exact_channels(), self._token, self._exact)
 
     def _send_job(self, channel: _Channel, number: int) -> None:
         if channel.token != self._token:
@@ -282,26 +271,6 @@ class SegmentationController:
             self._spare = _Channel(self._make_client("spare", nice=SOLVER_NICENESS
                                                      + SPARE_NICENESS), 1)
         self._open(self._spare)
-
-    def _restart_pays(self, channel: _Channel) -> bool:
-        """Whether ending the running CPU solve gets the newest job's mask sooner (module
-        docstring). A pipeline solve is expected to take as long as the last one, or, before
-        any, one solve from scratch per label in it."""
-        if not (channel.outstanding and channel.backend == "cpu"
-                and channel.client.can_interrupt_cpu):
-            return False
-        sent, fresh, plain, labels = min(channel.outstanding.values())
-        if plain and channel.lam == self.lam:
-            return False  # the next job re-solves incrementally from this solve's flow
-        if plain:
-            expected = channel.fresh_seconds if fresh else channel.incremental_seconds
-        elif channel.pipeline_seconds == channel.pipeline_seconds:
-            expected = channel.pipeline_seconds
-        else:
-            expected = channel.fresh_seconds * max(labels, 2)
-        remaining = expected - (time.perf_counter() - sent)
-        restart = channel.client.start_seconds + channel.opened_seconds
-        return bool(remaining > restart)  # False while any estimate is unknown (nan)
 
     def _invalidate(self) -> None:
         """A newer request (or image) makes everything shown or awaited so far stale."""
