@@ -320,3 +320,28 @@ def test_gpu_results_equal_the_cpu_library(shape, channels):
                                     .segment_kwargs(bench.session.lam))
         np.testing.assert_array_equal(bench.session.output_layer.data,
                                       expected.astype(np.uint8))
+
+
+def test_the_learned_models_hold_follows_the_masks_shown(MouseEvent):
+    """The plugin drives the app's controller: each exact job carries the update shown, so
+    after 8 strokes (the hold starts at the 7th) the output is ``segment(...,
+    previous=(scribbles shown, mask shown))``'s; the gap that looks like the far nucleus B is
+    marked background last, and B stands (without the previous update it falls)."""
+    from test_app_hold import look_alike
+    image, a, b, g = look_alike()
+    bench = Bench(image)
+    strokes = [((40, 19), (40, 21), 1), ((5, 99), (5, 101), 2), ((40, 179), (40, 181), 1),
+               ((72, 49), (72, 51), 2), ((8, 19), (8, 21), 2), ((72, 149), (72, 151), 2),
+               ((8, 179), (8, 181), 2), ((40, 100), (40, 100), 2)]
+    shown = None
+    for index, (start, end, label) in enumerate(strokes):
+        if index == len(strokes) - 1:
+            bench.scribbles.brush_size = 19  # the gap G at once
+        bench.drag([start, end], label, MouseEvent)
+        bench.settle()
+        output = bench.session.output_layer
+        if output is not None:
+            np.testing.assert_array_equal(output.data,
+                                          bench.expected(previous=shown).astype(np.uint8))
+            shown = (np.asarray(bench.scribbles.data).copy(), output.data != 0)
+    assert shown[1][b].all() and not bench.expected()[b].all()
