@@ -105,16 +105,44 @@ class ShownUpdates:
         self.shown = self._asked = None
 
     def request(self, number: int, key: tuple, seeds: np.ndarray, holds: bool) -> bool:
-        """Request ``number`` (made with ``key``: image token, lam, options) was made with
-        ``seeds``; ``holds``: its model uses the previous update and it is one object from
-        strokes alone in an image. Returns whether its jobs carry the shown update."""
+        """Request ``number`` was made: keep a copy of its seeds when it may use the hold
+        (its exact mask may then be the next request's previous update).
+
+        Parameters
+        ----------
+        number : int
+            The request.
+        key : tuple
+            ``(image token, lam, options)`` it was made with; a previous update is used only
+            by a request of the same key.
+        seeds : numpy.ndarray
+            Its (H, W) uint8 seed labels (copied).
+        holds : bool
+            Its model uses the previous update, and it is one object from strokes alone in
+            an image.
+
+        Returns
+        -------
+        bool
+            Whether its exact jobs carry the mask shown (:meth:`previous_for`).
+        """
         self._asked = (number, key, seeds.copy()) if holds else None
         return holds and self.shown is not None and self.shown.key == key
 
     def previous_for(self, channel) -> Previous:
-        """The :class:`Previous` of a job to ``channel`` (after :meth:`request` said yes):
-        the shown request's number, with its seeds and mask when the channel's solver does not
-        hold them (then it does)."""
+        """The :class:`Previous` of a job to ``channel`` (after :meth:`request` said yes).
+
+        Parameters
+        ----------
+        channel : Channel
+            The exact solver the job goes to (``holds`` is read and set).
+
+        Returns
+        -------
+        Previous
+            The shown request's number, with its seeds and packed mask when the channel's
+            solver does not hold them (from then on it does).
+        """
         shown = self.shown
         if channel.holds == shown.number:
             return Previous(shown.number)
@@ -122,8 +150,18 @@ class ShownUpdates:
         return Previous.carrying(shown.number, shown.seeds, shown.mask)
 
     def exact_shown(self, number: int, mask: np.ndarray, channel) -> None:
-        """Request ``number``'s exact ``mask`` (from ``channel``'s solver, which keeps it
-        when its model holds) is now shown."""
+        """Request ``number``'s exact ``mask`` is now shown.
+
+        Parameters
+        ----------
+        number : int
+            The request (the newest).
+        mask : numpy.ndarray
+            Its bool (H, W) mask as shown (not modified afterwards).
+        channel : Channel
+            The exact solver that made it: its solver keeps the seeds and mask of its last
+            answer when the model holds, so its next job needs only the number.
+        """
         asked, self._asked = self._asked, None
         if asked is None or asked[0] != number:
             self.shown = None
@@ -144,8 +182,15 @@ class HeldUpdates:
         self._held = self._last = None
 
     def take(self, previous: Previous | None, to_device=lambda array: array) -> None:
-        """A job's previous update arrived (taken even when the job is not solved):
-        ``to_device`` moves the arrays it carries to the solver's device."""
+        """A job's previous update arrived (taken even when the job is not solved).
+
+        Parameters
+        ----------
+        previous : Previous or None
+            The job's; carried seeds and mask replace what is held.
+        to_device : callable
+            Moves a NumPy array to the solver's device.
+        """
         if previous is None:
             return
         if previous.seeds is not None:
@@ -156,7 +201,17 @@ class HeldUpdates:
                 self._held = self._last
 
     def pair(self, previous: Previous | None):
-        """``(seeds, mask)`` of ``previous`` for ``Segmenter.update``, or None for none.
+        """``(seeds, mask)`` of ``previous`` for ``Segmenter.update(..., previous=)``.
+
+        Parameters
+        ----------
+        previous : Previous or None
+            The job's (taken first with :meth:`take`).
+
+        Returns
+        -------
+        tuple or None
+            The held seeds and mask (on the solver's device); None for no previous update.
 
         Raises
         ------
@@ -171,8 +226,16 @@ class HeldUpdates:
         return self._held[1], self._held[2]
 
     def answered(self, number: int, seeds, mask) -> None:
-        """The solver answered job ``number`` with ``mask`` from ``seeds`` (copies, not
-        modified afterwards)."""
+        """The solver answered job ``number``.
+
+        Parameters
+        ----------
+        number : int
+            The job.
+        seeds, mask : array
+            Its seeds and its mask as sent (copies, never modified afterwards; on the
+            solver's device).
+        """
         self._last = (number, seeds, mask)
 
 
