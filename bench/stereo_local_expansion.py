@@ -12,12 +12,15 @@ aggregation, alpha-expansion with two cycles; no border extrapolation or edge re
   defaults' volume, tolerance 1) and a fill. Keys:
   ``support=cross`` (the default pipeline's cross regions, 7 x 7 at most) or ``support=wR``
   / ``support=wRsS`` (a (2R+1)^2 window sampled every S pixels, colour weights
-  ``exp(-|dI| / 10)``, PatchMatch's); ``it=N`` passes (2); ``cells=25-15-5`` cell sides;
-  ``tau=T`` the disagreement's truncation (3 pixels); ``pert=K`` perturbations per group (2);
+  ``exp(-|dI| / 10)``, PatchMatch's); ``it=N`` passes (2); ``cells=15-5`` cell sides;
+  ``tau=T`` the disagreement's truncation (1 pixel); ``pert=K`` perturbations per group (2); ``flat=T`` the truncation of the edges without a
+  colour edge (weight above the smallest; 0: ``tau``);
   ``lambda=F`` the smoothness weights times F (1); ``fill=plane`` (each rejected pixel takes
   the nearer valid pixel's plane on its row, the farther of the two, extrapolated) or
   ``fill=background`` (the defaults' background fill of the rounded map) or ``fill=none``;
-  ``round=1`` rounds the final map to integers; ``steps=S`` the raw costs sampled every 1/S
+  ``check=wta`` (the default: against the right view's cheapest integer disparities),
+  ``check=warp`` (only pixels hidden by a nearer pixel of the map itself, or matched outside
+  the right image) or ``check=both``; ``round=1`` rounds the final map to integers; ``steps=S`` the raw costs sampled every 1/S
   pixel of disparity (4; 1: the integer volume, interpolated).
 
     python bench/stereo_local_expansion.py --scenes teddy,venus --downscales 2
@@ -49,7 +52,8 @@ from graphcut.stereo._subpixel_costs import subpixel_census_costs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stereo_occlusion import checked_fill, variants_main  # noqa: E402
 
-DEFAULT_VARIANTS = ("defaults", "planes", "planes:support=w5", "planes:fill=background")
+DEFAULT_VARIANTS = ("defaults", "planes", "planes:support=w5", "planes:fill=background",
+                    "planes:tau=0.5", "planes:tau=3", "planes:it=1:cells=15")
 RAW = CensusParameters(aggregation="box", aggregation_radius=0)
 
 
@@ -82,17 +86,19 @@ def raw_volume(scene: dict, steps: int) -> np.ndarray:
     return scene[key]
 
 
-def run_variant(spec: str, scene: dict) -> np.ndarray:
-    kind, *args = spec.split(":")
-    if kind == "defaults":
-        return checked_fill(scene["labels"], scene["costs"])[0]
-    if kind != "planes":
-        raise ValueError(f"unknown variant {spec!r}")
-    options = dict(arg.split("=", 1) for arg in args)
-    settings = LocalExpansion(
-        cell_sizes=tuple(int(c) for c in options.get("cells", "25-15-5").split("-")),
-        iterations=int(options.get("it", 2)), truncation=float(options.get("tau", 3)),
-        perturbations=int(options.get("pert", 2)))
+def occluded_by_geometry(disparity: np.ndarray, margin: float = 0.5) -> np.ndarray:
+    """Pixels whose match ``x - d`` lies left of the right image, or is covered by a pixel
+    further right on the row whose match lands at least ``margin`` further left (a nearer
+    surface hides it from the right camera)."""
+    h, w = disparity.shape
+    match = np.arange(w)[None, :] - disparity
+    # the smallest match of the pixels to the right of each pixel
+    after = np.minimum.accumulate(match[:, ::-1], axis=1)[:, ::-1]
+    right_of = np.concatenate([after[:, 1:], np.full((h, 1), np.inf)], axis=1)
+    return (match < 0) | (right_of <= match - margin)
+
+
+def _planes(spec, scene, options, settings):
     factor = float(options.get("lambda", 1))
     weights = tuple(factor * np.asarray(w, dtype=np.float64) for w in scene["weights"])
     steps = int(options.get("steps", 4))
@@ -102,11 +108,36 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
     print(f"  {spec}: {result.seconds:.1f} s, {result.moves} moves, {result.switched} "
           f"switched, energy {result.energies[0]:.0f} -> "
           + " -> ".join(f"{e:.0f}" for e in result.energies[1:]), file=sys.stderr, flush=True)
+    return result
+
+
+def run_variant(spec: str, scene: dict) -> np.ndarray:
+    kind, *args = spec.split(":")
+    if kind == "defaults":
+        return checked_fill(scene["labels"], scene["costs"])[0]
+    if kind != "planes":
+        raise ValueError(f"unknown variant {spec!r}")
+    options = dict(arg.split("=", 1) for arg in args)
+    settings = LocalExpansion(
+        cell_sizes=tuple(int(c) for c in options.get("cells", "15-5").split("-")),
+        iterations=int(options.get("it", 2)), truncation=float(options.get("tau", 1)),
+        perturbations=int(options.get("pert", 2)),
+        flat_truncation=float(options.get("flat", 0)))
+    key = ("planes",) + tuple(sorted((k, v) for k, v in options.items()
+                                     if k not in ("fill", "check", "round")))
+    if key not in scene:
+        scene[key] = _planes(spec, scene, options, settings)
+    result = scene[key]
     out = result.disparity
     fill = options.get("fill", "plane")
     if fill != "none":
-        invalid = inconsistent_pixels(np.rint(out).astype(np.int64),
-                                      right_view_labels(scene["costs"]), tolerance=1)
+        check = options.get("check", "wta")
+        invalid = np.zeros(out.shape, bool)
+        if check in ("wta", "both"):
+            invalid |= inconsistent_pixels(np.rint(out).astype(np.int64),
+                                           right_view_labels(scene["costs"]), tolerance=1)
+        if check in ("warp", "both"):
+            invalid |= occluded_by_geometry(out)
         if fill == "plane":
             out = planes_fill(result.planes, invalid, scene["max_disparity"])
         else:

@@ -42,18 +42,23 @@ ENERGY_SCALE = 16   # the move networks' integer capacities: energy terms times 
 
 
 class LocalExpansion(NamedTuple):
-    """Settings of :func:`local_expansion_planes` (a prototype; nothing chosen yet).
+    """Settings of :func:`local_expansion_planes` (a prototype). Cells 15 and 5, two passes
+    and truncation 1 were the best of a few tried on teddy and venus at half size
+    (docs/stereo.md, "Slanted-plane labels"); nothing else was tuned.
 
     cell_sizes: cell sides in pixels, one pass each per iteration; iterations: passes over all
     cell sizes; truncation: ``tau`` of the plane disagreement (pixels of disparity);
+    flat_truncation: ``tau`` of the edges whose weight is above the smallest (no colour
+    edge between the pixels) when > 0;
     perturbations: ``perturb`` proposals per group and pass; delta, slope_delta: their first
     ranges (pixels, pixels per pixel); max_slope: proposals steeper than this are clipped;
     seed: of the random proposals.
     """
 
-    cell_sizes: tuple = (25, 15, 5)
+    cell_sizes: tuple = (15, 5)
     iterations: int = 2
-    truncation: float = 3.0
+    truncation: float = 1.0
+    flat_truncation: float = 0.0
     perturbations: int = 2
     delta: float = 2.0
     slope_delta: float = 0.5
@@ -81,7 +86,7 @@ class PlaneResult(NamedTuple):
 
 def move_network(current: np.ndarray, proposal: np.ndarray, free: np.ndarray,
                  keep_cost: np.ndarray, switch_cost: np.ndarray, weights,
-                 truncation: float) -> tuple[GridNetwork, float]:
+                 truncation) -> tuple[GridNetwork, float]:
     """The network of one local expansion move and its constant (float energy units).
 
     Pixels where ``free`` is True keep their plane of ``current`` (3, H, W) (source side) or
@@ -94,7 +99,9 @@ def move_network(current: np.ndarray, proposal: np.ndarray, free: np.ndarray,
     switch = np.where(free, switch_cost, 0.0)
     constant = float(np.sum(np.where(free, 0.0, keep_cost)))
     arcs = []
-    for axis, weight in ((1, weights[0]), (0, weights[1])):
+    truncations = truncation if isinstance(truncation, tuple) else (truncation, truncation)
+    for axis, weight, truncation in ((1, weights[0], truncations[0]),
+                                     (0, weights[1], truncations[1])):
         tail = np.s_[:, :-1] if axis == 1 else np.s_[:-1, :]
         head = np.s_[:, 1:] if axis == 1 else np.s_[1:, :]
         fp_p, fp_q, fq_p, fq_q = edge_disparities(current, axis)
@@ -236,7 +243,12 @@ def local_expansion_planes(raw: np.ndarray, support: Support, weights, initial,
     ys, xs = np.indices((h, w))
     data = plane_data_costs(raw, support, ys.ravel(), xs.ravel(),
                             planes.reshape(3, -1), steps).reshape(h, w)
-    energies = [plane_energy(data, planes, weights, settings.truncation)]
+    truncation = settings.truncation
+    if settings.flat_truncation > 0:
+        lowest = min(float(v.min()) for v in weights if v.size)
+        truncation = tuple(np.where(v > lowest, settings.flat_truncation, settings.truncation)
+                           for v in weights)
+    energies = [plane_energy(data, planes, weights, truncation)]
     rng = np.random.default_rng(settings.seed)
     cuts = HostMoveCuts()
     moves = switched = 0
@@ -280,7 +292,7 @@ def local_expansion_planes(raw: np.ndarray, support: Support, weights, initial,
                     proposal_data[fy, fx] = plane_data_costs(raw, support, fy, fx,
                                                              proposal[:, fy, fx], steps)
                     network, _ = move_network(planes, proposal, region_ok, data,
-                                              proposal_data, weights, settings.truncation)
+                                              proposal_data, weights, truncation)
                     cut = cuts(network)
                     switch = region_ok & ~np.asarray(cut.source_side)
                     moves += 1
@@ -288,7 +300,7 @@ def local_expansion_planes(raw: np.ndarray, support: Support, weights, initial,
                         planes[:, switch] = proposal[:, switch]
                         data[switch] = proposal_data[switch]
                         switched += int(switch.sum())
-            energies.append(plane_energy(data, planes, weights, settings.truncation))
+            energies.append(plane_energy(data, planes, weights, truncation))
             if callback is not None:
                 callback(len(energies) - 1, energies[-1])
     return PlaneResult(planes, planes_at(planes, ys, xs), data, energies, moves, switched,

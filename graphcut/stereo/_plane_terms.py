@@ -191,12 +191,15 @@ def edge_disparities(planes: np.ndarray, axis: int):
             planes_at(q_plane, py, px), planes_at(q_plane, qy, qx))
 
 
-def plane_energy(data: np.ndarray, planes: np.ndarray, weights, truncation: float) -> float:
+def plane_energy(data: np.ndarray, planes: np.ndarray, weights, truncation) -> float:
     """The energy of a plane labelling: the sum of the (H, W) data costs ``data`` plus
     :func:`pair_costs` over the grid's edges (``weights`` = (horizontal (H, W-1), vertical
-    (H-1, W)) as :func:`~graphcut.stereo.smoothness_weights` gives them)."""
+    (H-1, W)) as :func:`~graphcut.stereo.smoothness_weights` gives them; ``truncation`` a
+    number or one array per direction, shaped like the weights)."""
     energy = float(np.sum(data, dtype=np.float64))
-    for axis, weight in ((1, weights[0]), (0, weights[1])):
+    truncations = truncation if isinstance(truncation, tuple) else (truncation, truncation)
+    for axis, weight, truncation in ((1, weights[0], truncations[0]),
+                                     (0, weights[1], truncations[1])):
         fp_p, fp_q, fq_p, fq_q = edge_disparities(planes, axis)
         energy += float(pair_costs(weight, fp_p, fp_q, fq_p, fq_q, truncation).sum())
     return energy

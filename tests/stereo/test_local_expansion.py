@@ -170,3 +170,16 @@ def test_bad_input_is_refused():
         plane_disparity(left, left, max_disparity=3, support="box")
     with pytest.raises(ValueError, match="steps must be"):
         plane_disparity(left, left, max_disparity=3, steps=0)
+
+
+def test_per_edge_truncation_arrays_match_the_number_and_cap_each_edge():
+    rng = np.random.default_rng(6)
+    planes = _random_planes(rng, (4, 5))
+    weights = (np.full((4, 4), 8.0), np.full((3, 5), 8.0))
+    data = np.zeros((4, 5))
+    same = plane_energy(data, planes, weights, 1.0)
+    arrays = (np.full((4, 4), 1.0), np.full((3, 5), 1.0))
+    assert plane_energy(data, planes, weights, arrays) == pytest.approx(same)
+    loose = (np.full((4, 4), 100.0), np.full((3, 5), 100.0))
+    assert plane_energy(data, planes, weights, loose) > same
+    assert same <= 8.0 * 1.0 * (16 + 15)     # every edge capped at w * tau
