@@ -14,7 +14,8 @@ aggregation, alpha-expansion with two cycles; no border extrapolation or edge re
   / ``support=wRsS`` (a (2R+1)^2 window sampled every S pixels, colour weights
   ``exp(-|dI| / 10)``, PatchMatch's); ``it=N`` passes (2); ``cells=15-5`` cell sides;
   ``tau=T`` the disagreement's truncation (1 pixel); ``pert=K`` perturbations per group (2); ``flat=T`` the truncation of the edges without a
-  colour edge (weight above the smallest; 0: ``tau``);
+  colour edge (weight above the smallest; 0: ``tau``); ``slope=S`` adds S per unit of
+  ``|a| + |b|`` to the data cost (a soft fronto-parallel prior);
   ``lambda=F`` the smoothness weights times F (1); ``fill=plane`` (each rejected pixel takes
   the nearer valid pixel's plane on its row, the farther of the two, extrapolated) or
   ``fill=background`` (the defaults' background fill of the rounded map) or ``fill=none``;
@@ -122,9 +123,10 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
         cell_sizes=tuple(int(c) for c in options.get("cells", "15-5").split("-")),
         iterations=int(options.get("it", 2)), truncation=float(options.get("tau", 1)),
         perturbations=int(options.get("pert", 2)),
-        flat_truncation=float(options.get("flat", 0)))
+        flat_truncation=float(options.get("flat", 0)),
+        slope_cost=float(options.get("slope", 0)))
     key = ("planes",) + tuple(sorted((k, v) for k, v in options.items()
-                                     if k not in ("fill", "check", "round")))
+                                     if k not in ("fill", "check", "round", "merge")))
     if key not in scene:
         scene[key] = _planes(spec, scene, options, settings)
     result = scene[key]
@@ -142,6 +144,9 @@ def run_variant(spec: str, scene: dict) -> np.ndarray:
             out = planes_fill(result.planes, invalid, scene["max_disparity"])
         else:
             out = fill_from_background(np.rint(out).astype(np.int64), invalid)
+    if options.get("merge") == "failed":
+        defaults, failed = checked_fill(scene["labels"], scene["costs"])
+        out = np.where(failed, out, defaults)
     if options.get("round") == "1":
         out = np.rint(out)
     return out

@@ -49,7 +49,8 @@ class LocalExpansion(NamedTuple):
     cell_sizes: cell sides in pixels, one pass each per iteration; iterations: passes over all
     cell sizes; truncation: ``tau`` of the plane disagreement (pixels of disparity);
     flat_truncation: ``tau`` of the edges whose weight is above the smallest (no colour
-    edge between the pixels) when > 0;
+    edge between the pixels) when > 0; slope_cost: added to a pixel's data cost per unit of
+    ``|a| + |b|`` (a soft fronto-parallel prior; 0: none);
     perturbations: ``perturb`` proposals per group and pass; delta, slope_delta: their first
     ranges (pixels, pixels per pixel); max_slope: proposals steeper than this are clipped;
     seed: of the random proposals.
@@ -59,6 +60,7 @@ class LocalExpansion(NamedTuple):
     iterations: int = 2
     truncation: float = 1.0
     flat_truncation: float = 0.0
+    slope_cost: float = 0.0
     perturbations: int = 2
     delta: float = 2.0
     slope_delta: float = 0.5
@@ -243,6 +245,7 @@ def local_expansion_planes(raw: np.ndarray, support: Support, weights, initial,
     ys, xs = np.indices((h, w))
     data = plane_data_costs(raw, support, ys.ravel(), xs.ravel(),
                             planes.reshape(3, -1), steps).reshape(h, w)
+    data += settings.slope_cost * (np.abs(planes[0]) + np.abs(planes[1]))
     truncation = settings.truncation
     if settings.flat_truncation > 0:
         lowest = min(float(v.min()) for v in weights if v.size)
@@ -291,6 +294,8 @@ def local_expansion_planes(raw: np.ndarray, support: Support, weights, initial,
                     proposal_data = data.copy()
                     proposal_data[fy, fx] = plane_data_costs(raw, support, fy, fx,
                                                              proposal[:, fy, fx], steps)
+                    proposal_data[fy, fx] += settings.slope_cost * (
+                        np.abs(proposal[0, fy, fx]) + np.abs(proposal[1, fy, fx]))
                     network, _ = move_network(planes, proposal, region_ok, data,
                                               proposal_data, weights, truncation)
                     cut = cuts(network)

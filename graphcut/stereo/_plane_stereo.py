@@ -58,13 +58,17 @@ def plane_disparity(left, right, *, max_disparity: int, channel_axis=None,
         (grey levels 0..255).
     max_disparity
         the largest disparity, pixels (left ``(y, x)`` matches right ``(y, x - d)``).
+    channel_axis
+        the colour axis of ``left`` and ``right``, None for grey images.
     settings
         :class:`~graphcut.stereo.LocalExpansion` (cells, passes, truncation, proposals).
     steps
         raw costs sampled every ``1 / steps`` pixel of disparity (1..16).
     support
         the data cost's windows: "cross" (the default pipeline's cross regions, at most
-        7 x 7) or "window" ((2 ``window_radius`` + 1)^2, colour-similarity weights).
+        7 x 7) or "window" (colour-similarity weights).
+    window_radius
+        the "window" support's radius, pixels ((2 r + 1)^2 pixels).
     fill_occlusions
         the left-right check and the plane fill; False returns the planes' disparities.
     **options
