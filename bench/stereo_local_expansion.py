@@ -15,7 +15,8 @@ aggregation, alpha-expansion with two cycles; no border extrapolation or edge re
   ``exp(-|dI| / 10)``, PatchMatch's); ``it=N`` passes (2); ``cells=15-5`` cell sides;
   ``tau=T`` the disagreement's truncation (1 pixel); ``pert=K`` perturbations per group (2); ``flat=T`` the truncation of the edges without a
   colour edge (weight above the smallest; 0: ``tau``); ``slope=S`` adds S per unit of
-  ``|a| + |b|`` to the data cost (a soft fronto-parallel prior);
+  ``|a| + |b|`` to the data cost (a soft fronto-parallel prior; 0 here, 16 in
+  ``LocalExpansion()``);
   ``lambda=F`` the smoothness weights times F (1); ``fill=plane`` (each rejected pixel takes
   the nearer valid pixel's plane on its row, the farther of the two, extrapolated) or
   ``fill=background`` (the defaults' background fill of the rounded map) or ``fill=none``;

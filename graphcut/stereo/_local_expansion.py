@@ -42,9 +42,10 @@ ENERGY_SCALE = 16   # the move networks' integer capacities: energy terms times 
 
 
 class LocalExpansion(NamedTuple):
-    """Settings of :func:`local_expansion_planes` (a prototype). Cells 15 and 5, two passes
-    and truncation 1 were the best of a few tried on teddy and venus at half size
-    (docs/stereo.md, "Slanted-plane labels"); nothing else was tuned.
+    """Settings of :func:`local_expansion_planes` (a prototype). Cells 15 and 5, two passes,
+    truncation 1 and slope cost 16 were the best of a few tried on the development pairs at
+    half size (docs/stereo.md, "Slanted-plane labels"); at full size they lose to the
+    integer pipeline.
 
     cell_sizes: cell sides in pixels, one pass each per iteration; iterations: passes over all
     cell sizes; truncation: ``tau`` of the plane disagreement (pixels of disparity);
@@ -60,7 +61,7 @@ class LocalExpansion(NamedTuple):
     iterations: int = 2
     truncation: float = 1.0
     flat_truncation: float = 0.0
-    slope_cost: float = 0.0
+    slope_cost: float = 16.0
     perturbations: int = 2
     delta: float = 2.0
     slope_delta: float = 0.5

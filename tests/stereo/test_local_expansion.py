@@ -109,7 +109,8 @@ def test_a_slanted_plane_is_recovered_to_sub_pixel_accuracy_where_integer_labels
                              linear_truncation=3).labels
     raw = subpixel_census_costs(left.astype(float), right.astype(float), 16, steps=4)
     result = local_expansion_planes(raw, cross_support(left.astype(np.int32)), weights, labels,
-                                    LocalExpansion(cell_sizes=(15, 5), iterations=2), steps=4)
+                                    LocalExpansion(cell_sizes=(15, 5), iterations=2,
+                                                   slope_cost=0.0), steps=4)
     scored = np.s_[:, 20:]
     integer_error = np.abs(labels - truth)[scored].mean()
     plane_error = np.abs(result.disparity - truth)[scored].mean()
@@ -183,3 +184,15 @@ def test_per_edge_truncation_arrays_match_the_number_and_cap_each_edge():
     loose = (np.full((4, 4), 100.0), np.full((3, 5), 100.0))
     assert plane_energy(data, planes, weights, loose) > same
     assert same <= 8.0 * 1.0 * (16 + 15)     # every edge capped at w * tau
+
+
+def test_the_slope_cost_keeps_planes_fronto_parallel_where_the_data_cannot_tell():
+    raw = np.full((9, 12, 20), 40, np.uint8)           # no texture: every disparity costs 40
+    support = window_support(np.zeros((12, 20, 1)), radius=1)
+    weights = (np.full((12, 19), 8.0), np.full((11, 20), 8.0))
+    initial = np.full((12, 20), 3.0)
+    initial[:, 10:] = 5.0
+    settings = LocalExpansion(cell_sizes=(5,), iterations=1, slope_cost=16.0)
+    result = local_expansion_planes(raw, support, weights, initial, settings)
+    np.testing.assert_array_equal(result.planes[:2], 0.0)
+    assert result.energies[-1] <= result.energies[0]
