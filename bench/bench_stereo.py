@@ -40,6 +40,7 @@ compute() on the host CPU, padding included, filling not included.
     python bench/bench_stereo.py --devices cuda --scenes motorcycle
     python bench/bench_stereo.py --devices cpu --downscale 2   # a quicker look
     python bench/bench_stereo.py --append-results          # also add the tables to RESULTS.md
+    python bench/bench_stereo.py --devices cpu --planes    # the slanted-plane prototype
 """
 
 from __future__ import annotations
