@@ -32,6 +32,7 @@ import numpy as np
 from graphcut.labeling import HostMoveCuts
 from graphcut.solver import GridNetwork
 
+from ._checks import checked_int, checked_number, unpacked
 from ._plane_terms import (Support, edge_disparities, pair_costs, plane_data_costs,
                            plane_energy, planes_at)
 
@@ -138,6 +139,26 @@ def move_network(current: np.ndarray, proposal: np.ndarray, free: np.ndarray,
     return network, constant
 
 
+def check_local_expansion(settings) -> LocalExpansion:
+    """``settings`` as a :class:`LocalExpansion` after checking its values (ValueError)."""
+    values = unpacked(settings, "settings", "LocalExpansion", LocalExpansion._fields)
+    settings = LocalExpansion(*values)
+    owner = "local expansion"
+    sizes = settings.cell_sizes
+    if not isinstance(sizes, (tuple, list)) or not sizes or any(
+            isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1 for c in sizes):
+        raise ValueError(f"{owner} cell_sizes must be a non-empty tuple of ints >= 1 "
+                         f"(pixels), got {sizes!r}")
+    checked_int(owner, "iterations", settings.iterations, 0, 1000)
+    checked_int(owner, "perturbations", settings.perturbations, 0, 100)
+    checked_int(owner, "seed", settings.seed, 0, 2 ** 63 - 1)
+    for name, low, high in (("truncation", 1e-6, 1e6), ("flat_truncation", 0, 1e6),
+                            ("delta", 0, 1e6), ("slope_delta", 0, 1e3),
+                            ("max_slope", 0, 1e3), ("slope_cost", 0, 1e6)):
+        checked_number(owner, name, getattr(settings, name), low, high, f"{low}..{high:g}")
+    return settings._replace(cell_sizes=tuple(int(c) for c in sizes))
+
+
 def _cells(shape, size: int):
     """Per pixel its cell row and column, and the number of cell rows and columns."""
     h, w = shape
@@ -233,6 +254,7 @@ def local_expansion_planes(raw: np.ndarray, support: Support, weights, initial,
         the planes, the disparities at the pixel centres, the energies.
     """
     started = time.perf_counter()
+    settings = check_local_expansion(settings)
     levels, h, w = raw.shape
     initial = np.asarray(initial, dtype=np.float64)
     if initial.shape == (h, w):

@@ -17,7 +17,8 @@ import numpy as np
 
 from ._costs import check_pair, right_view_labels
 from ._disparity import StereoResult, disparity
-from ._local_expansion import LocalExpansion, PlaneResult, local_expansion_planes, planes_fill
+from ._local_expansion import (LocalExpansion, PlaneResult, check_local_expansion,
+                               local_expansion_planes, planes_fill)
 from ._occlusion import inconsistent_pixels
 from ._plane_terms import cross_support, window_support
 from ._subpixel_costs import subpixel_census_costs
@@ -83,7 +84,7 @@ def plane_disparity(left, right, *, max_disparity: int, channel_axis=None,
     Raises
     ------
     ValueError
-        for an unknown ``support``, ``steps`` outside 1..16, or what
+        for an unknown ``support``, ``steps`` outside 1..16, bad ``settings``, or what
         :func:`~graphcut.stereo.disparity` refuses.
 
     Examples
@@ -103,6 +104,7 @@ def plane_disparity(left, right, *, max_disparity: int, channel_axis=None,
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) \
             or not 1 <= steps <= 16:
         raise ValueError(f"steps must be an int in 1..16 (samples per pixel), got {steps!r}")
+    settings = check_local_expansion(settings)
     options.setdefault("device", "cpu")
     initial = disparity(left, right, max_disparity=max_disparity, channel_axis=channel_axis,
                         fill_occlusions=False, **options)

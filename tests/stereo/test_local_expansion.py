@@ -166,6 +166,11 @@ def test_bad_input_is_refused():
     weights = (np.ones((4, 4)), np.ones((3, 5)))
     with pytest.raises(ValueError, match="initial must be"):
         local_expansion_planes(raw, support, weights, np.zeros((5, 4)))
+    for bad in (LocalExpansion(cell_sizes=(0,)), LocalExpansion(cell_sizes=()),
+                LocalExpansion(truncation=0.0), LocalExpansion(iterations=-1),
+                LocalExpansion(slope_cost=-1.0), (5, 2)):
+        with pytest.raises(ValueError, match="local expansion|LocalExpansion"):
+            local_expansion_planes(raw, support, weights, np.zeros((4, 5)), bad)
     left = np.zeros((8, 12), np.uint8)
     with pytest.raises(ValueError, match="support must be"):
         plane_disparity(left, left, max_disparity=3, support="box")
