@@ -1,4 +1,4 @@
-"""Slanted-plane labels by local expansion moves, on the development pairs (issue 25, eleventh round).
+"""Slanted-plane labels by local expansion moves on the development pairs (issue 25, round 11).
 
 Every variant starts from ``graphcut.stereo.disparity``'s defaults (AD-census, cross
 aggregation, alpha-expansion with two cycles; no border extrapolation or edge refinement):
@@ -13,16 +13,18 @@ aggregation, alpha-expansion with two cycles; no border extrapolation or edge re
   ``support=cross`` (the default pipeline's cross regions, 7 x 7 at most) or ``support=wR``
   / ``support=wRsS`` (a (2R+1)^2 window sampled every S pixels, colour weights
   ``exp(-|dI| / 10)``, PatchMatch's); ``it=N`` passes (2); ``cells=15-5`` cell sides;
-  ``tau=T`` the disagreement's truncation (1 pixel); ``pert=K`` perturbations per group (2); ``flat=T`` the truncation of the edges without a
-  colour edge (weight above the smallest; 0: ``tau``); ``slope=S`` adds S per unit of
-  ``|a| + |b|`` to the data cost (a soft fronto-parallel prior; 0 here, 16 in
-  ``LocalExpansion()``);
-  ``lambda=F`` the smoothness weights times F (1); ``fill=plane`` (each rejected pixel takes
-  the nearer valid pixel's plane on its row, the farther of the two, extrapolated) or
-  ``fill=background`` (the defaults' background fill of the rounded map) or ``fill=none``;
-  ``check=wta`` (the default: against the right view's cheapest integer disparities),
-  ``check=warp`` (only pixels hidden by a nearer pixel of the map itself, or matched outside
-  the right image) or ``check=both``; ``round=1`` rounds the final map to integers; ``steps=S`` the raw costs sampled every 1/S
+  ``tau=T`` the disagreement's truncation (1 pixel); ``pert=K`` perturbations per group (2);
+  ``flat=T`` the truncation of the edges without a colour edge (weight above the smallest;
+  0: ``tau``); ``slope=S`` adds S per unit of ``|a| + |b|`` to the data cost (a soft
+  fronto-parallel prior; 0 here, 16 in ``LocalExpansion()``); ``lambda=F`` the smoothness
+  weights times F (1); ``fill=plane`` (each rejected pixel takes the nearer valid pixel's
+  plane on its row, the farther of the two, extrapolated) or ``fill=background`` (the
+  defaults' background fill of the rounded map) or ``fill=none``; ``check=wta`` (the default:
+  against the right view's cheapest integer disparities), ``check=warp`` (only pixels hidden
+  by a nearer pixel of the map itself, or matched outside the right image) or ``check=both``;
+  ``merge=failed`` keeps the defaults' map where it passed the defaults' left-right check
+  (the planes only where it failed); ``round=1`` rounds the final map to integers;
+  ``steps=S`` the raw costs sampled every 1/S
   pixel of disparity (4; 1: the integer volume, interpolated).
 
     python bench/stereo_local_expansion.py --scenes teddy,venus --downscales 2
@@ -44,18 +46,18 @@ from pathlib import Path
 
 import numpy as np
 
-from graphcut.stereo import (CensusParameters, census_costs, fill_from_background,
-                             inconsistent_pixels, right_view_labels)
-from graphcut.stereo._local_expansion import (LocalExpansion, local_expansion_planes,
-                                              planes_fill)
-from graphcut.stereo._plane_terms import cross_support, window_support
-from graphcut.stereo._subpixel_costs import subpixel_census_costs
+from graphcut.stereo import (CensusParameters, LocalExpansion, census_costs, cross_support,
+                             fill_from_background, inconsistent_pixels, local_expansion_planes,
+                             planes_fill, right_view_labels, subpixel_census_costs,
+                             window_support)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stereo_occlusion import checked_fill, variants_main  # noqa: E402
 
 DEFAULT_VARIANTS = ("defaults", "planes", "planes:support=w5", "planes:fill=background",
-                    "planes:tau=0.5", "planes:tau=3", "planes:it=1:cells=15")
+                    "planes:check=both", "planes:tau=0.5", "planes:tau=3",
+                    "planes:it=1:cells=15", "planes:flat=3", "planes:merge=failed",
+                    "planes:slope=4", "planes:slope=8", "planes:slope=16")
 RAW = CensusParameters(aggregation="box", aggregation_radius=0)
 
 

@@ -27,7 +27,8 @@ import numpy as np
 
 from ._aggregation import cross_arms
 
-__all__ = ["Support", "cross_support", "edge_disparities", "pair_costs", "plane_data_costs", "plane_energy",
+__all__ = ["Support", "cross_support", "edge_disparities", "pair_costs", "plane_data_costs",
+           "plane_energy",
            "planes_at", "window_support"]
 
 OUTSIDE_COST = 128.0  # a disparity outside 0..L-1: the largest raw AD-census cost
