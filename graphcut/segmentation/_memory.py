@@ -70,8 +70,8 @@ CPU_MODEL_BYTES_PER_PIXEL = {
     ("learned", "region"): (436, 484),     # measured 418 (grey, with the box ring; 388-410 before)
     ("gmm", "strokes"): (588, 768),        # measured 565, 738
     ("gmm", "region"): (633, 768),         # measured 608, 738
-    # GMM(warm=True), auto's colour model (grey: the GMM's figures, not measured)
-    ("live-gmm", "strokes"): (588, 623),   # measured 599 (colour)
+    # GMM(warm=True), auto's model of photographs (grey with a box: the GMM's, not measured)
+    ("live-gmm", "strokes"): (484, 623),   # measured 465 (grey, eleventh session), 599 (colour)
     ("live-gmm", "region"): (633, 758),    # measured 729 (colour)
     ("live-gmm", "volume"): (657, 860),
     # volumes (6-connected; 30 x 300 x 334 random grey voxels): per voxel, grey measured,
