@@ -61,7 +61,7 @@ PIPELINE_STAGES = (
     ("        energy check", "graphcut.segmentation._problems", "BinaryProblem.energy"),
     ("        GMM evaluate", "graphcut.models._gmm", "GMMModel._evaluate"),
     ("        GMM moments", "graphcut.models._gmm", "_moments"),
-    ("        GMM split", "graphcut.models._gmm", "_principal_axis_split"),
+    ("        GMM split", "graphcut.models._gmm", "principal_axis_split"),
     ("  result", "graphcut.segmentation._segmenter", "result_of"),
 )
 # the app's layers around Segmenter.update (--app)

@@ -15,7 +15,7 @@ What is available (:func:`available_bytes`) is the smallest of:
   ``G``, ``T``; powers of 1024), a budget for any one job, whatever the machine has.
 
 Estimates are in bytes; the ``*_BYTES_PER_*`` constants were measured (peak resident memory
-of the step, see ``tests/test_hostile_input.py``) and rounded up.
+of the step, see ``tests/robustness/test_hostile_input.py``) and rounded up.
 """
 
 from __future__ import annotations

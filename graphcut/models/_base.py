@@ -253,7 +253,7 @@ class ModelPair(AppearanceModel):
         raise ValueError("a pair of model objects has no settings form; use a named model")
 
 
-_INTEGER_KNOBS = ("iterations", "texture")
+_INTEGER_KNOBS = ("iterations", "texture", "component_rows")
 
 
 def check_fraction(key: str, value) -> float:

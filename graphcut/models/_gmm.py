@@ -34,6 +34,7 @@ import numpy as np
 from graphcut._arrays import array_module, to_host
 
 from ._base import ColourModel, PerLabelModel, check_fraction, check_sample
+from ._principal_axes import principal_axis_split
 
 DEFAULT_COMPONENTS = 5
 DEFAULT_EM_STEPS = 2
@@ -45,9 +46,6 @@ CHUNK_ROWS = 1 << 15
 #: ``GMM(outline=...)``'s cost falls to 0 at this share of the largest distance from a box's
 #: outline, or at OUTLINE_PIXELS pixels from it when nearer (None: no limit in pixels)
 OUTLINE_REACH, OUTLINE_PIXELS = 0.35, None
-#: a GPU sample of at most this many rows is split into components on the host
-#: (:func:`_principal_axis_split`)
-HOST_SPLIT_ROWS = 1 << 17
 
 
 class GMMModel(ColourModel):
@@ -63,6 +61,10 @@ class GMMModel(ColourModel):
         EM steps after the initial split in :meth:`fit`.
     covariance_floor
         added to every covariance's diagonal, in squared [0, 1] units.
+    min_rows
+        sample rows per Gaussian at least: a first fit on ``n`` rows splits the sample
+        into at most ``max(1, n // min_rows)`` components (a mixture of five from a
+        stroke's few dozen pixels fits their noise, not the object's colours); 0: no limit.
 
     Attributes
     ----------
@@ -91,7 +93,7 @@ class GMMModel(ColourModel):
     name = "gmm"
 
     def __init__(self, components: int = DEFAULT_COMPONENTS, *, em_steps: int = DEFAULT_EM_STEPS,
-                 covariance_floor: float = COVARIANCE_FLOOR):
+                 covariance_floor: float = COVARIANCE_FLOOR, min_rows: int = 0):
         if isinstance(components, bool) or int(components) != components or components < 1:
             raise ValueError(f"components must be a positive integer, got {components!r}")
         if isinstance(em_steps, bool) or int(em_steps) != em_steps or em_steps < 0:
@@ -99,7 +101,10 @@ class GMMModel(ColourModel):
         if not (math.isfinite(covariance_floor) and covariance_floor > 0):
             raise ValueError(f"covariance_floor must be a finite number > 0, got "
                              f"{covariance_floor!r}")
+        if isinstance(min_rows, bool) or int(min_rows) != min_rows or min_rows < 0:
+            raise ValueError(f"min_rows must be an integer >= 0, got {min_rows!r}")
         self.components = int(components)
+        self.min_rows = int(min_rows)
         self.em_steps = int(em_steps)
         self.covariance_floor = float(covariance_floor)
         self.weights = self.means = self.covariances = None
@@ -116,6 +121,12 @@ class GMMModel(ColourModel):
     def fitted(self) -> bool:
         return self.weights is not None
 
+    def components_for(self, rows: int) -> int:
+        """The components of a first fit on a sample of ``rows`` rows (``min_rows``)."""
+        if not self.min_rows:
+            return self.components
+        return max(1, min(self.components, int(rows) // self.min_rows))
+
     # -- public --------------------------------------------------------------------------
 
     def fit(self, values, mask) -> "GMMModel":
@@ -128,8 +139,8 @@ class GMMModel(ColourModel):
         sample, sample_weight = features[chosen], weight[chosen]
         if sample.shape[0] == 0:
             raise ValueError("GMMModel: the sample is empty (no pixel selected)")
-        clusters, count = _principal_axis_split(sample[:, :channels], sample_weight,
-                                                self.components)
+        clusters, count = principal_axis_split(sample[:, :channels], sample_weight,
+                                               self.components_for(sample.shape[0]))
         responsibilities = xp.zeros((sample.shape[0], count), xp.float64)
         responsibilities[xp.arange(sample.shape[0]), clusters] = sample_weight
         self._set_parameters(*_moments(sample, responsibilities), channels)
@@ -299,48 +310,6 @@ def _channels(num_features: int) -> int:
     raise ValueError(f"{num_features} features do not come from an image's channels")
 
 
-def _principal_axis_split(x, weight, components: int):
-    """Orchard-Bouman: cluster index (N,) of every row of ``x`` (N, C) and the number of
-    clusters (at most ``components``), by repeatedly splitting the cluster of largest
-    (``weight``-weighted) covariance eigenvalue through its mean across the corresponding
-    eigenvector. A GPU sample of at most :data:`HOST_SPLIT_ROWS` rows (the live model's
-    coarse grid) is split on the host: the split's few small reductions per cluster, each
-    waited for, cost more on the GPU than the copy (the clusters go back to the GPU)."""
-    xp = array_module(x)
-    if xp is not np and x.shape[0] <= HOST_SPLIT_ROWS:
-        clusters, count = _principal_axis_split(to_host(x), to_host(weight), components)
-        return xp.asarray(clusters), count
-    clusters = xp.zeros(x.shape[0], dtype=xp.int64)
-    everyone = xp.ones(x.shape[0], dtype=bool)
-    spread = [_principal_axis(x, weight, everyone)]  # per cluster: (eigenvalue, vector, mean)
-    while len(spread) < components:
-        target = max(range(len(spread)), key=lambda c: spread[c][0])
-        eigenvalue, vector, mean = spread[target]
-        if eigenvalue <= 0.0:
-            break  # every cluster is a single colour
-        members = clusters == target
-        upper = members & ((x - xp.asarray(mean)) @ xp.asarray(vector) > 0)
-        clusters = xp.where(upper, len(spread), clusters)
-        spread[target] = _principal_axis(x, weight, members & ~upper)
-        spread.append(_principal_axis(x, weight, upper))
-    return clusters, len(spread)
-
-
-def _principal_axis(x, weight, members):
-    """(largest weighted covariance eigenvalue, its eigenvector, mean) of the rows
-    ``members`` of ``x``, on the host; eigenvalue -1 for fewer than two rows."""
-    xp = array_module(x)
-    w = xp.where(members, weight, 0.0)
-    total = float(w.sum())
-    if int(members.sum()) < 2 or total <= 0:
-        return -1.0, None, None
-    mean = to_host((w[:, None] * x).sum(axis=0)) / total
-    centred = x - xp.asarray(mean)
-    covariance = to_host((centred * w[:, None]).T @ centred) / total
-    eigenvalues, eigenvectors = np.linalg.eigh(covariance)
-    return float(eigenvalues[-1]), eigenvectors[:, -1], mean
-
-
 class GMM(PerLabelModel):
     """GrabCut's appearance model: each label's Gaussian mixture (:class:`GMMModel`),
     re-estimated over GrabCut's iterations, with seeds that weigh and act locally and the
@@ -371,7 +340,10 @@ class GMM(PerLabelModel):
         as background in the coarse grid's first fit (GrabCut's start: the background's
         first mixture learns the far image, not one stroke's colours;
         :func:`graphcut.segmentation._coarse.far_background`); ``None``: 0 (off: the
-        first fit reads the seeds alone).
+        first fit reads the seeds alone). ``component_rows`` (int >= 0): each label's first
+        fit has at most one Gaussian per this many sample rows (``GMMModel(min_rows=...)``:
+        a stroke's few dozen pixels get one or two Gaussians, not five fitted to their
+        noise); ``None``: 0 (off).
 
     Examples
     --------
@@ -392,8 +364,9 @@ class GMM(PerLabelModel):
     warm = False
     outline = 0.0
     stroke_reach = 0.0
+    component_rows = 0
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core", "warm", "outline", "stroke_reach")
+             "core", "warm", "outline", "stroke_reach", "component_rows")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)
@@ -420,7 +393,8 @@ class GMM(PerLabelModel):
         return OUTLINE_PIXELS
 
     def label_model(self) -> GMMModel:
-        model = GMMModel() if self.components is None else GMMModel(self.components)
+        model = GMMModel(DEFAULT_COMPONENTS if self.components is None else self.components,
+                         min_rows=self.component_rows)
         if self.warm:  # a live model: the labels share the per-pixel products, kept between
             if "_products" not in vars(self):  # strokes (the coarse grid's and the image's)
                 self._products = []

@@ -9,7 +9,8 @@ folder (``-I`` it, :data:`INCLUDE_DIR`). Every source is built at least once: th
 file that no entry names gets one plain build. Every build also gets the kernels' constants
 (:data:`CONSTANTS`, ``-D``). :data:`VARIANTS` is the resulting table; the wheel build
 (``setup.py``) compiles each variant with nvcc into one fatbin, the loader (``_loader.py``) picks
-the fatbin of the variant it is asked for, and ``tests/test_cuda_compile.py`` compiles them all.
+the fatbin of the variant it is asked for, and ``tests/solver/test_cuda_compile.py`` compiles
+them all.
 
 A fatbin holds machine code (SASS) for :data:`ARCHITECTURES` and PTX for :data:`PTX_ARCHITECTURE`,
 which the driver compiles for GPUs newer than the listed ones. ``manifest.json`` beside the

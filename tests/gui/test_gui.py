@@ -322,7 +322,7 @@ def test_newer_strokes_supersede_running_segmentations(process_window, image_fil
         window.paint_stroke([(30, col)], FOREGROUND, 2)
     window.wait_until_idle()
     # only outcomes of the newest request were shown (the solver skips the jobs in between:
-    # tests/test_interactive.py)
+    # tests/gui/test_interactive.py)
     assert shown and all(number == latest for number, latest in shown)
     expected = graphcut.segment(image, window.seeds(), **window.segment_options(),
                            device="cpu")

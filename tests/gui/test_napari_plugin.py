@@ -3,7 +3,7 @@ segmentation controller (gui/napari/_session.py). Strokes go through napari's ow
 (the Labels layer's mouse bindings, as a drag of the brush); results are checked against
 ``graphcut.segment`` of the same scribbles.
 
-Solvers run on threads here (quick to start); tests/test_napari_widget.py drives the dock
+Solvers run on threads here (quick to start); tests/gui/test_napari_widget.py drives the dock
 widget with the solver processes the plugin uses."""
 
 from __future__ import annotations
