@@ -25,12 +25,12 @@ from graphcut.gui.napari._session import NEEDS_BOTH, LayerSegmentation  # noqa: 
 from graphcut.gui.options import SegmentOptions  # noqa: E402
 
 
-def disc(shape=(40, 50), seed=0):
+def disc(shape=(40, 50), seed=0, background=80):
     rng = np.random.default_rng(seed)
     grid = np.indices(shape)
     centre = [n / 2 for n in shape]
     inside = sum(((g - c) / (n / 3)) ** 2 for g, c, n in zip(grid, centre, shape)) < 1
-    image = np.clip(np.where(inside, 170, 80) + rng.normal(0, 20, shape), 0, 255)
+    image = np.clip(np.where(inside, 170, background) + rng.normal(0, 20, shape), 0, 255)
     return image.astype(np.uint8)
 
 
@@ -281,8 +281,11 @@ def test_removing_the_layers_ends_the_solvers():
 
 
 def test_box_and_clean_up_are_the_apps(MouseEvent):
-    """The app's options reach the solver: a box (outside is background) with clean-up."""
-    bench = Bench(disc())
+    """The app's options reach the solver: a box (outside is background) with clean-up. A
+    dark background (a micrograph-like disc: auto's learned model; on the brighter disc auto
+    takes the image for a grey photograph, and the live GMM's strokes-alone start, far pixels
+    as background, keeps only the strokes' surroundings of this 40 x 50 image)."""
+    bench = Bench(disc(background=30))
     bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
     bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
     bench.settle()
