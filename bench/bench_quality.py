@@ -154,7 +154,12 @@ def next_click(mask, truth):
 def load_set(name, count=None):
     """The items of set ``name``: generated composites (:func:`quality_data.make_set`) or,
     for ``photos-dev`` / ``photos-test``, real photographs with masks drawn by people
-    (:func:`quality_photos.photo_set`)."""
+    (:func:`quality_photos.photo_set`); a name ending in ``-grey`` (``photos-dev-grey``,
+    ``cutouts-dev-grey``, ...): the same items with every colour image given as its grey
+    BT.601 luma (:func:`quality_photos.grey_item`)."""
+    if name.endswith("-grey"):
+        from quality_photos import grey_item
+        return [grey_item(item) for item in load_set(name[:-len("-grey")], count)]
     if name.startswith("photos-"):
         from quality_photos import photo_set
         return photo_set(name.partition("-")[2], count)
@@ -311,7 +316,9 @@ def quality(args):
         parse_method(name)
     protocols = args.protocols.split(",")
     count = len(load_set(args.set, args.count))
-    tasks = [(i, args.set, args.count, methods, protocols, args.device) for i in range(count)]
+    tasks = [(i, args.set, args.count, methods, protocols, args.device)
+             for i in range(0, count, args.every)]
+    count = len(tasks)
     started = time.perf_counter()
     runs = []
     if args.jobs > 1:
@@ -383,14 +390,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="test",
                         choices=("dev", "test", "extra", "dev-soft", "photos-dev", "photos-test",
-                                 "cutouts-dev", "cutouts-test"),
+                                 "cutouts-dev", "cutouts-test", "photos-dev-grey",
+                                 "photos-test-grey", "cutouts-dev-grey", "cutouts-test-grey"),
                         help="dev: for choosing options; test: for reporting; extra: a "
                              "second report set, to confirm a gain is not fitted to dev; "
                              "dev-soft: dev-only composites with wider soft edges; "
                              "photos-dev / photos-test: real photographs "
                              "(bench/quality_photos.py); cutouts-dev / cutouts-test: their "
-                             "objects pasted onto other photographs (bench/quality_cutouts.py)")
+                             "objects pasted onto other photographs (bench/quality_cutouts.py); "
+                             "NAME-grey: those sets with every image in grey (BT.601 luma; "
+                             "the test splits' grey versions are for the final report)")
     parser.add_argument("--count", type=int, default=None, help="first N items of the set")
+    parser.add_argument("--every", type=int, default=1,
+                        help="only every N-th item (0, N, 2N, ...: a quicker look that still "
+                             "spans the set)")
     parser.add_argument("--methods", default=",".join(m for m in METHODS if m != "otsu"),
                         help="comma-separated names of METHODS; or ';'-separated, each "
                              "possibly 'name:key=value,...' with changed options")

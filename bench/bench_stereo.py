@@ -40,6 +40,7 @@ compute() on the host CPU, padding included, filling not included.
     python bench/bench_stereo.py --devices cuda --scenes motorcycle
     python bench/bench_stereo.py --devices cpu --downscale 2   # a quicker look
     python bench/bench_stereo.py --append-results          # also add the tables to RESULTS.md
+    python bench/bench_stereo.py --devices cpu --planes    # the slanted-plane prototype
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ import numpy as np
 
 from graphcut.solver import cuda_status
 from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
-                             MedianFill, PlaneFill, bad_pixel_rate, disparity)
+                             LocalExpansion, MedianFill, PlaneFill, bad_pixel_rate, disparity,
+                             plane_disparity)
 from graphcut.stereo.io import motorcycle_pair
 from graphcut.stereo.synthetic import synthetic_scene
 
@@ -130,6 +132,28 @@ def run_ours(device: str, scene, repeats: int, max_cycles: int, options=None) ->
            "build": statistics.median(r.build_seconds for _, r in runs),
            "bad": bad_pixel_rate(result.disparity, truth),
            "bad_raw": bad_pixel_rate(result.expansion.labels, truth)}
+    if visible is not None:
+        row["bad_visible"] = bad_pixel_rate(result.disparity, truth, valid=visible)
+    return row
+
+
+def run_planes(scene, max_cycles: int, settings: LocalExpansion) -> dict:
+    """Our slanted-plane prototype (``plane_disparity``, CPU only, one run): a row like
+    :func:`run_ours`'s, the integer pipeline's moves and energy beside the planes' map."""
+    left, right, truth, max_disparity, visible = scene
+    started = time.perf_counter()
+    result = plane_disparity(left, right, max_disparity=max_disparity, channel_axis=-1,
+                             settings=settings, max_cycles=max_cycles)
+    seconds = time.perf_counter() - started
+    initial = result.initial
+    stages = {"costs": initial.stage_seconds["costs"] + result.seconds["costs"],
+              "expansion": initial.stage_seconds["expansion"] + result.seconds["planes"],
+              "post": result.seconds["post"]}
+    row = {"method": "graphcut", "device": "cpu", "name": device_name("cpu") + ", planes",
+           "result": initial, "seconds": seconds, "stages": stages, "repeats": 1,
+           "maxflow": sum(initial.maxflow_seconds.values()), "build": initial.build_seconds,
+           "bad": bad_pixel_rate(result.disparity, truth),
+           "bad_raw": bad_pixel_rate(result.planes.disparity, truth)}
     if visible is not None:
         row["bad_visible"] = bad_pixel_rate(result.disparity, truth, valid=visible)
     return row
@@ -283,6 +307,10 @@ def main(argv=None) -> int:
     parser.add_argument("--median-fill", action="store_true",
                         help="ours with median_fill=MedianFill() (the weighted-median "
                              "occlusion fill, off by default)")
+    parser.add_argument("--planes", action="store_true",
+                        help="ours by the slanted-plane prototype (plane_disparity with "
+                             "LocalExpansion(); CPU only, one run; the left-right check and "
+                             "the plane fill): docs/stereo.md, local expansion moves")
     parser.add_argument("--append-results", action="store_true",
                         help=f"insert the tables at the top of {RESULTS}")
     args = parser.parse_args(argv)
@@ -365,6 +393,12 @@ def main(argv=None) -> int:
             if args.aggregation:
                 options["census"] = options.get("census", CensusParameters())._replace(
                     aggregation=args.aggregation)
+            if args.planes:
+                if device != "cpu":
+                    print("skipping cuda: --planes is a CPU prototype", file=sys.stderr)
+                    continue
+                rows.append(run_planes(scene, args.max_cycles, LocalExpansion()))
+                continue
             rows.append(run_ours(device, scene, repeats, args.max_cycles, options))
         if sgbm:
             print(f"{name}: OpenCV SGBM ...", file=sys.stderr, flush=True)

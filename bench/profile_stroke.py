@@ -52,6 +52,7 @@ STAGES = (
 # the live GMM's parts (model "auto" on colour images) and the pipeline's other steps
 PIPELINE_STAGES = (
     ("    object labels", "graphcut.segmentation._pipeline", "object_labels"),
+    ("    hold costs", "graphcut.segmentation._pipeline", "hold_costs"),
     ("    warm (box)", "graphcut.segmentation._pipeline", "warm_binary"),
     ("    coarse loop", "graphcut.segmentation._warm", "coarse_grabcut"),
     ("    refit and cut", "graphcut.segmentation._warm", "refit_and_cut"),
@@ -156,6 +157,10 @@ def main(argv=None):
     parser.add_argument("--full-fit", action="store_true",
                         help="the first fit reads every pixel, not only the seeds' "
                              "(segmentation._grabcut.COMPACT_FIT = 0)")
+    parser.add_argument("--previous", action="store_true",
+                        help="--app: each job carries the previous update shown (the solver's "
+                             "last answer, by number, as the app sends it: the learned "
+                             "model's hold from the 7th stroke on)")
     parser.add_argument("--fresh-cuts", action="store_true",
                         help="every full-size cut from scratch (graphcut.solver.min_cut), "
                              "not from the last cut's flow: how much the flow reuse saves")
@@ -270,6 +275,7 @@ def _profile_app(args, timers):
     from stroke_scripts import script_for
 
     from graphcut.gui.options import APP_DEFAULTS
+    from graphcut.gui.previous_update import Previous
     from graphcut.gui.solve import Job, Session, Solver, preview_factor
     from graphcut.gui.sharing import SeedDelta, from_slices
     from graphcut.gui.strokes import SeedCanvas
@@ -301,13 +307,15 @@ def _profile_app(args, timers):
             region = paint(canvas, stroke)
             number += 1
             delta = SeedDelta(from_slices(region), canvas.labels[region].copy())
-            outcome = solver.run(Job(number, 1, None, delta, options))
+            previous = Previous(number - 1) if args.previous else None
+            outcome = solver.run(Job(number, 1, None, delta, options, previous))
             if outcome.error:
                 raise RuntimeError(outcome.details)
             timers.end_stroke()
     title = (f"app {'preview (factor %d)' % factor if factor > 1 else 'exact'} solver, "
              f"{image.shape[0]}x{image.shape[1]}, {solver._segmenter.backend}, "
-             f"model {args.model}, clean-up {options.keep}/{options.fill_holes}")
+             f"model {args.model}, clean-up {options.keep}/{options.fill_holes}"
+             f"{', previous update sent' if args.previous else ''}")
     order = [label for label, *_ in (*APP_STAGES[:2], *stages, *extra[len(APP_STAGES):],
                                      *APP_STAGES[2:])]
     return title, order

@@ -124,6 +124,23 @@ def _grey(rgb):
     return np.round(rgb.astype(np.float64) @ np.array([0.299, 0.587, 0.114])).astype(np.uint8)
 
 
+def grey_item(item: PhotoItem) -> PhotoItem:
+    """``item`` with its image in grey: the ITU-R BT.601 luma of a colour image (rounded to
+    uint8), a grey image unchanged.
+
+    Parameters
+    ----------
+    item : PhotoItem
+        A photograph or cut-out, uint8 (H, W, 3) or (H, W).
+
+    Returns
+    -------
+    PhotoItem
+        Same name and truth, image uint8 (H, W).
+    """
+    return item if item.image.ndim == 2 else PhotoItem(item.name, _grey(item.image), item.truth)
+
+
 def all_items() -> list[PhotoItem]:
     """Every item of both splits, sorted by name (grey ones converted).
 

@@ -15,13 +15,11 @@ What it does for them:
 - on the CPU, when the image is large (``PREVIEW_MIN_PIXELS``), a second solver answers each
   request on a reduced grid within a fraction of a second; its mask is shown until the exact
   one of the same request arrives, which always replaces it;
-- a running PyMaxflow solve cannot be interrupted, only its process ended: that is done when
-  the next job cannot reuse the running solve's work (another image, another lambda, or a
-  running solve through ``graphcut.segment``'s pipeline: several objects, a box or lasso, the
-  GMM, which leaves no flow for the next job) and the solve still has longer to run than a new
-  process takes to start. For a seed edit it lets the solve finish: ending it would lose the
-  graph and flow that the next solve reuses (a new process must start from scratch);
+- a running CPU solve that the next job cannot reuse is ended when a new process gets the
+  answer sooner (``solver_policy.py``);
 - an outcome's ``region`` bounds every change since the last mask shown of its grid;
+- each exact job of a model with a hold carries the previous update the user saw, so that
+  its mask does not depend on timing (``previous_update.py``);
 - optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
   image in its own process, opened once the first exact mask is shown. A request made while
   the other exact solver is busy goes to the idle one, which solves it at once on the other
@@ -51,9 +49,12 @@ from .controller_parts import (SESSION_BYTES_PER_PIXEL, SOLVER_NICENESS, SPARE_N
                                Listener, PostQueue, since_shown, spare_bytes, spare_fits)
 from .controller_parts import Channel as _Channel
 from .controller_parts import expected_backend as _expected_backend
+from .model_choice import model_holds
 from .options import SegmentOptions
+from .previous_update import ShownUpdates
 from .sharing import SeedDelta, SharedArray, from_slices, shared_memory_fits, to_slices, union
 from .solve import PREVIEW_PIXELS, Job, Opened, Outcome, Session, preview_factor, spatial_shape
+from .solver_policy import pick_exact, restart_pays
 from .worker import Crashed, ProcessClient, ThreadClient
 
 log = logging.getLogger("graphcut.gui")
@@ -108,6 +109,8 @@ class SegmentationController:
         self._final: Outcome | None = None     # the exact outcome (or failure) of _number
         self._waiting = False          # _number has no exact answer yet
         self._shown_from: dict = {}    # grid factor -> the channel whose mask was shown last
+        self._previous = ShownUpdates()  # the exact mask shown, for a model's hold
+        self._holds: dict = {}         # (image token, model name) -> whether the model holds
 
     def warm_up(self) -> None:
         """Start the exact solver now (its process takes a second to start), before any image."""
@@ -124,6 +127,8 @@ class SegmentationController:
         volume (D, H, W), whose seeds and masks are 3-D (no previews)."""
         self._token += 1
         self._invalidate()
+        self._previous.forget()
+        self._holds.clear()
         self._image = image
         self._channel_axis = channel_axis
         self._spacing = None if spacing is None else tuple(float(v) for v in spacing)
@@ -201,32 +206,38 @@ class SegmentationController:
             return None
         self._invalidate()
         if not self.has_both_labels:
+            self._previous.forget()  # the mask is cleared: the next one holds to none
             return None
         number = self._number
         self._requested[number] = time.perf_counter()
         self._waiting = True
         for channel in self._exact_channels():
-            if self._restart_pays(channel):
+            if restart_pays(channel, self.lam):
                 log.debug("ending the CPU solve of job(s) %s: job %d cannot reuse its work",
                           list(channel.outstanding), number)
                 self._restart(channel)
-        self._send_job(self._pick_exact(), number)
+        held = self._previous.request(number, (self._token, self.lam, self.options),
+                                      self._seeds, self._model_holds())
+        self._send_job(self._pick_exact(), number, held)
         if self._preview is not None:  # any model, box or lasso, several objects (no clean-up)
             self._send_job(self._preview, number)
         return number
 
     def _pick_exact(self) -> _Channel:
-        """The exact solver for a new job: an idle one (one that holds the image, then the one
-        that solved last, whose state is nearest), else the one whose running job was sent
-        first (it finishes first; it then solves only the newest job it has)."""
-        ready = [c for c in self._exact_channels()
-                 if c is self._exact or (c.token == self._token and c.opened == self._token)]
-        idle = [c for c in ready if not c.outstanding]
-        if idle:
-            return max(idle, key=lambda c: (c.token == self._token, c.last_number))
-        return min(ready, key=lambda c: min(job[0] for job in c.outstanding.values()))
+        return pick_exact(self._exact_channels(), self._token, self._exact)
 
-    def _send_job(self, channel: _Channel, number: int) -> None:
+    def _model_holds(self) -> bool:
+        """Whether this request's exact jobs carry the previous update (``previous_update.py``):
+        one object from strokes alone in an image, with a model that holds."""
+        if (self.options.has_region or self._seeds.ndim != 2
+                or self._counts[graphcut.BACKGROUND + 1:].any()):
+            return False
+        key = (self._token, self.options.model)
+        if key not in self._holds:
+            self._holds[key] = model_holds(self.options.model, self._image, self._channel_axis)
+        return self._holds[key]
+
+    def _send_job(self, channel: _Channel, number: int, held: bool = False) -> None:
         if channel.token != self._token:
             self._open(channel)
         if channel.dirty == "all":
@@ -245,7 +256,9 @@ class SegmentationController:
                                        self._plain_energy(), labels)
         channel.fresh_next = False
         channel.last_number = number
-        channel.client.send("solve", Job(number, self._token, self.lam, delta, self.options))
+        previous = self._previous.previous_for(channel) if held else None
+        channel.client.send("solve", Job(number, self._token, self.lam, delta, self.options,
+                                         previous))
 
     def _open(self, channel: _Channel) -> None:
         image = self._shared.ref if self._shared is not None else self._image
@@ -255,12 +268,11 @@ class SegmentationController:
         channel.token, channel.dirty = self._token, "all"  # the solver starts from empty seeds
         channel.outstanding.clear()
         channel.lam, channel.fresh_next = self.lam, True
-        channel.opened = None
+        channel.opened, channel.holds = None, None
 
     def _restart(self, channel: _Channel) -> None:
         channel.client.kill()
-        channel.token = None
-        channel.opened = None
+        channel.token = channel.opened = channel.holds = None
         channel.outstanding.clear()
 
     def _want_spare(self) -> bool:
@@ -282,26 +294,6 @@ class SegmentationController:
             self._spare = _Channel(self._make_client("spare", nice=SOLVER_NICENESS
                                                      + SPARE_NICENESS), 1)
         self._open(self._spare)
-
-    def _restart_pays(self, channel: _Channel) -> bool:
-        """Whether ending the running CPU solve gets the newest job's mask sooner (module
-        docstring). A pipeline solve is expected to take as long as the last one, or, before
-        any, one solve from scratch per label in it."""
-        if not (channel.outstanding and channel.backend == "cpu"
-                and channel.client.can_interrupt_cpu):
-            return False
-        sent, fresh, plain, labels = min(channel.outstanding.values())
-        if plain and channel.lam == self.lam:
-            return False  # the next job re-solves incrementally from this solve's flow
-        if plain:
-            expected = channel.fresh_seconds if fresh else channel.incremental_seconds
-        elif channel.pipeline_seconds == channel.pipeline_seconds:
-            expected = channel.pipeline_seconds
-        else:
-            expected = channel.fresh_seconds * max(labels, 2)
-        remaining = expected - (time.perf_counter() - sent)
-        restart = channel.client.start_seconds + channel.opened_seconds
-        return bool(remaining > restart)  # False while any estimate is unknown (nan)
 
     def _invalidate(self) -> None:
         """A newer request (or image) makes everything shown or awaited so far stale."""
@@ -326,7 +318,7 @@ class SegmentationController:
 
     def _on_crash(self, channel: _Channel, message: str) -> None:
         lost = set(channel.outstanding)
-        channel.token = None
+        channel.token = channel.holds = None
         channel.outstanding.clear()
         if channel.factor > 1:
             log.warning("the preview solver failed: %s", message)
@@ -390,6 +382,7 @@ class SegmentationController:
             return
         outcome = since_shown(self._shown_from, channel, outcome)
         self._final, self._waiting = outcome, False
+        self._previous.exact_shown(outcome.number, outcome.mask, channel)
         self.listener.on_outcome(outcome)
         self._open_spare()  # after the first mask is shown, not before (it takes a core)
         self._catch_up()
@@ -407,6 +400,7 @@ class SegmentationController:
     def _fail(self, message: str, details: str = "") -> None:
         self._final = Outcome(self._number, self._token, error=message, details=details)
         self._waiting = False
+        self._previous.forget()  # the window clears the mask
         self.listener.on_error(message, details)
 
     # ----- state ----------------------------------------------------------------------------

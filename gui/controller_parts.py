@@ -109,6 +109,7 @@ class Channel:
     incremental_seconds: float = float("nan")  # last incremental re-solve
     pipeline_seconds: float = float("nan")     # last job through the pipeline (not plain)
     unshown: tuple | None = None      # where its masks changed since the last one shown
+    holds: int | None = None          # the shown request whose seeds and mask it keeps
 
 
 def expected_backend(device: str) -> str:

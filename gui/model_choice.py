@@ -152,6 +152,35 @@ def chosen_model(name: str, image=None, channel_axis: int | None = -1):
     return cls().for_image(image, channel_axis)
 
 
+def model_holds(name: str, image=None, channel_axis: int | None = -1) -> bool:
+    """Whether model ``name`` (as chosen on ``image`` for ``"auto"``) keeps the previous
+    update's mask far from a new stroke (a ``hold`` above 0, ``graphcut.models.Learned``): its
+    exact jobs then carry the previous update (``previous_update.py``).
+
+    Parameters
+    ----------
+    name : str
+        A registered model's name.
+    image : array, optional
+        The open image (as the solver gets it).
+    channel_axis : int or None
+        Its channel axis (None: grey).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> model_holds("learned"), model_holds("histogram"), model_holds("auto", np.zeros((4, 4)))
+    (True, False, True)
+    """
+    chosen = chosen_model(name, image, channel_axis)
+    model = _model_class(name)() if isinstance(chosen, str) else chosen
+    return float(getattr(model, "hold", 0) or 0) > 0
+
+
 def _model_class(name: str) -> type:
     try:
         return APPEARANCE_MODELS[name]
@@ -235,5 +264,5 @@ class LamChoice:
         self.typed = None
 
 
-__all__ = ["LamChoice", "chosen_model", "model_help", "model_lam", "model_names",
-           "model_title"]
+__all__ = ["LamChoice", "chosen_model", "model_help", "model_holds", "model_lam",
+           "model_names", "model_title"]

@@ -16,6 +16,11 @@ import numpy as np
 
 import graphcut
 
+# A preview's live model (``warm``, the GMM of ``auto`` on colour images) runs at most this
+# many GrabCut iterations on its coarse grid (the exact solver: the model's, 5): the preview
+# is shown only until the exact mask comes.
+PREVIEW_ITERATIONS = 2
+
 
 class Reducer:
     """Maps an image, its seeds and its box or lasso to a grid reduced ``factor`` times in
@@ -96,3 +101,31 @@ class Reducer:
         rows = np.minimum(k, self.shape[0] - k * np.arange(self.reduced_shape[0]))
         cols = np.minimum(k, self.shape[1] - k * np.arange(self.reduced_shape[1]))
         return np.outer(rows, cols).astype(np.float64)
+
+
+def preview_model(model):
+    """The preview's model for the exact solver's ``model`` (a name or a model object): a
+    live model object with at most :data:`PREVIEW_ITERATIONS` iterations and no
+    ``stroke_reach`` (on the reduced grid a stroke covers few pixels, and a first object
+    mixture fitted on a few pixels against a far-background start collapses to the stroke),
+    else ``model``.
+
+    Parameters
+    ----------
+    model : str or graphcut.models.AppearanceModel
+        The exact solver's model (``"auto"`` already chosen on the image).
+
+    Returns
+    -------
+    str or graphcut.models.AppearanceModel
+        ``model`` itself, or a new object with fewer iterations.
+    """
+    if isinstance(model, str) or not getattr(model, "warm", False) or \
+            (getattr(model, "iterations", 0) <= PREVIEW_ITERATIONS
+             and not getattr(model, "stroke_reach", 0)):
+        return model
+    knobs = {key: getattr(model, key) for key in model.knobs}
+    changes = {"iterations": min(PREVIEW_ITERATIONS, getattr(model, "iterations", 0))}
+    if "stroke_reach" in knobs:
+        changes["stroke_reach"] = 0.0
+    return type(model)(**{**knobs, **changes})

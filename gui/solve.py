@@ -36,7 +36,8 @@ from graphcut.solver import SolveCancelled
 
 from .model_choice import chosen_model, model_lam
 from .options import SegmentOptions, clean_up
-from .reduced_grid import Reducer
+from .previous_update import HeldUpdates, Previous
+from .reduced_grid import Reducer, preview_model
 from .sharing import (ArrayRef, AttachedArray, MaskUpdate, SeedDelta, from_slices,
                       mask_fraction, to_slices, union)
 
@@ -48,10 +49,6 @@ PREVIEW_PIXELS = 250_000
 # ``graphcut.segment``'s). Off: on the photo cut-outs' development split it needed more
 # strokes (NoC@90 6.70 against 6.00; bench/RESULTS.md, ninth session).
 WARM_STROKES = False
-# A preview's live model (``warm``, the GMM of ``auto`` on colour images) runs at most this
-# many GrabCut iterations on its coarse grid (the exact solver: the model's, 5): the preview
-# is shown only until the exact mask comes.
-PREVIEW_ITERATIONS = 2
 
 
 @dataclass(frozen=True)
@@ -106,6 +103,8 @@ class Job:
             today's energy; seeds of several objects, a box, a lasso or the GMM go through
             ``graphcut.segment``'s pipeline (on a preview's reduced grid too, without the
             clean-up).
+        previous: the previous update the user saw, for a model's hold (``previous_update.py``;
+            exact jobs of one object from strokes alone); None: none.
     """
 
     number: int
@@ -113,6 +112,7 @@ class Job:
     lam: float | None
     seeds: SeedDelta
     options: SegmentOptions = SegmentOptions()
+    previous: Previous | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,7 @@ class Solver:
         self._lam = None
         self._chosen = {}  # model name -> what the segmenter gets for it on the open image
         self._sent = None  # the mask of the last answer (on the solver's device)
+        self._held = HeldUpdates()  # previous updates for the hold (previous_update.py)
 
     @property
     def token(self):
@@ -262,6 +263,7 @@ class Solver:
         self._segmenter = self._preview = self._session = self._image = self._sent = None
         self._grid_image = self._device = None
         self._seeds = None
+        self._held.clear()
         if self._attached is not None:
             self._attached.close()
             self._attached = None
@@ -275,6 +277,7 @@ class Solver:
         self._dirty = "all" if self._dirty == "all" or job.seeds.region is None \
             else union(self._dirty, from_slices(region))
         self._lam = _optional_lam(job.lam)
+        self._held.take(job.previous, lambda array: _on_device_of(array, self._segmenter))
         return True
 
     def solve(self, job: Job, cancel=None) -> Outcome:
@@ -295,8 +298,12 @@ class Solver:
                 seeds = self._seeds
                 region = None if self._dirty == "all" or remade else to_slices(self._dirty)
             self._dirty = None
-            mask, labels = self._segment(seeds, region, job.options, cancel)
+            mask, labels = self._segment(seeds, region, job.options, cancel, job.previous)
             solved = time.perf_counter()
+            if self._preview is None and getattr(self._segmenter.model, "hold", 0) > 0:
+                kept = self._segmenter.device_seeds  # the next job may name this answer
+                kept = seeds if kept is None or kept.shape != mask.shape else kept
+                self._held.answered(job.number, kept.copy(), mask)
             update = MaskUpdate.between(self._sent, mask)
             coverage = mask_fraction(mask)
             self._sent = mask
@@ -319,7 +326,7 @@ class Solver:
                        bool(stats.get("incremental", True)), coverage,
                        float(stats.get("lam", self._segmenter.lam)), labels)
 
-    def _segment(self, seeds, region, options: SegmentOptions, cancel):
+    def _segment(self, seeds, region, options: SegmentOptions, cancel, previous=None):
         """The mask (on the solver's device) and, for several objects, the host label image.
 
         Today's energy (histogram, one object, no box or lasso) is the segmenter's incremental
@@ -337,7 +344,8 @@ class Solver:
             # uploaded (the segmenter keeps them on the device)
             output = self._segmenter.update(seeds, region=region, box=options.box,
                                             lasso=options.lasso, cancel=cancel,
-                                            device_mask=not several)
+                                            device_mask=not several,
+                                            previous=self._held.pair(previous))
         else:
             output = self._segmenter.update(seeds, region=region, cancel=cancel,
                                             device_mask=True)
@@ -403,30 +411,12 @@ def _make_segmenter(image, lam: float | None, device: str, model, session: Sessi
     spacing (the preview's reduced image always has its channels last)."""
     channel_axis = -1 if session.preview_factor > 1 else session.channel_axis
     if session.preview_factor > 1:
-        model = _preview_model(model)
+        model = preview_model(model)
     segmenter = graphcut.Segmenter(image, lam=lam, channel_axis=channel_axis, device=device,
                                    model=model, spacing=session.spacing)
     segmenter.warm_strokes = WARM_STROKES
     segmenter.prepare()
     return segmenter
-
-
-
-def _preview_model(model):
-    """The preview's model for the exact solver's ``model`` (a name or a model object): a
-    live model object with at most :data:`PREVIEW_ITERATIONS` iterations and no
-    ``stroke_reach`` (on the reduced grid a stroke covers few pixels, and a first object
-    mixture fitted on a few pixels against a far-background start collapses to the stroke),
-    else ``model``."""
-    if isinstance(model, str) or not getattr(model, "warm", False) or \
-            (getattr(model, "iterations", 0) <= PREVIEW_ITERATIONS
-             and not getattr(model, "stroke_reach", 0)):
-        return model
-    knobs = {key: getattr(model, key) for key in model.knobs}
-    changes = {"iterations": min(PREVIEW_ITERATIONS, getattr(model, "iterations", 0))}
-    if "stroke_reach" in knobs:
-        changes["stroke_reach"] = 0.0
-    return type(model)(**{**knobs, **changes})
 
 
 def _on_device_of(mask, segmenter):

@@ -19,7 +19,7 @@ lam_option = click.option(
     "--lam", type=FiniteFloatRange(min=0), default=None,
     help="Weight of the boundary term against the colour term; larger = smoother boundaries. "
          "Default: the seeds' settings file, else the model's: 10 (histogram), 35 (gmm, auto "
-         "on colour photographs) or 4 (learned, auto on grey images and micrographs).")
+         "on photographs) or 4 (learned, auto on micrographs and volumes).")
 
 
 class BoxType(click.ParamType):
@@ -45,8 +45,8 @@ model_option = click.option(
     "--model", type=click.Choice(["auto", "histogram", "gmm", "learned"]), default=None,
     help="Appearance model: histogram (Boykov-Jolly), gmm (GrabCut's Gaussian mixtures), "
          "learned (a classifier on filter features trained on the seeds) or auto (gmm with "
-         "a box core and live strokes on colour photographs, learned on grey images and "
-         "colour micrographs). "
+         "a box core and live strokes on colour and grey photographs, learned on "
+         "micrographs and volumes). "
          "Default: the seeds' settings file, else auto.")
 iterations_option = click.option(
     "--iterations", type=click.IntRange(min=0), default=None,

@@ -4,8 +4,9 @@ Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` t
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
 - :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True, outline=8,
-  stroke_reach=0.2, locality=4)`` for colour photographs, ``Learned()`` for grey images and
-  colour micrographs (the rule: :func:`colour_statistics`; measured in docs/appearance.md,
+  stroke_reach=0.2, locality=4)`` for colour and grey photographs, ``Learned()`` for grey
+  micrographs, volumes and colour micrographs (the rules: :func:`colour_statistics`,
+  :func:`grey_statistics`; measured in docs/appearance.md,
   "What the default is and why");
 - :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default until 2026-11);
 - :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture;
@@ -30,7 +31,7 @@ from ._texture import local_contrast, with_texture
 from ._features import DEFAULT_SCALES, feature_names, image_features, pixel_features
 from ._learned import CLASSIFIERS, Learned, LearnedModel, learned_models
 from ._auto import Auto
-from ._image_kind import ColourStatistics, colour_statistics
+from ._image_kind import ColourStatistics, GreyStatistics, colour_statistics, grey_statistics
 
 MODELS = {"histogram": HistogramModel, "gmm": GMMModel}
 
@@ -143,7 +144,8 @@ def make_model(name: str, **options) -> ColourModel:
 
 
 __all__ = ["APPEARANCE_MODELS", "AppearanceModel", "Auto", "CLASSIFIERS", "COVARIANCE_FLOOR",
-           "ColourModel", "ColourStatistics", "colour_statistics",
+           "ColourModel", "ColourStatistics", "colour_statistics", "GreyStatistics",
+           "grey_statistics",
            "DEFAULT_SCALES", "Learned", "LearnedModel", "feature_names", "image_features",
            "learned_models", "pixel_features",
            "DEFAULT_COLOUR_BINS", "DEFAULT_COMPONENTS", "DEFAULT_GREY_BINS", "GMM", "GMMModel",

@@ -12,16 +12,21 @@ becomes one of the two once the image is known (:meth:`Auto.for_image`, called b
   the object costs more near the box's outline (``outline``, since the ninth session); from
   strokes alone the far pixels start as background and strokes act more locally
   (``stroke_reach``, ``locality``: since the tenth session);
-- anything else: ``Learned()``: grey images and volumes, and colour micrographs (stained
-  brightfield sections, fluorescence stored as RGB), told from photographs by a fixed rule on
-  a few thousand of the image's pixels (:func:`graphcut.models.colour_statistics`).
+- a grey photograph (since the eleventh session): the same GMM; on the grey development
+  photographs it needs far fewer clicks than ``Learned()`` (box NoC@90 11.1 against 16.4,
+  strokes alone 13.4 against 20), though ``Learned()``'s mask from the box alone is better
+  (box IoU 0.526 against 0.658);
+- anything else: ``Learned()``: grey micrographs (dyes on a dark background), volumes, and
+  colour micrographs (stained brightfield sections, fluorescence stored as RGB), told from
+  photographs by fixed rules on a few thousand of the image's pixels
+  (:func:`graphcut.models.colour_statistics`, :func:`graphcut.models.grey_statistics`).
 """
 
 from __future__ import annotations
 
 from ._base import AppearanceModel
 from ._gmm import GMM
-from ._image_kind import colour_statistics
+from ._image_kind import colour_statistics, grey_statistics
 from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
@@ -30,8 +35,8 @@ COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0, "stroke_reach": 0.2,
 
 
 class Auto(AppearanceModel):
-    """:data:`COLOUR_MODEL`'s GMM for colour photographs, ``Learned()`` for grey images,
-    volumes and colour micrographs (see this module's notes); ``model="auto"``.
+    """:data:`COLOUR_MODEL`'s GMM for colour and grey photographs, ``Learned()`` for grey
+    micrographs, volumes and colour micrographs (see this module's notes); ``model="auto"``.
 
     Parameters
     ----------
@@ -47,7 +52,8 @@ class Auto(AppearanceModel):
     >>> Auto().for_image(photo).settings()  # doctest: +NORMALIZE_WHITESPACE
     {'model': 'gmm', 'locality': 4.0, 'core': 0.4, 'warm': True, 'outline': 8.0,
      'stroke_reach': 0.2}
-    >>> type(Auto(seed_share=0.2).for_image(photo[..., 0])).__name__
+    >>> nuclei = np.zeros((32, 32), np.uint8); nuclei[4:9, 4:9] = 200  # a dye on black
+    >>> type(Auto(seed_share=0.2).for_image(nuclei)).__name__
     'Learned'
     >>> Auto(seed_share=0.2).settings()
     {'model': 'auto', 'seed_share': 0.2}
@@ -81,16 +87,26 @@ class Auto(AppearanceModel):
         -------
         AppearanceModel
             :data:`COLOUR_MODEL`'s GMM for a colour photograph (3 or 4 channels,
-            RGB(A), showing no sign of microscopy), ``Learned()`` otherwise.
+            RGB(A), showing no sign of microscopy) and for a grey photograph (a 2-D image of
+            one channel or of equal channels that :func:`grey_statistics` takes for one),
+            ``Learned()`` otherwise (volumes too).
         """
-        if channel_axis is None or image.ndim == 2:
-            photo = False
-        else:
-            axis = channel_axis % image.ndim
-            channels = image.shape[axis]
-            photo = channels in (3, 4) and not colour_statistics(
-                _channels_last(image, axis)[..., :3]).microscopy
-        return self._chosen(photo)
+        if image.ndim == 2:
+            return self._chosen(grey_statistics(image).photograph)
+        if channel_axis is None:
+            return self._chosen(False)  # a grey volume
+        axis = channel_axis % image.ndim
+        channels = image.shape[axis]
+        image = _channels_last(image, axis)
+        flat = image.ndim == 3  # an image, not a volume: grey volumes stay with Learned()
+        if channels == 1:
+            return self._chosen(flat and grey_statistics(image).photograph)
+        if channels not in (3, 4):
+            return self._chosen(False)
+        colours = colour_statistics(image[..., :3])
+        if colours.grey:
+            return self._chosen(flat and grey_statistics(image[..., :3]).photograph)
+        return self._chosen(not colours.microscopy)
 
     def for_channels(self, channels: int) -> AppearanceModel:
         """The model this one stands for when only the channel count is known: the colour

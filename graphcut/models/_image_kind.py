@@ -21,6 +21,13 @@ measured; any one of them is enough:
   range).
 
 An image whose channels are equal (a grey image stored as RGB) counts as grey.
+
+A grey image (one channel, or equal channels; not a volume) is read by :func:`grey_statistics`
+(since 2026-11-27, eleventh session): fluorescence is dyes on a dark background, so at least
+half of its pixels lie in the lowest part of the range: the median of the same grid's
+intensities, rescaled the same way, is at most 0.23 on every grey development micrograph; a
+grey image whose median is at least :data:`GREY_PHOTO_MEDIAN` is taken for a photograph (the
+mid-tones of a scene fill its range). Images between stay with the micrographs.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ DARK_MIN = 0.5
 COLOURED_CHROMA = 0.08
 #: an image whose 99th percentile of chroma is below this is grey
 GREY_CHROMA = 0.02
+#: least median intensity (of the range) of a grey photograph (grey fluorescence: at most 0.23)
+GREY_PHOTO_MEDIAN = 0.4
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,29 @@ class ColourStatistics:
     def microscopy(self) -> bool:
         """Whether the image is grey or shows any sign of microscopy."""
         return self.grey or bool(self.signs)
+
+
+@dataclass(frozen=True)
+class GreyStatistics:
+    """What :func:`grey_statistics` measured on a grey image.
+
+    Attributes
+    ----------
+    median : float
+        Median of the sampled intensities rescaled to [0, 1] by their range (lowest 0, 99.5th
+        percentile 1).
+    dark : float
+        Share of the sampled pixels below a tenth of the range.
+    """
+
+    median: float
+    dark: float
+
+    @property
+    def photograph(self) -> bool:
+        """Whether the grey image is taken for a photograph (median at least
+        :data:`GREY_PHOTO_MEDIAN`), not a micrograph of dyes on a dark background."""
+        return self.median >= GREY_PHOTO_MEDIAN
 
 
 def sample_pixels(values, samples: int = SAMPLE_PIXELS) -> np.ndarray:
@@ -179,6 +211,39 @@ def colour_statistics(values) -> ColourStatistics:
     return ColourStatistics(_correlation(darkness, chroma), stain, float(empty), dark, grey)
 
 
+def grey_statistics(values) -> GreyStatistics:
+    """How a grey image's intensities fill their range (this module's notes).
+
+    Parameters
+    ----------
+    values : array, (H, W) or (H, W, C)
+        A grey image, or one stored with equal channels last (their mean is read); NumPy or
+        CuPy, any real dtype. Only :func:`sample_pixels`' grid leaves the device; the
+        numbers are unchanged by scaling or an offset.
+
+    Returns
+    -------
+    GreyStatistics
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> nuclei = np.zeros((64, 64)); nuclei[::8, ::8] = 1.0  # bright spots on black
+    >>> grey_statistics(nuclei).photograph
+    False
+    >>> ramp = np.tile(np.linspace(0.0, 1.0, 64), (64, 1))  # every tone as often
+    >>> grey_statistics(ramp).photograph
+    True
+    """
+    pixels = sample_pixels(values if values.ndim == 3 else values[..., None]).mean(axis=1)
+    low = float(pixels.min())
+    span = _quantile(pixels, 0.995) - low
+    if not math.isfinite(span) or span <= 0:
+        return GreyStatistics(0.0, 1.0)
+    scaled = np.clip((pixels - low) / span, 0.0, 1.0)
+    return GreyStatistics(float(np.median(scaled)), float(np.mean(scaled < 0.1)))
+
+
 def _quantile(values: np.ndarray, q: float) -> float:
     """The ``q`` quantile of ``values`` (the nearest lower order statistic: no interpolation)."""
     k = int(q * (values.size - 1))
@@ -192,4 +257,5 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 
 __all__ = ["BRIGHTFIELD_MIN", "ColourStatistics", "DARK_MIN", "EMPTY_CHANNEL_MAX",
-           "SAMPLE_PIXELS", "STAIN_HUES", "STAIN_MIN", "colour_statistics", "sample_pixels"]
+           "GREY_PHOTO_MEDIAN", "GreyStatistics", "SAMPLE_PIXELS", "STAIN_HUES", "STAIN_MIN",
+           "colour_statistics", "grey_statistics", "sample_pixels"]

@@ -70,8 +70,8 @@ CPU_MODEL_BYTES_PER_PIXEL = {
     ("learned", "region"): (436, 484),     # measured 418 (grey, with the box ring; 388-410 before)
     ("gmm", "strokes"): (588, 768),        # measured 565, 738
     ("gmm", "region"): (633, 768),         # measured 608, 738
-    # GMM(warm=True), auto's colour model (grey: the GMM's figures, not measured)
-    ("live-gmm", "strokes"): (588, 623),   # measured 599 (colour)
+    # GMM(warm=True), auto's model of photographs (grey with a box: the GMM's, not measured)
+    ("live-gmm", "strokes"): (484, 623),   # measured 465 (grey, eleventh session), 599 (colour)
     ("live-gmm", "region"): (633, 758),    # measured 729 (colour)
     ("live-gmm", "volume"): (657, 860),
     # volumes (6-connected; 30 x 300 x 334 random grey voxels): per voxel, grey measured,
@@ -100,23 +100,25 @@ def _colour(channels: int) -> str:
     return "colour" if channels >= 3 else "grey"
 
 
-def model_kinds(model, channels: int) -> tuple:
+def model_kinds(model, channels: int, volume: bool = False) -> tuple:
     """The model kinds (``"histogram"``, ``"learned"``, ``"gmm"``, ``"live-gmm"``: the GMM
     with ``warm=True``) whose memory a segmentation with ``model`` (anything
     :func:`graphcut.models.as_model` takes; None: the default) of an image of ``channels``
-    channels may need: ``"auto"`` may become either of its candidates on a colour image (it
-    decides from the pixels, which a file's header does not show); a pair of colour models or
-    an unknown model counts as the GMM (the largest).
+    channels (a volume when ``volume``) may need: ``"auto"`` may become either of its
+    candidates on a colour image or a grey image that is not a volume (it decides from the
+    pixels, which a file's header does not show); a pair of colour models or an unknown model
+    counts as the GMM (the largest).
 
     Examples
     --------
-    >>> model_kinds("histogram", 3), model_kinds(None, 1), model_kinds("auto", 3)
-    (('histogram',), ('learned',), ('live-gmm', 'learned'))
+    >>> model_kinds("histogram", 3), model_kinds(None, 1), model_kinds("auto", 1, volume=True)
+    (('histogram',), ('live-gmm', 'learned'), ('learned',))
     """
     from graphcut.models import GMM, Auto, Histogram, Learned, as_model
     chosen = as_model(model)
-    if isinstance(chosen, Auto):
-        return ("learned",) if channels < 3 else ("live-gmm", "learned")
+    if isinstance(chosen, Auto):  # grey photographs get the live GMM too (eleventh session)
+        photo = channels >= 3 or (channels == 1 and not volume)
+        return ("live-gmm", "learned") if photo else ("learned",)
     if isinstance(chosen, GMM) and chosen.warm:
         return ("live-gmm",)
     for kind, cls in (("histogram", Histogram), ("learned", Learned), ("gmm", GMM)):
@@ -130,7 +132,7 @@ def _model_bytes(backend: str, pixels: int, channels: int, model, region: bool,
     """The largest measured whole-segmentation peak of ``model``'s kinds on ``backend`` (0
     where the histogram's formula applies)."""
     column = 1 if channels >= 3 else 0
-    kinds = model_kinds(model, channels)
+    kinds = model_kinds(model, channels, volume)
     if backend == "cpu":
         shape = "volume" if volume else "region" if region else "strokes"
         figures = [CPU_MODEL_BYTES_PER_PIXEL.get((kind, shape), (0, 0))[column]

@@ -16,15 +16,21 @@ from ._disparity import (DATA_COSTS, StereoResult, bad_pixel_rate, check_energy_
                          disparity, host_memory_needed, memory_needed)
 from ._occlusion import (MedianFill, fill_from_background, inconsistent_pixels,
                          weighted_median_fill)
+from ._local_expansion import LocalExpansion, PlaneResult, local_expansion_planes, planes_fill
+from ._plane_stereo import PlaneStereoResult, plane_disparity
+from ._plane_terms import cross_support, plane_data_costs, plane_energy, window_support
 from ._planes import PlaneFill, colour_segments, fit_segment_planes, plane_fill
+from ._subpixel_costs import subpixel_census_costs
 from ._refine import EdgeRefinement, refine_depth_edges
 
 __all__ = [
     "BorderExtrapolation", "CensusParameters", "DATA_COSTS", "EdgeRefinement", "ExpansionResult",
-    "MedianFill", "Move", "PlaneFill", "MoveCallback", "PairWeights", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
+    "LocalExpansion", "MedianFill", "Move", "PlaneFill", "PlaneResult", "PlaneStereoResult", "MoveCallback", "PairWeights", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
     "check_energy_range", "colour_segments", "data_costs", "disparity", "expansion_network",
     "extrapolate_left_border",
     "fill_from_background", "fit_segment_planes", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
     "memory_needed", "plane_fill", "refine_depth_edges",
     "right_view_labels", "smoothness_weights", "weighted_median_fill",
+    "cross_support", "local_expansion_planes", "plane_data_costs", "plane_disparity",
+    "plane_energy", "planes_fill", "subpixel_census_costs", "window_support",
 ]

@@ -15,6 +15,10 @@ module tells it what changed and shows what comes back:
   user's layer selection;
 - removing the image or the scribbles layer ends the solvers and frees their memory.
 
+The learned model's hold needs nothing here: the controller sends each exact job the mask
+last shown and its scribbles (``previous_update.py``); clearing the output when nothing can be
+segmented is the controller's "nothing shown" too.
+
 Call everything on the viewer's thread; ``post`` runs a function there later (a queued Qt
 signal in the widget, a :class:`~graphcut.gui.controller.PostQueue` in scripts and tests).
 """

@@ -112,12 +112,16 @@ def test_a_preview_without_lam_uses_the_models_lam_over_its_factor(astronaut, mo
 
 
 def test_auto_on_a_grey_image_cuts_at_the_learned_models_lam(astronaut):
-    """"auto" stands for the learned model on a grey image: while λ follows the model, the
-    app's solver cuts at the learned model's λ (4), not at the placeholder's (the GMM's 35)."""
+    """"auto" stands for the learned model on a grey micrograph-like image (most pixels dark:
+    the astronaut's intensity cubed): while λ follows the model, the app's solver cuts at the
+    learned model's λ (4), not at the placeholder's (the GMM's 35)."""
     from graphcut.gui.model_choice import LamChoice, model_lam
+    from graphcut.models import grey_statistics
 
     image, seeds, _ = astronaut
-    grey = image.mean(axis=-1).astype(image.dtype)
+    photo = image.mean(axis=-1)
+    grey = np.rint(photo ** 3 / 255.0 ** 2).astype(image.dtype)
+    assert not grey_statistics(grey).photograph and grey_statistics(photo).photograph
     solver = Solver()
     assert solver.open(Session(1, grey, None, "cpu")).error is None
     outcome = solver.run(Job(1, 1, None, SeedDelta(None, seeds), SegmentOptions(model="auto")))
@@ -130,6 +134,8 @@ def test_auto_on_a_grey_image_cuts_at_the_learned_models_lam(astronaut):
     choice = LamChoice()
     choice.set_image(grey, None)
     assert choice.shown("auto") == 4.0
+    choice.set_image(photo.astype(image.dtype), None)
+    assert choice.shown("auto") == 35.0  # a grey photograph: the GMM's
     choice.set_image(image)
     assert choice.shown("auto") == 35.0  # the astronaut is a photograph: the GMM's
 

@@ -575,10 +575,10 @@ def test_spare_cpu_solver_takes_strokes_made_while_the_other_is_busy():
         to_spare = set()  # requests (not catch-ups) sent to the spare
         send = controller._send_job
 
-        def record(channel, number):
+        def record(channel, number, *rest):
             if channel is controller._spare and number not in channel.quiet:
                 to_spare.add(number)
-            send(channel, number)
+            send(channel, number, *rest)
 
         controller._send_job = record
         answered_by = []

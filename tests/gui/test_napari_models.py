@@ -109,16 +109,19 @@ def test_each_model_gives_what_segment_gives_with_its_defaults(widget, qtbot, na
 
 
 def test_auto_shows_the_lam_of_the_model_it_stands_for_on_the_layer(widget):
-    """"auto" is the GMM on a colour photograph and the learned model on a stained section
-    (graphcut.models.Auto.for_image) and on a grey layer: the λ shown follows the layer."""
-    from micrographs import stained_section
+    """"auto" is the GMM on a colour or grey photograph and the learned model on a stained
+    section and on grey fluorescence (graphcut.models.Auto.for_image): the λ shown follows
+    the layer."""
+    from micrographs import fluorescence, stained_section
 
     photo, _ = load(widget)
     section, _ = stained_section(seed=2)
     widget.viewer.add_image(section, name="section", rgb=True)
     widget.viewer.add_image(photo[..., 0], name="grey")
+    widget.viewer.add_image(fluorescence((1,))[..., 1], name="nuclei")
     widget.model_combo.value = "auto"
     assert widget.lam_box.value == APPEARANCE_MODELS["gmm"].lam
-    for name, model in (("section", "learned"), ("grey", "learned"), ("image", "gmm")):
+    for name, model in (("section", "learned"), ("grey", "gmm"), ("nuclei", "learned"),
+                        ("image", "gmm")):
         widget.image_combo.value = widget.viewer.layers[name]
         assert widget.lam_box.value == APPEARANCE_MODELS[model].lam, name

@@ -25,12 +25,12 @@ from graphcut.gui.napari._session import NEEDS_BOTH, LayerSegmentation  # noqa: 
 from graphcut.gui.options import SegmentOptions  # noqa: E402
 
 
-def disc(shape=(40, 50), seed=0):
+def disc(shape=(40, 50), seed=0, background=80):
     rng = np.random.default_rng(seed)
     grid = np.indices(shape)
     centre = [n / 2 for n in shape]
     inside = sum(((g - c) / (n / 3)) ** 2 for g, c, n in zip(grid, centre, shape)) < 1
-    image = np.clip(np.where(inside, 170, 80) + rng.normal(0, 20, shape), 0, 255)
+    image = np.clip(np.where(inside, 170, background) + rng.normal(0, 20, shape), 0, 255)
     return image.astype(np.uint8)
 
 
@@ -281,8 +281,11 @@ def test_removing_the_layers_ends_the_solvers():
 
 
 def test_box_and_clean_up_are_the_apps(MouseEvent):
-    """The app's options reach the solver: a box (outside is background) with clean-up."""
-    bench = Bench(disc())
+    """The app's options reach the solver: a box (outside is background) with clean-up. A
+    dark background (a micrograph-like disc: auto's learned model; on the brighter disc auto
+    takes the image for a grey photograph, and the live GMM's strokes-alone start, far pixels
+    as background, keeps only the strokes' surroundings of this 40 x 50 image)."""
+    bench = Bench(disc(background=30))
     bench.drag([(20, 20), (20, 30)], 1, MouseEvent)
     bench.drag([(2, 2), (2, 45)], 2, MouseEvent)
     bench.settle()
@@ -320,3 +323,28 @@ def test_gpu_results_equal_the_cpu_library(shape, channels):
                                     .segment_kwargs(bench.session.lam))
         np.testing.assert_array_equal(bench.session.output_layer.data,
                                       expected.astype(np.uint8))
+
+
+def test_the_learned_models_hold_follows_the_masks_shown(MouseEvent):
+    """The plugin drives the app's controller: each exact job carries the update shown, so
+    after 8 strokes (the hold starts at the 7th) the output is ``segment(...,
+    previous=(scribbles shown, mask shown))``'s; the gap that looks like the far nucleus B is
+    marked background last, and B stands (without the previous update it falls)."""
+    from test_app_hold import look_alike
+    image, a, b, g = look_alike()
+    bench = Bench(image)
+    strokes = [((40, 19), (40, 21), 1), ((5, 99), (5, 101), 2), ((40, 179), (40, 181), 1),
+               ((72, 49), (72, 51), 2), ((8, 19), (8, 21), 2), ((72, 149), (72, 151), 2),
+               ((8, 179), (8, 181), 2), ((40, 100), (40, 100), 2)]
+    shown = None
+    for index, (start, end, label) in enumerate(strokes):
+        if index == len(strokes) - 1:
+            bench.scribbles.brush_size = 19  # the gap G at once
+        bench.drag([start, end], label, MouseEvent)
+        bench.settle()
+        output = bench.session.output_layer
+        if output is not None:
+            np.testing.assert_array_equal(output.data,
+                                          bench.expected(previous=shown).astype(np.uint8))
+            shown = (np.asarray(bench.scribbles.data).copy(), output.data != 0)
+    assert shown[1][b].all() and not bench.expected()[b].all()

@@ -130,16 +130,17 @@ def test_a_live_models_preview_iterates_less_and_its_exact_solver_does_not():
     """``auto`` on a colour image is the live GMM: the preview solver's copy runs at most
     PREVIEW_ITERATIONS GrabCut iterations (its other knobs unchanged), the exact solver the
     model's own; a model named by the user is left as it is."""
-    from graphcut.gui import solve
+    from graphcut.gui import reduced_grid
     from graphcut.gui.options import APP_DEFAULTS
     from graphcut.models import GMM
 
     live = GMM(core=0.4, warm=True)
-    fewer = solve._preview_model(live)
-    assert fewer.iterations == solve.PREVIEW_ITERATIONS < live.iterations
+    fewer = reduced_grid.preview_model(live)
+    assert fewer.iterations == reduced_grid.PREVIEW_ITERATIONS < live.iterations
     assert {k: getattr(fewer, k) for k in live.knobs if k != "iterations"} == \
         {k: getattr(live, k) for k in live.knobs if k != "iterations"}
-    assert solve._preview_model("gmm") == "gmm" and solve._preview_model(GMM()) == GMM()
+    assert reduced_grid.preview_model("gmm") == "gmm"
+    assert reduced_grid.preview_model(GMM()) == GMM()
     image, truth = two_objects_image(np.random.default_rng(5), shape=(240, 320))
     seeds = object_seeds(truth)
     seeds[seeds == 3] = 2
@@ -152,4 +153,4 @@ def test_a_live_models_preview_iterates_less_and_its_exact_solver_does_not():
         outcome = solver.run(Job(1, 1, None, SeedDelta(None, seeds.copy()), options))
         assert outcome.error is None, outcome.details
         iterations[factor] = solver._segmenter._options["iterations"]
-    assert iterations == {1: 5, 2: solve.PREVIEW_ITERATIONS}
+    assert iterations == {1: 5, 2: reduced_grid.PREVIEW_ITERATIONS}

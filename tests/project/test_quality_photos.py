@@ -70,6 +70,25 @@ def test_grey_item_is_the_luma_of_its_photograph(items):
     assert np.abs(grey.image - luma).max() <= 0.5 + 1e-9
 
 
+def test_grey_sets_are_the_luma_of_the_colour_sets(items):
+    """bench_quality.py's ``NAME-grey`` sets: the same items, every colour image as its luma
+    (the items quality_photos already gives in grey unchanged)."""
+    import bench_quality
+    colour = bench_quality.load_set("photos-dev")
+    grey = bench_quality.load_set("photos-dev-grey")
+    assert [item.name for item in grey] == [item.name for item in colour]
+    for before, after in zip(colour, grey):
+        assert after.image.ndim == 2 and after.image.dtype == np.uint8
+        np.testing.assert_array_equal(after.truth, before.truth)
+        if before.image.ndim == 2:
+            np.testing.assert_array_equal(after.image, before.image)
+        else:
+            luma = before.image.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
+            assert np.abs(after.image - luma).max() <= 0.5 + 1e-9
+    every = [item.name for item in bench_quality.load_set("photos-dev")[::3]]
+    assert len(every) == 4 and every[0] == colour[0].name
+
+
 def test_quokka_polygon_fills_the_animal(items):
     quokka = next(item for item in items if item.name == "quokka")
     rows, cols = np.nonzero(quokka.truth)

@@ -596,7 +596,8 @@ def test_the_cpu_estimate_bounds_the_measured_peak(colour):
 @pytest.mark.parametrize("model,colour,box", [(None, False, False), (None, True, False),
                                               ("auto", False, True), ("gmm", True, True)])
 def test_the_cpu_estimate_bounds_each_models_peak(model, colour, box):
-    """The default model (auto: the learned model on grey images, the live GMM on colour)
+    """The default model (auto: the live GMM on these random images, grey or colour, whose
+    intensities fill their range; the learned model on micrographs)
     holds features or mixtures while the graph is cut: 1.9-3.6 times the histogram's peak.
     The check made before starting counts each model's own peak (with a box too)."""
     result = run_limited(_PEAK_CASE.format(colour=colour, model=model, box=box),

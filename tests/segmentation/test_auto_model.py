@@ -1,5 +1,5 @@
 """Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4) on colour
-photographs, Learned() on grey ones (colour micrographs:
+and grey photographs, Learned() on grey micrographs (colour micrographs and grey rules:
 tests/segmentation/test_image_kind.py); the default model;
 settings files reproduce their model."""
 
@@ -29,10 +29,20 @@ def test_auto_stands_for_a_model_per_image():
         Auto().fit(np.zeros((2, 2, 1)), [])
 
 
+def _grey_photograph():
+    """scikit-image's camera, 60 x 80 (a grey photograph: the GMM's), the disc's size."""
+    from skimage import data, transform
+    small = transform.resize(data.camera(), (60, 80), anti_aliasing=True, preserve_range=True)
+    return np.rint(small).astype(np.uint8)
+
+
 @pytest.mark.parametrize("kind,chosen", [("colour", COLOUR),
-                                         ("grey", Learned())])
+                                         ("grey", Learned()),
+                                         ("grey photograph", COLOUR)])
 def test_segment_with_auto_is_the_chosen_models(kind, chosen):
-    image, seeds = disc_image(kind, np.uint8, seed=1), disc_seeds()
+    seeds = disc_seeds()
+    image = _grey_photograph() if kind == "grey photograph" else disc_image(kind, np.uint8,
+                                                                           seed=1)
     session = graphcut.Segmenter(image, model="auto", device="cpu")
     assert session.model == chosen and session.lam == chosen.lam
     default, result = graphcut.segment(image, seeds, model="auto", device="cpu",

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import graphcut
-from graphcut.models import GMM, Auto, Learned, colour_statistics
-from graphcut.models._image_kind import sample_pixels
+from graphcut.models import (GMM, Auto, GreyStatistics, Learned, colour_statistics,
+                             grey_statistics)
+from graphcut.models._image_kind import GREY_PHOTO_MEDIAN, sample_pixels
 
 from micrographs import fluorescence, stained_section
 from synthetic import disc_image, disc_truth
@@ -57,8 +58,8 @@ def test_colour_photograph_like_images_go_to_the_gmm():
     assert Auto().for_image(np.rint(scene * 255).astype(np.uint8)) == PHOTO_MODEL
 
 
-def test_grey_images_volumes_and_grey_stored_as_rgb_go_to_the_learned_model():
-    grey = disc_image("grey", np.uint8, seed=4)
+def test_grey_micrographs_volumes_and_grey_stored_as_rgb_go_to_the_learned_model():
+    grey = fluorescence((1,))[..., 1]
     assert Auto().for_image(grey) == Learned()
     assert Auto().for_image(np.stack([grey] * 3, -1)) == Learned()  # equal channels
     assert colour_statistics(np.stack([grey] * 3, -1)).grey
@@ -126,6 +127,44 @@ def test_scikit_image_photographs_go_to_the_gmm(name):
     assert Auto().for_image(_skimage(name)) == PHOTO_MODEL
 
 
+@pytest.mark.parametrize("name", ["camera", "moon", "page"])
+def test_grey_photographs_go_to_the_gmm_and_grey_fluorescence_to_the_learned_model(name):
+    """A grey photograph's mid-tones fill its range (median at least 0.4 of it); dyes on a
+    dark background leave most pixels at its bottom (docs/appearance.md, "Grey
+    photographs")."""
+    photo = _skimage(name)
+    nuclei = fluorescence((1,))[..., 1]  # one dye on black, as a grey image
+    assert grey_statistics(photo).median >= GREY_PHOTO_MEDIAN > grey_statistics(nuclei).median
+    for grey, chosen in ((photo, PHOTO_MODEL), (nuclei, Learned())):
+        assert grey_statistics(grey).photograph == (chosen == PHOTO_MODEL)
+        assert Auto().for_image(grey) == chosen
+        assert Auto().for_image(grey[..., None]) == chosen  # one channel, channels last
+        assert Auto().for_image(grey[None], channel_axis=0) == chosen
+        as_rgb = np.stack([grey] * 3, -1)  # a grey image stored as RGB: read as grey
+        assert colour_statistics(as_rgb).grey and Auto().for_image(as_rgb) == chosen
+        assert grey_statistics(as_rgb).median == pytest.approx(grey_statistics(grey).median)
+        # the numbers do not depend on the scale: Segmenter's float values give the same
+        assert grey_statistics(grey / 255.0) == grey_statistics(grey)
+        # volumes stay with the learned model, whatever their slices look like
+        volume = np.stack([grey] * 4)
+        assert Auto().for_image(volume, channel_axis=None) == Learned()
+        assert Auto().for_image(volume[..., None]) == Learned()
+
+
+def test_the_grey_rule_follows_the_median_of_the_range():
+    """The oracle is the construction: a dark background with bright spots covering a
+    known share of the pixels; the rescaled median is the background's (0) until the spots
+    cover half the image."""
+    rng = np.random.default_rng(3)
+    for share, photograph in ((0.1, False), (0.3, False), (0.7, True)):
+        image = np.where(rng.random((128, 128)) < share, 0.8, 0.0) + rng.uniform(0, 0.02,
+                                                                                  (128, 128))
+        stats = grey_statistics(image)
+        assert stats.photograph is photograph
+        assert (stats.dark > 0.5) is (not photograph)
+    assert grey_statistics(np.full((16, 16), 7, np.uint8)) == GreyStatistics(0.0, 1.0)
+
+
 def test_scikit_image_immunohistochemistry_goes_to_the_learned_model():
     image = _skimage("immunohistochemistry")
     assert colour_statistics(image).signs == ("brightfield",)
@@ -161,6 +200,10 @@ def test_the_gpu_path_reads_the_same_pixels_with_the_stand_in(monkeypatch, kerne
         np.testing.assert_array_equal(picked, sample_pixels(image))
         assert colour_statistics(on_device) == colour_statistics(image)
         assert Auto().for_image(module.asarray(image / 255.0)) == Auto().for_image(image)
+    for grey in (fluorescence((1,))[..., 1], _skimage("camera")):
+        on_device = module.asarray(grey)
+        assert grey_statistics(on_device) == grey_statistics(grey)
+        assert Auto().for_image(on_device) == Auto().for_image(grey)
 
 
 @pytest.mark.gpu
@@ -171,11 +214,19 @@ def test_the_statistics_are_the_same_on_the_gpu():
     except Exception:  # noqa: BLE001
         pytest.skip("no GPU")
     section, _ = stained_section(seed=7)
-    for image in (section, disc_image("colour", np.uint8, seed=7), fluorescence((1,))):
+    camera = _skimage("camera")
+    for image in (section, disc_image("colour", np.uint8, seed=7), fluorescence((1,)),
+                  np.stack([camera] * 3, -1)):
         on_gpu = cupy.asarray(image)
         assert colour_statistics(on_gpu) == colour_statistics(image)
         assert Auto().for_image(on_gpu) == Auto().for_image(image)
         values = cupy.asarray(image) / 255.0  # what Segmenter holds on the GPU
         assert colour_statistics(values) == colour_statistics(image)
+    for grey, chosen in ((camera, PHOTO_MODEL), (fluorescence((1,))[..., 1], Learned())):
+        on_gpu = cupy.asarray(grey)
+        assert grey_statistics(on_gpu) == grey_statistics(grey)
+        assert grey_statistics(on_gpu / 255.0) == grey_statistics(grey)
+        assert Auto().for_image(on_gpu) == chosen == Auto().for_image(grey)
+        assert graphcut.Segmenter(grey, model="auto", device="cuda").model == chosen
     session = graphcut.Segmenter(section, model="auto", device="cuda")
     assert session.model == Learned()
