@@ -61,6 +61,7 @@ from skimage.transform import resize
 
 import graphcut
 from graphcut.gui.controller import Listener, PostQueue, SegmentationController
+from graphcut.gui.model_choice import model_holds
 from graphcut.gui.options import APP_DEFAULTS
 from graphcut.gui.overlay import ResultStyle, render_result, sample_grid
 from graphcut.gui.strokes import SeedCanvas
@@ -313,7 +314,9 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
     first, first_preview, outcome = _request_and_wait(controller, recorder, owner,
                                                       canvas.labels, None)
     rows = []
+    shown = None  # the seeds and the mask the user saw when the last stroke was made
     for stroke in strokes:
+        shown = (canvas.labels.copy(), outcome.mask.copy())
         region = paint(canvas, stroke)
         owner.handling.clear()
         latency, preview, outcome = _request_and_wait(controller, recorder, owner,
@@ -324,7 +327,10 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
                      "transfer": seconds["waited"] - seconds["total"],
                      "apply": seconds["apply"], "handle": max(owner.handling, default=0.0),
                      "draw": render_time(outcome.mask), "incremental": outcome.incremental})
+    # the app sends the update the user saw to a model with a hold (gui/previous_update.py)
+    holds = model_holds(controller.options.model, image) and shown is not None
     expected = graphcut.segment(image, canvas.labels, device=controller.device,
+                                previous=shown if holds else None,
                                 **_clean_up_options(controller))
     assert np.array_equal(outcome.mask, expected), "the app's mask differs from segment()"
     edits = {"undo": [], "redo": [], "lam": [], "lam_click": []}
@@ -344,12 +350,15 @@ def _run_pipeline(controller, recorder, owner, image, seeds, strokes, burst):
     for stroke in burst:
         controller.set_seeds(canvas.labels, paint(canvas, stroke))
         controller.request()
+        held = controller._previous.shown  # the mask shown when this stroke was made
         last = time.perf_counter()
         owner.queue.run_pending(0)
         time.sleep(one / 4)
     owner.wait(lambda: not controller.is_busy())
     burst_final = recorder.outcomes[-1][0] - last
+    holds = model_holds(controller.options.model, image) and held is not None
     expected = graphcut.segment(image, canvas.labels, device=controller.device,
+                                previous=(held.seeds, held.mask) if holds else None,
                                 **_clean_up_options(controller))
     assert np.array_equal(controller.mask(), expected), "the burst's mask differs"
     return {"opened": opened, "first": first, "first_preview": first_preview, "rows": rows,
