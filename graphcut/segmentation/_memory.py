@@ -7,8 +7,8 @@ swapping, being killed by the OOM killer or dying silently inside PyMaxflow. Wit
 (with a logged warning) when it fits there.
 
 Figures are bytes per pixel, measured as the peak resident memory of each step on
-2000 x 2000 images (``tests/robustness/test_hostile_input.py`` checks that they bound the real peak) and
-rounded up:
+2000 x 2000 images (``tests/robustness/test_hostile_input.py`` checks that they bound the real
+peak) and rounded up:
 
 - building the energy (:func:`graphcut.segmentation.build_network`): about 85 (grey) and 100
   (colour) bytes per pixel on the CPU, the same on the GPU (the network is built there);
