@@ -25,8 +25,8 @@ _HELP = {
     "gmm": "GrabCut's Gaussian mixtures, re-estimated: photos, slower",
     "learned": "a classifier on multi-scale filter features trained on the seeds: "
                "textures and microscopy",
-    "auto": "GrabCut's mixtures with a box core on colour photographs (one refit per "
-            "stroke), the learned classifier on grey images and colour micrographs",
+    "auto": "GrabCut's mixtures with a box core on colour and grey photographs (one refit "
+            "per stroke), the learned classifier on micrographs and volumes",
 }
 # Menu texts (with their mnemonic) of the built-in models; others show their name.
 _TITLES = {"histogram": "&Histogram", "gmm": "&GMM (GrabCut)", "learned": "&Learned",
