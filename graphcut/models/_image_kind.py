@@ -190,12 +190,10 @@ def colour_statistics(values) -> ColourStatistics:
     if values.ndim < 3 or values.shape[-1] != 3:
         raise ValueError(f"colour_statistics needs an RGB image with its channels last, got "
                          f"shape {values.shape}")
-    pixels = sample_pixels(values)
-    low = float(pixels.min())
-    span = _quantile(pixels.ravel(), 0.995) - low
-    if not math.isfinite(span) or span <= 0:
+    scaled = _rescaled(sample_pixels(values))
+    if scaled is None:
         return ColourStatistics(0.0, 0.0, 0.0, 1.0, grey=True)
-    red, green, blue = (np.clip((channel - low) / span, 0.0, 1.0) for channel in pixels.T)
+    red, green, blue = scaled.T
     top = np.maximum(np.maximum(red, green), blue)
     chroma = top - np.minimum(np.minimum(red, green), blue)
     grey = _quantile(chroma, 0.99) < GREY_CHROMA
@@ -235,13 +233,21 @@ def grey_statistics(values) -> GreyStatistics:
     >>> grey_statistics(ramp).photograph
     True
     """
-    pixels = sample_pixels(values if values.ndim == 3 else values[..., None]).mean(axis=1)
-    low = float(pixels.min())
-    span = _quantile(pixels, 0.995) - low
-    if not math.isfinite(span) or span <= 0:
+    scaled = _rescaled(sample_pixels(values if values.ndim == 3 else values[..., None])
+                       .mean(axis=1))
+    if scaled is None:
         return GreyStatistics(0.0, 1.0)
-    scaled = np.clip((pixels - low) / span, 0.0, 1.0)
     return GreyStatistics(float(np.median(scaled)), float(np.mean(scaled < 0.1)))
+
+
+def _rescaled(pixels: np.ndarray):
+    """``pixels`` rescaled by their own range (lowest value 0, 99.5th percentile 1, clipped to
+    [0, 1]); None for a flat or non-finite sample."""
+    low = float(pixels.min())
+    span = _quantile(pixels.ravel(), 0.995) - low
+    if not math.isfinite(span) or span <= 0:
+        return None
+    return np.clip((pixels - low) / span, 0.0, 1.0)
 
 
 def _quantile(values: np.ndarray, q: float) -> float:
