@@ -284,14 +284,10 @@ def prepare(name: str, downscale: int) -> dict:
             "costs": costs, "weights": weights, "labels": expand(costs, weights)}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scenes", default=",".join(DEVELOPMENT))
-    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
-    parser.add_argument("--downscales", default="1,2")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="print where the defaults' bad pixels lie instead")
-    args = parser.parse_args(argv)
+def _development_scenes(parser, args):
+    """The (scene, downscale) keys of ``--scenes`` and ``--downscales`` (development pairs
+    only: others end the command with a usage error), their prepared scenes and the tables'
+    column names."""
     names = [n for n in args.scenes.split(",") if n]
     allowed = DEVELOPMENT + SYNTHETIC_DEVELOPMENT
     if not names or sorted(set(names) - set(allowed)):
@@ -300,6 +296,18 @@ def main(argv=None) -> int:
     keys = [(n, int(s)) for n in names for s in args.downscales.split(",")]
     scenes = {key: prepare(*key) for key in keys}
     columns = [n if s == 1 else f"{n} / {s}" for n, s in keys]
+    return keys, scenes, columns
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scenes", default=",".join(DEVELOPMENT))
+    parser.add_argument("--variants", default=",".join(DEFAULT_VARIANTS))
+    parser.add_argument("--downscales", default="1,2")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print where the defaults' bad pixels lie instead")
+    args = parser.parse_args(argv)
+    keys, scenes, columns = _development_scenes(parser, args)
     if args.breakdown:
         classes = {key: error_classes(scene) for key, scene in scenes.items()}
         print(f"| bad pixels (% of the known) | {' | '.join(columns)} |")
@@ -333,14 +341,7 @@ def variants_main(argv, description, run_variant, default_variants) -> int:
     parser.add_argument("--breakdown", action="store_true",
                         help="print where each variant's bad pixels lie instead")
     args = parser.parse_args(argv)
-    names = [n for n in args.scenes.split(",") if n]
-    allowed = DEVELOPMENT + SYNTHETIC_DEVELOPMENT
-    if not names or sorted(set(names) - set(allowed)):
-        parser.error(f"--scenes takes {', '.join(allowed)} (development pairs only), got "
-                     f"{args.scenes!r}")
-    keys = [(n, int(s)) for n in names for s in args.downscales.split(",")]
-    scenes = {key: prepare(*key) for key in keys}
-    columns = [n if s == 1 else f"{n} / {s}" for n, s in keys]
+    keys, scenes, columns = _development_scenes(parser, args)
     if args.breakdown:
         print(f"| bad pixels (% of the known) | variant | {' | '.join(columns)} |")
         print("|---" * (len(columns) + 2) + "|")
