@@ -141,6 +141,10 @@ def main(argv=None):
     parser.add_argument("--strokes", type=int, default=10)
     parser.add_argument("--box", action="store_true",
                         help="Segmenter only: start from the object's box (bench_quality)")
+    parser.add_argument("--new-boxes", action="store_true",
+                        help="with --box: profile new boxes drawn on the prepared session "
+                             "(moved by a few pixels, no seeds; bench_learned_latency's "
+                             "'a new box') instead of strokes after the box")
     parser.add_argument("--app", action="store_true",
                         help="profile the app's solver (gui/solve.py) on the astronaut sample")
     parser.add_argument("--size", default="2048x2048", help="--app: ROWSxCOLS")
@@ -257,13 +261,17 @@ def _profile_segmenter(args, timers):
     mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)  # not profiled
     extra = [*PIPELINE_STAGES, *_model_stages(session.model), CUT]
     with patched(timers, STAGES, extra):
-        for _ in range(args.strokes):
-            point, label = next_click(mask, truth)
-            add_stroke(seeds, truth, point, label)
-            mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
+        for index in range(args.strokes):
+            if args.new_boxes:  # bench_learned_latency's moved boxes, no seeds
+                shift = (-2, 2, -4)[index % 3] * (index // 3 + 1)
+                session.update(None, box=tuple(max(0, v + shift) for v in box))
+            else:
+                point, label = next_click(mask, truth)
+                add_stroke(seeds, truth, point, label)
+                mask = np.asarray(session.update(seeds.copy(), box=box), dtype=bool)
             timers.end_stroke()
     title = f"{truth.size / 1e6:.1f} MP, {session.backend}, model {args.model}" + \
-        (", box" if box is not None else "")
+        (", new boxes" if args.new_boxes else ", box" if box is not None else "")
     return title, [label for label, *_ in (*STAGES, *extra)]
 
 
