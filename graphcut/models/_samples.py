@@ -5,11 +5,13 @@ arrays alive between updates."""
 
 from __future__ import annotations
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, to_host
 
 #: a sample is recorded when at most this share of its pixels is nonzero (strokes); a denser
 #: one (a box's inside) is not, and never compares equal
 SPARSE_SHARE = 0.125
+#: records of at most this many pixels are compared on the host (:func:`same_sample`)
+HOST_COMPARE = 1024
 
 
 def sample_record(sample):
@@ -37,12 +39,23 @@ def sample_record(sample):
 
 
 def same_sample(record, sample) -> bool:
-    """Whether ``sample`` equals the one :func:`sample_record` recorded (False for None)."""
+    """Whether ``sample`` equals the one :func:`sample_record` recorded (False for None).
+
+    Records of at most :data:`HOST_COMPARE` pixels are compared on the host: on the GPU,
+    CuPy's CUB reduction behind ``all()`` is compiled once per power-of-two size class below
+    1 025 elements (about 2.5 s each on an H100 with an empty kernel cache: a stroke of a new
+    size would pay it), and one class serves every larger size
+    (:func:`graphcut.segmentation.warm_up` compiles that one).
+    """
     if record is None or tuple(sample.shape) != record[0] or sample.dtype != record[1]:
         return False
     other = sample_record(sample)
-    return other is not None and other[2].size == record[2].size and \
-        bool((other[2] == record[2]).all()) and bool((other[3] == record[3]).all())
+    if other is None or other[2].size != record[2].size:
+        return False
+    pairs = ((other[2], record[2]), (other[3], record[3]))
+    if record[2].size <= HOST_COMPARE:
+        pairs = tuple((to_host(a), to_host(b)) for a, b in pairs)
+    return all(bool((a == b).all()) for a, b in pairs)
 
 
-__all__ = ["SPARSE_SHARE", "same_sample", "sample_record"]
+__all__ = ["HOST_COMPARE", "SPARSE_SHARE", "same_sample", "sample_record"]

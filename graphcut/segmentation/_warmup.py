@@ -19,6 +19,7 @@ no hidden state).
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -28,12 +29,16 @@ from graphcut._labels import BACKGROUND, FOREGROUND
 #: the most throwaway strokes :func:`warm_up` adds for a model's hold (a larger ``hold_after``
 #: or ``confident_after`` is not warmed)
 MAX_WARM_STROKES = 8
+#: the seeds' share of the pixels at most (:func:`seed_side`; a learned model records a
+#: sample of at most an eighth of the pixels)
+SAMPLE_SHARE = 0.12
 
 
 def warm_up(session) -> float:
     """Run throwaway updates on a GPU ``session`` (a Segmenter); returns the seconds spent.
 
-    One update with one object and one background seed; for a 2-D session whose model holds
+    One update with a square of object seeds at the centre and one of background seeds at
+    the corner (:func:`seed_side`; one voxel each in a volume); for a 2-D session whose model holds
     the previous mask (``model.hold > 0``), one more at each of the model's ``confident_after``
     and ``hold_after`` stroke counts (at most :data:`MAX_WARM_STROKES` strokes), each given the
     update before as ``previous``.
@@ -54,8 +59,10 @@ def warm_up(session) -> float:
     if session.backend != "cuda" or int(np.prod(shape)) < 2:
         return 0.0
     seeds = np.zeros(shape, dtype=np.uint8)
-    seeds[tuple(n // 2 for n in shape)] = FOREGROUND  # never the corner with two pixels or more
-    seeds[(0,) * len(shape)] = BACKGROUND
+    side = seed_side(shape) if len(shape) == 2 else 1
+    centre = tuple(n // 2 for n in shape)  # never the corner with two pixels or more
+    seeds[tuple(slice(c - side // 2, c - side // 2 + side) for c in centre)] = FOREGROUND
+    seeds[(slice(0, side),) * len(shape)] = BACKGROUND
     mask = session.update(seeds)
     model = getattr(session, "model", None)
     if len(shape) == 2 and getattr(model, "hold", 0) > 0:
@@ -67,6 +74,25 @@ def warm_up(session) -> float:
                     seeds[spot] = BACKGROUND
             previous = (seeds, session.update(seeds, previous=previous))
     return time.perf_counter() - started
+
+
+def seed_side(shape) -> int:
+    """The side (pixels) of :func:`warm_up`'s two square seeds on an (H, W) image: each
+    label's seeds hold more than :data:`graphcut.models._samples.HOST_COMPARE` pixels (so the
+    GPU comparison of a later stroke's sample with the last fit's, compiled for one size class
+    above it, is compiled here), where the image allows it: at most an eighth of the pixels
+    (a recorded sample's share) and a quarter of each side.
+
+    Examples
+    --------
+    >>> seed_side((2048, 2048)), seed_side((100, 100)), seed_side((3, 3))
+    (33, 25, 1)
+    """
+    from graphcut.models._samples import HOST_COMPARE
+    wanted = math.isqrt(HOST_COMPARE) + 1
+    fits = min(math.isqrt(int(SAMPLE_SHARE * shape[0] * shape[1])), shape[0] // 4,
+               shape[1] // 4)
+    return max(1, min(wanted, fits))
 
 
 def hold_stroke_counts(model) -> list[int]:
@@ -92,8 +118,9 @@ def hold_stroke_counts(model) -> list[int]:
 
 def border_spots(shape) -> list[tuple[int, int]]:
     """Up to seven pixels along the border of an (H, W) image, apart from each other and
-    from the pixel (0, 0) (where :func:`warm_up`'s first background seed is): the other
-    corners, then the sides' middles (fewer on an image too small to keep them apart).
+    from the square at (0, 0) (where :func:`warm_up`'s first background seeds are,
+    :func:`seed_side`): the other corners, then the sides' middles (fewer on an image too
+    small to keep them apart).
 
     Examples
     --------
@@ -103,11 +130,14 @@ def border_spots(shape) -> list[tuple[int, int]]:
     last_row, last_col = shape[0] - 1, shape[1] - 1
     spots = [(0, last_col), (last_row, 0), (last_row, last_col), (0, last_col // 2),
              (last_row, last_col // 2), (last_row // 2, 0), (last_row // 2, last_col)]
+    side = seed_side(shape)
     kept: list[tuple[int, int]] = []
     for spot in spots:  # 8-connected neighbours would be one stroke
-        if all(max(abs(spot[0] - r), abs(spot[1] - c)) > 1 for r, c in kept + [(0, 0)]):
+        if all(max(abs(spot[0] - r), abs(spot[1] - c)) > 1 for r, c in kept) and \
+                max(spot) > side:  # apart from the background square at (0, 0)
             kept.append(spot)
     return kept
 
 
-__all__ = ["MAX_WARM_STROKES", "border_spots", "hold_stroke_counts", "warm_up"]
+__all__ = ["MAX_WARM_STROKES", "SAMPLE_SHARE", "border_spots", "hold_stroke_counts", "seed_side",
+           "warm_up"]

@@ -5,7 +5,9 @@ given the update before, so that the user's third and seventh strokes compile no
 On the CPU: a recording stand-in session (backend "cuda") sees those updates, the stroke counts
 checked with the hold's own counter (on the coarse blocks of a large image too); on the GPU: in
 a fresh process with an empty CuPy kernel cache, a learned session's first eight clicks after
-warm_up make no compile request (the eleventh session measured a 4 s compile at the third)."""
+warm_up, of every size, make no compile request (the eleventh session measured a 4 s compile
+at the third stroke; a stroke of a new size class paid 2.5-2.9 s in CuPy's CUB reduction
+behind the comparison of its sample with the last fit's, graphcut/models/_samples.py)."""
 
 import json
 import os
@@ -19,7 +21,8 @@ from graphcut.models import GMM, Learned
 from graphcut.segmentation import warm_up
 from graphcut.segmentation._coarse import coarse_factor
 from graphcut.segmentation._hold import stroke_count
-from graphcut.segmentation._warmup import border_spots, hold_stroke_counts
+from graphcut.models._samples import HOST_COMPARE, SPARSE_SHARE
+from graphcut.segmentation._warmup import border_spots, hold_stroke_counts, seed_side
 
 
 class _RecordingSession:
@@ -66,15 +69,33 @@ def test_volumes_get_the_first_update_only():
     assert len(session.calls) == 1
 
 
-@pytest.mark.parametrize("shape", [(1, 2), (2, 2), (3, 3), (5, 4), (9, 9)])
-def test_border_spots_stay_apart_on_small_images(shape):
+@pytest.mark.parametrize("shape", [(1, 2), (2, 2), (3, 3), (5, 4), (9, 9), (40, 300),
+                                   (2048, 2048)])
+def test_border_spots_stay_apart_from_each_other_and_the_first_seeds(shape):
+    side = seed_side(shape)
     spots = border_spots(shape)
-    taken = [(0, 0)] + spots
-    assert len(set(taken)) == len(taken)
-    for i, (r, c) in enumerate(taken):
+    assert len(set(spots)) == len(spots)
+    for i, (r, c) in enumerate(spots):
         assert 0 <= r < shape[0] and 0 <= c < shape[1]
-        for r2, c2 in taken[i + 1:]:
+        assert max(r, c) > side  # not touching the background square [0, side)^2
+        for r2, c2 in spots[i + 1:]:
             assert max(abs(r - r2), abs(c - c2)) > 1
+
+
+@pytest.mark.parametrize("shape", [(2048, 2048), (512, 640), (100, 100), (40, 300), (3, 3)])
+def test_the_first_seeds_are_recorded_and_exceed_the_host_comparison_where_they_fit(shape):
+    """Each label's first seeds: a sample the learned model records (at most an eighth of
+    the pixels), of more than HOST_COMPARE pixels where the image has room (the GPU
+    comparison's one size class above it is then compiled by warm_up)."""
+    session = _RecordingSession(shape, Learned())
+    warm_up(session)
+    seeds = session.calls[0][0]
+    for label in (1, 2):
+        count = int((seeds == label).sum())
+        assert count <= SPARSE_SHARE * seeds.size or count == 1
+        if SPARSE_SHARE * seeds.size > 2 * HOST_COMPARE and min(shape) >= 4 * 33:
+            assert count > HOST_COMPARE
+    assert stroke_count(seeds, coarse_factor(shape)) == 2
 
 
 def test_tiny_images_are_warmed_without_error():
@@ -118,10 +139,11 @@ def spy(*args, **kwargs):
 compiler._compile_module_with_cache = spy
 seeds, previous = np.zeros(shape, np.uint8), None
 inside, outside = np.argwhere(truth), np.argwhere(~truth)
-for k in range(9):
+# disks of every size class of CuPy's CUB reduction (29 to about 2 800 pixels)
+for k, radius in enumerate([3, 3, 12, 6, 30, 9, 4, 20, 16]):
     pool = inside if k % 2 == 0 else outside
     row, col = pool[rng.integers(len(pool))]
-    disk = (yy - row) ** 2 + (xx - col) ** 2 <= 9
+    disk = (yy - row) ** 2 + (xx - col) ** 2 <= radius ** 2
     label = 1 if truth[row, col] else 2
     seeds = seeds.copy()
     seeds[disk & (truth == (label == 1))] = label
@@ -141,3 +163,19 @@ def test_clicks_after_warm_up_compile_nothing(tmp_path):
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["compiled"] == [], "compiled after warm_up:\n" + "\n".join(
         " <- ".join(reversed(frames)) for frames in report["compiled"])
+
+
+@pytest.mark.parametrize("count", [1, HOST_COMPARE, HOST_COMPARE + 1, 3000])
+def test_same_sample_agrees_with_a_dense_comparison_on_both_sides_of_the_host_limit(count):
+    from graphcut.models._samples import same_sample, sample_record
+    rng = np.random.default_rng(count)
+    sample = np.zeros((200, 200))
+    sample.reshape(-1)[rng.choice(sample.size, count, replace=False)] = rng.random(count) + 0.5
+    record = sample_record(sample)
+    moved, rescaled = sample.copy(), sample.copy()
+    index = np.flatnonzero(sample)[-1]
+    moved.reshape(-1)[index], moved.reshape(-1)[(index + 1) % sample.size] = 0, 1.0
+    rescaled.reshape(-1)[index] *= 2
+    for other in (sample.copy(), moved, rescaled, sample.astype(np.float32)):
+        expected = other.dtype == sample.dtype and np.array_equal(other, sample)
+        assert same_sample(record, other) == expected
