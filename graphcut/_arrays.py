@@ -7,6 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 
+#: CuPy's CUB block reduction (``all()``, ``sum()`` of a whole array) compiles one kernel per
+#: power-of-two size class of arrays up to this many elements (blocks of 32 to 256 threads),
+#: and one more serves every larger array (512 threads): about 2.5 s each on an H100 with an
+#: empty kernel cache. Reductions over arrays whose size follows the user's input (a stroke's
+#: pixels) stay on the host up to this size (graphcut/models/_samples.py), and
+#: :func:`graphcut.segmentation.warm_up` compiles the class above it.
+CUB_SIZE_CLASSES_UP_TO = 1024
+
+
 def to_host(array) -> np.ndarray:
     """``array`` as a NumPy array: a CuPy array is copied from the GPU (``.get()``), anything
     else goes through ``numpy.asarray`` (no copy for a NumPy array)."""

@@ -5,13 +5,13 @@ arrays alive between updates."""
 
 from __future__ import annotations
 
-from graphcut._arrays import array_module, to_host
+from graphcut._arrays import CUB_SIZE_CLASSES_UP_TO, array_module, to_host
 
 #: a sample is recorded when at most this share of its pixels is nonzero (strokes); a denser
 #: one (a box's inside) is not, and never compares equal
 SPARSE_SHARE = 0.125
 #: records of at most this many pixels are compared on the host (:func:`same_sample`)
-HOST_COMPARE = 1024
+HOST_COMPARE = CUB_SIZE_CLASSES_UP_TO
 
 
 def sample_record(sample):
@@ -42,10 +42,10 @@ def same_sample(record, sample) -> bool:
     """Whether ``sample`` equals the one :func:`sample_record` recorded (False for None).
 
     Records of at most :data:`HOST_COMPARE` pixels are compared on the host: on the GPU,
-    CuPy's CUB reduction behind ``all()`` is compiled once per power-of-two size class below
-    1 025 elements (about 2.5 s each on an H100 with an empty kernel cache: a stroke of a new
-    size would pay it), and one class serves every larger size
-    (:func:`graphcut.segmentation.warm_up` compiles that one).
+    CuPy's CUB reduction behind ``all()`` is compiled once per power-of-two size class up to
+    that size (``graphcut._arrays.CUB_SIZE_CLASSES_UP_TO``; about 2.5 s each on an H100 with
+    an empty kernel cache: a stroke of a new size would pay it), and one class serves every
+    larger size (:func:`graphcut.segmentation.warm_up` compiles that one).
     """
     if record is None or tuple(sample.shape) != record[0] or sample.dtype != record[1]:
         return False

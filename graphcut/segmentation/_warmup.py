@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from graphcut._arrays import CUB_SIZE_CLASSES_UP_TO
 from graphcut._labels import BACKGROUND, FOREGROUND
 
 #: the most throwaway strokes :func:`warm_up` adds for a model's hold (a larger ``hold_after``
@@ -78,18 +79,17 @@ def warm_up(session) -> float:
 
 def seed_side(shape) -> int:
     """The side (pixels) of :func:`warm_up`'s two square seeds on an (H, W) image: each
-    label's seeds hold more than :data:`graphcut.models._samples.HOST_COMPARE` pixels (so the
-    GPU comparison of a later stroke's sample with the last fit's, compiled for one size class
-    above it, is compiled here), where the image allows it: at most an eighth of the pixels
-    (a recorded sample's share) and a quarter of each side.
+    label's seeds hold more than ``graphcut._arrays.CUB_SIZE_CLASSES_UP_TO`` pixels (so the
+    GPU comparison of a later stroke's sample with the last fit's, compiled for the one size
+    class above it, is compiled here), where the image allows it: at most an eighth of the
+    pixels (a recorded sample's share) and a quarter of each side.
 
     Examples
     --------
     >>> seed_side((2048, 2048)), seed_side((100, 100)), seed_side((3, 3))
     (33, 25, 1)
     """
-    from graphcut.models._samples import HOST_COMPARE
-    wanted = math.isqrt(HOST_COMPARE) + 1
+    wanted = math.isqrt(CUB_SIZE_CLASSES_UP_TO) + 1
     fits = min(math.isqrt(int(SAMPLE_SHARE * shape[0] * shape[1])), shape[0] // 4,
                shape[1] // 4)
     return max(1, min(wanted, fits))
