@@ -7,15 +7,17 @@ collapse. ``Auto`` is one model object (one name in settings files, the CLI and 
 becomes one of the two once the image is known (:meth:`Auto.for_image`, called by
 :class:`graphcut.Segmenter` with the image):
 
-- a colour photograph: ``GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)``:
-  GrabCut's iterations for the box alone, then one warm refit and one cut per stroke (live);
-  the object costs more near the box's outline (``outline``, since the ninth session); from
-  strokes alone the far pixels start as background and strokes act more locally
-  (``stroke_reach``, ``locality``: since the tenth session);
-- a grey photograph (since the eleventh session): the same GMM; on the grey development
-  photographs it needs far fewer clicks than ``Learned()`` (box NoC@90 11.1 against 16.4,
-  strokes alone 13.4 against 20), though ``Learned()``'s mask from the box alone is better
-  (box IoU 0.526 against 0.658);
+- a colour photograph: ``GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4,
+  prune=1)``: GrabCut's iterations for the box alone, then one warm refit and one cut per
+  stroke (live); the object costs more near the box's outline (``outline``, since the ninth
+  session); from strokes alone the far pixels start as background and strokes act more
+  locally (``stroke_reach``, ``locality``: since the tenth session); after the box's
+  iterations the object's Gaussians the background explains as well are dropped (``prune``,
+  since the twelfth session; colour photographs only);
+- a grey photograph (since the eleventh session): the same GMM without ``prune``; on the
+  grey development photographs it needs far fewer clicks than ``Learned()`` (box NoC@90
+  11.1 against 16.4, strokes alone 13.4 against 20), though ``Learned()``'s mask from the box
+  alone is better (box IoU 0.526 against 0.658);
 - anything else: ``Learned()``: grey micrographs (dyes on a dark background), volumes, and
   colour micrographs (stained brightfield sections, fluorescence stored as RGB), told from
   photographs by fixed rules on a few thousand of the image's pixels
@@ -31,7 +33,11 @@ from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
 COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0, "stroke_reach": 0.2,
-                "locality": 4.0}
+                "locality": 4.0, "prune": 1.0}
+#: the knobs of :data:`COLOUR_MODEL` a grey photograph's GMM goes without (``prune``: on
+#: the grey cut-outs' development split it lowered the box IoU 0.620 -> 0.531, the object's
+#: own grey levels being shared with the background's)
+COLOUR_ONLY = ("prune",)
 
 
 class Auto(AppearanceModel):
@@ -51,7 +57,7 @@ class Auto(AppearanceModel):
     >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
     >>> Auto().for_image(photo).settings()  # doctest: +NORMALIZE_WHITESPACE
     {'model': 'gmm', 'locality': 4.0, 'core': 0.4, 'warm': True, 'outline': 8.0,
-     'stroke_reach': 0.2}
+     'stroke_reach': 0.2, 'prune': 1.0}
     >>> nuclei = np.zeros((32, 32), np.uint8); nuclei[4:9, 4:9] = 200  # a dye on black
     >>> type(Auto(seed_share=0.2).for_image(nuclei)).__name__
     'Learned'
@@ -92,7 +98,7 @@ class Auto(AppearanceModel):
             ``Learned()`` otherwise (volumes too).
         """
         if image.ndim == 2:
-            return self._chosen(grey_statistics(image).photograph)
+            return self._chosen(grey_statistics(image).photograph, grey=True)
         if channel_axis is None:
             return self._chosen(False)  # a grey volume
         axis = channel_axis % image.ndim
@@ -100,12 +106,12 @@ class Auto(AppearanceModel):
         image = _channels_last(image, axis)
         flat = image.ndim == 3  # an image, not a volume: grey volumes stay with Learned()
         if channels == 1:
-            return self._chosen(flat and grey_statistics(image).photograph)
+            return self._chosen(flat and grey_statistics(image).photograph, grey=True)
         if channels not in (3, 4):
             return self._chosen(False)
         colours = colour_statistics(image[..., :3])
         if colours.grey:
-            return self._chosen(flat and grey_statistics(image[..., :3]).photograph)
+            return self._chosen(flat and grey_statistics(image[..., :3]).photograph, grey=True)
         return self._chosen(not colours.microscopy)
 
     def for_channels(self, channels: int) -> AppearanceModel:
@@ -124,10 +130,12 @@ class Auto(AppearanceModel):
         """
         return self._chosen(channels >= 3)
 
-    def _chosen(self, photo: bool) -> AppearanceModel:
+    def _chosen(self, photo: bool, grey: bool = False) -> AppearanceModel:
         given = {key: getattr(self, key) for key in self.knobs
                  if getattr(self, key) is not None}
-        chosen = GMM(**{**COLOUR_MODEL, **given}) if photo else Learned(**given)
+        knobs = {key: value for key, value in COLOUR_MODEL.items()
+                 if not (grey and key in COLOUR_ONLY)}
+        chosen = GMM(**{**knobs, **given}) if photo else Learned(**given)
         if "lam" in vars(self):
             chosen.lam = self.lam
         return chosen

@@ -343,7 +343,12 @@ class GMM(PerLabelModel):
         first fit reads the seeds alone). ``component_rows`` (int >= 0): each label's first
         fit has at most one Gaussian per this many sample rows (``GMMModel(min_rows=...)``:
         a stroke's few dozen pixels get one or two Gaussians, not five fitted to their
-        noise); ``None``: 0 (off).
+        noise); ``None``: 0 (off). ``prune`` (float, nats >= 0): with ``warm=True`` and a
+        box or lasso alone, after GrabCut's iterations the object's Gaussians of weight at
+        least :data:`~graphcut.segmentation._prune.PRUNE_WEIGHT` whose pixels in the mask the
+        background explains nearly as well (median margin below ``prune`` nats) are dropped,
+        and the image is re-estimated and cut once (:mod:`graphcut.segmentation._prune`: a
+        background region the box's core swallowed); ``None``: 0 (off).
 
     Examples
     --------
@@ -365,8 +370,9 @@ class GMM(PerLabelModel):
     outline = 0.0
     stroke_reach = 0.0
     component_rows = 0
+    prune = 0.0
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core", "warm", "outline", "stroke_reach", "component_rows")
+             "core", "warm", "outline", "stroke_reach", "component_rows", "prune")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)

@@ -1,6 +1,7 @@
-"""Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4) on colour
-and grey photographs, Learned() on grey micrographs (colour micrographs and grey rules:
-tests/segmentation/test_image_kind.py); the default model;
+"""Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4,
+prune=1) on colour photographs, the same without prune on grey photographs, Learned() on grey
+micrographs (colour micrographs and grey rules: tests/segmentation/test_image_kind.py); the
+default model;
 settings files reproduce their model."""
 
 import numpy as np
@@ -11,7 +12,9 @@ from graphcut.models import GMM, Auto, Histogram, Learned, as_model, model_from_
 
 from synthetic import disc_image, disc_seeds
 
-COLOUR = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # auto's colours
+COLOUR = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4,  # auto's colours
+             prune=1)
+GREY_PHOTO = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # no prune
 
 
 def test_auto_stands_for_a_model_per_image():
@@ -21,7 +24,7 @@ def test_auto_stands_for_a_model_per_image():
     assert Auto().for_channels(1) == Learned()
     given = Auto(seed_share=0.2, locality=1.0)
     assert given.for_channels(3) == GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2,
-                                        seed_share=0.2, locality=1.0)
+                                        seed_share=0.2, locality=1.0, prune=1)
     assert given.for_channels(1) == Learned(seed_share=0.2, locality=1.0)
     assert model_from_settings(given.settings()) == given
     assert Auto().settings() == {"model": "auto"}
@@ -38,7 +41,7 @@ def _grey_photograph():
 
 @pytest.mark.parametrize("kind,chosen", [("colour", COLOUR),
                                          ("grey", Learned()),
-                                         ("grey photograph", COLOUR)])
+                                         ("grey photograph", GREY_PHOTO)])
 def test_segment_with_auto_is_the_chosen_models(kind, chosen):
     seeds = disc_seeds()
     image = _grey_photograph() if kind == "grey photograph" else disc_image(kind, np.uint8,
