@@ -5,7 +5,11 @@ its two neighbours' costs, more than the better of them: on a textured slanted s
 integer staircase then has a lower data cost than the true plane. Sampling the cost itself at
 ``1 / steps`` pixel (the right image shifted by a fraction of a pixel, linearly interpolated
 along its rows, before its census transform and colour difference, as PatchMatch stereo
-interpolates the right view) leaves only the interpolation between nearby samples.
+interpolates the right view) leaves only the interpolation between nearby samples. A linear
+shift by half a pixel averages two pixels (the right image is blurred at every fractional
+disparity); ``interpolation="cubic"`` shifts by a cubic spline (``scipy.ndimage.shift``,
+order 3), which barely blurs: at full size it helped the planes on venus, at half size it
+did not (docs/stereo.md, "Coarse-to-fine planes").
 """
 
 from __future__ import annotations
@@ -17,10 +21,13 @@ from ._costs import (CensusParameters, _census_codes_numpy, _popcount, _tables,
 
 __all__ = ["subpixel_census_costs"]
 
+INTERPOLATIONS = ("linear", "cubic")
+
 
 def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
                           max_disparity: int, steps: int = 4,
-                          parameters: CensusParameters = CensusParameters()) -> np.ndarray:
+                          parameters: CensusParameters = CensusParameters(),
+                          interpolation: str = "linear") -> np.ndarray:
     """Raw (unaggregated) AD-census costs every ``1 / steps`` pixel of disparity.
 
     Parameters
@@ -34,6 +41,9 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
     parameters
         the census window and the two parts' lambdas and scale
         (:class:`~graphcut.stereo.CensusParameters`; its aggregation is not used).
+    interpolation
+        how the right image is shifted by a fraction of a pixel along its rows: "linear"
+        (between the two nearest pixels) or "cubic" (a cubic spline, less blur).
 
     Returns
     -------
@@ -51,6 +61,9 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
     (5, 6, 12)
     """
     parameters = check_census_parameters(parameters)
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got "
+                         f"{interpolation!r}")
     left = np.asarray(left_levels, dtype=np.float64)
     right = np.asarray(right_levels, dtype=np.float64)
     h, w, channels = left.shape
@@ -59,9 +72,15 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
     out = np.empty((max_disparity * steps + 1, h, w), dtype=np.uint8)
     for fraction in range(steps):
         f = fraction / steps
-        # right_f(x) = right(x - f): linear between right(x) and right(x - 1)
+        # right_f(x) = right(x - f): linear between right(x) and right(x - 1), or a cubic
+        # spline through the row (clipped to the grey levels' range)
         shifted = right.copy()
-        shifted[:, 1:] = (1 - f) * right[:, 1:] + f * right[:, :-1]
+        if interpolation == "linear" or not fraction:
+            shifted[:, 1:] = (1 - f) * right[:, 1:] + f * right[:, :-1]
+        else:
+            from scipy import ndimage  # only for the cubic shift
+            shifted = np.clip(ndimage.shift(right, (0, f, 0), order=3, mode="nearest"),
+                              0, 255)
         right_code = _census_codes_numpy(shifted.sum(axis=-1), parameters.window)
         for d in range(max_disparity + 1):
             k = d * steps + fraction
