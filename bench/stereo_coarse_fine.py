@@ -13,7 +13,7 @@ integer costs, weights and alpha-expansion:
 - ``planes[:KEY=VALUE...]``: the eleventh round's planes at the input's own size (cells
   15-5, two passes, slope cost 16); keys ``support=cross`` (7 x 7 cross regions) or
   ``support=cL`` / ``cLsS`` (cross regions with arms up to L, every S-th offset kept),
-  ``slope=S``, ``interp=linear|cubic`` (how the right image is shifted for the quarter-pixel
+  ``slope=S``, ``interp=linear|cubic|keys`` (how the right image is shifted for the quarter-pixel
   costs, ``subpixel_census_costs``'s ``interpolation``), ``seed=N`` of the random proposals.
 - ``c2f[:KEY=VALUE...]``: the planes of the reduced pair (the same settings), upsampled
   (``upsampled``: each pixel its block's plane, giving twice the coarse disparity at the same

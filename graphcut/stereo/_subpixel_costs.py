@@ -8,8 +8,9 @@ along its rows, before its census transform and colour difference, as PatchMatch
 interpolates the right view) leaves only the interpolation between nearby samples. A linear
 shift by half a pixel averages two pixels (the right image is blurred at every fractional
 disparity); ``interpolation="cubic"`` shifts by a cubic spline (``scipy.ndimage.shift``,
-order 3), which barely blurs: at full size it helped the planes on venus, at half size it
-did not (docs/stereo.md, "Coarse-to-fine planes").
+order 3), which barely blurs, and ``"keys"`` by Keys' cubic convolution (four pixels, in
+between): at full size the spline helped the planes on venus, at half size it did not
+(docs/stereo.md, "Coarse-to-fine planes").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ._costs import (CensusParameters, _census_codes_numpy, _popcount, _tables,
 
 __all__ = ["subpixel_census_costs"]
 
-INTERPOLATIONS = ("linear", "cubic")
+INTERPOLATIONS = ("linear", "cubic", "keys")
 
 
 def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
@@ -43,7 +44,8 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
         (:class:`~graphcut.stereo.CensusParameters`; its aggregation is not used).
     interpolation
         how the right image is shifted by a fraction of a pixel along its rows: "linear"
-        (between the two nearest pixels) or "cubic" (a cubic spline, less blur).
+        (between the two nearest pixels), "cubic" (an interpolating cubic B-spline, less
+        blur) or "keys" (Keys' cubic convolution, a = -0.5, four pixels).
 
     Returns
     -------
@@ -77,6 +79,8 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
         shifted = right.copy()
         if interpolation == "linear" or not fraction:
             shifted[:, 1:] = (1 - f) * right[:, 1:] + f * right[:, :-1]
+        elif interpolation == "keys":
+            shifted = np.clip(_keys_shift(right, f), 0, 255)
         else:
             from scipy import ndimage  # only for the cubic shift
             shifted = np.clip(ndimage.shift(right, (0, f, 0), order=3, mode="nearest"),
@@ -95,3 +99,21 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
                 raw[:, start:] = census_table[hamming.astype(np.intp)] + colour_table[difference]
             out[k] = raw
     return out
+
+
+def _keys(s: float) -> float:
+    """Keys' cubic convolution kernel (a = -0.5) at distance ``s`` (pixels)."""
+    s, a = abs(s), -0.5
+    if s <= 1:
+        return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
+    return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a if s < 2 else 0.0
+
+
+def _keys_shift(image: np.ndarray, f: float) -> np.ndarray:
+    """``image(x - f)`` along axis 1 for 0 < f < 1 by Keys' kernel over the pixels x - 2 .. x + 1
+    (edges repeated)."""
+    u = 1.0 - f                       # x - f lies u past pixel x - 1
+    padded = np.pad(image, ((0, 0), (2, 1), (0, 0)), mode="edge")
+    w = image.shape[1]
+    taps = ((0, _keys(u + 1)), (1, _keys(u)), (2, _keys(1 - u)), (3, _keys(2 - u)))
+    return sum(weight * padded[:, start:start + w] for start, weight in taps)
