@@ -5,7 +5,12 @@ its two neighbours' costs, more than the better of them: on a textured slanted s
 integer staircase then has a lower data cost than the true plane. Sampling the cost itself at
 ``1 / steps`` pixel (the right image shifted by a fraction of a pixel, linearly interpolated
 along its rows, before its census transform and colour difference, as PatchMatch stereo
-interpolates the right view) leaves only the interpolation between nearby samples.
+interpolates the right view) leaves only the interpolation between nearby samples. A linear
+shift by half a pixel averages two pixels (the right image is blurred at every fractional
+disparity); ``interpolation="cubic"`` shifts by a cubic spline (``scipy.ndimage.shift``,
+order 3), which barely blurs, and ``"keys"`` by Keys' cubic convolution (four pixels, in
+between): at full size the spline helped the planes on venus, at half size it did not
+(docs/stereo.md, "Coarse-to-fine planes").
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ from ._costs import (CensusParameters, _census_codes_numpy, _popcount, _tables,
 
 __all__ = ["subpixel_census_costs"]
 
+INTERPOLATIONS = ("linear", "cubic", "keys")
+
 
 def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
                           max_disparity: int, steps: int = 4,
-                          parameters: CensusParameters = CensusParameters()) -> np.ndarray:
+                          parameters: CensusParameters = CensusParameters(),
+                          interpolation: str = "linear") -> np.ndarray:
     """Raw (unaggregated) AD-census costs every ``1 / steps`` pixel of disparity.
 
     Parameters
@@ -34,6 +42,10 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
     parameters
         the census window and the two parts' lambdas and scale
         (:class:`~graphcut.stereo.CensusParameters`; its aggregation is not used).
+    interpolation
+        how the right image is shifted by a fraction of a pixel along its rows: "linear"
+        (between the two nearest pixels), "cubic" (an interpolating cubic B-spline, less
+        blur) or "keys" (Keys' cubic convolution, a = -0.5, four pixels).
 
     Returns
     -------
@@ -51,6 +63,9 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
     (5, 6, 12)
     """
     parameters = check_census_parameters(parameters)
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"interpolation must be one of {', '.join(INTERPOLATIONS)}, got "
+                         f"{interpolation!r}")
     left = np.asarray(left_levels, dtype=np.float64)
     right = np.asarray(right_levels, dtype=np.float64)
     h, w, channels = left.shape
@@ -59,9 +74,17 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
     out = np.empty((max_disparity * steps + 1, h, w), dtype=np.uint8)
     for fraction in range(steps):
         f = fraction / steps
-        # right_f(x) = right(x - f): linear between right(x) and right(x - 1)
+        # right_f(x) = right(x - f): linear between right(x) and right(x - 1), or a cubic
+        # spline through the row (clipped to the grey levels' range)
         shifted = right.copy()
-        shifted[:, 1:] = (1 - f) * right[:, 1:] + f * right[:, :-1]
+        if interpolation == "linear" or not fraction:
+            shifted[:, 1:] = (1 - f) * right[:, 1:] + f * right[:, :-1]
+        elif interpolation == "keys":
+            shifted = np.clip(_keys_shift(right, f), 0, 255)
+        else:
+            from scipy import ndimage  # only for the cubic shift
+            shifted = np.clip(ndimage.shift(right, (0, f, 0), order=3, mode="nearest"),
+                              0, 255)
         right_code = _census_codes_numpy(shifted.sum(axis=-1), parameters.window)
         for d in range(max_disparity + 1):
             k = d * steps + fraction
@@ -76,3 +99,21 @@ def subpixel_census_costs(left_levels: np.ndarray, right_levels: np.ndarray,
                 raw[:, start:] = census_table[hamming.astype(np.intp)] + colour_table[difference]
             out[k] = raw
     return out
+
+
+def _keys(s: float) -> float:
+    """Keys' cubic convolution kernel (a = -0.5) at distance ``s`` (pixels)."""
+    s, a = abs(s), -0.5
+    if s <= 1:
+        return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
+    return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a if s < 2 else 0.0
+
+
+def _keys_shift(image: np.ndarray, f: float) -> np.ndarray:
+    """``image(x - f)`` along axis 1 for 0 < f < 1 by Keys' kernel over the pixels x - 2 .. x + 1
+    (edges repeated)."""
+    u = 1.0 - f                       # x - f lies u past pixel x - 1
+    padded = np.pad(image, ((0, 0), (2, 1), (0, 0)), mode="edge")
+    w = image.shape[1]
+    taps = ((0, _keys(u + 1)), (1, _keys(u)), (2, _keys(1 - u)), (3, _keys(2 - u)))
+    return sum(weight * padded[:, start:start + w] for start, weight in taps)
