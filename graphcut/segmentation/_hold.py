@@ -19,7 +19,11 @@ falls"). The hold makes the update's energy remember the previous update's mask:
   large object acts over the object;
 - the hold starts once the seeds hold ``hold_after`` strokes (connected parts of each label's
   seed pixels): the first clicks teach the classifier what the objects look like, and their
-  changes across the image are what the user wants.
+  changes across the image are what the user wants;
+- from then on it is *released* (scaled down, to nothing) when the new stroke's pixels were
+  given the other label, surely, by the previous update's classifier (:func:`release`): that
+  classifier, and the mask it made, are then contradicted by the newest seeds, and a mask an
+  earlier click left wrong is not kept (docs/appearance.md, "The falls, twelfth session").
 
 Seeds stay hard: the new stroke corrects its own pixels exactly. It applies to one object in
 an image, marked by strokes alone (no box or lasso), and only when the caller gives the
@@ -43,6 +47,10 @@ HOLD_THICKNESS = 3.0
 #: update's classifier favoured its side of the previous mask by at most GATE_FROM nats, fully
 #: held from GATE_FULL nats on, linearly between
 GATE_FROM, GATE_FULL = 0.5, 2.0
+#: the new stroke discredits the previous classifier when that classifier gave the stroke's
+#: pixels the other label: the whole hold is scaled by 1 up to RELEASE_FROM nats against (the
+#: mean over the stroke's new pixels), 0 from RELEASE_FULL nats, linearly between (None: off)
+RELEASE_FROM, RELEASE_FULL = 6.0, 9.0
 
 
 def check_previous(previous, shape):
@@ -142,7 +150,9 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     the previous classifier was unsure of follow the new one freely, the ones it was sure of
     hold (an early click's wrong global changes turn pixels the classifier was sure of, its
     gains mostly pixels it was not: docs/appearance.md, "The falls, eleventh session"). From
-    ``after`` strokes on, each pixel holds the larger of the two, ``hold`` and the gated one.
+    ``after`` strokes on, each pixel holds the larger of the two, ``hold`` and the gated one,
+    times :func:`release` (1 unless the previous classifier was sure the new stroke's pixels
+    had the other label).
 
     Parameters
     ----------
@@ -205,10 +215,15 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     if gate is None and strokes < after:
         return None
     if gate is not None:
-        gate = xp.clip((xp.where(mask, gate, -gate) - GATE_FROM) / (GATE_FULL - GATE_FROM),
+        odds = gate
+        gate = xp.clip((xp.where(mask, odds, -odds) - GATE_FROM) / (GATE_FULL - GATE_FROM),
                        0.0, 1.0) * float(hold if confident_hold is None else confident_hold)
-        # before ``after`` strokes the gated hold alone, from then on the larger of the two
-        gate = gate if strokes < after else xp.maximum(gate, float(hold))
+        # before ``after`` strokes the gated hold alone, from then on the larger of the two,
+        # scaled down when the new stroke contradicts the previous classifier (the release)
+        if strokes >= after:
+            gate = xp.maximum(gate, float(hold))
+            if RELEASE_FROM is not None:
+                gate = gate * release(odds, before, seeds)
     else:
         gate = float(hold)
     rows, cols = _where(seeds != before)
@@ -225,6 +240,45 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
         weight = xp.ones(shape)
     weight = weight * gate
     return [xp.where(mask, -weight, weight), None]
+
+
+def release(odds, before, seeds) -> float:
+    """The hold's scale from the new stroke's evidence (the release): ``c`` the mean, over the
+    pixels whose seed label is new and not 0, of the previous classifier's log-odds *against*
+    their label (nats), the scale is ``clip((RELEASE_FULL - c) / (RELEASE_FULL -
+    RELEASE_FROM), 0, 1)``: 1 where that classifier agreed with the new stroke or doubted it,
+    0 where it was sure of the other label (it is discredited: the mask it made is not held).
+
+    Parameters
+    ----------
+    odds : array (H, W) of float
+        The previous update's classifier log-odds of the object (nats); NumPy or CuPy.
+    before, seeds : array (H, W) of int
+        The previous update's seed labels and this update's (0 none, 1 object, 2 background).
+
+    Returns
+    -------
+    float
+        From 0 to 1; 1 when no pixel gained a label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> odds = np.full((1, 4), 7.5)          # the previous classifier: all object, 7.5 nats
+    >>> before = np.zeros((1, 4), np.uint8)
+    >>> seeds = before.copy()
+    >>> seeds[0, 0] = 2                      # a background click there
+    >>> release(odds, before, seeds)
+    0.5
+    """
+    xp = array_module(seeds)
+    new = (seeds != before) & (seeds != 0)
+    count = int(new.sum())
+    if not count:
+        return 1.0
+    against = float(xp.where(new, xp.where(seeds == FOREGROUND, -odds, odds), 0.0).sum())
+    return float(np.clip((RELEASE_FULL - against / count) / (RELEASE_FULL - RELEASE_FROM),
+                         0.0, 1.0))
 
 
 def thickness(mask) -> float:
@@ -275,5 +329,5 @@ def _grid(rows, cols, shape, block):
     return grid
 
 
-__all__ = ["GATE_FROM", "GATE_FULL", "HOLD_THICKNESS", "check_previous", "hold_costs",
-           "stroke_count", "thickness", "with_hold"]
+__all__ = ["GATE_FROM", "GATE_FULL", "HOLD_THICKNESS", "RELEASE_FROM", "RELEASE_FULL",
+           "check_previous", "hold_costs", "release", "stroke_count", "thickness", "with_hold"]
