@@ -223,7 +223,7 @@ def test_the_statistics_are_the_same_on_the_gpu():
         assert Auto().for_image(on_gpu) == Auto().for_image(image)
         values = cupy.asarray(image) / 255.0  # what Segmenter holds on the GPU
         assert colour_statistics(values) == colour_statistics(image)
-    for grey, chosen in ((camera, PHOTO_MODEL), (fluorescence((1,))[..., 1], Learned())):
+    for grey, chosen in ((camera, GREY_PHOTO_MODEL), (fluorescence((1,))[..., 1], Learned())):
         on_gpu = cupy.asarray(grey)
         assert grey_statistics(on_gpu) == grey_statistics(grey)
         assert grey_statistics(on_gpu / 255.0) == grey_statistics(grey)
