@@ -6,17 +6,15 @@ without a hold); far pixels it was unsure of follow a new click (the ungated hol
 the costs follow their formula on the CPU and the GPU stand-in; the previous classifier's
 log-odds are the same whether reused or retrained; incremental == fresh."""
 
-import sys
-
 import numpy as np
 import pytest
 from scipy import ndimage
 
-import fake_cupy
 import graphcut
 from graphcut.models import Learned, model_from_settings
 from graphcut.segmentation._hold import GATE_FROM, GATE_FULL, hold_costs, thickness
 
+from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
 from test_learned_hold import _clicks, _first_seeds, _look_alike, _nuclei
 
 
@@ -162,17 +160,11 @@ def test_knob_round_trips_and_is_checked():
         Learned(confident_after=2.5)
 
 
-@pytest.fixture
-def cupy(monkeypatch, kernel_library):
-    """The NumPy stand-in for CuPy (tests/support/fake_cupy.py) as ``cupy``."""
-    module = fake_cupy.fake_cupy_module(kernel_library)
-    monkeypatch.setitem(sys.modules, "cupy", module)
-    return module
-
-
-def test_gpu_stand_in_gives_the_same_gated_costs(cupy):
+def stand_in_scene(seed):
+    """A previous mask, the previous classifier's log-odds, the previous seeds and the new
+    ones (a background click) on a (60, 70) grid, for the CuPy stand-in's hold tests."""
     shape = (60, 70)
-    rng = np.random.default_rng(2)
+    rng = np.random.default_rng(seed)
     mask = ndimage.gaussian_filter(rng.random(shape), 4) > 0.5
     odds = 4 * rng.standard_normal(shape)
     before = np.zeros(shape, np.uint8)
@@ -180,6 +172,11 @@ def test_gpu_stand_in_gives_the_same_gated_costs(cupy):
     before[-9:-5, -9:-5] = 2
     seeds = before.copy()
     seeds[30:34, 10:14] = 2
+    return mask, odds, before, seeds
+
+
+def test_gpu_stand_in_gives_the_same_gated_costs(cupy):  # noqa: F811
+    mask, odds, before, seeds = stand_in_scene(2)
     options = dict(hold=8.0, reach=30.0, after=7, confident_after=3)
     cpu = hold_costs((before, mask), seeds, margin=lambda: odds, **options)
     gpu = hold_costs((cupy.asarray(before), cupy.asarray(mask)), cupy.asarray(seeds),

@@ -7,18 +7,18 @@ nucleus the wrong click had turned follows the new click with the release and st
 without it; the costs follow their formula on the CPU and the GPU stand-in; incremental ==
 fresh."""
 
-import sys
 
 import numpy as np
 import pytest
 from scipy import ndimage
 
-import fake_cupy
 import graphcut
 from graphcut.models import Learned
 from graphcut.segmentation import _hold
 from graphcut.segmentation._hold import (GATE_FROM, GATE_FULL, RELEASE_FROM, RELEASE_FULL,
                                          hold_costs, release, thickness)
+from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
+from test_learned_gated_hold import stand_in_scene
 
 
 def _undone_click():
@@ -110,24 +110,8 @@ def test_incremental_equals_fresh_segment_with_the_release():
     assert session.last_result.flow == result.flow
 
 
-@pytest.fixture
-def cupy(monkeypatch, kernel_library):
-    """The NumPy stand-in for CuPy (tests/support/fake_cupy.py) as ``cupy``."""
-    module = fake_cupy.fake_cupy_module(kernel_library)
-    monkeypatch.setitem(sys.modules, "cupy", module)
-    return module
-
-
-def test_gpu_stand_in_gives_the_same_released_costs(cupy):
-    shape = (60, 70)
-    rng = np.random.default_rng(3)
-    mask = ndimage.gaussian_filter(rng.random(shape), 4) > 0.5
-    odds = 4 * rng.standard_normal(shape)
-    before = np.zeros(shape, np.uint8)
-    before[5:9, 5:9] = 1
-    before[-9:-5, -9:-5] = 2
-    seeds = before.copy()
-    seeds[30:34, 10:14] = 2
+def test_gpu_stand_in_gives_the_same_released_costs(cupy):  # noqa: F811
+    mask, odds, before, seeds = stand_in_scene(3)
     odds[30:34, 10:14] = 0.5 * (RELEASE_FROM + RELEASE_FULL)   # half released
     options = dict(hold=8.0, reach=30.0, after=2, confident_after=1)
     cpu = hold_costs((before, mask), seeds, margin=lambda: odds, **options)
