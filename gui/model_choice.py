@@ -109,11 +109,11 @@ def model_lam(name: str, image=None, channel_axis: int | None = -1) -> float:
     >>> model_lam("histogram"), model_lam("gmm"), model_lam("learned")
     (10.0, 35.0, 4.0)
     >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
-    >>> model_lam("auto", photo[..., 0]), model_lam("auto", photo)
+    >>> dark = np.zeros((32, 32), np.uint8)  # grey and dark: read as a micrograph
+    >>> model_lam("auto", dark), model_lam("auto", photo)
     (4.0, 35.0)
     """
-    chosen = chosen_model(name, image, channel_axis)
-    return float(_model_class(name).lam if isinstance(chosen, str) else chosen.lam)
+    return float(_model_or_class(name, image, channel_axis).lam)
 
 
 def chosen_model(name: str, image=None, channel_axis: int | None = -1):
@@ -176,9 +176,14 @@ def model_holds(name: str, image=None, channel_axis: int | None = -1) -> bool:
     >>> model_holds("learned"), model_holds("histogram"), model_holds("auto", np.zeros((4, 4)))
     (True, False, True)
     """
+    return float(getattr(_model_or_class(name, image, channel_axis), "hold", 0) or 0) > 0
+
+
+def _model_or_class(name: str, image, channel_axis):
+    """The model object ``name`` stands for on ``image`` (``"auto"``), else its class (whose
+    attributes are its defaults)."""
     chosen = chosen_model(name, image, channel_axis)
-    model = _model_class(name)() if isinstance(chosen, str) else chosen
-    return float(getattr(model, "hold", 0) or 0) > 0
+    return _model_class(name) if isinstance(chosen, str) else chosen
 
 
 def _model_class(name: str) -> type:

@@ -67,10 +67,10 @@ def warm_up(session) -> float:
     mask = session.update(seeds)
     model = getattr(session, "model", None)
     if len(shape) == 2 and getattr(model, "hold", 0) > 0:
-        previous = (seeds, mask)
+        previous, spots = (seeds, mask), border_spots(shape)
         for count in hold_stroke_counts(model):
             seeds = previous[0].copy()
-            for spot in border_spots(shape)[:count - 2]:  # two strokes are there already
+            for spot in spots[:count - 2]:  # two strokes are there already
                 if seeds[spot] == 0:
                     seeds[spot] = BACKGROUND
             previous = (seeds, session.update(seeds, previous=previous))
