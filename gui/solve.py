@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import graphcut
-from graphcut.segmentation import only_binary_labels
+from graphcut.segmentation import only_binary_labels, warm_up
 from graphcut.solver import SolveCancelled
 
 from .model_choice import chosen_model, model_lam
@@ -73,7 +73,7 @@ class Session:
             ``graphcut.Segmenter``.
         model: the appearance model the session is prepared with (the app's current one, so
             that the first stroke finds its segmenter ready); a job naming another model
-            makes a new segmenter.
+            makes a new segmenter, warmed up the same way before it solves.
     """
 
     token: int
@@ -246,11 +246,6 @@ class Solver:
                 device = session.device
             self._grid_image, self._device = image, device
             self._make_segmenter(session.model)
-            if self._segmenter.backend == "cuda":
-                # kernels, GPU state and captured CUDA graphs now, not at the first stroke (the
-                # next update compares the seeds with the throwaway ones: still exact)
-                from graphcut.segmentation import warm_up
-                warm_up(self._segmenter)
         except Exception as error:  # reported to the user, never raised into the app
             self.close()
             return Opened(session.token, error=_describe_error(error),
@@ -378,11 +373,16 @@ class Solver:
         return self._chosen[model]
 
     def _make_segmenter(self, model: str) -> None:
-        """A new segmenter of the grid's image with ``model`` and the current lam."""
+        """A new segmenter of the grid's image with ``model`` and the current lam, warmed up
+        on the GPU (when the image opens and when the model changes during a session)."""
         lam = self._grid_lam_for(model)
         self._segmenter = _make_segmenter(self._grid_image, lam, self._device,
                                           self._model_for(model), self._session)
         self._model, self._grid_lam = model, lam
+        # on the GPU: kernels, GPU state and captured CUDA graphs now, not at the next stroke
+        # (the next update compares the seeds with the throwaway ones: still exact); a CPU
+        # session is left alone (warm_up returns at once)
+        warm_up(self._segmenter)
 
     def _apply_lam(self) -> bool:
         """Give the segmenter the current lam; returns whether it had to be made anew (never:
