@@ -122,14 +122,40 @@ def stroke_count(seeds, block=1) -> int:
     3
     """
     from scipy import ndimage
-    flat = seeds.reshape(-1)
-    index = array_module(seeds).flatnonzero(flat != 0)
-    labels, (rows, cols) = to_host(flat[index]), np.divmod(to_host(index), seeds.shape[1])
-    total = 0
-    for label in (FOREGROUND, BACKGROUND):
-        mine = labels == label
-        total += ndimage.label(_grid(rows[mine], cols[mine], seeds.shape, block))[1]
-    return total
+    if block > 1 and array_module(seeds) is not np:  # a GPU's seeds: only the grids copied
+        grids = [to_host(blocks_holding(seeds == label, block))
+                 for label in (FOREGROUND, BACKGROUND)]
+    else:  # the seed pixels' blocks on the host
+        flat = seeds.reshape(-1)
+        index = array_module(seeds).flatnonzero(flat != 0)
+        labels, (rows, cols) = to_host(flat[index]), np.divmod(to_host(index), seeds.shape[1])
+        grids = [_grid(rows[labels == label], cols[labels == label], seeds.shape, block)
+                 for label in (FOREGROUND, BACKGROUND)]
+    return sum(ndimage.label(grid)[1] for grid in grids)
+
+
+def blocks_holding(chosen, block):
+    """bool (ceil(H / block), ceil(W / block)) on ``chosen``'s device: the ``block x block``
+    blocks holding a True pixel of the bool (H, W) ``chosen`` (NumPy or CuPy), found by one
+    reduction over the blocks (on a GPU about 10 times faster at 4 MP than gathering the
+    chosen pixels' positions on the host, what :func:`stroke_count` does on the CPU).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> chosen = np.zeros((5, 7), bool)
+    >>> chosen[0, 0] = chosen[4, 6] = True
+    >>> blocks_holding(chosen, 3).astype(int)
+    array([[1, 0, 0],
+           [0, 0, 1]])
+    """
+    xp = array_module(chosen)
+    rows, cols = (-(-n // block) for n in chosen.shape)
+    if chosen.shape != (rows * block, cols * block):
+        padded = xp.zeros((rows * block, cols * block), dtype=bool)
+        padded[:chosen.shape[0], :chosen.shape[1]] = chosen
+        chosen = padded
+    return chosen.reshape(rows, block, cols, block).any(axis=(1, 3))
 
 
 def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, margin=None,
@@ -330,4 +356,5 @@ def _grid(rows, cols, shape, block):
 
 
 __all__ = ["GATE_FROM", "GATE_FULL", "HOLD_THICKNESS", "RELEASE_FROM", "RELEASE_FULL",
-           "check_previous", "hold_costs", "release", "stroke_count", "thickness", "with_hold"]
+           "blocks_holding", "check_previous", "hold_costs", "release", "stroke_count",
+           "thickness", "with_hold"]

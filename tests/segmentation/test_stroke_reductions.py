@@ -1,0 +1,87 @@
+"""Two per-stroke steps of the learned model's pipeline reduced on the GPU in fewer passes and
+waits, with the same numbers as the host's:
+
+- the hold's stroke count (graphcut/segmentation/_hold.py): the blocks holding each label's
+  seeds come from one reduction on the device (``blocks_holding``) instead of the seed pixels'
+  positions copied to the host;
+- the seeds' sample weights (graphcut/segmentation/_pipeline.py ``_seed_weights``): every
+  label's count from one ``bincount``, each pixel's weight looked up by its label.
+
+Checked with NumPy and with the NumPy stand-in for CuPy (tests/support/fake_cupy.py: it runs the
+same array code, so it checks the arithmetic and the path taken, not the GPU's speed)."""
+
+import numpy as np
+import pytest
+from scipy import ndimage
+
+import fake_cupy
+from graphcut.segmentation._coarse import coarse_factor
+from graphcut.segmentation._hold import _grid, blocks_holding, stroke_count
+
+
+def random_seeds(shape, strokes, seed):
+    """Seeds of both labels: ``strokes`` small discs and lines at random places."""
+    rng = np.random.default_rng(seed)
+    seeds = np.zeros(shape, np.uint8)
+    yy, xx = np.mgrid[:shape[0], :shape[1]]
+    for index in range(strokes):
+        row, col = rng.integers(shape[0]), rng.integers(shape[1])
+        radius = rng.integers(0, 6)
+        seeds[(yy - row) ** 2 + (xx - col) ** 2 <= radius ** 2] = 1 + index % 2
+    return seeds
+
+
+@pytest.mark.parametrize("shape, block", [((37, 53), 4), ((64, 64), 8), ((300, 301), 7),
+                                          ((50, 40), 1), ((9, 9), 16)])
+def test_blocks_holding_marks_the_blocks_of_the_chosen_pixels(shape, block):
+    chosen = random_seeds(shape, 9, block) == 1
+    rows, cols = np.nonzero(chosen)
+    np.testing.assert_array_equal(blocks_holding(chosen, block),
+                                  _grid(rows, cols, shape, block))
+
+
+@pytest.fixture
+def cupy(monkeypatch):
+    """The stand-in CuPy (array code only: no kernel library is needed here)."""
+    module = fake_cupy.fake_cupy_module(None)
+    fake_cupy.install_cupyx_ndimage(monkeypatch, module)
+    return module
+
+
+@pytest.mark.parametrize("shape, strokes", [((700, 900), 12), ((1030, 1025), 30)])
+def test_the_device_count_equals_the_host_count(cupy, monkeypatch, shape, strokes):
+    from graphcut.segmentation import _hold
+    block = coarse_factor(shape)
+    assert block > 1
+    reduced = []
+    monkeypatch.setattr(_hold, "blocks_holding",
+                        lambda chosen, b: reduced.append(b) or blocks_holding(chosen, b))
+    for seed in range(3):
+        seeds = random_seeds(shape, strokes, seed)
+        on_device = cupy.asarray(seeds)
+        assert type(on_device).__module__.startswith("cupy")
+        expected = sum(ndimage.label(_grid(*np.nonzero(seeds == label), shape, block))[1]
+                       for label in (1, 2))
+        assert stroke_count(on_device, block) == stroke_count(seeds, block) == expected
+    assert reduced == [block] * 6  # the device path: one reduction per label
+
+
+@pytest.mark.parametrize("objects", [[1], [1, 3]])
+def test_the_device_seed_weights_equal_the_host_formula(cupy, objects):
+    from graphcut.segmentation._pipeline import _seed_weights
+    rng = np.random.default_rng(len(objects))
+    seeds = rng.choice(np.array([0, 1, 2, 3], np.uint8), size=(60, 70),
+                       p=[0.9, 0.05, 0.04, 0.01])
+    seeds[seeds == 3] = 3 if 3 in objects else 0
+    host = _seed_weights(seeds, objects, 0.1)
+    device = _seed_weights(cupy.asarray(seeds), objects, 0.1)
+    assert type(device).__module__.startswith("cupy") and device.dtype == np.float64
+    expected = np.ones(seeds.shape)
+    for label in (*objects, 2):
+        expected[seeds == label] = max(1.0, 0.1 * seeds.size / (seeds == label).sum())
+    np.testing.assert_array_equal(np.asarray(device), expected)
+    np.testing.assert_array_equal(host, expected)
+    only_background = np.where(seeds == 2, 2, 0).astype(np.uint8)  # a label with no seeds
+    np.testing.assert_array_equal(np.asarray(_seed_weights(cupy.asarray(only_background),
+                                                           objects, 0.1)),
+                                  _seed_weights(only_background, objects, 0.1))
