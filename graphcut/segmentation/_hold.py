@@ -321,13 +321,14 @@ def thickness(mask) -> float:
     >>> thickness(mask)
     10.0
     """
-    area = int(mask.sum())
+    xp = array_module(mask)
+    counts = [xp.count_nonzero(part) for part in (
+        mask, mask[1:] != mask[:-1], mask[:, 1:] != mask[:, :-1], mask[0], mask[-1],
+        mask[:, 0], mask[:, -1])]
+    area, *edges = to_host(xp.stack(counts)).tolist()  # one wait and copy on a GPU
     if not area:
         return 0.0
-    edges = (int((mask[1:] != mask[:-1]).sum()) + int((mask[:, 1:] != mask[:, :-1]).sum())
-             + int(mask[0].sum()) + int(mask[-1].sum()) + int(mask[:, 0].sum())
-             + int(mask[:, -1].sum()))
-    return 2.0 * area / max(edges, 1)
+    return 2.0 * area / max(sum(edges), 1)
 
 
 def with_hold(priors, costs, xp):

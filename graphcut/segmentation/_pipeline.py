@@ -342,21 +342,21 @@ def _seed_weights(seeds, objects, share):
         return None
     xp = array_module(seeds)
     labels = [*objects, BACKGROUND]
-    if xp is np:  # a count and an in-place assignment per label (faster than a table here)
-        weights = np.ones(seeds.shape, dtype=np.float64)
+    if xp is np or seeds.dtype != np.uint8:  # a count and an assignment per label
+        weights = xp.ones(seeds.shape, dtype=xp.float64)
         for label in labels:
             chosen = seeds == label
             count = int(chosen.sum())
             if count:
                 weights[chosen] = max(1.0, share * seeds.size / count)
         return weights
-    # on a GPU every label's count in one pass and one copy, then each pixel's weight looked
-    # up by its label: no wait per label, no boolean scatter (1.5 -> 0.3 ms at 4 MP)
-    counts = to_host(xp.bincount(seeds.reshape(-1).astype(xp.int32, copy=False)))
-    table = np.ones(counts.size)
-    for label in labels:
-        if label < counts.size and counts[label]:
-            table[label] = max(1.0, share * seeds.size / int(counts[label]))
+    # on a GPU the labels' counts come in one copy and each pixel's weight is looked up by its
+    # label (a table of every uint8 value): no wait per label, no boolean scatter
+    counts = to_host(xp.stack([xp.count_nonzero(seeds == label) for label in labels]))
+    table = np.ones(256)
+    for label, count in zip(labels, counts.tolist()):
+        if count:
+            table[label] = max(1.0, share * seeds.size / count)
     return xp.asarray(table)[seeds]
 
 

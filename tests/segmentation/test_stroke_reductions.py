@@ -1,11 +1,12 @@
-"""Two per-stroke steps of the learned model's pipeline reduced on the GPU in fewer passes and
+"""Three per-stroke steps of the learned model's pipeline reduced on the GPU in fewer passes and
 waits, with the same numbers as the host's:
 
 - the hold's stroke count (graphcut/segmentation/_hold.py): the blocks holding each label's
   seeds come from one reduction on the device (``blocks_holding``) instead of the seed pixels'
   positions copied to the host;
 - the seeds' sample weights (graphcut/segmentation/_pipeline.py ``_seed_weights``): every
-  label's count from one ``bincount``, each pixel's weight looked up by its label.
+  label's count in one copy, each pixel's weight looked up by its label;
+- the previous mask's thickness (the hold's reach): seven counts in one copy.
 
 Checked with NumPy and with the NumPy stand-in for CuPy (tests/support/fake_cupy.py: it runs the
 same array code, so it checks the arithmetic and the path taken, not the GPU's speed)."""
@@ -85,3 +86,19 @@ def test_the_device_seed_weights_equal_the_host_formula(cupy, objects):
     np.testing.assert_array_equal(np.asarray(_seed_weights(cupy.asarray(only_background),
                                                            objects, 0.1)),
                                   _seed_weights(only_background, objects, 0.1))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (30, 41)])
+def test_thickness_on_the_device_equals_the_pixel_edge_count(cupy, shape):
+    """The previous mask's thickness (2 area / perimeter, the image's border counted) from one
+    copy of seven counts: the same number as counting the edges one by one."""
+    from graphcut.segmentation._hold import thickness
+    for seed in range(3):
+        mask = np.random.default_rng(seed).random(shape) > 0.4
+        area = int(mask.sum())
+        edges = (int((mask[1:] != mask[:-1]).sum()) + int((mask[:, 1:] != mask[:, :-1]).sum())
+                 + int(mask[0].sum()) + int(mask[-1].sum()) + int(mask[:, 0].sum())
+                 + int(mask[:, -1].sum()))
+        expected = 2.0 * area / max(edges, 1) if area else 0.0
+        assert thickness(cupy.asarray(mask)) == thickness(mask) == expected
+    assert thickness(cupy.asarray(np.zeros(shape, bool))) == 0.0
