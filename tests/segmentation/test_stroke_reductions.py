@@ -102,3 +102,27 @@ def test_thickness_on_the_device_equals_the_pixel_edge_count(cupy, shape):
         expected = 2.0 * area / max(edges, 1) if area else 0.0
         assert thickness(cupy.asarray(mask)) == thickness(mask) == expected
     assert thickness(cupy.asarray(np.zeros(shape, bool))) == 0.0
+
+
+@pytest.mark.parametrize("shape, block, reach", [((256, 256), 8, 30.0), ((256, 256), 8, 3.0),
+                                                 ((90, 300), 1, 10.0), ((40, 40), 4, 200.0),
+                                                 ((375, 500), 11, 45.5)])
+def test_hold_weights_equal_a_transform_of_the_whole_grid(shape, block, reach):
+    """The hold's weights, transformed only near the changed blocks, are bit for bit those of
+    the whole grid's distance transform (farther, the weight is 1.0 in float64)."""
+    from graphcut.segmentation._hold import hold_weights
+    rng = np.random.default_rng(block)
+    for count in (1, 3, 40):
+        changed = np.zeros(shape, bool)
+        changed[rng.integers(shape[0], size=count), rng.integers(shape[1], size=count)] = True
+        if count == 3:  # one short stroke: neighbouring blocks
+            changed[:] = False
+            row, col = rng.integers(shape[0] - 3), rng.integers(shape[1] - 3)
+            changed[row:row + 2, col:col + 3] = True
+        distance = ndimage.distance_transform_edt(~changed) * block
+        expected = -np.expm1(-distance * distance / (2 * reach * reach))
+        got = hold_weights(changed, block, reach)
+        assert got.dtype == np.float64 and got.shape == shape
+        np.testing.assert_array_equal(got, expected)
+        if count == 1 and max(shape) * block > 2 * 9 * reach:  # the far side is saturated
+            assert (expected == 1.0).any()
