@@ -20,7 +20,7 @@ from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 from . import _coarse
 from ._coarse import coarse_factor
-from ._hold import hold_costs, with_hold
+from ._hold import blocks_holding, hold_costs, with_hold
 from ._ring import with_ring
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
@@ -265,7 +265,7 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
     priors = [None] * len(labels)
     for index, label in enumerate(labels):
         chosen = host == label if block == 1 else seeded(label) if seeded is not None else \
-            to_host(_any_in_blocks(seeds == label, block))
+            to_host(blocks_holding(seeds == label, block))
         far = far_cost if label in objects else 0.0
         if chosen.any() and (strength > 0 or far > 0):
             squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
@@ -297,7 +297,7 @@ def _with_outline_cost(priors, cost, xp):
 def _seeded_blocks(seeds, block):
     """For host ``seeds`` (H, W): a function of a label giving bool (ceil(H / block),
     ceil(W / block)), whether each block holds a seed of that label (as
-    :func:`_any_in_blocks`), from the seeded pixels' coordinates found once."""
+    :func:`~._hold.blocks_holding`), from the seeded pixels' coordinates found once."""
     rows, cols = np.nonzero(seeds)
     values = seeds[rows, cols]
     shape = (-(-seeds.shape[0] // block), -(-seeds.shape[1] // block))
@@ -308,16 +308,6 @@ def _seeded_blocks(seeds, block):
         chosen[rows[mine] // block, cols[mine] // block] = True
         return chosen
     return blocks
-
-
-def _any_in_blocks(chosen, block):
-    """bool (ceil(H / block), ceil(W / block)): whether each block of ``chosen`` holds a
-    True pixel (on ``chosen``'s device)."""
-    xp = array_module(chosen)
-    h, w = chosen.shape
-    padded = xp.zeros((-(-h // block) * block, -(-w // block) * block), dtype=bool)
-    padded[:h, :w] = chosen
-    return padded.reshape(padded.shape[0] // block, block, -1, block).any(axis=(1, 3))
 
 
 def _previous_log_odds(values, model, seeds, share, xp):

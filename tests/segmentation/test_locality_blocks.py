@@ -6,7 +6,8 @@ sample weights against their formula."""
 import numpy as np
 import pytest
 
-from graphcut.segmentation._pipeline import _any_in_blocks, _locality_priors, _seeded_blocks
+from graphcut.segmentation._hold import blocks_holding
+from graphcut.segmentation._pipeline import _locality_priors, _seeded_blocks
 from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
 
 
@@ -18,7 +19,7 @@ def test_seeded_blocks_equal_the_pooled_seeds(shape, block):
     seeds[rng.random(shape) < 0.9] = 0
     blocks = _seeded_blocks(seeds, block)
     for label in (1, 2, 3, 4):
-        np.testing.assert_array_equal(blocks(label), _any_in_blocks(seeds == label, block))
+        np.testing.assert_array_equal(blocks(label), blocks_holding(seeds == label, block))
 
 
 @pytest.mark.parametrize("shape,block", [((37, 53), 4), ((101, 77), 3)])
