@@ -150,3 +150,14 @@ def test_a_lasso_and_a_volume_box_take_the_transform_and_keep_their_constraints(
                             channel_axis=None)
     assert mask[2:4, 10:20, 10:20].all()
     assert not mask[:, :5].any() and not mask[:, 25:].any()
+
+
+@pytest.mark.gpu
+def test_the_device_cost_equals_the_hosts_with_a_side_on_the_border():
+    """The closed form made on the GPU (CuPy) equals NumPy's, for boxes inside the image and
+    on its border (the border's sides open)."""
+    cupy = pytest.importorskip("cupy")
+    for box, reach, max_reach in BOXES:
+        got = box_outline_cost((40, 30), box, 8.0, reach, max_reach, xp=cupy)
+        np.testing.assert_array_equal(cupy.asnumpy(got),
+                                      box_outline_cost((40, 30), box, 8.0, reach, max_reach))
