@@ -124,7 +124,8 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
     source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
     sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
     if xp is not np:
-        _gpu().apply_seed_pins(_gpu().seed_labels(seeds)[0], seed_pins(links), source, sink)
+        pin = seed_pins(links)
+        _gpu().apply_seed_pins(_gpu().seed_labels(seeds)[0], pin, source, sink)
         return source, sink
     pin_seeds(source, sink, links, seeds)
     return source, sink
