@@ -15,7 +15,9 @@ rectangle of the seeds); the stages then include the app's layers around ``Segme
 (the job, the clean-up, the mask's difference to the last answer).
 
 The synchronisation costs a few microseconds per stage, so the update's total here is a
-little above bench_learned_latency.py's.
+little above bench_learned_latency.py's. Each stage also gets this process's CPU seconds
+(``time.process_time``, all threads): on a shared machine the wall time waits for other
+jobs, the CPU time much less; the load average at the end is printed with the table.
 """
 
 from __future__ import annotations
@@ -83,26 +85,34 @@ def _synchronise(device):
 
 
 class Timers:
+    """Wall seconds and this process's CPU seconds (``time.process_time``: all its threads,
+    which a busy shared machine inflates less than the wall time) per stage and stroke."""
+
     def __init__(self, device):
         self.device = device
         self.current = collections.defaultdict(float)
+        self.current_cpu = collections.defaultdict(float)
         self.strokes = collections.defaultdict(list)
+        self.strokes_cpu = collections.defaultdict(list)
 
     def wrap(self, label, function):
         def timed(*args, **kwargs):
             _synchronise(self.device)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return function(*args, **kwargs)
             finally:
                 _synchronise(self.device)
                 self.current[label] += time.perf_counter() - started
+                self.current_cpu[label] += time.process_time() - cpu
         return timed
 
     def end_stroke(self):
         for label, seconds in self.current.items():
             self.strokes[label].append(seconds)
+            self.strokes_cpu[label].append(self.current_cpu[label])
         self.current.clear()
+        self.current_cpu.clear()
 
 
 @contextlib.contextmanager
@@ -184,13 +194,15 @@ def main(argv=None):
     print(f"{title}, {args.strokes} correcting strokes: median ms per stroke")
     if COARSE_RUNS:
         print(f"coarse loop iterations, every call (first job included): {COARSE_RUNS}")
-    print("| stage | median ms | max ms |")
-    print("|---|---|---|")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    print("| stage | median ms | max ms | median CPU ms |")
+    print("|---|---|---|---|")
     for label in stages:
         values = timers.strokes.get(label)
         if values:
             print(f"| {label.strip()} ({len(label) - len(label.lstrip())}) | "
-                  f"{statistics.median(values) * 1e3:.2f} | {max(values) * 1e3:.2f} |")
+                  f"{statistics.median(values) * 1e3:.2f} | {max(values) * 1e3:.2f} | "
+                  f"{statistics.median(timers.strokes_cpu[label]) * 1e3:.2f} |")
 
 
 def _switches(args):

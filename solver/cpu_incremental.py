@@ -132,9 +132,14 @@ class BKGridSolver(IncrementalGridSolver):
         region = self._region
         if region == ():  # nothing set since the last solve
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-        if region is None:
-            region = tuple(slice(0, n) for n in self.shape)
         # both in [0, 2**31 - 1]: their difference fits in int32
+        if region is None or all(r.start == 0 and r.stop >= n
+                                 for r, n in zip(region, self.shape)):
+            # the whole grid (a colour model's change): flat arrays, no 2-D fancy indexing
+            d_source = np.subtract(source, old_source).reshape(-1)
+            d_sink = np.subtract(sink, old_sink).reshape(-1)
+            nodes = np.flatnonzero(d_source | d_sink)
+            return nodes, d_source[nodes], d_sink[nodes]
         d_source = np.subtract(source[region], old_source[region])
         d_sink = np.subtract(sink[region], old_sink[region])
         where = np.nonzero((d_source != 0) | (d_sink != 0))

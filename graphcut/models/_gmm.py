@@ -34,6 +34,7 @@ import numpy as np
 from graphcut._arrays import array_module, to_host
 
 from ._base import ColourModel, PerLabelModel, check_fraction, check_sample
+from ._gmm_costs_cpu import mixture_costs
 from ._principal_axes import principal_axis_split
 
 DEFAULT_COMPONENTS = 5
@@ -163,7 +164,18 @@ class GMMModel(ColourModel):
     def costs(self, values):
         if not self.fitted:
             raise RuntimeError("GMMModel.costs() called before fit()")
-        costs, _ = self._evaluate(values)
+        cached = self._evaluated is not None and self._evaluated[0] is values
+        learned = self._features is not None and self._features[0] is values
+        if cached:
+            costs = self._evaluated[1]
+        elif not learned and array_module(values) is np:
+            # an image the model did not learn from (a live stroke's full-size costs): no
+            # EM step will want its responsibilities, so the costs alone (the same numbers)
+            features = self._features_of(values)
+            costs = mixture_costs(features, *self._linear_form(values.shape[-1]), CHUNK_ROWS)
+            self._evaluated = (values, costs, None, None)
+        else:
+            costs, _ = self._evaluate(values)
         return costs.reshape(values.shape[:-1])
 
     # -- internals -----------------------------------------------------------------------
@@ -191,7 +203,8 @@ class GMMModel(ColourModel):
         current parameters (one pass: both come from the same exponentials), cached; the
         responsibilities are divided out only when an EM step asks for them
         (:class:`_Responsibilities`: the costs alone do not need them)."""
-        if self._evaluated is None or self._evaluated[0] is not values:
+        if (self._evaluated is None or self._evaluated[0] is not values
+                or self._evaluated[2] is None):  # None: the costs alone were computed
             features = self._features_of(values)
             xp = array_module(values)
             linear, constant = self._linear_form(values.shape[-1])

@@ -16,7 +16,7 @@ import numpy as np
 
 from graphcut._arrays import array_module, same_device
 from graphcut._arrays import energy_kernels as _gpu
-from graphcut.io import BACKGROUND, FOREGROUND, check_seeds
+from graphcut.io import FOREGROUND, check_seeds
 from graphcut.solver.networks import axis_slice
 
 from ._boundary import check_positive
@@ -123,16 +123,52 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
                          f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
     source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
     sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
-    pin = seed_pins(links)
     if xp is not np:
+        pin = seed_pins(links)
         _gpu().apply_seed_pins(_gpu().seed_labels(seeds)[0], pin, source, sink)
         return source, sink
-    is_object = seeds == FOREGROUND
-    is_background = seeds == BACKGROUND
-    zero = xp.int32(0)
-    source = xp.where(is_object, pin, xp.where(is_background, zero, source)).astype(xp.int32)
-    sink = xp.where(is_background, pin, xp.where(is_object, zero, sink)).astype(xp.int32)
+    pin_seeds(source, sink, links, seeds)
     return source, sink
+
+
+def pin_seeds(source, sink, nlink_caps, seeds):
+    """NumPy: the seeds' hard constraints written into ``source`` and ``sink`` (int32,
+    C-contiguous, shaped like ``seeds``) in place: an object seed (1) gets s -> p = K_p and
+    p -> t = 0, a background seed (2) the reverse (:func:`terminal_capacities`); returns
+    the seeded pixels' ravel indices (int64) and whether each is an object seed (bool).
+
+    K_p (:func:`seed_pins`) is computed at the seeded pixels only, not over the grid; the
+    int32 check of :func:`seed_pins` still covers every pixel (through a bound on the
+    largest n-links, the whole grid's K_p only when the bound exceeds int32).
+    """
+    if not (source.flags.c_contiguous and sink.flags.c_contiguous):
+        raise ValueError("pin_seeds writes into C-contiguous capacity arrays")
+    links = tuple(nlink_caps)
+    shape = tuple(seeds.shape)
+    if sum(2 * int(link.max()) for link in links if link.size) + 1 > INT32_MAX:
+        seed_pins(links)  # raises if some pixel's K_p leaves int32
+    seeded = np.flatnonzero(seeds)
+    is_object = seeds.flat[seeded] == FOREGROUND
+    if not seeded.size:
+        return seeded, is_object
+    pins = _pins_at(links, shape, seeded).astype(np.int32)
+    zero = np.int32(0)
+    source.reshape(-1)[seeded] = np.where(is_object, pins, zero)
+    sink.reshape(-1)[seeded] = np.where(is_object, zero, pins)
+    return seeded, is_object
+
+
+def _pins_at(links, shape, flat) -> np.ndarray:
+    """K_p (int64) of the pixels with ravel indices ``flat`` of a grid of ``shape``:
+    1 + the capacities of the n-links into and out of each (``links`` last axis first)."""
+    coords = np.unravel_index(flat, shape)
+    total = np.ones(flat.size, dtype=np.int64)
+    for axis, link in zip(reversed(range(len(shape))), links):
+        ahead = coords[axis] < shape[axis] - 1   # the link to p + e_axis
+        total[ahead] += link[tuple(c[ahead] for c in coords)]
+        behind = coords[axis] > 0                # the link from p - e_axis
+        total[behind] += link[tuple(c[behind] - int(a == axis) for a, c in enumerate(coords))]
+    return total
 
 
 def seed_pins(nlink_caps):
@@ -176,5 +212,5 @@ def seed_pins(nlink_caps):
     return pin.astype(xp.int32)
 
 
-__all__ = ["DEFAULT_SCALE", "INT32_MAX", "quantize", "quantize_weights", "seed_pins",
-           "terminal_capacities"]
+__all__ = ["DEFAULT_SCALE", "INT32_MAX", "pin_seeds", "quantize", "quantize_weights",
+           "seed_pins", "terminal_capacities"]

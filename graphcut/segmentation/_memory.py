@@ -70,9 +70,11 @@ CPU_MODEL_BYTES_PER_PIXEL = {
     ("learned", "region"): (436, 484),     # measured 418 (grey, with the box ring; 388-410 before)
     ("gmm", "strokes"): (588, 768),        # measured 565, 738
     ("gmm", "region"): (633, 768),         # measured 608, 738
-    # GMM(warm=True), auto's model of photographs (grey with a box: the GMM's, not measured)
-    ("live-gmm", "strokes"): (484, 623),   # measured 465 (grey, eleventh session), 599 (colour)
-    ("live-gmm", "region"): (633, 758),    # measured 729 (colour)
+    # GMM(warm=True), auto's model of photographs; grey measured in the thirteenth session
+    # (the costs alone, without the mixtures' (N, K) responsibilities): strokes 365 (465
+    # before), a box 399 (the GMM's 633 before, not measured)
+    ("live-gmm", "strokes"): (380, 623),   # measured 599 (colour; 561 in the thirteenth)
+    ("live-gmm", "region"): (415, 758),    # measured 729 (colour)
     ("live-gmm", "volume"): (657, 860),
     # volumes (6-connected; 30 x 300 x 334 random grey voxels): per voxel, grey measured,
     # colour scaled by the 2-D colour / grey ratio (not measured); histogram: the formula

@@ -29,12 +29,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, same_device
 from graphcut._labels import BACKGROUND, FOREGROUND
+from graphcut.io import check_seeds
 from graphcut.solver import GridNetwork
 
 from ._boundary import check_positive
-from ._capacities import check_scaled, quantize, terminal_capacities
+from ._capacities import INT32_MAX, check_scaled, pin_seeds, quantize, terminal_capacities
+
+#: pixels per chunk of the host path's capacities (:func:`_quantized_excesses`)
+CHUNK_PIXELS = 1 << 15
 
 
 def _sum(array) -> float:
@@ -60,6 +64,9 @@ def binary_problem(cost_object, cost_background, nlinks, constraints, *, scale,
     background (on the costs' device); ``nlinks`` the quantised ``(right, down)``;
     ``weights`` the pixels' sample weights (None: all 1)."""
     xp = array_module(cost_object)
+    if xp is np and cost_object.dtype == cost_background.dtype == np.float64:
+        return _binary_on_host(cost_object, cost_background, nlinks, constraints, scale,
+                               weights)
     shift = xp.minimum(xp.minimum(cost_object, cost_background), 0.0)
     source, sink = terminal_capacities(cost_object - shift, cost_background - shift, nlinks,
                                        constraints, scale=scale)
@@ -72,6 +79,71 @@ def binary_problem(cost_object, cost_background, nlinks, constraints, *, scale,
     offset = _sum(xp.where(free, shift, 0.0)) + _sum(pinned_cost)
     forward = tuple(nlinks)[::-1]  # nlinks: last axis first, (right, down[, across slices])
     return BinaryProblem(GridNetwork(source, sink, forward=forward), offset, float(scale))
+
+
+def _binary_on_host(cost_object, cost_background, nlinks, constraints, scale,
+                    weights) -> BinaryProblem:
+    """:func:`binary_problem` on NumPy float64 costs: the same network and offset (the same
+    arrays summed in the same order), in one float64 buffer for both capacities and with the
+    seeds' pins and costs read at the pinned pixels only (the generic path makes a dozen
+    image-sized temporaries: on the CPU their page faults cost more than the arithmetic)."""
+    shape = tuple(cost_object.shape)
+    constraints = check_seeds(same_device(constraints, cost_object), shape,
+                              require_both=False)
+    links = tuple(nlinks)
+    expected = tuple(shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
+                     for axis in reversed(range(len(shape))))
+    if (tuple(cost_background.shape) != shape
+            or tuple(tuple(a.shape) for a in links) != expected):
+        raise ValueError(f"shapes do not match a {'x'.join(map(str, shape))} grid: "
+                         f"cost_background {cost_background.shape}, n-links "
+                         f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
+    check_positive("scale", scale)
+    shift, (source, sink) = _shift_and_capacities(cost_object, cost_background, scale)
+    pinned, is_object = pin_seeds(source, sink, links, constraints)
+    pinned_cost = np.zeros(shape)  # as the generic path's: 0 but at the pinned pixels
+    chosen = np.where(is_object, cost_object.flat[pinned], cost_background.flat[pinned])
+    if weights is not None:
+        chosen = chosen * np.broadcast_to(weights, shape).flat[pinned]
+    pinned_cost.reshape(-1)[pinned] = chosen
+    shift.reshape(-1)[pinned] = 0.0  # the free pixels' shifts
+    offset = _sum(shift) + _sum(pinned_cost)
+    forward = links[::-1]
+    return BinaryProblem(GridNetwork(source, sink, forward=forward), offset, float(scale))
+
+
+def _shift_and_capacities(cost_object, cost_background, scale):
+    """The shift ``min(0, cost_object, cost_background)`` (float64, shaped like the costs)
+    and ``(quantize(cost_background - shift), quantize(cost_object - shift))`` with their
+    messages, :data:`CHUNK_PIXELS` pixels at a time in one float64 buffer that stays in the
+    cache (the same float64 operations per pixel, so the same numbers); a chunk out of range
+    sends both arrays through :func:`check_scaled` whole, which raises the generic path's
+    error (the source's first)."""
+    shape = tuple(cost_object.shape)
+    n = cost_object.size
+    costs = (np.ravel(cost_background), np.ravel(cost_object))
+    shift = np.empty(shape)
+    shifts = shift.reshape(-1)
+    out = (np.empty(shape, np.int32), np.empty(shape, np.int32))
+    flat = tuple(o.reshape(-1) for o in out)
+    buffer = np.empty(max(1, min(CHUNK_PIXELS, n)))
+    for start in range(0, n, CHUNK_PIXELS):
+        stop = min(start + CHUNK_PIXELS, n)
+        work = buffer[:stop - start]
+        np.minimum(costs[1][start:stop], costs[0][start:stop], out=shifts[start:stop])
+        np.minimum(shifts[start:stop], 0.0, out=shifts[start:stop])
+        for index in (0, 1):
+            np.subtract(costs[index][start:stop], shifts[start:stop], out=work)
+            work *= scale
+            np.rint(work, out=work)
+            if not (work.min() >= 0 and work.max() <= INT32_MAX):  # NaN fails too
+                for whole, what in zip(costs, _WHAT):
+                    check_scaled(np.rint((whole - shifts) * scale), scale, what)
+            flat[index][start:stop] = work
+    return shift, out
+
+
+_WHAT = ("background costs (source capacities)", "object costs (sink capacities)")
 
 
 def cut_capacity(network: GridNetwork, source_side) -> int:
