@@ -1,5 +1,6 @@
-"""The learned model's intensity prior kept on the previous mask's side (:class:`Learned
-<graphcut.models.Learned>`'s ``guide``).
+"""The learned model's intensity prior taken from the previous mask where that mask tells the
+sides apart more clearly than the seeds (:class:`Learned <graphcut.models.Learned>`'s
+``guide``).
 
 The graded prior (:func:`~._prior.graded_prior`) gives the bright side of the Otsu split to
 the label whose seeds lie more on it. Corrective clicks land on atypical pixels (pale nuclei,
@@ -11,13 +12,13 @@ dark tissue did so (the object's and the background's bright shares 0.85 / 1.00 
 "The falls, thirteenth session").
 
 With the previous update's mask (``previous``), its bright shares (the mask's pixels' and the
-rest's) tell which side the object has been on; when the seeds' prior points the other way
-and the mask's shares lie further apart than the seeds' (the mask tells the sides apart more
-clearly), :func:`guided_prior` keeps the prior on the mask's side (:data:`MODE` ``"follow"``,
-the seeds' strength). A first mask that hardly tells the sides apart (a wrong one) does not
-keep a wrong side against clear seeds. The decision is a function of the seeds and the
-previous mask only, so an update equals a fresh segmentation given the same ``previous``; the
-previous update's classifier (the confidence-gated hold's) is trained with the same guide.
+rest's) tell which side the object has been on, and how clearly (their difference). When the
+mask tells the sides apart more clearly than the seeds, :func:`guided_prior` gives the prior
+the mask's side and strength (:data:`MODE` ``"mask"``); a first mask that hardly tells the
+sides apart (a wrong one) does not overrule clear seeds. The decision is a function of the
+seeds and the previous mask only, so an update equals a fresh segmentation given the same
+``previous``; the previous update's classifier (the confidence-gated hold's) is trained with
+the same guide.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from graphcut._arrays import array_module
 
 from ._prior import FULL_AT, bright_side, graded_prior
 
-#: what a prior pointing against a clearer previous mask's side becomes: "follow" (turned to
-#: the mask's side, the same strength), "off" (no prior) or None (kept as the seeds give it)
-MODE = "follow"
+#: the prior when the previous mask tells the sides apart more clearly than the seeds: "mask"
+#: (the mask's side and difference), "follow" (the mask's side, the seeds' difference, only
+#: when they disagree), "off" (no prior when they disagree) or None (the seeds' prior)
+MODE = "mask"
 
 
 def guided_prior(masks, difference, bright, guide, mode=None):
@@ -36,11 +38,12 @@ def guided_prior(masks, difference, bright, guide, mode=None):
     the previous mask ``guide``, and whether it changed.
 
     The previous mask's bright shares (the mask's pixels' and the rest's, over the whole
-    image) say which side its object lies on; when that is the other side than the seeds'
-    and the mask's shares lie further apart than the seeds' (the mask tells the sides apart
-    more clearly than the seeds do), the prior is turned to the mask's side (``"follow"``) or
-    dropped (``"off"``). Otherwise the seeds' prior stands: a previous mask that hardly tells
-    the sides apart (a wrong first mask) does not keep a wrong side against clear seeds.
+    image) say which side its object lies on, and how clearly: the difference of the two. When
+    the mask tells the sides apart more clearly than the seeds (its difference is the larger),
+    the prior takes the mask's side and difference (``"mask"``, the default); or, measured
+    and not kept, only when the sides disagree, the mask's side with the seeds' difference
+    (``"follow"``) or no prior (``"off"``). Otherwise the seeds' prior stands: a previous mask
+    that hardly tells the sides apart (a wrong first mask) does not overrule clear seeds.
 
     Parameters
     ----------
@@ -55,7 +58,7 @@ def guided_prior(masks, difference, bright, guide, mode=None):
     guide : array (H, W) of bool, or None
         The previous update's mask (object True); None: nothing to check against.
     mode : str, optional
-        ``"follow"``, ``"off"`` or None (:data:`MODE` when not given).
+        ``"mask"``, ``"follow"``, ``"off"`` or None (:data:`MODE` when not given).
 
     Returns
     -------
@@ -68,11 +71,11 @@ def guided_prior(masks, difference, bright, guide, mode=None):
     >>> bright = np.zeros((4, 4), bool); bright[:, 2:] = True
     >>> mask = ~bright                        # the object has been the dark side: shares 0, 1
     >>> (first, second), difference, changed = guided_prior((bright, ~bright), 0.2, bright,
-    ...                                                     mask, "follow")
+    ...                                                     mask, "mask")
     >>> bool((first == ~bright).all()), difference, changed
-    (True, 0.2, True)
-    >>> guided_prior((bright, ~bright), 0.2, bright, mask, "off")[1:]
-    (0.0, True)
+    (True, 1.0, True)
+    >>> guided_prior((bright, ~bright), 0.2, bright, mask, "follow")[1:]
+    (0.2, True)
     """
     mode = MODE if mode is None else mode
     if mode is None or guide is None or masks[0] is None:
@@ -85,12 +88,14 @@ def guided_prior(masks, difference, bright, guide, mode=None):
     bright_inside = int((guide & bright).sum())
     share_inside = bright_inside / inside
     share_outside = (int(bright.sum()) - bright_inside) / (size - inside)
-    if abs(share_inside - share_outside) <= difference or \
-            (masks[0] is bright) == (share_inside > share_outside):
+    clearer = abs(share_inside - share_outside)
+    agree = (masks[0] is bright) == (share_inside > share_outside)
+    if clearer <= difference or (agree and mode != "mask"):
         return masks, difference, False
     if mode == "off":
         return (None, None), 0.0, True
-    return (masks[1], masks[0]), difference, True
+    sides = masks if agree else (masks[1], masks[0])
+    return sides, (clearer if mode == "mask" else difference), True
 
 
 def prior_sides(model, features, samples):

@@ -68,7 +68,7 @@ def _iou(mask, truth):
     return (mask & truth).sum() / (mask | truth).sum()
 
 
-@pytest.mark.parametrize("mode", ["follow", "off"])
+@pytest.mark.parametrize("mode", ["mask", "follow", "off"])
 def test_guide_keeps_the_nuclei_the_turned_prior_loses(monkeypatch, mode):
     image, truth, dim, patches = _scene()
     first, second, _ = _states()
@@ -82,7 +82,7 @@ def test_guide_keeps_the_nuclei_the_turned_prior_loses(monkeypatch, mode):
         masks[name] = session.update(second, previous=(first, before))
     # the scenario is real: the seeds' prior turned round, the object became the background
     assert _iou(masks["none"], truth) < 0.1 and masks["none"].mean() > 0.5
-    assert _iou(masks[mode], truth) > {"follow": 0.7, "off": 0.4}[mode]
+    assert _iou(masks[mode], truth) > {"mask": 0.7, "follow": 0.7, "off": 0.4}[mode]
     assert masks[mode].mean() < 0.2
 
 
@@ -91,19 +91,25 @@ def test_guided_prior_against_a_hand_count(monkeypatch):
     bright[:, :4] = True                               # 40 bright pixels
     mask = np.zeros((10, 10), bool)
     mask[:5, :6] = True                                # 30 pixels, 20 of them bright
-    # the mask's bright share 20 / 30 against the rest's 20 / 70 (0.381 apart): the object
-    # is bright
-    turned = (~bright, bright)
-    (first, second), difference, changed = guided_prior(turned, 0.2, bright, mask, "follow")
-    assert first is bright and second is turned[0] and difference == 0.2 and changed
+    # the mask's bright share 20 / 30 against the rest's 20 / 70: the object is bright, the
+    # shares 8 / 21 apart
+    clear = 20 / 30 - 20 / 70
+    turned, same = (~bright, bright), (bright, ~bright)
+    (first, second), difference, changed = guided_prior(turned, 0.2, bright, mask, "mask")
+    assert first is bright and second is turned[0] and changed
+    assert difference == pytest.approx(clear)
+    assert guided_prior(same, 0.2, bright, mask, "mask") == (same, pytest.approx(clear), True)
+    (first, _), difference, changed = guided_prior(turned, 0.2, bright, mask, "follow")
+    assert first is bright and difference == 0.2 and changed
+    assert guided_prior(same, 0.2, bright, mask, "follow") == (same, 0.2, False)
     assert guided_prior(turned, 0.2, bright, mask, "off") == ((None, None), 0.0, True)
     # the seeds' shares lie further apart than the mask's: the seeds' prior stands
-    assert guided_prior(turned, 0.39, bright, mask, "follow") == (turned, 0.39, False)
-    assert guided_prior(turned, 0.38, bright, mask, "follow")[2] is True
-    same = (bright, ~bright)
-    assert guided_prior(same, 0.2, bright, mask, "follow") == (same, 0.2, False)
-    assert guided_prior(turned, 0.2, bright, None, "follow") == (turned, 0.2, False)
-    assert guided_prior(turned, 0.2, bright, np.ones((10, 10), bool), "follow")[2] is False
+    for mode in ("mask", "follow", "off"):
+        assert guided_prior(turned, 0.39, bright, mask, mode) == (turned, 0.39, False)
+        assert guided_prior(turned, 0.38, bright, mask, mode)[2] is True
+        assert guided_prior(turned, 0.2, bright, None, mode) == (turned, 0.2, False)
+        assert guided_prior(turned, 0.2, bright, np.ones((10, 10), bool), mode)[2] is False
+    assert guided_prior((None, None), 0.0, bright, mask, "mask") == ((None, None), 0.0, False)
     monkeypatch.setattr(guide_module, "MODE", None)    # the guide off: nothing changes
     assert guided_prior(turned, 0.2, bright, mask)[2] is False
     even = np.zeros((10, 10), bool)
@@ -111,9 +117,11 @@ def test_guided_prior_against_a_hand_count(monkeypatch):
     assert guided_prior(turned, 0.1, bright, even, "follow")[2] is True
     even[:, 5] = True                                  # 10 / 30 against 30 / 70
     assert guided_prior(turned, 0.05, bright, even, "follow")[2] is False
+    (first, _), difference, _ = guided_prior(turned, 0.05, bright, even, "mask")
+    assert first is turned[0] and difference == pytest.approx(30 / 70 - 10 / 30)
 
 
-@pytest.mark.parametrize("mode", ["follow", "off"])
+@pytest.mark.parametrize("mode", ["mask", "follow", "off"])
 def test_incremental_equals_fresh_when_the_guide_changed_the_fit(monkeypatch, mode):
     monkeypatch.setattr(guide_module, "MODE", mode)
     changed = []
@@ -171,14 +179,13 @@ def _guided_fit(features, guide):
 def test_gpu_stand_in_guides_like_numpy(cupy, monkeypatch):  # noqa: F811
     """The guide on the CuPy stand-in (features on the device, the previous mask on the host
     as the pipeline gives it): the same decision and the same costs as NumPy's."""
-    monkeypatch.setattr(guide_module, "MODE", "follow")
     image, truth, _, _ = _scene()
     values = image[..., None] / 255.0
     cpu = _guided_fit(Learned().features(values), truth)
     gpu_features = Learned().features(cupy.asarray(values))
     gpu = _guided_fit(gpu_features, truth)
     assert type(gpu_features).__module__.split(".")[0] == "cupy"
-    assert cpu._fitted_on[2] == gpu._fitted_on[2] == (False, True, pytest.approx(2 / 3))
+    assert cpu._fitted_on[2] == gpu._fitted_on[2] == (False, True, 1.0)   # the mask's side
     np.testing.assert_allclose(np.asarray(gpu.costs(gpu_features)[0]),
                                cpu.costs(Learned().features(values))[0], atol=1e-4)
 
