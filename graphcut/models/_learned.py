@@ -35,9 +35,9 @@ from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel, is_whole
 from ._features import image_features
+from ._guide import prior_sides
 from ._logistic import DEFAULT_L2, _design, fit_logistic
 from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
-from ._prior import FULL_AT, bright_side, graded_prior
 from ._samples import same_sample, sample_record
 
 CLASSIFIERS = ("logistic", "gaussian")
@@ -345,7 +345,7 @@ class Learned(AppearanceModel):
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
     confident_after, confident_hold = CONFIDENT_AFTER, CONFIDENT_HOLD
     ring = RING
-    box_tightness = True
+    box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
              "hold_after", "confident_after", "iterations", "seed_share", "locality",
@@ -387,13 +387,8 @@ class Learned(AppearanceModel):
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
         if self.prior > 0 and len(samples) == 2:
-            channels = getattr(self, "_channels", 1)
-            # per image: (features, channels, bright, {is bright: the side's drawn sample})
-            kept = getattr(self, "_split", None)
-            if kept is None or kept[0] is not features or kept[1] != channels:
-                kept = self._split = (features, channels, bright_side(features, channels), {})
-            masks, strength = graded_prior(features, samples, channels, bright=kept[2],
-                                           full_at=FULL_AT)
+            masks, strength, kept = prior_sides(self, features, samples)
+            self._fitted_on += ((masks[0] is None, masks[0] is kept[2], strength),)
             shared = self._views[0]._shared
             for index, mask in enumerate(masks):
                 drawn = None
@@ -408,11 +403,20 @@ class Learned(AppearanceModel):
     def costs(self, features) -> list:
         return [view.costs(features) for view in self._views]
 
+    def _decision(self, features, samples):
+        """What :meth:`fit` records of its prior for ``samples`` (with :attr:`guide`)."""
+        if not (self.prior > 0 and len(samples) == 2):
+            return ()
+        masks, strength, kept = prior_sides(self, features, samples)
+        return ((masks[0] is None, masks[0] is kept[2], strength),)
+
     def log_odds(self, features, samples):
         """``log p(object) - log p(background)`` (nats) of the classifier trained on two
         labels' ``samples`` (object first), this model's fit unchanged: the previous update's
         confidence for ``confident_after`` (the last :meth:`fit`'s costs when it was on equal
-        sparse samples of the same features, as in a session: :mod:`._samples`).
+        sparse samples of the same features, as in a session: :mod:`._samples`, and gave its
+        prior the same side and strength; the prior checked against :attr:`guide`, the
+        previous mask the pipeline sets: :mod:`._guide`).
 
         Parameters
         ----------
@@ -438,7 +442,7 @@ class Learned(AppearanceModel):
         """
         kept = getattr(self, "_fitted_on", None)
         same = kept is not None and kept[0] is features and len(kept[1]) == 2 and all(
-            same_sample(record, sample) for record, sample in zip(kept[1], samples))
+            map(same_sample, kept[1], samples)) and kept[2:] == self._decision(features, samples)
         costs = (self if same else copy.copy(self).fit(features, samples)).costs(features)
         return costs[1] - costs[0]
 

@@ -130,6 +130,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             box_priors = outline_priors(model, region, o["box"] if o["lasso"] is None
                                         else None, xp)
             priors = _with_outline_cost(priors, box_priors[0], xp)
+        if previous is not None:  # the mask on the device once (the hold and the guide)
+            previous = (previous[0], xp.asarray(previous[1]))
+        if hasattr(model, "guide"):  # the learned prior may come from the previous mask
+            model.guide = previous[1] if previous is not None and not has_region and \
+                len(shape) == 2 else None
         if previous is not None and not has_region and len(shape) == 2 and \
                 getattr(model, "hold", 0) > 0:  # the earlier mask holds far from the stroke
             held = hold_costs(previous, seeds, hold=model.hold, reach=model.hold_reach,
