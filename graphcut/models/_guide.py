@@ -8,8 +8,8 @@ nucleus-like tissue), so one click can move the labels' bright shares past each 
 prior then *turns round*, at up to full strength, and tells the classifier that the object's
 look is the background's. On a development trajectory of H&E tissue a background click on
 dark tissue did so (the object's and the background's bright shares 0.85 / 1.00 -> 0.85 /
-0.69) and the object became the tissue (IoU 0.85 -> 0.07 without the hold; docs/appearance.md,
-"The falls, thirteenth session").
+0.69) and the object became the tissue (IoU 0.85 -> 0.07 without the hold;
+docs/appearance-microscopy.md, "The falls, thirteenth session").
 
 With the previous update's mask (``previous``), its bright shares (the mask's pixels' and the
 rest's) tell which side the object has been on, and how clearly (their difference). When the

@@ -76,7 +76,7 @@ def graded_prior(features, samples, channels, *, bright=None, full_at=None):
     Unlike :func:`intensity_prior`'s all-or-nothing rule, the strength changes by little when
     one click lands on a dim object or a bright patch of background, so that click cannot
     switch the whole prior off (on the development nuclei such a switch caused most falls of
-    the IoU; docs/appearance.md, "The falls diagnosed"). With ``full_at`` (the learned
+    the IoU; docs/appearance-microscopy.md, "The falls diagnosed"). With ``full_at`` (the learned
     model's :data:`FULL_AT`, 0.25), the strength stays full while the labels' samples lie
     clearly apart: corrective clicks land on the atypical pixels (pale nuclei, bright gaps
     between nuclei), and each such click would otherwise weaken the prior a little more, and

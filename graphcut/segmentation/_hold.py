@@ -5,8 +5,8 @@ Why: a learned appearance model (:class:`graphcut.models.Learned`) is one classi
 whole image. A corrective click lands, by construction, on pixels that look like the other
 label's (a bright gap between nuclei marked background, a dim nucleus marked object); the
 classifier learns that look and every pixel of it across the image changes side, so the mask
-can lose, 100 pixels away, nuclei that earlier clicks had got right (docs/appearance.md, "The
-falls"). The hold makes the update's energy remember the previous update's mask:
+can lose, 100 pixels away, nuclei that earlier clicks had got right (docs/appearance-microscopy.md,
+"The falls"). The hold makes the update's energy remember the previous update's mask:
 
 - the *changed pixels* are those whose seed label differs from the previous update's (the new
   stroke, or an erased one); ``d`` is a pixel's Euclidean distance to the nearest of them;
@@ -23,7 +23,8 @@ falls"). The hold makes the update's energy remember the previous update's mask:
 - from then on it is *released* (scaled down, to nothing) when the new stroke's pixels were
   given the other label, surely, by the previous update's classifier (:func:`release`): that
   classifier, and the mask it made, are then contradicted by the newest seeds, and a mask an
-  earlier click left wrong is not kept (docs/appearance.md, "The falls, twelfth session").
+  earlier click left wrong is not kept (docs/appearance-microscopy.md, "The falls, twelfth
+  session").
 
 Seeds stay hard: the new stroke corrects its own pixels exactly. It applies to one object in
 an image, marked by strokes alone (no box or lasso), and only when the caller gives the
@@ -180,10 +181,10 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     classifier log-odds for the side the previous mask gave the pixel (``margin()``): pixels
     the previous classifier was unsure of follow the new one freely, the ones it was sure of
     hold (an early click's wrong global changes turn pixels the classifier was sure of, its
-    gains mostly pixels it was not: docs/appearance.md, "The falls, eleventh session"). From
-    ``after`` strokes on, each pixel holds the larger of the two, ``hold`` and the gated one,
-    times :func:`release` (1 unless the previous classifier was sure the new stroke's pixels
-    had the other label).
+    gains mostly pixels it was not: docs/appearance-microscopy.md, "The falls, eleventh
+    session"). From ``after`` strokes on, each pixel holds the larger of the two, ``hold``
+    and the gated one, times :func:`release` (1 unless the previous classifier was sure the
+    new stroke's pixels had the other label).
 
     Parameters
     ----------

@@ -4,7 +4,7 @@ A box drawn around an object with a margin holds background along its sides; aro
 nucleus that margin is most of the box. The classifier learns the object from the box's core
 and the background from the outside, so the blurred halo between them, brighter than the
 background, is taken for object: the masks of the small dev nuclei were 1.3-2.8 times their
-truth (docs/appearance.md, tenth session). The ring, the region's pixels within
+truth (docs/appearance-microscopy.md, tenth session). The ring, the region's pixels within
 ``min(reach * d_max, pixels)`` of its outline (``d_max`` the largest such distance; the
 outline cost's reach, capped at a few pixels), is added to the background's sample, weighing
 ``ring`` times the rest of that sample; object seeds are never in it. Models without a
