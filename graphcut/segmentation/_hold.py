@@ -143,8 +143,9 @@ def stroke_count(seeds, block=1) -> int:
 def blocks_holding(chosen, block):
     """bool (ceil(H / block), ceil(W / block)) on ``chosen``'s device: the ``block x block``
     blocks holding a True pixel of the bool (H, W) ``chosen`` (NumPy or CuPy), found by one
-    reduction over the blocks (on a GPU about 10 times faster at 4 MP than gathering the
-    chosen pixels' positions on the host, what :func:`stroke_count` does on the CPU).
+    reduction over the blocks (on an H100 the stroke count took 0.9 ms this way against 4.0
+    ms at 4 MP, 1.3 against 9.5 ms at 12 MP, gathering the chosen pixels' positions on the
+    host, which :func:`stroke_count` still does on the CPU).
 
     Examples
     --------
@@ -278,8 +279,9 @@ def hold_weights(changed, block, reach):
 
     The distances are transformed only within :data:`SATURATED` ``r`` of the changed blocks'
     bounding box: farther, ``d^2 / (2 r^2) > 40`` and ``w`` is exactly 1.0 in float64, so the
-    weights equal those of a transform of the whole grid (a click on a 4 MP image: a few
-    thousand blocks instead of 65 536).
+    weights equal those of a transform of the whole grid (a click with a 30-pixel reach on a
+    4 MP image: about 4 800 blocks instead of 65 536; a large object's reach, three times its
+    thickness, can cover the whole grid).
 
     Examples
     --------

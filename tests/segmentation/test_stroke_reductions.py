@@ -17,11 +17,11 @@ from scipy import ndimage
 
 import fake_cupy
 from graphcut.segmentation._coarse import coarse_factor
-from graphcut.segmentation._hold import _grid, blocks_holding, stroke_count
+from graphcut.segmentation._hold import blocks_holding, stroke_count
 
 
 def random_seeds(shape, strokes, seed):
-    """Seeds of both labels: ``strokes`` small discs and lines at random places."""
+    """Seeds of both labels: ``strokes`` small discs (radius 0-5) at random places."""
     rng = np.random.default_rng(seed)
     seeds = np.zeros(shape, np.uint8)
     yy, xx = np.mgrid[:shape[0], :shape[1]]
@@ -36,9 +36,16 @@ def random_seeds(shape, strokes, seed):
                                           ((50, 40), 1), ((9, 9), 16)])
 def test_blocks_holding_marks_the_blocks_of_the_chosen_pixels(shape, block):
     chosen = random_seeds(shape, 9, block) == 1
-    rows, cols = np.nonzero(chosen)
     np.testing.assert_array_equal(blocks_holding(chosen, block),
-                                  _grid(rows, cols, shape, block))
+                                  pixel_blocks(chosen, block))
+
+
+def pixel_blocks(chosen, block):
+    """The oracle: each chosen pixel's block marked, one pixel at a time."""
+    grid = np.zeros((-(-chosen.shape[0] // block), -(-chosen.shape[1] // block)), bool)
+    for row, col in zip(*np.nonzero(chosen)):
+        grid[row // block, col // block] = True
+    return grid
 
 
 @pytest.fixture
@@ -61,7 +68,7 @@ def test_the_device_count_equals_the_host_count(cupy, monkeypatch, shape, stroke
         seeds = random_seeds(shape, strokes, seed)
         on_device = cupy.asarray(seeds)
         assert type(on_device).__module__.startswith("cupy")
-        expected = sum(ndimage.label(_grid(*np.nonzero(seeds == label), shape, block))[1]
+        expected = sum(ndimage.label(pixel_blocks(seeds == label, block))[1]
                        for label in (1, 2))
         assert stroke_count(on_device, block) == stroke_count(seeds, block) == expected
     assert reduced == [block] * 6  # the device path: one reduction per label
