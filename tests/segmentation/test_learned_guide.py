@@ -16,6 +16,7 @@ import graphcut
 import graphcut.models._guide as guide_module
 from graphcut.models import Learned
 from graphcut.models._guide import guided_prior
+from session_oracle import assert_session_updates_are_fresh_segments
 
 from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
 
@@ -133,15 +134,7 @@ def test_incremental_equals_fresh_when_the_guide_changed_the_fit(monkeypatch, mo
     monkeypatch.setattr(guide_module, "guided_prior", recorded)
     image, truth, _, _ = _scene()
     model = Learned(hold_after=3, confident_after=2)   # the gate reads the guided fit's seeds
-    session = graphcut.Segmenter(image, model=model, device="cpu")
-    previous = None
-    for seeds in _states():
-        mask = session.update(seeds, previous=previous)
-        fresh, result = graphcut.segment(image, seeds, model=model, device="cpu",
-                                         previous=previous, return_result=True)
-        np.testing.assert_array_equal(mask, fresh)
-        assert session.last_result.flow == result.flow
-        previous = (seeds, mask)
+    assert_session_updates_are_fresh_segments(image, model, _states())
     assert any(changed)          # the guide turned the prior in this session
 
 

@@ -12,6 +12,7 @@ import pytest
 from scipy import ndimage
 
 import fake_cupy
+from session_oracle import assert_session_updates_are_fresh_segments
 import graphcut
 from graphcut.models import Learned, model_from_settings
 from graphcut.segmentation._hold import (check_previous, hold_costs, stroke_count,
@@ -98,16 +99,8 @@ def _clicks(truth, count, seed):
 @pytest.mark.parametrize("after", [0, 5])
 def test_incremental_equals_fresh_segment_given_the_previous_update(after):
     image, truth = _nuclei()
-    model = Learned(hold_after=after)
-    session = graphcut.Segmenter(image, model=model, device="cpu")
-    previous = None
-    for seeds in _clicks(truth, 9, seed=after):
-        mask = session.update(seeds, previous=previous)
-        fresh, result = graphcut.segment(image, seeds, model=model, device="cpu",
-                                         previous=previous, return_result=True)
-        np.testing.assert_array_equal(mask, fresh)
-        assert session.last_result.flow == result.flow
-        previous = (seeds, mask)
+    assert_session_updates_are_fresh_segments(image, Learned(hold_after=after),
+                                              _clicks(truth, 9, seed=after))
 
 
 def test_without_previous_or_hold_the_old_invariant_holds():
