@@ -51,6 +51,10 @@ def check_scaled(scaled, scale, what) -> None:
                              f"the int32 limit {INT32_MAX}; lower lam or scale")
 
 
+#: what the range errors call the terminal capacities: the source's, then the sink's
+TERMINAL_NAMES = ("background costs (source capacities)", "object costs (sink capacities)")
+
+
 def quantize_weights(weights, lam, *, scale=DEFAULT_SCALE, what="capacities"):
     """``quantize(lam * weights, scale=scale, what=what)``, on the GPU in one kernel (the same
     float64 products, no temporary array)."""
@@ -110,25 +114,33 @@ def terminal_capacities(cost_object, cost_background, nlink_caps, seeds, *,
     (array([[20,  5,  5]], dtype=int32), array([[ 5, 20,  0]], dtype=int32))
     """
     xp = array_module(cost_object)
-    shape = tuple(cost_object.shape)
-    spatial = len(shape)
-    seeds = check_seeds(same_device(seeds, cost_object), shape, require_both=False)
-    links = tuple(nlink_caps)
-    expected = tuple(shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
-                     for axis in reversed(range(spatial)))
-    if (tuple(cost_background.shape) != shape
-            or tuple(tuple(a.shape) for a in links) != expected):
-        raise ValueError(f"shapes do not match a {'x'.join(map(str, shape))} grid: "
-                         f"cost_background {cost_background.shape}, n-links "
-                         f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
-    source = quantize(cost_background, scale=scale, what="background costs (source capacities)")
-    sink = quantize(cost_object, scale=scale, what="object costs (sink capacities)")
+    seeds, links = checked_grid(cost_object, cost_background, nlink_caps, seeds)
+    source = quantize(cost_background, scale=scale, what=TERMINAL_NAMES[0])
+    sink = quantize(cost_object, scale=scale, what=TERMINAL_NAMES[1])
     if xp is not np:
         pin = seed_pins(links)
         _gpu().apply_seed_pins(_gpu().seed_labels(seeds)[0], pin, source, sink)
         return source, sink
     pin_seeds(source, sink, links, seeds)
     return source, sink
+
+
+def checked_grid(cost_object, cost_background, nlink_caps, seeds):
+    """``(seeds, links)``: the seeds checked (one object, on the costs' device) and the
+    n-links as a tuple (last axis first), after checking that both costs and the n-links
+    are those of one grid shaped like ``cost_object``; a ValueError naming the shapes
+    otherwise."""
+    shape = tuple(cost_object.shape)
+    seeds = check_seeds(same_device(seeds, cost_object), shape, require_both=False)
+    links = tuple(nlink_caps)
+    expected = tuple(shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
+                     for axis in reversed(range(len(shape))))
+    if (tuple(cost_background.shape) != shape
+            or tuple(tuple(a.shape) for a in links) != expected):
+        raise ValueError(f"shapes do not match a {'x'.join(map(str, shape))} grid: "
+                         f"cost_background {cost_background.shape}, n-links "
+                         f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
+    return seeds, links
 
 
 def pin_seeds(source, sink, nlink_caps, seeds):
@@ -212,5 +224,5 @@ def seed_pins(nlink_caps):
     return pin.astype(xp.int32)
 
 
-__all__ = ["DEFAULT_SCALE", "INT32_MAX", "pin_seeds", "quantize", "quantize_weights",
-           "seed_pins", "terminal_capacities"]
+__all__ = ["DEFAULT_SCALE", "INT32_MAX", "TERMINAL_NAMES", "checked_grid", "pin_seeds",
+           "quantize", "quantize_weights", "seed_pins", "terminal_capacities"]

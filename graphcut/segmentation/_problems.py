@@ -29,15 +29,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphcut._arrays import array_module, same_device
+from graphcut._arrays import array_module
 from graphcut._labels import BACKGROUND, FOREGROUND
-from graphcut.io import check_seeds
 from graphcut.solver import GridNetwork
 
 from ._boundary import check_positive
-from ._capacities import INT32_MAX, check_scaled, pin_seeds, quantize, terminal_capacities
+from ._capacities import (INT32_MAX, TERMINAL_NAMES, check_scaled, checked_grid, pin_seeds,
+                          quantize, terminal_capacities)
 
-#: pixels per chunk of the host path's capacities (:func:`_quantized_excesses`)
+#: pixels per chunk of the host path's capacities (:func:`_shift_and_capacities`)
 CHUNK_PIXELS = 1 << 15
 
 
@@ -88,16 +88,7 @@ def _binary_on_host(cost_object, cost_background, nlinks, constraints, scale,
     seeds' pins and costs read at the pinned pixels only (the generic path makes a dozen
     image-sized temporaries: on the CPU their page faults cost more than the arithmetic)."""
     shape = tuple(cost_object.shape)
-    constraints = check_seeds(same_device(constraints, cost_object), shape,
-                              require_both=False)
-    links = tuple(nlinks)
-    expected = tuple(shape[:axis] + (shape[axis] - 1,) + shape[axis + 1:]
-                     for axis in reversed(range(len(shape))))
-    if (tuple(cost_background.shape) != shape
-            or tuple(tuple(a.shape) for a in links) != expected):
-        raise ValueError(f"shapes do not match a {'x'.join(map(str, shape))} grid: "
-                         f"cost_background {cost_background.shape}, n-links "
-                         f"{[tuple(a.shape) for a in links]} (expected {list(expected)})")
+    constraints, links = checked_grid(cost_object, cost_background, nlinks, constraints)
     check_positive("scale", scale)
     shift, (source, sink) = _shift_and_capacities(cost_object, cost_background, scale)
     pinned, is_object = pin_seeds(source, sink, links, constraints)
@@ -137,13 +128,11 @@ def _shift_and_capacities(cost_object, cost_background, scale):
             work *= scale
             np.rint(work, out=work)
             if not (work.min() >= 0 and work.max() <= INT32_MAX):  # NaN fails too
-                for whole, what in zip(costs, _WHAT):
+                for whole, what in zip(costs, TERMINAL_NAMES):
                     check_scaled(np.rint((whole - shifts) * scale), scale, what)
             flat[index][start:stop] = work
     return shift, out
 
-
-_WHAT = ("background costs (source capacities)", "object costs (sink capacities)")
 
 
 def cut_capacity(network: GridNetwork, source_side) -> int:
