@@ -57,4 +57,25 @@ def fused_binary_costs(values, beta, max_cost):
     return costs.reshape((2,) + shape)
 
 
-__all__ = ["MAX_FEATURES", "SOURCE", "fused_binary_costs"]
+def logistic_step_terms(x, beta, y, w, out) -> None:
+    """One Newton step's per-row terms of the logistic regression in one launch
+    (``logistic_step_terms`` in the .cu file): ``out`` (n, d + 1) gets ``x * curvature``
+    and the gradient's residuals ``w (p - y)`` (see :func:`graphcut.models._logistic.fit_logistic`).
+
+    Parameters
+    ----------
+    x : cupy.ndarray (n, d) float64, C-contiguous
+    beta : cupy.ndarray (d,) float64
+    y, w : cupy.ndarray (n,) float64
+        Targets 0 / 1 and sample weights.
+    out : cupy.ndarray (n, d + 1) float64, written.
+    """
+    from graphcut.solver.kernels import kernel, launch_grid
+
+    n, d = (int(v) for v in x.shape)
+    if n:
+        kernel(SOURCE, "logistic_step_terms")(
+            *launch_grid(n), (np.int64(n), np.int32(d), x, beta, y, w, out))
+
+
+__all__ = ["MAX_FEATURES", "SOURCE", "fused_binary_costs", "logistic_step_terms"]

@@ -76,3 +76,32 @@ extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) learned_binary_co
         __syncthreads();  // the tile is read before the next one is written
     }
 }
+
+// One Newton step's per-row terms of the logistic regression's fit (_logistic.py's
+// fit_logistic on the GPU): for row i of the float64 design x (n, d) with weights beta (d),
+// z = clip(x_i . beta, -30, 30), p = 1 / (1 + exp(-z)); out[i, j] = x_ij * w_i *
+// max(p (1 - p), 1e-6) for j < d (the Hessian's rows) and out[i, d] = w_i (p - y_i) (the
+// gradient's), so that the one product out^T x holds the data term's Hessian (rows 0 .. d - 1)
+// and gradient (row d). The NumPy path's float64 formulas; only the dot product's order of
+// additions may differ from cuBLAS's.
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) logistic_step_terms(
+    const long long n, const int d, const double* __restrict__ x,
+    const double* __restrict__ beta, const double* __restrict__ y,
+    const double* __restrict__ w, double* __restrict__ out)
+{
+    GRID_STRIDE_LOOP(i, n) {
+        const double* row = x + i * d;
+        double z = 0.0;
+        for (int j = 0; j < d; ++j) {
+            z += row[j] * beta[j];
+        }
+        z = fmin(fmax(z, -30.0), 30.0);
+        const double p = 1.0 / (1.0 + exp(-z));
+        const double curvature = w[i] * fmax(p * (1.0 - p), 1e-6);
+        double* terms = out + i * (d + 1);
+        for (int j = 0; j < d; ++j) {
+            terms[j] = row[j] * curvature;
+        }
+        terms[d] = w[i] * (p - y[i]);
+    }
+}

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphcut._arrays import array_module
+from graphcut._arrays import energy_kernels as _gpu
 from graphcut._labels import BACKGROUND, FOREGROUND
 from graphcut.solver import GridNetwork
 
@@ -67,6 +68,11 @@ def binary_problem(cost_object, cost_background, nlinks, constraints, *, scale,
     if xp is np and cost_object.dtype == cost_background.dtype == np.float64:
         return _binary_on_host(cost_object, cost_background, nlinks, constraints, scale,
                                weights)
+    if _fused_on_device(cost_object, cost_background, nlinks, constraints, weights):
+        fused = _binary_on_device(cost_object, cost_background, nlinks, constraints, scale,
+                                  weights)
+        if fused is not None:
+            return fused
     shift = xp.minimum(xp.minimum(cost_object, cost_background), 0.0)
     source, sink = terminal_capacities(cost_object - shift, cost_background - shift, nlinks,
                                        constraints, scale=scale)
@@ -101,6 +107,43 @@ def _binary_on_host(cost_object, cost_background, nlinks, constraints, scale,
     offset = _sum(shift) + _sum(pinned_cost)
     forward = links[::-1]
     return BinaryProblem(GridNetwork(source, sink, forward=forward), offset, float(scale))
+
+
+def _fused_on_device(cost_object, cost_background, nlinks, constraints, weights) -> bool:
+    """Whether :func:`_binary_on_device` takes these arrays: a 2-D grid on the device, every
+    array C-contiguous and of the kernel's dtype and the grid's shape (else the generic
+    path runs, with its checks and messages)."""
+    if array_module(cost_object) is np or cost_object.ndim != 2:
+        return False
+    shape = tuple(cost_object.shape)
+    links = tuple(nlinks)
+    expected = ((np.float64, shape), (np.float64, shape), (np.uint8, shape),
+                (np.int32, (shape[0], shape[1] - 1)), (np.int32, (shape[0] - 1, shape[1])))
+    arrays = (cost_object, cost_background, constraints, *links)
+    if weights is not None:
+        arrays, expected = arrays + (weights,), expected + ((np.float64, shape),)
+    return len(links) == 2 and all(
+        array_module(a) is not np and a.dtype == dtype and tuple(a.shape) == want
+        and a.flags.c_contiguous for a, (dtype, want) in zip(arrays, expected))
+
+
+def _binary_on_device(cost_object, cost_background, nlinks, constraints, scale,
+                      weights) -> BinaryProblem | None:
+    """:func:`binary_problem` on the GPU in one kernel launch and one read (the generic
+    path's dozen launches and a dozen reads: the checks of ``GridNetwork`` and of the seeds,
+    two quantizations, the pins, two sums): the same capacities, and the offset's two sums
+    added in another order (so within rounding of the generic path's). None when a value is
+    out of range or a constraint is not 0 / 1 / 2: the generic path then raises its message."""
+    check_positive("scale", scale)
+    right, down = tuple(nlinks)
+    source, sink, stats, free_sum, pinned_sum = _gpu().binary_capacities(
+        cost_object, cost_background, constraints, weights, right, down, float(scale))
+    source_key, source_bad, sink_key, sink_bad, largest_pin, bad_constraints = stats
+    too_high = any((_gpu().key_value(key) or 0.0) > INT32_MAX for key in (source_key, sink_key))
+    if source_bad or sink_bad or bad_constraints or too_high or largest_pin > INT32_MAX:
+        return None
+    network = GridNetwork.from_checked(source, sink, forward=(down, right))
+    return BinaryProblem(network, free_sum + pinned_sum, float(scale))
 
 
 def _shift_and_capacities(cost_object, cost_background, scale):
@@ -140,6 +183,11 @@ def cut_capacity(network: GridNetwork, source_side) -> int:
     network's device (an exact int)."""
     xp = array_module(network.source)
     s = xp.asarray(source_side, dtype=bool)
+    if xp is not np and s.ndim == 2 and s.flags.c_contiguous and all(
+            a.dtype == np.int32 and a.flags.c_contiguous
+            for a in (network.source, network.sink, *network.forward, *network.backward)):
+        return _gpu().cut_capacity(s, network.source, network.sink, network.forward,
+                                   network.backward)  # one launch, one read
     t = ~s
 
     def cut(capacities, chosen):

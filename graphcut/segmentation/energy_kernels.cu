@@ -436,3 +436,127 @@ extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) lookup_costs(
         costs[p] = table[index[p]];
     }
 }
+
+// ---- one object's network and the capacity of a cut (graphcut/segmentation/_problems.py) ----
+
+// The binary problem's terminal capacities and the parts of its energy offset, in one pass over
+// an h x w grid (the generic path's dozen element-wise kernels and reductions): per pixel p,
+// shift = min(min(cost_object, cost_background), 0), source = rint((cost_background - shift) *
+// scale) and sink = rint((cost_object - shift) * scale) as int32 (range statistics as
+// quantize's: stats[0] / stats[1] the source's largest ordered key / count of negative or
+// non-finite values, stats[2] / stats[3] the sink's); then the constraint's pin: 1 (object)
+// source = K_p, sink = 0; 2 (background) the reverse; K_p = 1 + the capacities of p's n-links
+// (right (h, w - 1), down (h - 1, w)), int64, stats[4] = the largest K_p over every pixel
+// (atomicMax, as seed_pins); stats[5] += constraint values other than 0, 1, 2.
+// stats[6 + 2 * block] / stats[7 + 2 * block]: the block's float64 sums (their bits) of the
+// free pixels' shifts and of the pinned pixels' costs of their label (times weights[p] when
+// `weighted`): the host adds the blocks' sums in order (deterministic).
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) binary_capacities(
+    const long long h, const long long w, const double scale,
+    const double* __restrict__ cost_object, const double* __restrict__ cost_background,
+    const unsigned char* __restrict__ constraints, const int weighted,
+    const double* __restrict__ weights, const int* __restrict__ right,
+    const int* __restrict__ down, int* __restrict__ source, int* __restrict__ sink,
+    unsigned long long* __restrict__ stats)
+{
+    unsigned long long source_largest = 0, source_bad = 0, sink_largest = 0, sink_bad = 0;
+    unsigned long long pin_largest = 0, bad_constraints = 0;
+    double free_sum = 0.0, pinned_sum = 0.0;
+    GRID_STRIDE_LOOP(p, h * w) {
+        const double object = cost_object[p], background = cost_background[p];
+        const double lower = object < background ? object : background;
+        const double shift = lower < 0.0 ? lower : 0.0;
+        const double to_source = rint((background - shift) * scale);
+        const double to_sink = rint((object - shift) * scale);
+        int source_value = 0, sink_value = 0;
+        if (!is_finite(to_source) || to_source < 0.0) {
+            ++source_bad;
+        } else {
+            const unsigned long long key = ordered_key(to_source);
+            source_largest = key > source_largest ? key : source_largest;
+            source_value = to_source <= INT32_LIMIT ? (int)to_source : 0;
+        }
+        if (!is_finite(to_sink) || to_sink < 0.0) {
+            ++sink_bad;
+        } else {
+            const unsigned long long key = ordered_key(to_sink);
+            sink_largest = key > sink_largest ? key : sink_largest;
+            sink_value = to_sink <= INT32_LIMIT ? (int)to_sink : 0;
+        }
+        const long long x = p % w, y = p / w;
+        long long pin = 1;
+        if (x + 1 < w) pin += right[y * (w - 1) + x];
+        if (x > 0) pin += right[y * (w - 1) + x - 1];
+        if (y + 1 < h) pin += down[p];
+        if (y > 0) pin += down[p - w];
+        pin_largest = (unsigned long long)pin > pin_largest ? (unsigned long long)pin : pin_largest;
+        const int pin_value = pin <= 2147483647LL ? (int)pin : 0;
+        const unsigned char constraint = constraints[p];
+        if (constraint == 1) {
+            source_value = pin_value;
+            sink_value = 0;
+            pinned_sum += weighted ? object * weights[p] : object;
+        } else if (constraint == 2) {
+            source_value = 0;
+            sink_value = pin_value;
+            pinned_sum += weighted ? background * weights[p] : background;
+        } else {
+            if (constraint != 0) ++bad_constraints;
+            free_sum += shift;
+        }
+        source[p] = source_value;
+        sink[p] = sink_value;
+    }
+    source_largest = warp_max(source_largest);
+    sink_largest = warp_max(sink_largest);
+    pin_largest = warp_max(pin_largest);
+    source_bad = warp_sum(source_bad);
+    sink_bad = warp_sum(sink_bad);
+    bad_constraints = warp_sum(bad_constraints);
+    if ((threadIdx.x & 31) == 0) {
+        if (source_largest) atomicMax(&stats[0], source_largest);
+        if (source_bad) atomicAdd(&stats[1], source_bad);
+        if (sink_largest) atomicMax(&stats[2], sink_largest);
+        if (sink_bad) atomicAdd(&stats[3], sink_bad);
+        if (pin_largest) atomicMax(&stats[4], pin_largest);
+        if (bad_constraints) atomicAdd(&stats[5], bad_constraints);
+    }
+    free_sum = block_sum(free_sum);
+    __syncthreads();  // block_sum's shared partials are reused
+    pinned_sum = block_sum(pinned_sum);
+    if (threadIdx.x == 0) {
+        stats[6 + 2 * blockIdx.x] = (unsigned long long)__double_as_longlong(free_sum);
+        stats[7 + 2 * blockIdx.x] = (unsigned long long)__double_as_longlong(pinned_sum);
+    }
+}
+
+// total[0] += the capacity of the cut of an h x w grid network whose source side is `side`
+// (bool): the source capacities of the sink side's pixels, the sink capacities of the source
+// side's, and every n-link arc from the source side to the sink side (forward p -> p + e:
+// right[p] / down[p] where p is on the source side and p + e is not; backward p + e -> p:
+// right_back[p] / down_back[p] in the reverse case). Integer atomics: exact.
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) cut_capacity_2d(
+    const long long h, const long long w, const bool* __restrict__ side,
+    const int* __restrict__ source, const int* __restrict__ sink,
+    const int* __restrict__ right, const int* __restrict__ right_back,
+    const int* __restrict__ down, const int* __restrict__ down_back,
+    unsigned long long* __restrict__ total)
+{
+    unsigned long long sum = 0;
+    GRID_STRIDE_LOOP(p, h * w) {
+        const long long x = p % w, y = p / w;
+        const bool here = side[p];
+        sum += here ? (unsigned long long)sink[p] : (unsigned long long)source[p];
+        if (x + 1 < w && here != side[p + 1]) {
+            const long long link = y * (w - 1) + x;
+            sum += here ? (unsigned long long)right[link] : (unsigned long long)right_back[link];
+        }
+        if (y + 1 < h && here != side[p + w]) {
+            sum += here ? (unsigned long long)down[p] : (unsigned long long)down_back[p];
+        }
+    }
+    sum = warp_sum(sum);
+    if ((threadIdx.x & 31) == 0 && sum) {
+        atomicAdd(total, sum);
+    }
+}

@@ -142,6 +142,51 @@ def seed_pins(links) -> tuple[cupy.ndarray, int]:
     return pins, int(stats.get()[0])
 
 
+def binary_capacities(cost_object, cost_background, constraints, weights, right, down,
+                      scale: float):
+    """One object's terminal capacities in one launch (``binary_capacities`` in the .cu file):
+    ``(source, sink, stats, free_sum, pinned_sum)`` where ``stats`` holds, as host ints, the
+    source's largest rounded value's key and bad count, the sink's two, the largest K_p and
+    the count of constraint values other than 0 / 1 / 2, and the two sums are the energy
+    offset's float64 parts (the free pixels' shifts; the pinned pixels' weighted costs).
+
+    Every array is C-contiguous on the device: the costs float64 (H, W), ``constraints``
+    uint8 (H, W), ``weights`` float64 (H, W) or None, ``right`` / ``down`` the int32 n-links
+    (H, W - 1) / (H - 1, W). The capacities are valid only when the stats show no bad value
+    and nothing above the int32 limit (:func:`key_value` reads the keys)."""
+    h, w = (int(v) for v in cost_object.shape)
+    source = cupy.empty((h, w), dtype=cupy.int32)
+    sink = cupy.empty((h, w), dtype=cupy.int32)
+    n = h * w
+    stats = cupy.zeros(6 + 2 * blocks(n), dtype=cupy.uint64)
+    _launch("binary_capacities", n, (
+        np.int64(h), np.int64(w), np.float64(scale), cost_object, cost_background, constraints,
+        np.int32(weights is not None), cost_object if weights is None else weights, right, down,
+        source, sink, stats))
+    host = stats.get()
+    sums = host[6:].view(np.float64)
+    return (source, sink, tuple(int(v) for v in host[:6]), float(sums[0::2].sum()),
+            float(sums[1::2].sum()))
+
+
+def key_value(key: int) -> float | None:
+    """The double an ordered key of the .cu file stands for (None for the key 0: no value)."""
+    return _key_to_float(key) if key else None
+
+
+def cut_capacity(side, source, sink, forward, backward) -> int:
+    """The capacity of the cut of a 2-D grid network whose source side is the bool ``side``
+    (H, W), one launch (``cut_capacity_2d``): ``forward`` / ``backward`` the (down, right)
+    int32 arcs. Every array C-contiguous on the device."""
+    h, w = (int(v) for v in side.shape)
+    total = cupy.zeros(1, dtype=cupy.uint64)
+    if h * w:
+        _launch("cut_capacity_2d", h * w, (np.int64(h), np.int64(w), side, source, sink,
+                                          forward[1], backward[1], forward[0], backward[0],
+                                          total))
+    return int(total.get()[0])
+
+
 def seed_labels(seeds) -> tuple[cupy.ndarray, tuple[int, int, int]]:
     """``seeds`` (integer, 2-D or 3-D, possibly strided) as C-contiguous uint8 labels, and the
     counts of (object seeds, background seeds, values other than 0 / 1 / 2)."""
@@ -250,6 +295,7 @@ def upload_region(device, host: np.ndarray, region) -> None:
     stream.synchronize()  # the host part is a temporary
 
 
-__all__ = ["bin_cells", "capacities_from_tables", "apply_seed_pins", "channel_ranges", "exp_weights",
-           "image_to_float", "lookup_costs", "quantize", "seed_histograms", "seed_labels",
+__all__ = ["bin_cells", "binary_capacities", "capacities_from_tables", "apply_seed_pins",
+           "channel_ranges", "cut_capacity", "exp_weights", "image_to_float", "key_value",
+           "lookup_costs", "quantize", "seed_histograms", "seed_labels",
            "seed_pins", "squared_differences", "upload_region"]
