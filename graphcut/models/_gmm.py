@@ -35,6 +35,7 @@ from graphcut._arrays import array_module, to_host
 
 from ._base import ColourModel, PerLabelModel, check_fraction, check_sample
 from ._gmm_costs_cpu import mixture_costs
+from ._gmm_kernels import fused_mixture_costs
 from ._principal_axes import principal_axis_split
 
 DEFAULT_COMPONENTS = 5
@@ -173,6 +174,10 @@ class GMMModel(ColourModel):
             # EM step will want its responsibilities, so the costs alone (the same numbers)
             features = self._features_of(values)
             costs = mixture_costs(features, *self._linear_form(values.shape[-1]), CHUNK_ROWS)
+            self._evaluated = (values, costs, None, None)
+        elif not learned and (costs := fused_mixture_costs(
+                values, *self._linear_form(values.shape[-1]))) is not None:
+            # the same on the GPU: one kernel from the channels, no feature matrix
             self._evaluated = (values, costs, None, None)
         else:
             costs, _ = self._evaluate(values)

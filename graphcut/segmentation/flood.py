@@ -26,7 +26,8 @@ LABEL_SOURCE = "segmentation/flood_kernels.cu"
 GRID_SOURCE = "grid_kernels.cu"   # the solver's global-relabel BFS
 BFS_TILE = GRID_BFS_TILE
 LABEL_TILE = constant("LABEL_TILE")  # compiled into flood_kernels.cu
-PASSES_PER_CHECK = 4   # BFS tile passes between two reads of the change flag
+PASSES_PER_CHECK = 8   # BFS tile passes between two reads of the change flag (4: 0.7-1 ms slower
+# clean-up at 4 MP on an H100, bench/RESULTS.md, fourteenth session)
 
 
 

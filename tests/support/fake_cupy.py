@@ -41,7 +41,7 @@ LIBRARY = ROOT / "graphcut"
 SOURCES = [LIBRARY / "labeling" / "expansion_kernels.cu", LIBRARY / "stereo" / "stereo_kernels.cu",
            LIBRARY / "segmentation" / "energy_kernels.cu",
            LIBRARY / "segmentation" / "mask_kernels.cu", CUDA / "grid_state.cu",
-           LIBRARY / "models" / "learned_kernels.cu"]
+           LIBRARY / "models" / "learned_kernels.cu", LIBRARY / "models" / "gmm_kernels.cu"]
 
 # What the loader gives every build: the shared header's folder and the kernels' constants.
 BUILD_FLAGS = (f"-I{CUDA}", *(f"-D{name}={value}" for name, value in sorted(CONSTANTS.items())))
