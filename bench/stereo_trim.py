@@ -6,11 +6,12 @@ aggregation, alpha-expansion with two cycles, left-right check, background fill;
 extrapolation, plane fill or edge refinement) and changes one thing:
 
 - ``defaults``: the map before this round (no trimming).
-- ``trim[:reach=R][:tol=T][:edge=E][:flat=F][:jump=J][:axes=rc|r|c]``: that map after
-  ``graphcut.stereo.trim_foreground`` (``ForegroundTrim()``'s settings unless named: reach 7
-  pixels, colour tolerance 20, edge contrast 20 and flatness 12 grey levels, depth edges are
-  steps of more than 1 label; ``flat=255`` turns the flatness test off, ``jump=0`` also moves
-  unit steps; ``axes``: rows and columns, rows only or columns only), the
+- ``trim[:reach=R][:tol=T][:edge=E][:flat=F][:jump=J][:plateau=P][:axes=rc|r|c]``: that map
+  after ``graphcut.stereo.trim_foreground`` (``ForegroundTrim()``'s settings unless named:
+  reach 7 pixels, colour tolerance 20, edge contrast 20 and flatness 12 grey levels, depth
+  edges are steps of more than 0 labels, a step of one label only between plateaus of 5
+  pixels; ``flat=255`` turns the flatness test off, ``jump=1`` leaves unit steps alone,
+  ``plateau=0`` moves every unit step; ``axes``: rows and columns, rows only or columns only), the
   new default.
 - ``post`` / ``trim:post``: with the border extrapolation and the depth-edge refinement
   (``BorderExtrapolation()``, ``EdgeRefinement()``, as ``bench_stereo.py --post-refinements``),
@@ -59,10 +60,10 @@ from bench_stereo import DEVELOPMENT, SYNTHETIC_DEVELOPMENT  # noqa: E402
 from stereo_occlusion import SMOOTHNESS, _development_scenes, checked_fill, expand  # noqa: E402
 from stereo_occlusion import variants_main  # noqa: E402
 
-DEFAULT_VARIANTS = ("defaults", "trim", "trim:flat=255", "trim:flat=8", "trim:flat=20",
+DEFAULT_VARIANTS = ("defaults", "trim", "trim:jump=1", "trim:plateau=0", "trim:plateau=3",
+                    "trim:plateau=8", "trim:flat=255", "trim:flat=8", "trim:flat=20",
                     "trim:axes=r", "trim:axes=c", "trim:reach=3", "trim:reach=5",
-                    "trim:reach=10", "trim:tol=16:edge=16", "trim:tol=24:edge=24", "trim:jump=0",
-                    "refine",
+                    "trim:reach=10", "trim:tol=16:edge=16", "trim:tol=24:edge=24", "refine",
                     "post", "trim:post", "strong:48:4", "strong:24:2", "texboost:2:4:2")
 FLAT_FACTOR = 4
 EDGE_THRESHOLD = 8.0
@@ -112,7 +113,7 @@ def trimmed(labels, scene, keys: dict) -> np.ndarray:
         name: cast(keys[key]) for key, name, cast in (
             ("reach", "reach", int), ("tol", "colour_tolerance", float),
             ("edge", "edge_contrast", float), ("flat", "flatness", float),
-            ("jump", "jump", int)) if key in keys})
+            ("jump", "jump", int), ("plateau", "plateau", int)) if key in keys})
     axes = keys.get("axes", "rc")
     out = np.asarray(labels)
     if axes == "rc":

@@ -34,26 +34,55 @@ class ForegroundTrim(NamedTuple):
     neighbours differing by more than this in some channel (grey levels), the object's edge;
     flatness: the background is flat there, the background pixel beside the depth edge and the
     next one beyond it differ by at most this much in every channel (grey levels); jump: a
-    depth edge is a step of more than this many labels between neighbours.
+    depth edge is a step of more than this many labels between neighbours; plateau: a step of
+    one label only counts where both sides are level, the ``plateau`` pixels beyond the
+    background pixel carry its label and the ``plateau`` pixels beyond the object's colour
+    edge the nearer side's (pixels; a slanted surface's staircase has no such plateaus).
     """
 
     reach: int = 7
     colour_tolerance: float = 20.0
     edge_contrast: float = 20.0
     flatness: float = 12.0
-    jump: int = 1
+    jump: int = 0
+    plateau: int = 5
 
 
 def check_foreground_trim(settings) -> ForegroundTrim:
     """``settings`` as a :class:`ForegroundTrim` after checking its values (ValueError)."""
-    reach, colour_tolerance, edge_contrast, flatness, jump = unpacked(
+    reach, colour_tolerance, edge_contrast, flatness, jump, plateau = unpacked(
         settings, "foreground_trim", "ForegroundTrim", ForegroundTrim._fields)
     owner = "foreground trim"
     levels = {name: checked_number(owner, name, value, 0, 255, "0..255 (grey levels)")
               for name, value in (("colour_tolerance", colour_tolerance),
                                   ("edge_contrast", edge_contrast), ("flatness", flatness))}
     return ForegroundTrim(checked_int(owner, "reach", reach, 1, 256, " pixels"), **levels,
-                          jump=checked_int(owner, "jump", jump, 0, 1 << 16, " labels"))
+                          jump=checked_int(owner, "jump", jump, 0, 1 << 16, " labels"),
+                          plateau=checked_int(owner, "plateau", plateau, 0, 256, " pixels"))
+
+
+def _channel_max(difference: np.ndarray) -> np.ndarray:
+    """Largest absolute value over the last axis (the channels), one channel at a time (a
+    reduction over a short last axis is slow in NumPy)."""
+    out = np.abs(difference[..., 0])
+    for channel in range(1, difference.shape[-1]):
+        np.maximum(out, np.abs(difference[..., channel]), out=out)
+    return out
+
+
+def _level_sides(labels, ys, a, b, end, sign: int, plateau: int) -> np.ndarray:
+    """Per depth edge (rows ``ys``, pixels ``a``, ``b`` and the run's last pixel ``end``): True
+    where the step is more than one label, or the ``plateau`` pixels beyond ``a`` (away from
+    ``b``) all carry ``a``'s label and the ``plateau`` pixels beyond ``end`` all carry ``b``'s
+    (clipped at the line's ends)."""
+    w = labels.shape[1]
+    offsets = sign * np.arange(1, plateau + 1)[np.newaxis, :]
+    rows = ys[:, np.newaxis]
+    before = labels[rows, np.clip(a[:, np.newaxis] - offsets, 0, w - 1)]
+    beyond = labels[rows, np.clip(end[:, np.newaxis] + offsets, 0, w - 1)]
+    level = (np.all(before == labels[ys, a][:, np.newaxis], axis=1)
+             & np.all(beyond == labels[ys, b][:, np.newaxis], axis=1))
+    return level | (np.abs(labels[ys, b] - labels[ys, a]) > 1)
 
 
 def _trim_rows(labels: np.ndarray, levels: np.ndarray, settings: ForegroundTrim) -> np.ndarray:
@@ -63,7 +92,7 @@ def _trim_rows(labels: np.ndarray, levels: np.ndarray, settings: ForegroundTrim)
     reach = settings.reach
     out = labels.copy()
     # contrast[y, x]: largest channel difference between (y, x) and (y, x + 1)
-    contrast = np.abs(levels[:, 1:] - levels[:, :-1]).max(axis=-1)
+    contrast = _channel_max(levels[:, 1:] - levels[:, :-1])
     step = labels[:, 1:] - labels[:, :-1]
     for sign in (1, -1):
         # the background pixel a and the first foreground pixel b = a + sign of each depth edge
@@ -72,19 +101,22 @@ def _trim_rows(labels: np.ndarray, levels: np.ndarray, settings: ForegroundTrim)
             continue
         a = xs if sign == 1 else xs + 1
         b = a + sign
-        # the background pixel beyond a (a itself at the line's end) is like a: a flat background
+        # the background pixel beyond a (a itself at the line's end) is like a: a flat
+        # background; and the walk's first pixel b is like a (else it stops at once)
         beyond = np.clip(a - sign, 0, w - 1)
-        flat = np.abs(levels[ys, beyond] - levels[ys, a]).max(axis=-1) <= settings.flatness
+        keep = ((_channel_max(levels[ys, beyond] - levels[ys, a]) <= settings.flatness)
+                & (_channel_max(levels[ys, b] - levels[ys, a]) <= settings.colour_tolerance))
+        ys, a, b = ys[keep], a[keep], b[keep]
         walk = b[:, None] + sign * np.arange(reach)[None, :]       # p_j, j = 0 .. reach - 1
         after = walk + sign                                        # the pixel beyond p_j
         inside = (after >= 0) & (after < w)
         p = np.clip(walk, 0, w - 1)
         rows = ys[:, None]
         near = np.abs(labels[rows, p] - labels[ys, b][:, None]) <= 1
-        similar = (np.abs(levels[rows, p] - levels[ys, a][:, None, :]).max(axis=-1)
+        similar = (_channel_max(levels[rows, p] - levels[ys, a][:, None, :])
                    <= settings.colour_tolerance)
         edge = contrast[rows, np.clip(np.minimum(p, after), 0, w - 2)] > settings.edge_contrast
-        usable = inside & near & similar & flat[:, None]
+        usable = inside & near & similar
         # the walk goes on past p_j while p_j is usable and no edge follows it
         goes_on = np.cumprod(usable & ~edge, axis=1)
         reached = np.ones_like(usable)
@@ -93,7 +125,13 @@ def _trim_rows(labels: np.ndarray, levels: np.ndarray, settings: ForegroundTrim)
         hit = found.any(axis=1)
         if not hit.any():
             continue
-        length = found.argmax(axis=1)[hit] + 1                     # pixels given back
+        length = found.argmax(axis=1) + 1                          # pixels given back
+        if settings.plateau:
+            hit &= _level_sides(labels, ys, a, b, b + sign * (length - 1), sign,
+                                settings.plateau)
+        length = length[hit]
+        if length.size == 0:
+            continue
         starts, rows_hit, backgrounds = b[hit], ys[hit], labels[ys[hit], a[hit]]
         offsets = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length)
         out[np.repeat(rows_hit, length), np.repeat(starts, length) + sign * offsets] = \
@@ -102,8 +140,8 @@ def _trim_rows(labels: np.ndarray, levels: np.ndarray, settings: ForegroundTrim)
 
 
 def trim_foreground(labels, levels, *, reach: int = 7, colour_tolerance: float = 20.0,
-                    edge_contrast: float = 20.0, flatness: float = 12.0,
-                    jump: int = 1) -> np.ndarray:
+                    edge_contrast: float = 20.0, flatness: float = 12.0, jump: int = 0,
+                    plateau: int = 5) -> np.ndarray:
     """Give the background back the pixels a foreground object "fattened" over.
 
     Along every row (then every column of the result), at each depth edge, a step of more than
@@ -114,7 +152,10 @@ def trim_foreground(labels, levels, *, reach: int = 7, colour_tolerance: float =
     away from ``b``, within ``flatness`` grey levels in every channel; ``a`` itself at the
     line's end). If the contrast between some ``p_j`` and the next pixel exceeds
     ``edge_contrast`` before the walk stops, ``p_0 .. p_j`` (the first such ``j``) take ``a``'s
-    label: the depth edge moves to that colour edge. Otherwise nothing changes. All edges of a
+    label: the depth edge moves to that colour edge. Otherwise nothing changes. A step of one
+    label counts only between plateaus: the ``plateau`` pixels beyond ``a`` carry ``a``'s label
+    and the ``plateau`` pixels beyond ``p_j`` carry ``b``'s (a slanted surface's staircase
+    is left alone). All edges of a
     pass read the pass's input labels; where two runs overlap, the later of the walks to higher
     and then to lower indices writes last.
 
@@ -124,9 +165,9 @@ def trim_foreground(labels, levels, *, reach: int = 7, colour_tolerance: float =
         (H, W) integer disparities (pixels).
     levels
         the left image, (H, W) or (H, W, C) grey levels (0..255 scale).
-    reach, colour_tolerance, edge_contrast, flatness, jump
+    reach, colour_tolerance, edge_contrast, flatness, jump, plateau
         as in :class:`ForegroundTrim` (pixels, grey levels, grey levels, grey levels,
-        labels).
+        labels, pixels).
 
     Returns
     -------
@@ -145,7 +186,7 @@ def trim_foreground(labels, levels, *, reach: int = 7, colour_tolerance: float =
     array([[1, 1, 1, 1, 1, 1, 5, 5, 5, 5]], dtype=int32)
     """
     settings = check_foreground_trim(ForegroundTrim(reach, colour_tolerance, edge_contrast,
-                                                    flatness, jump))
+                                                    flatness, jump, plateau))
     labels = np.asarray(labels)
     levels = np.asarray(levels, dtype=np.float32)
     if levels.ndim == 2:
@@ -159,5 +200,6 @@ def trim_foreground(labels, levels, *, reach: int = 7, colour_tolerance: float =
     if labels.shape[1] > 1:
         out = _trim_rows(out, levels, settings)
     if labels.shape[0] > 1:
-        out = _trim_rows(out.T, levels.transpose(1, 0, 2), settings).T
+        out = _trim_rows(np.ascontiguousarray(out.T),
+                         np.ascontiguousarray(levels.transpose(1, 0, 2)), settings).T
     return np.ascontiguousarray(out, dtype=np.int32)

@@ -10,7 +10,14 @@ from graphcut.stereo import ForegroundTrim, bad_pixel_rate, disparity, trim_fore
 from graphcut.stereo.synthetic import synthetic_scene
 
 
-def _reference_rows(labels, levels, reach, tolerance, contrast, flatness, jump):
+def _level(line, start, sign, count, value):
+    """The ``count`` labels of ``line`` from ``start`` on in direction ``sign`` (clipped at the
+    line's ends) all equal ``value``."""
+    w = line.size
+    return all(line[min(max(start + sign * k, 0), w - 1)] == value for k in range(count))
+
+
+def _reference_rows(labels, levels, reach, tolerance, contrast, flatness, jump, plateau):
     """One rows pass written as the docstring says, edge by edge: every walk to higher
     indices first, then every walk to lower ones, each reading the pass's input."""
     h, w = labels.shape
@@ -33,19 +40,25 @@ def _reference_rows(labels, levels, reach, tolerance, contrast, flatness, jump):
                     if np.abs(levels[y, p] - levels[y, a]).max() > tolerance:
                         break
                     if np.abs(levels[y, after] - levels[y, p]).max() > contrast:
+                        unit = abs(labels[y, b] - labels[y, a]) <= 1
+                        if plateau and unit and not (
+                                _level(labels[y], a - sign, -sign, plateau, labels[y, a])
+                                and _level(labels[y], after, sign, plateau, labels[y, b])):
+                            break
                         lo, hi = sorted((b, p))
                         out[y, lo:hi + 1] = labels[y, a]
                         break
     return out
 
 
-def reference(labels, levels, reach=7, tolerance=20.0, contrast=20.0, flatness=12.0, jump=1):
+def reference(labels, levels, reach=7, tolerance=20.0, contrast=20.0, flatness=12.0, jump=0,
+              plateau=5):
     levels = np.asarray(levels, dtype=float)
     levels = levels if levels.ndim == 3 else levels[..., None]
     rows = _reference_rows(np.asarray(labels, dtype=np.int64), levels, reach, tolerance,
-                           contrast, flatness, jump)
+                           contrast, flatness, jump, plateau)
     return _reference_rows(rows.T.copy(), levels.transpose(1, 0, 2), reach, tolerance,
-                           contrast, flatness, jump).T
+                           contrast, flatness, jump, plateau).T
 
 
 def band_scene(horizontal: bool):
@@ -87,6 +100,33 @@ def test_a_textured_background_beyond_the_edge_keeps_the_map():
     np.testing.assert_array_equal(trim_foreground(fattened, noisy, flatness=40.0), truth)
 
 
+def test_a_unit_step_between_plateaus_is_trimmed():
+    image, truth, fattened = band_scene(False)
+    truth, fattened = truth - 1, np.where(fattened == 9, 3, 2)   # object 3, background 2
+    truth[:, 10:20] = 3
+    np.testing.assert_array_equal(trim_foreground(fattened, image), np.where(truth == 3, 3, 2))
+    np.testing.assert_array_equal(trim_foreground(fattened, image, jump=1), fattened)
+
+
+@pytest.mark.parametrize("slope", [0.1, 0.2, 0.3, 0.5, 0.8])
+@pytest.mark.parametrize("vertical", [False, True])
+def test_a_slanted_staircase_is_left_alone(slope, vertical):
+    """A slanted plane's rounded disparities under a patchy texture (flat patches, strong
+    edges) stay within 1 of the truth: on gentle slopes (<= 0.15 here) the steps are long
+    enough to be plateaus and may move to a colour edge, which keeps them within 1."""
+    rng = np.random.default_rng(0)
+    from scipy import ndimage
+    texture = ndimage.gaussian_filter(rng.random((120, 160)), 3)
+    image = np.floor((texture - texture.min()) / np.ptp(texture) * 8) * 30.0
+    ys, xs = np.indices(image.shape)
+    truth = 5 + slope * (ys if vertical else xs)
+    labels = np.rint(truth).astype(int)
+    assert bad_pixel_rate(trim_foreground(labels, image), truth) == 0.0
+    if not vertical and slope in (0.2, 0.3):   # without the plateau test the rows break
+        damaged = trim_foreground(labels, image, plateau=0)
+        assert np.mean(np.abs(damaged - truth) > 1) > 0.02
+
+
 def test_no_colour_edge_within_reach_changes_nothing():
     image, truth, fattened = band_scene(False)
     wide = truth.copy()
@@ -120,14 +160,16 @@ def test_matches_the_per_edge_loop_and_only_lowers_labels(seed):
     labels = labels + rng.integers(0, 2, (h, w)) * (rng.random((h, w)) < 0.2)
     image = np.repeat(np.repeat(rng.integers(0, 6, (6, 8, 3)) * 40.0, 3, axis=0), 3,
                       axis=1)[:h, :w] + rng.integers(0, 8, (h, w, 3))
-    for settings in (ForegroundTrim(), ForegroundTrim(3, 30.0, 10.0, 255.0, 1),
-                     ForegroundTrim(5, 60.0, 25.0, 40.0, 0)):
+    for settings in (ForegroundTrim(), ForegroundTrim(3, 30.0, 10.0, 255.0, 1, 0),
+                     ForegroundTrim(5, 60.0, 25.0, 40.0, 0, 2),
+                     ForegroundTrim(6, 60.0, 25.0, 40.0, 0, 0)):
         out = trim_foreground(labels, image, **settings._asdict())
         expected = reference(labels, image, *settings)
         np.testing.assert_array_equal(out, expected)
         assert out.dtype == np.int32 and np.all(out <= labels)
     assert np.any(trim_foreground(labels, image, reach=5, colour_tolerance=60.0,
-                                  edge_contrast=25.0, flatness=40.0, jump=0) != labels)
+                                  edge_contrast=25.0, flatness=40.0, jump=0,
+                                  plateau=2) != labels)
 
 
 def test_disparity_trims_by_default():
@@ -148,7 +190,7 @@ def test_disparity_trims_by_default():
 @pytest.mark.parametrize("settings, message", [
     (ForegroundTrim(reach=0), "reach"), (ForegroundTrim(colour_tolerance=-1), "colour_tolerance"),
     (ForegroundTrim(edge_contrast=300), "edge_contrast"), (ForegroundTrim(jump=-1), "jump"),
-    (ForegroundTrim(flatness=float("nan")), "flatness"),
+    (ForegroundTrim(flatness=float("nan")), "flatness"), (ForegroundTrim(plateau=-1), "plateau"),
     ((7, 20.0), "ForegroundTrim")])
 def test_bad_settings_are_refused(settings, message):
     with pytest.raises(ValueError, match=message):
