@@ -19,12 +19,12 @@ Scenes, in four roles:
 For every device in ``--devices`` (cpu = NumPy cost volume + PyMaxflow's Boykov-Kolmogorov,
 cuda = CuPy cost volume + the GPU grid solver) ``graphcut.stereo.disparity`` runs end to end
 in this process with its default parameters, after a warm-up on a small crop (CUDA modules
-compiled, memory pools filled): cost volume, every expansion move, left-right check and
-occlusion filling. "end to end" is the wall time of that call from the two uint8 images in
-host memory to the int32 disparity map in host memory; the stages are its parts. Reported per
-device: the median over ``--repeats`` runs (the CPU runs once unless ``--cpu-repeats`` says
-otherwise), moves, energy and the bad-pixel rate (|d - d_true| > 1 on pixels with ground
-truth). The backends must make the same moves and maps; the script checks that.
+compiled, memory pools filled): cost volume, every expansion move, left-right check,
+occlusion filling and foreground trimming. "end to end" is the wall time of that call from the
+two uint8 images in host memory to the int32 disparity map in host memory; the stages are its
+parts. Reported per device: the median over ``--repeats`` runs (the CPU runs once unless
+``--cpu-repeats`` says otherwise), moves, energy and the bad-pixel rate (|d - d_true| > 1 on
+pixels with ground truth). The backends must make the same moves and maps; the script checks that.
 
 OpenCV StereoSGBM (``pip install opencv-python-headless``, in the ``bench`` extra) is run
 fairly (bench/sgbm_baseline.py): both images padded on the left by numDisparities and the map
@@ -36,8 +36,9 @@ reference also its best sweep setting on each pair itself (oracle). Since our ma
 foreground trimming by default (``graphcut.stereo.trim_foreground``; ``--no-foreground-trim``
 turns it off), SGBM also gets a third oracle, its filled maps trimmed the same way (after its
 other post-processing), so that a step that would help SGBM as much is not counted as ours
-alone. The goal ratio is ours over the best of the raw, filled and trimmed oracles. SGBM times are medians of ``--repeats`` runs of
-compute() on the host CPU, padding included, filling not included.
+alone. The goal ratio is ours over the best of the raw, filled and trimmed oracles. SGBM
+times are medians of ``--repeats`` runs of compute() on the host CPU, padding included,
+filling not included.
 
     python bench/bench_stereo.py                           # every scene, cpu and cuda
     python bench/bench_stereo.py --devices cuda --scenes motorcycle
