@@ -22,14 +22,15 @@ from ._plane_terms import cross_support, plane_data_costs, plane_energy, window_
 from ._planes import PlaneFill, colour_segments, fit_segment_planes, plane_fill
 from ._subpixel_costs import subpixel_census_costs
 from ._refine import EdgeRefinement, refine_depth_edges
+from ._trim import ForegroundTrim, trim_foreground
 
 __all__ = [
-    "BorderExtrapolation", "CensusParameters", "DATA_COSTS", "EdgeRefinement", "ExpansionResult",
+    "BorderExtrapolation", "CensusParameters", "DATA_COSTS", "EdgeRefinement", "ExpansionResult", "ForegroundTrim",
     "LocalExpansion", "MedianFill", "Move", "PlaneFill", "PlaneResult", "PlaneStereoResult", "MoveCallback", "PairWeights", "StereoResult", "alpha_expansion", "as_grey_levels", "bad_pixel_rate", "census_costs",
     "check_energy_range", "colour_segments", "data_costs", "disparity", "expansion_network",
     "extrapolate_left_border",
     "fill_from_background", "fit_segment_planes", "host_memory_needed", "inconsistent_pixels", "labeling_energy",
-    "memory_needed", "plane_fill", "refine_depth_edges",
+    "memory_needed", "plane_fill", "refine_depth_edges", "trim_foreground",
     "right_view_labels", "smoothness_weights", "weighted_median_fill",
     "cross_support", "local_expansion_planes", "plane_data_costs", "plane_disparity",
     "plane_energy", "planes_fill", "subpixel_census_costs", "window_support",

@@ -37,6 +37,7 @@ from ._planes import plane_fill as fill_from_planes
 from ._occlusion import (MedianFill, check_median_fill, fill_from_background,
                          inconsistent_pixels, weighted_median_fill)
 from ._refine import EdgeRefinement, check_edge_refinement, refine_depth_edges
+from ._trim import ForegroundTrim, check_foreground_trim, trim_foreground
 
 __all__ = ["DATA_COSTS", "StereoResult", "bad_pixel_rate", "check_energy_range", "disparity",
            "host_memory_needed", "memory_needed"]
@@ -188,7 +189,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
               median_fill: MedianFill | None = None,
               border_extrapolation: BorderExtrapolation | None = None,
               edge_refinement: EdgeRefinement | None = None,
-              plane_fill: PlaneFill | None = None) -> StereoResult:
+              plane_fill: PlaneFill | None = None,
+              foreground_trim: ForegroundTrim | None = ForegroundTrim()) -> StereoResult:
     """Disparity map of the left image of a rectified pair, by alpha-expansion.
 
     Parameters
@@ -227,6 +229,11 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         lie on one plane take that plane's disparity
         (:func:`~graphcut.stereo.plane_fill` with these settings, e.g. ``PlaneFill()``);
         None (the default) leaves it off (docs/stereo.md).
+    foreground_trim
+        with ``fill_occlusions``, after the fills, depth edges that lie inside the
+        background's colour move back to the object's colour edge
+        (:func:`~graphcut.stereo.trim_foreground` with these settings; on by default,
+        ``ForegroundTrim()``; None turns it off; docs/stereo.md, "Foreground trimming").
     edge_refinement
         with ``fill_occlusions``, last of all the pixels near depth edges take the
         colour-weighted median of the labels around them
@@ -295,6 +302,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
         edge_refinement = check_edge_refinement(edge_refinement)
     if plane_fill is not None:
         plane_fill = check_plane_fill(plane_fill)
+    if foreground_trim is not None:
+        foreground_trim = check_foreground_trim(foreground_trim)
     check_energy_range(max_disparity=max_disparity, data_cost=data_cost, census=census,
                        truncation=truncation, smoothness=smoothness, flat_factor=flat_factor,
                        smoothness_truncation=smoothness_truncation)
@@ -342,6 +351,8 @@ def disparity(left, right, *, max_disparity: int, data_cost: str = "ad-census",
                                           colour_sigma=median_fill.colour_sigma,
                                           space_sigma=median_fill.space_sigma,
                                           max_label=int(max_disparity))
+        if foreground_trim is not None:
+            result = trim_foreground(result, left_levels, **foreground_trim._asdict())
         if edge_refinement is not None:
             result = refine_depth_edges(result, left_levels, **edge_refinement._asdict(),
                                         max_label=int(max_disparity))

@@ -84,3 +84,22 @@ def test_filled_with_the_left_image_gets_our_whole_post_processing():
     got = sgbm_baseline.filled(result, left, 42)
     np.testing.assert_array_equal(got, expected)
     assert not np.array_equal(got, sgbm_baseline.filled(result))
+
+
+def test_the_trimmed_oracle_is_the_best_trimmed_filled_map(monkeypatch):
+    stereo_sgbm_trim = pytest.importorskip("stereo_sgbm_trim")
+    from graphcut.stereo import trim_foreground
+    scene = synthetic_scene(shape=(150, 200), seed=1)
+    settings = [dict(SETTING, block=b, filtering=f) for b in (3, 7) for f in ((0, 0), (10, 100))]
+    monkeypatch.setattr(sgbm_baseline, "sweep_settings", lambda top: settings)
+    pair = (scene.left, scene.right, scene.truth, scene.max_disparity, scene.visible)
+    row = stereo_sgbm_trim.sgbm_trimmed_row(cv2, pair, repeats=1)
+    rates = []
+    for setting in settings:
+        result, _ = sgbm_baseline.sgbm(cv2, scene.left, scene.right, scene.max_disparity,
+                                       **setting)
+        rates.append(bad_pixel_rate(trim_foreground(sgbm_baseline.filled(result), scene.left),
+                                    scene.truth))
+    assert row["oracle"] and row["scoring"] == "filled"
+    assert row["bad"] == min(rates) and row["setting"] == settings[int(np.argmin(rates))]
+    assert 0 <= row["bad_visible"] <= 1

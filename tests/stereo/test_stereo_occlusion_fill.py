@@ -15,7 +15,7 @@ import pytest
 
 from graphcut.stereo import (BorderExtrapolation, MedianFill, bad_pixel_rate, disparity,
                              extrapolate_left_border, fill_from_background,
-                             weighted_median_fill)
+                             trim_foreground, weighted_median_fill)
 from graphcut.stereo.synthetic import SCENE_KINDS, synthetic_scene
 
 
@@ -96,20 +96,23 @@ def test_disparity_without_median_fill_is_the_background_filling():
     scene = synthetic_scene(shape=(60, 120), seed=5)
     plain = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
                       channel_axis=-1, device="cpu", median_fill=None,
-                      border_extrapolation=None, edge_refinement=None)
+                      border_extrapolation=None, edge_refinement=None, foreground_trim=None)
     expected = fill_from_background(plain.expansion.labels, plain.inconsistent)
     np.testing.assert_array_equal(plain.disparity, expected)
     default = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
                         channel_axis=-1, device="cpu", median_fill=None)
-    np.testing.assert_array_equal(default.disparity, plain.disparity)  # both steps off
+    # both steps off; the foreground trimming (on by default) last
+    np.testing.assert_array_equal(default.disparity,
+                                  trim_foreground(plain.disparity, scene.left))
     extended = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
-                         channel_axis=-1, device="cpu", border_extrapolation=BorderExtrapolation())
+                         channel_axis=-1, device="cpu", border_extrapolation=BorderExtrapolation(),
+                         foreground_trim=None)
     np.testing.assert_array_equal(extended.disparity, extrapolate_left_border(
         expected, plain.inconsistent, **BorderExtrapolation()._asdict(),
         max_label=scene.max_disparity))
     refined = disparity(scene.left, scene.right, max_disparity=scene.max_disparity,
                         channel_axis=-1, device="cpu", median_fill=MedianFill(),
-                        border_extrapolation=None, edge_refinement=None)
+                        border_extrapolation=None, edge_refinement=None, foreground_trim=None)
     np.testing.assert_array_equal(refined.disparity[~refined.inconsistent],
                                   plain.disparity[~plain.inconsistent])
 
