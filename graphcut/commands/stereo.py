@@ -107,6 +107,9 @@ def _read_truth(path: Path, shape) -> np.ndarray:
 @click.option("--edge-refinement/--no-edge-refinement", default=False, show_default=True,
               help="With --fill-occlusions: pixels near depth edges take the colour-weighted "
                    "median of the disparities around them.")
+@click.option("--foreground-trim/--no-foreground-trim", default=True, show_default=True,
+              help="With --fill-occlusions: give a flat background back the pixels a nearer "
+                   "object's disparity spread over, up to its colour edge.")
 @click.option("--max-cycles", type=click.IntRange(1, 1000), default=2, show_default=True,
               help="Passes over the labels (the moves stop earlier when none helps).")
 @overwrite_option
@@ -114,7 +117,7 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
            dump_instances, data_cost, aggregation_radius, aggregation, cross_threshold,
            cross_length, truncation, smoothness, flat_factor, edge_threshold,
            smoothness_truncation, fill_occlusions, border_extrapolation, plane_fill,
-           edge_refinement, max_cycles, overwrite):
+           edge_refinement, foreground_trim, max_cycles, overwrite):
     """Disparity map of LEFT (rectified with RIGHT) by alpha-expansion with graph cuts.
 
     Prints the final energy, the moves, the time per stage and the max-flow time per backend,
@@ -124,7 +127,8 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
 
     from graphcut.solver.memory import HostMemoryError
     from graphcut.stereo import (BorderExtrapolation, CensusParameters, EdgeRefinement,
-                                 PlaneFill, bad_pixel_rate, check_energy_range, disparity)
+                                 ForegroundTrim, PlaneFill, bad_pixel_rate,
+                                 check_energy_range, disparity)
     from graphcut.stereo.io import DISPARITY_SUFFIXES, InstanceDump, write_disparity, \
         write_preview
 
@@ -202,7 +206,8 @@ def stereo(left, right, max_disparity, output, preview, ground_truth, bad_thresh
             callback=callback,
             border_extrapolation=BorderExtrapolation() if border_extrapolation else None,
             edge_refinement=EdgeRefinement() if edge_refinement else None,
-            plane_fill=PlaneFill() if plane_fill else None)
+            plane_fill=PlaneFill() if plane_fill else None,
+            foreground_trim=ForegroundTrim() if foreground_trim else None)
         if dump is not None:
             index = dump.write_index()
     except OSError as error:

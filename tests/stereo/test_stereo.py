@@ -678,6 +678,7 @@ def test_cli_cross_aggregation_options(pair_files, tmp_path):
     (("--no-border-extrapolation",), {"border_extrapolation": None}),
     (("--no-edge-refinement", "--no-border-extrapolation"),
      {"edge_refinement": None, "border_extrapolation": None}),
+    (("--no-foreground-trim",), {"foreground_trim": None}),
 ])
 def test_cli_post_processing_switches(pair_files, tmp_path, flags, keywords):
     left_path, right_path, left, right = pair_files
