@@ -20,10 +20,14 @@ truth at its centre, keeping only the disk's pixels whose truth agrees):
   name) at least 4 pixels inside the object and the background: other users on the same
   images, for the falls (one image's single trajectory shows few of them).
 - ``box`` (items "one": a single nucleus): the box of bench_quality.py around it (5 % of its
-  larger side, at least 3 pixels, each way); the IoU from the box alone.
+  larger side, at least 3 pixels, each way; ``--box-pixels N``: exactly N pixels each way,
+  another user's margin); the IoU from the box alone. ``--box-sigma F``: our methods' contrast
+  term takes its sigma from the box (F times :func:`graphcut.segmentation.estimate_sigma` of
+  the box's pixels) instead of the whole image's.
 
     python bench/bench_quality_real.py --set dev
     python bench/bench_quality_real.py --set dev --sources dsb --protocols box
+    python bench/bench_quality_real.py --set dev --protocols box --methods learned --box-sigma 0.5
     python bench/bench_quality_real.py --set dev --protocols clicks --methods learned --starts 2 --falls
     python bench/bench_quality_real.py --set test --methods histogram,gmm-iter,learned,cv2,rf,otsu
 
@@ -45,8 +49,8 @@ from scipy import ndimage
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_quality import (add_stroke, interior_point, iou, method, next_click,  # noqa: E402
-                           parse_method, truth_box)
+from bench_quality import (add_stroke, apply_patch, interior_point, iou,  # noqa: E402
+                           method, next_click, parse_method, truth_box)
 from quality_real import SOURCES  # noqa: E402
 from quality_real import real_set as _real_set  # noqa: E402
 from real_data import MissingData  # noqa: E402
@@ -159,6 +163,36 @@ def clicks_table(results):
     return "\n".join(lines)
 
 
+def item_box(truth, pixels=None):
+    """The box protocol's box around ``truth``: the robot's (:func:`bench_quality.truth_box`),
+    or with ``pixels`` the truth's bounding box grown by that many pixels each way, clipped to
+    the image."""
+    if pixels is None:
+        return tuple(int(v) for v in truth_box(truth))
+    rows, cols = np.nonzero(truth)
+    h, w = truth.shape
+    return (max(0, int(rows.min()) - pixels), max(0, int(cols.min()) - pixels),
+            min(h, int(rows.max()) + 1 + pixels), min(w, int(cols.max()) + 1 + pixels))
+
+
+def box_method(name, device, sigma_factor=None):
+    """The box protocol's ``(image, seeds, box) -> mask`` for method ``name``; with
+    ``sigma_factor`` our methods' sigma is that factor times the box's own
+    (:func:`graphcut.segmentation.estimate_sigma` of ``image[box]``)."""
+    options = parse_method(name)
+    if sigma_factor is None or options is None:
+        return method(name, device)
+    import graphcut
+    from graphcut.segmentation import estimate_sigma
+
+    def run(image, seeds, box):
+        r0, c0, r1, c1 = box
+        sigma = sigma_factor * estimate_sigma(image[r0:r1, c0:c1])
+        return graphcut.segment(image, seeds if (seeds != 0).any() else None, box=box,
+                                device=device, **{**options, "sigma": sigma})
+    return run
+
+
 def real_set(which, kind, sources):
     """quality_real.real_set, stopping with the loader's message when data is missing."""
     try:
@@ -208,7 +242,17 @@ def main(argv=None):
     parser.add_argument("--fresh", action="store_true",
                         help="clicks: a fresh graphcut.segment per click (no previous mask: "
                              "no hold) instead of one Segmenter per trajectory given it")
+    parser.add_argument("--box-pixels", type=int, default=None,
+                        help="box: the truth's box grown by exactly this many pixels each way "
+                             "(default: the robot's box, 5 %% of the larger side, at least 3)")
+    parser.add_argument("--box-sigma", type=float, default=None,
+                        help="box: our methods' sigma is this factor times the box's own "
+                             "(default: the whole image's, as graphcut.segment)")
+    parser.add_argument("--patch", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                        help="set a module constant for this run (repeatable)")
     args = parser.parse_args(argv)
+    for change in args.patch:
+        apply_patch(change)
     names = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
     for name in names:
         parse_method(name)
@@ -264,16 +308,19 @@ def main(argv=None):
         small = [a < statistics.median(areas) for a in areas]
         print(f"### A box around one nucleus ({len(items)} nuclei of "
               f"{min(areas)}-{max(areas)} pixels; \"small\": the {sum(small)} of fewer than "
-              f"{statistics.median(areas):g} pixels)\n")
+              f"{statistics.median(areas):g} pixels"
+              + ("" if args.box_pixels is None else f"; boxes {args.box_pixels} px out")
+              + ("" if args.box_sigma is None else f"; sigma {args.box_sigma:g} x the box's")
+              + ")\n")
         print("| method | mean IoU | median IoU | worst IoU | mean IoU, small | "
               "s per segmentation |")
         print("|---|---|---|---|---|---|")
         per_group = {}
         for name in names:
-            segmenter = method(name, args.device)
+            segmenter = box_method(name, args.device, args.box_sigma)
             scores, times = [], []
             for item in items:
-                box = tuple(int(v) for v in truth_box(item.truth))
+                box = item_box(item.truth, args.box_pixels)
                 t = time.perf_counter()
                 mask = np.asarray(segmenter(item.image, np.zeros(item.truth.shape, np.uint8),
                                             box), dtype=bool)
