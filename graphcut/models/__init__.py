@@ -4,8 +4,8 @@ Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` t
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
 - :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True, outline=8,
-  stroke_reach=0.2, locality=4, prune=1)`` for colour photographs (without ``prune`` for grey
-  photographs), ``Learned()`` for grey
+  stroke_reach=0.2, locality=4, prune=1, texture=0)`` for colour photographs (without ``prune``
+  and with the texture channel for grey photographs), ``Learned()`` for grey
   micrographs, volumes and colour micrographs (the rules: :func:`colour_statistics`,
   :func:`grey_statistics`; measured in docs/appearance.md,
   "What the default is and why");

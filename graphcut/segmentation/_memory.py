@@ -76,6 +76,11 @@ CPU_MODEL_BYTES_PER_PIXEL = {
     ("live-gmm", "strokes"): (380, 623),   # measured 599 (colour; 561 in the thirteenth)
     ("live-gmm", "region"): (415, 758),    # measured 729 (colour)
     ("live-gmm", "volume"): (657, 860),
+    # the live GMM on the colours alone (texture=0: auto's colour photographs since the
+    # fourteenth session); colour measured: strokes 433, a box 478 (grey: the live GMM's)
+    ("live-gmm-colours", "strokes"): (380, 450),
+    ("live-gmm-colours", "region"): (415, 497),
+    ("live-gmm-colours", "volume"): (657, 860),
     # volumes (6-connected; 30 x 300 x 334 random grey voxels): per voxel, grey measured,
     # colour scaled by the 2-D colour / grey ratio (not measured); histogram: the formula
     ("learned", "volume"): (487, 581),     # measured 468 (grey)
@@ -95,6 +100,8 @@ GPU_MODEL_BYTES_PER_PIXEL = {
     ("gmm", "region"): (434, 619),         # measured 413, 589
     ("live-gmm", "strokes"): (397, 466),   # measured 444 (colour; grey: the GMM's)
     ("live-gmm", "region"): (434, 598),    # measured 569 (colour)
+    ("live-gmm-colours", "strokes"): (397, 466),   # the live GMM's (not measured)
+    ("live-gmm-colours", "region"): (434, 598),
 }
 
 
@@ -104,7 +111,8 @@ def _colour(channels: int) -> str:
 
 def model_kinds(model, channels: int, volume: bool = False) -> tuple:
     """The model kinds (``"histogram"``, ``"learned"``, ``"gmm"``, ``"live-gmm"``: the GMM
-    with ``warm=True``) whose memory a segmentation with ``model`` (anything
+    with ``warm=True``, ``"live-gmm-colours"``: that GMM with ``texture=0`` on a colour image,
+    auto's colour photographs) whose memory a segmentation with ``model`` (anything
     :func:`graphcut.models.as_model` takes; None: the default) of an image of ``channels``
     channels (a volume when ``volume``) may need: ``"auto"`` may become either of its
     candidates on a colour image or a grey image that is not a volume (it decides from the
@@ -120,9 +128,10 @@ def model_kinds(model, channels: int, volume: bool = False) -> tuple:
     chosen = as_model(model)
     if isinstance(chosen, Auto):  # grey photographs get the live GMM too (eleventh session)
         photo = channels >= 3 or (channels == 1 and not volume)
-        return ("live-gmm", "learned") if photo else ("learned",)
+        live = "live-gmm-colours" if channels >= 3 else "live-gmm"  # grey keeps the texture
+        return (live, "learned") if photo else ("learned",)
     if isinstance(chosen, GMM) and chosen.warm:
-        return ("live-gmm",)
+        return ("live-gmm-colours" if chosen.texture == 0 and channels >= 3 else "live-gmm",)
     for kind, cls in (("histogram", Histogram), ("learned", Learned), ("gmm", GMM)):
         if isinstance(chosen, cls):
             return (kind,)

@@ -509,7 +509,9 @@ def test_a_default_model_too_large_names_the_histograms_need(monkeypatch):
     what the lighter histogram model would need, and that one runs within the same limit."""
     image, seeds = disc_image("colour"), disc_seeds()
     histogram = segmentation_bytes(60, 80, 3, "cpu", model="histogram")
-    assert segmentation_bytes(60, 80, 3, "cpu") > 2 * histogram
+    # auto's colour photographs: the larger of its candidates, the learned model's 476 bytes
+    # per pixel (the live GMM on the colours alone 450) against the histogram's 286 here
+    assert segmentation_bytes(60, 80, 3, "cpu") > 1.5 * histogram
     monkeypatch.setenv(LIMIT_VARIABLE, str(int(1.5 * histogram)))
     with pytest.raises(HostMemoryError, match="model 'histogram' would need") as caught:
         graphcut.segment(image, seeds, device="cpu")

@@ -17,7 +17,8 @@ from graphcut.models._image_kind import GREY_PHOTO_MEDIAN, sample_pixels
 from micrographs import fluorescence, stained_section
 from synthetic import disc_image, disc_truth
 
-PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4, prune=1)
+PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4, prune=1,
+                  texture=0)
 GREY_PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # no prune
 
 
