@@ -98,10 +98,13 @@ GPU_MODEL_BYTES_PER_PIXEL = {
     ("learned", "region"): (167, 185),     # measured 159, 176
     ("gmm", "strokes"): (397, 582),        # measured 378, 554
     ("gmm", "region"): (434, 619),         # measured 413, 589
-    ("live-gmm", "strokes"): (397, 466),   # measured 444 (colour; grey: the GMM's)
+    # strokes: since the fourteenth session the full-size costs are one kernel from the
+    # channels (no per-pixel feature matrix): measured 177.5 grey (texture 4) on 1200 x 1600;
+    # colour with texture 4 not measured since (444 before), kept as an upper bound
+    ("live-gmm", "strokes"): (190, 466),
     ("live-gmm", "region"): (434, 598),    # measured 569 (colour)
-    ("live-gmm-colours", "strokes"): (397, 466),   # the live GMM's (not measured)
-    ("live-gmm-colours", "region"): (434, 598),
+    ("live-gmm-colours", "strokes"): (190, 190),   # measured 178.6 (colour, texture 0)
+    ("live-gmm-colours", "region"): (434, 598),    # the live GMM's (not measured)
 }
 
 
