@@ -6,8 +6,6 @@ Sigma_k) written out from the mixture's parameters (test_gmm_costs_cpu's referen
 the NumPy costs to rounding, and used by GMMModel.costs for an image the model did not learn
 from."""
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -22,17 +20,7 @@ def cupy(request, monkeypatch):
         import cupy
         yield cupy
         return
-    module = fake_cupy.fake_cupy_module(request.getfixturevalue("kernel_library"))
-    monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")
-    for name in fake_cupy.LOADERS:
-        if name in sys.modules:
-            monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "cupy", module)
-    yield module
-    for name in fake_cupy.LOADERS:
-        sys.modules.pop(name, None)
-    monkeypatch.undo()
-    fake_cupy.rebind_parents(fake_cupy.LOADERS)
+    yield from fake_cupy.stand_in_cupy(monkeypatch, request.getfixturevalue("kernel_library"))
 
 
 def _host(array):

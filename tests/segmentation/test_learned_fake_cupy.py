@@ -2,8 +2,6 @@
 with the NumPy stand-in for CuPy (tests/support/fake_cupy.py) and ``cupyx.scipy.ndimage``
 standing in as SciPy's: the features and the costs equal the NumPy path's."""
 
-import sys
-
 import numpy as np
 import pytest
 from scipy import ndimage as scipy_ndimage
@@ -23,17 +21,7 @@ FEATURE_TOLERANCE = 1e-6
 def cupy(monkeypatch, kernel_library):
     """The stand-in CuPy with the package's kernels compiled as host C++ (the learned model's
     scoring kernel, models/learned_kernels.cu, among them), loaded afresh through NVRTC's path."""
-    module = fake_cupy.fake_cupy_module(kernel_library)
-    monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")
-    for name in fake_cupy.LOADERS:
-        if name in sys.modules:
-            monkeypatch.delitem(sys.modules, name)
-    fake_cupy.install_cupyx_ndimage(monkeypatch, module)
-    yield module
-    for name in fake_cupy.LOADERS:
-        sys.modules.pop(name, None)
-    monkeypatch.undo()
-    fake_cupy.rebind_parents(fake_cupy.LOADERS)
+    yield from fake_cupy.stand_in_cupy(monkeypatch, kernel_library)
 
 
 def _on_stand_in(array):

@@ -320,6 +320,24 @@ def fake_cupy_module(library: ctypes.CDLL) -> types.ModuleType:
     return module
 
 
+def stand_in_cupy(monkeypatch, library):
+    """For a fixture (``yield from``): the stand-in CuPy of ``library``'s kernels
+    (:func:`build_kernel_library`) installed as ``cupy`` (with ``cupyx.scipy.ndimage``,
+    :func:`install_cupyx_ndimage`) and the package's kernel loaders imported afresh through
+    NVRTC's path; yields the module, then puts the real modules back."""
+    module = fake_cupy_module(library)
+    monkeypatch.setenv("GRAPHCUT_CUDA_KERNELS", "nvrtc")
+    for name in LOADERS:
+        if name in sys.modules:
+            monkeypatch.delitem(sys.modules, name)
+    install_cupyx_ndimage(monkeypatch, module)
+    yield module
+    for name in LOADERS:
+        sys.modules.pop(name, None)
+    monkeypatch.undo()
+    rebind_parents(LOADERS)
+
+
 def install_cupyx_ndimage(monkeypatch, module) -> None:
     """Make ``module`` (:func:`fake_cupy_module`) importable as ``cupy``, with
     ``cupyx.scipy.ndimage.gaussian_filter`` standing in as SciPy's (what the learned model's
