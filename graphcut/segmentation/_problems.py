@@ -136,14 +136,12 @@ def _binary_on_device(cost_object, cost_background, nlinks, constraints, scale,
     out of range or a constraint is not 0 / 1 / 2: the generic path then raises its message."""
     check_positive("scale", scale)
     right, down = tuple(nlinks)
-    source, sink, stats, free_sum, pinned_sum = _gpu().binary_capacities(
+    source, sink, fits, offset = _gpu().binary_capacities(
         cost_object, cost_background, constraints, weights, right, down, float(scale))
-    source_key, source_bad, sink_key, sink_bad, largest_pin, bad_constraints = stats
-    too_high = any((_gpu().key_value(key) or 0.0) > INT32_MAX for key in (source_key, sink_key))
-    if source_bad or sink_bad or bad_constraints or too_high or largest_pin > INT32_MAX:
+    if not fits:
         return None
     network = GridNetwork.from_checked(source, sink, forward=(down, right))
-    return BinaryProblem(network, free_sum + pinned_sum, float(scale))
+    return BinaryProblem(network, offset, float(scale))
 
 
 def _shift_and_capacities(cost_object, cost_background, scale):
@@ -175,7 +173,6 @@ def _shift_and_capacities(cost_object, cost_background, scale):
                     check_scaled(np.rint((whole - shifts) * scale), scale, what)
             flat[index][start:stop] = work
     return shift, out
-
 
 
 def cut_capacity(network: GridNetwork, source_side) -> int:

@@ -145,15 +145,14 @@ def seed_pins(links) -> tuple[cupy.ndarray, int]:
 def binary_capacities(cost_object, cost_background, constraints, weights, right, down,
                       scale: float):
     """One object's terminal capacities in one launch (``binary_capacities`` in the .cu file):
-    ``(source, sink, stats, free_sum, pinned_sum)`` where ``stats`` holds, as host ints, the
-    source's largest rounded value's key and bad count, the sink's two, the largest K_p and
-    the count of constraint values other than 0 / 1 / 2, and the two sums are the energy
-    offset's float64 parts (the free pixels' shifts; the pinned pixels' weighted costs).
+    ``(source, sink, fits, offset)``: ``fits`` whether they are valid (no negative or
+    non-finite rounded cost, none and no K_p above the int32 limit, every constraint 0 / 1 /
+    2), ``offset`` the energy offset (the free pixels' shifts plus the pinned pixels'
+    weighted costs, float64 per-block sums added here in order).
 
     Every array is C-contiguous on the device: the costs float64 (H, W), ``constraints``
     uint8 (H, W), ``weights`` float64 (H, W) or None, ``right`` / ``down`` the int32 n-links
-    (H, W - 1) / (H - 1, W). The capacities are valid only when the stats show no bad value
-    and nothing above the int32 limit (:func:`key_value` reads the keys)."""
+    (H, W - 1) / (H - 1, W)."""
     h, w = (int(v) for v in cost_object.shape)
     source = cupy.empty((h, w), dtype=cupy.int32)
     sink = cupy.empty((h, w), dtype=cupy.int32)
@@ -164,14 +163,12 @@ def binary_capacities(cost_object, cost_background, constraints, weights, right,
         np.int32(weights is not None), cost_object if weights is None else weights, right, down,
         source, sink, stats))
     host = stats.get()
+    source_key, source_bad, sink_key, sink_bad, largest_pin, bad_constraints = \
+        (int(v) for v in host[:6])
+    fits = not (source_bad or sink_bad or bad_constraints or largest_pin > INT32_MAX
+                or any(key and _key_to_float(key) > INT32_MAX for key in (source_key, sink_key)))
     sums = host[6:].view(np.float64)
-    return (source, sink, tuple(int(v) for v in host[:6]), float(sums[0::2].sum()),
-            float(sums[1::2].sum()))
-
-
-def key_value(key: int) -> float | None:
-    """The double an ordered key of the .cu file stands for (None for the key 0: no value)."""
-    return _key_to_float(key) if key else None
+    return source, sink, fits, float(sums[0::2].sum()) + float(sums[1::2].sum())
 
 
 def cut_capacity(side, source, sink, forward, backward) -> int:
@@ -296,6 +293,5 @@ def upload_region(device, host: np.ndarray, region) -> None:
 
 
 __all__ = ["bin_cells", "binary_capacities", "capacities_from_tables", "apply_seed_pins",
-           "channel_ranges", "cut_capacity", "exp_weights", "image_to_float", "key_value",
-           "lookup_costs", "quantize", "seed_histograms", "seed_labels",
+           "channel_ranges", "cut_capacity", "exp_weights", "image_to_float", "lookup_costs", "quantize", "seed_histograms", "seed_labels",
            "seed_pins", "squared_differences", "upload_region"]
