@@ -10,7 +10,8 @@ per schedule, the from-scratch first update, and the solver's median counters pe
 (global relabels, BFS tile passes, and the GPU time of the relabels and of the push-relabel
 launches from CUDA events). Every schedule gives the same masks (checked against the first
 schedule's); only the time differs. ``--schedules`` names the schedules to compare (default: a
-grid of 24), e.g. ``4,16,2 8,16,2`` (cycles, launches per relabel, BFS passes per check);
+grid of 24), e.g. ``4,16,2 8,16,2`` (cycles, launches per relabel, BFS passes per check; a
+fourth number: the first batch's launches, doubling up to the second, 0 for a flat schedule);
 ``--repeats`` runs the
 whole list that many times, interleaved, and reports the median over the runs of each
 schedule's median, so that drifts of the machine hit every schedule alike.
@@ -68,14 +69,18 @@ def run(schedule_fields, image, seeds, strokes):
 
 
 def parse_schedule(text: str) -> dict:
-    """'4,16,2' -> Schedule fields."""
-    return dict(zip(("cycles", "launches_per_relabel", "bfs_passes_per_check"),
-                    (int(v) for v in text.split(","))))
+    """'4,16,2' -> Schedule fields; a fourth number is ``first_launches`` ('4,16,2,1': batches
+    of 1, 2, 4, 8, 16 launches); without it, or 0, every batch is the second number's (as in
+    ``INTERACTIVE_SCHEDULE``)."""
+    values = [int(v) for v in text.split(",")]
+    fields = dict(zip(("cycles", "launches_per_relabel", "bfs_passes_per_check"), values))
+    fields["first_launches"] = (values[3] if len(values) > 3 else 0) or None
+    return fields
 
 
 def label(fields: dict) -> str:
     return (f"{fields['cycles']} | {fields['launches_per_relabel']} | "
-            f"{fields['bfs_passes_per_check']}")
+            f"{fields['bfs_passes_per_check']} | {fields.get('first_launches') or '-'}")
 
 
 def main():
@@ -103,7 +108,8 @@ def compare(args, kind, shape, image, seeds, strokes):
     if args.schedules:
         grid_fields = [parse_schedule(text) for text in args.schedules]
     else:
-        grid_fields = [dict(cycles=c, launches_per_relabel=k, bfs_passes_per_check=p)
+        grid_fields = [dict(cycles=c, launches_per_relabel=k, bfs_passes_per_check=p,
+                            first_launches=None)
                        for c, k, p in itertools.product((4, 8, 16), (4, 8, 16, 32), (2, 4))]
     run(grid_fields[0], image, seeds, strokes)  # warm-up: kernels, pools
     reference = None
@@ -135,9 +141,9 @@ def compare(args, kind, shape, image, seeds, strokes):
     print(f"{datetime.date.today()}, {name}: Segmenter.update at {shape[0]}x{shape[1]}, "
           f"{len(strokes)} {kind} strokes, {args.repeats} run(s) of each schedule; same masks "
           "under every schedule: yes")
-    print("| cycles | launches/relabel | BFS passes/check | update median ms | max ms | "
-          "first (from scratch) ms | relabels | BFS passes | relabel GPU ms | push-relabel GPU "
-          "ms |\n|---|---|---|---|---|---|---|---|---|---|")
+    print("| cycles | launches/relabel | BFS passes/check | first batch | update median ms | "
+          "max ms | first (from scratch) ms | relabels | BFS passes | relabel GPU ms | "
+          "push-relabel GPU ms |\n|---|---|---|---|---|---|---|---|---|---|---|")
     for median, largest, first, fields, relabels, passes, relabel_ms, pr_ms in rows:
         print(f"| {label(fields)} | {median * 1e3:.1f} | {largest * 1e3:.1f} | "
               f"{first * 1e3:.1f} | {relabels:.0f} | {passes:.0f} | {relabel_ms:.1f} | "

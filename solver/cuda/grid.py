@@ -283,8 +283,9 @@ class GridState:
                 (*self._args(), self.arcs, self.height, dirty, spare, self.counters[0:1]))
             dirty, spare = spare, dirty
 
-    def _push_relabel_launches(self, schedule: Schedule) -> None:
-        for _ in range(schedule.launches_per_relabel):
+    def _push_relabel_launches(self, batch: tuple[Schedule, int]) -> None:
+        schedule, count = batch
+        for _ in range(count):
             self._kernel("push_relabel")(
                 self._pr_grid(), self.PR_BLOCK,
                 (*self._args(), np.int32(schedule.cycles), np.int32(schedule.block_sync),
@@ -318,10 +319,10 @@ class GridState:
                 if active == 0:
                     break
                 marks.append(recorded_event())
-                self._run_batch(("pr", schedule.cycles, schedule.launches_per_relabel,
-                                 schedule.block_sync), self._push_relabel_launches, schedule,
-                                schedule.graphs)
-                launches += schedule.launches_per_relabel
+                count = schedule.batch_launches(relabels - 1)
+                self._run_batch(("pr", schedule.cycles, count, schedule.block_sync),
+                                self._push_relabel_launches, (schedule, count), schedule.graphs)
+                launches += count
             marks.append(recorded_event())
         marks[-1].synchronize()
         spans = [cupy.cuda.get_elapsed_time(a, b) / 1e3 for a, b in zip(marks, marks[1:])]

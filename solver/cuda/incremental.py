@@ -25,8 +25,12 @@ __all__ = ["INTERACTIVE_SCHEDULE", "PushRelabelGridSolver"]
 # every 4 passes: chosen with bench/bench_schedule.py on an H100 (2026-11-27, correcting
 # strokes, median of 3 interleaved runs) from the best of 24 schedules: 59.5 ms a re-solve at
 # 12 MP against 66.9 for the former (4, 16, 2), 23.4 against 24.1 at 4 MP; confirming strokes
-# at 4 MP 16.3 against 15.9 (bench/RESULTS.md). Every schedule gives the same answer.
-INTERACTIVE_SCHEDULE = dict(cycles=4, launches_per_relabel=32, bfs_passes_per_check=4)
+# at 4 MP 16.3 against 15.9 (bench/RESULTS.md). Every batch is 32 launches: starting with 1 or
+# 2 and doubling (``first_launches``, the fresh solves' default) gave 91.4 / 89.9 against 88.1
+# ms a correcting stroke (fifteenth session, bench_schedule.py, H100). Every schedule gives the
+# same answer.
+INTERACTIVE_SCHEDULE = dict(cycles=4, launches_per_relabel=32, bfs_passes_per_check=4,
+                            first_launches=None)
 
 
 class PushRelabelGridSolver(IncrementalGridSolver):

@@ -162,7 +162,13 @@ SCHEDULES = [dict(cycles=c, launches_per_relabel=k, bfs_passes_per_check=p, bloc
              for c, k in ((1, 1), (3, 5), (8, 16), (40, 2))
              for p in (1, 2, 3, 4)
              for b in (True, False)
-             for g in (True, False)]
+             for g in (True, False)] + [
+    # the batches between global relabels: flat (the first as long as the rest), or ramping
+    # from 3 up to 5
+    dict(cycles=8, launches_per_relabel=16, bfs_passes_per_check=4, block_sync=True,
+         graphs=True, first_launches=16),
+    dict(cycles=1, launches_per_relabel=5, bfs_passes_per_check=1, block_sync=False,
+         graphs=False, first_launches=3)]
 
 
 @pytest.mark.parametrize("fields", SCHEDULES, ids=lambda f: "-".join(
@@ -184,7 +190,8 @@ def test_every_schedule_is_exact(fields):
 
 @pytest.mark.parametrize("bad", [dict(cycles=0), dict(launches_per_relabel=-1),
                                  dict(bfs_passes_per_check=0), dict(cycles=2.5),
-                                 dict(cycles=True), dict(graphs=1), dict(cycles=2**31)])
+                                 dict(cycles=True), dict(graphs=1), dict(cycles=2**31),
+                                 dict(first_launches=0), dict(first_launches=2.0)])
 def test_invalid_schedules_are_rejected(bad):
     from graphcut.solver.cuda.grid import Schedule
     with pytest.raises((ValueError, TypeError), match="Schedule"):

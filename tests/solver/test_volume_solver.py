@@ -134,8 +134,39 @@ def test_model_schedules(model_grid):
     net = random_grid_network(rng, (4, 9, 33))
     for schedule in (model_grid.Schedule(graphs=False),
                      model_grid.Schedule(block_sync=False, cycles=1, launches_per_relabel=3),
-                     model_grid.Schedule(bfs_passes_per_check=2)):
+                     model_grid.Schedule(bfs_passes_per_check=2),
+                     model_grid.Schedule(first_launches=None),
+                     model_grid.Schedule(cycles=1, launches_per_relabel=7, first_launches=3)):
         assert_model_matches_cpu(model_grid, net, schedule)
+
+
+def test_model_batches_ramp_up(model_grid):
+    """The batches between global relabels follow Schedule.batch_launches: a solve that one
+    launch finishes stops after it with the ramp (1, 2, 4, ...), after a full batch without;
+    a long solve launches the ramp's batches in order. Same answer either way."""
+    source = np.zeros((1, 40), np.int32)
+    sink = np.zeros((1, 40), np.int32)
+    source[0, 0], sink[0, 1] = 5, 5          # one push next door: done in one launch
+    links = (np.zeros((0, 40), np.int32), np.full((1, 39), 9, np.int32))  # down, right
+    short = GridNetwork(source, sink, forward=links)
+    ramp = model_grid.Schedule(cycles=1, launches_per_relabel=16, first_launches=1)
+    flat = model_grid.Schedule(cycles=1, launches_per_relabel=16, first_launches=None)
+    assert assert_model_matches_cpu(model_grid, short, ramp).stats["push_relabel_launches"] == 1
+    assert assert_model_matches_cpu(model_grid, short, flat).stats["push_relabel_launches"] == 16
+    source, sink = np.zeros((1, 40), np.int32), np.zeros((1, 40), np.int32)
+    source[0, 0], sink[0, -1] = 5, 5          # 39 steps along the row: several batches
+    long = GridNetwork(source, sink, forward=links)
+    got = assert_model_matches_cpu(model_grid, long, ramp)
+    relabels, launches = got.stats["global_relabels"], got.stats["push_relabel_launches"]
+    assert relabels >= 3
+    assert launches == sum(ramp.batch_launches(k) for k in range(relabels - 1))
+
+
+@pytest.mark.parametrize("bad", [dict(first_launches=0), dict(first_launches=1.5),
+                                 dict(first_launches=True)])
+def test_model_invalid_first_launches(model_grid, bad):
+    with pytest.raises((ValueError, TypeError), match="first_launches"):
+        model_grid.Schedule(**bad)
 
 
 def test_model_dynamic_resolve_equals_fresh_solve(model_grid):
