@@ -112,6 +112,10 @@ def main(argv=None) -> None:
     parser.add_argument("--warm-objects", action="store_true",
                         help="Segmenter.warm_objects: start every update's expansion from the "
                              "previous update's labels (default: from the cheapest, exact)")
+    parser.add_argument("--no-balance", action="store_true",
+                        help="cut the expansion moves on their networks as built, not balanced "
+                             "(labeling._host_cuts.BALANCE and BALANCE_REDUCED False: the "
+                             "state before the fifteenth session, for an A/B run)")
     parser.add_argument("--full-fit", action="store_true",
                         help="the first fit reads every pixel, not only the seeds' "
                              "(segmentation._grabcut.COMPACT_FIT = 0: the state before the "
@@ -122,6 +126,9 @@ def main(argv=None) -> None:
                              "the GPU run with CUDA_LAUNCH_BLOCKING=1 so that kernel time is "
                              "charged to the call that launched it")
     args = parser.parse_args(argv)
+    if args.no_balance:
+        from graphcut.labeling import _host_cuts
+        _host_cuts.BALANCE = _host_cuts.BALANCE_REDUCED = False
     if args.full_fit:
         from graphcut.segmentation import _grabcut
         _grabcut.COMPACT_FIT = 0.0
