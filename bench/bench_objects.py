@@ -255,7 +255,9 @@ def _peak_resident() -> int:
     return 0
 
 
-def _session_memory(image, seeds, queue) -> None:
+def _session_memory(image, seeds, queue, balance) -> None:
+    from graphcut.labeling import _host_cuts
+    _host_cuts.BALANCE = _host_cuts.BALANCE_REDUCED = balance  # a spawned process: --no-balance
     before = _peak_resident()
     session = graphcut.Segmenter(image, device="cpu")
     session.prepare()
@@ -266,11 +268,14 @@ def _session_memory(image, seeds, queue) -> None:
 
 def session_memory(image, seeds) -> int:
     """Bytes by which the peak resident memory of a fresh process grows from before the
-    Segmenter is made to after its second update (Linux only)."""
+    Segmenter is made to after its second update (Linux only; the moves' cuts balanced as in
+    this process)."""
+    from graphcut.labeling import _host_cuts
     import multiprocessing
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    child = context.Process(target=_session_memory, args=(image, seeds, queue))
+    child = context.Process(target=_session_memory,
+                            args=(image, seeds, queue, _host_cuts.BALANCE))
     child.start()
     grown = queue.get()
     child.join()

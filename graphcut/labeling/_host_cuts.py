@@ -157,26 +157,28 @@ def balanced(network: GridNetwork):
     """
     (down, right), (up, left) = network.forward, network.backward
     source, sink = network.source, network.sink
-    shifts = []
     largest = max(_largest(source), _largest(sink))
-    for forward, backward in ((down, up), (right, left)):
-        shift = forward - backward  # int32: both in 0 .. INT32_MAX
-        shift >>= 1                 # floor((forward - backward) / 2), may be negative
-        shifts.append(shift)
-        largest += 2 * max(_largest(shift), -int(shift.min()) if shift.size else 0)
-    if largest > INT32_MAX:  # a pixel's net terminal = s - t - shifts out + shifts in
-        return None
     net = source - sink
-    for shift, tail, head in ((shifts[0], np.s_[:-1], np.s_[1:]),
-                              (shifts[1], np.s_[:, :-1], np.s_[:, 1:])):
+    arcs = []
+    for forward, backward, tail, head in ((down, up, np.s_[:-1], np.s_[1:]),
+                                          (right, left, np.s_[:, :-1], np.s_[:, 1:])):
+        if backward.any():
+            shift = forward - backward  # int32: both in 0 .. INT32_MAX
+            shift >>= 1                 # floor((forward - backward) / 2), may be negative
+            arcs.append((forward - shift, backward + shift))
+            largest += 2 * max(_largest(shift), -int(shift.min()) if shift.size else 0)
+        else:                           # an expansion move's: half of each arc goes back
+            shift = forward >> 1
+            arcs.append((forward - shift, shift))
+            largest += 2 * _largest(shift)
+        if largest > INT32_MAX:  # a pixel's net terminal: s - t - shifts out + shifts in
+            return None
         net[tail] -= shift
         net[head] += shift
     new_source = np.maximum(net, 0)
     np.negative(net, out=net)
     new_sink = np.maximum(net, 0, out=net)
     offset = int(sink.sum(dtype=np.int64)) - int(new_sink.sum(dtype=np.int64))
-    arcs = [(forward - shift, backward + shift)
-            for (forward, backward), shift in zip(((down, up), (right, left)), shifts)]
     (new_down, new_up), (new_right, new_left) = arcs
     return GridNetwork.from_checked(new_source, new_sink, (new_down, new_right),
                                     (new_up, new_left)), offset
