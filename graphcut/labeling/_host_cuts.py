@@ -32,6 +32,8 @@ from graphcut.solver import CutResult, GridNetwork
 from graphcut.solver.cpu import cut_grid_graph, grid_bytes
 from graphcut.solver.memory import require_host_memory
 
+from ._regions import region_arcs, unchanged_cut
+
 # A move with at most this share of free pixels is solved on the graph of its free pixels.
 REDUCE_AT_MOST = 0.5
 # A label whose move was not reduced is checked again after this many of its moves (the
@@ -43,6 +45,9 @@ RECHECK_AFTER = 6
 # A/B runs).
 BALANCE = True
 BALANCE_REDUCED = True
+# A balanced whole-grid move is first tried on a region: when the region's flow proves that
+# the move changes no pixel (:func:`._regions.unchanged_cut`), the whole grid is not cut.
+CERTIFY = True
 INT32_MAX = int(np.iinfo(np.int32).max)
 
 
@@ -97,8 +102,7 @@ class HostMoveCuts:
             self._unreduced[label] = 0
         else:
             if self._graph is None:  # sized for the whole grid: later moves may need it
-                h, w = network.shape
-                self._graph = maxflow.Graph[int](h * w, h * (w - 1) + (h - 1) * w)
+                self._graph = _whole_graph(network.shape)
             result = reduced_cut(network, fixed_source, fixed_sink, self._graph, started)
             if result is not None:
                 return result
@@ -113,12 +117,25 @@ class HostMoveCuts:
             result, self._graph = cut_grid_graph(network, graph=self._graph)
             return result
         balancing = time.perf_counter() - started
+        if CERTIFY:  # a move that changes nothing, proved on a region (the second cycle's)
+            if self._graph is None:
+                self._graph = _whole_graph(network.shape)
+            result = unchanged_cut(even[0], self._graph, started)
+            if result is not None:
+                return CutResult(result.flow + even[1], result.source_side, "cpu",
+                                 dict(result.stats, balanced=True))
         result, self._graph = cut_grid_graph(even[0], graph=self._graph)
         seconds = dict(result.stats["seconds"])  # the balancing counts as building the graph
         seconds["build"] += balancing
         seconds["total"] += balancing
         return CutResult(result.flow + even[1], result.source_side, "cpu",
                          dict(result.stats, seconds=seconds, balanced=True))
+
+
+def _whole_graph(shape):
+    """An empty PyMaxflow graph with room for the whole grid of ``shape``."""
+    h, w = shape
+    return maxflow.Graph[int](h * w, h * (w - 1) + (h - 1) * w)
 
 
 def balanced(network: GridNetwork):
@@ -293,28 +310,14 @@ def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=N
     h, w = network.shape
     free = ~(fs | ft)  # their terminal capacities, then their nodes and arcs by flat index
     source_caps, sink_caps = _free_terminals(network, fs, ft, free)
-    where = np.flatnonzero(free)
-    count = int(where.size)
+    count = int(np.count_nonzero(free))
     constant = (int(source.sum(where=ft, dtype=np.int64))
                 + int(sink.sum(where=fs, dtype=np.int64))
                 + int(right.sum(where=fs[:, :-1] & ft[:, 1:], dtype=np.int64))
                 + int(left.sum(where=fs[:, 1:] & ft[:, :-1], dtype=np.int64))
                 + int(down.sum(where=fs[:-1] & ft[1:], dtype=np.int64))
                 + int(up.sum(where=fs[1:] & ft[:-1], dtype=np.int64)))
-    free = np.append(free.reshape(-1), np.zeros(w, dtype=bool))  # padded: none beyond
-    ids = np.empty(h * w + w, dtype=np.int64)
-    ids[where] = np.arange(count, dtype=np.int64)
-    rows = where // w
-    arcs = []  # (tail nodes, head nodes, forward capacities, backward capacities)
-    across = where[(where - rows * w < w - 1) & free[where + 1]]  # free p with free p + 1
-    if across.size:  # p + 1 is the next free pixel: its node is p's + 1
-        tails = ids[across]
-        flat = across - across // w                     # (y, x) in the (H, W - 1) arrays
-        arcs.append((tails, tails + 1, right.reshape(-1)[flat], left.reshape(-1)[flat]))
-    below = where[free[where + w] & (rows < h - 1)]      # free p with free p + W
-    if below.size:
-        arcs.append((ids[below], ids[below + w], down.reshape(-1)[below],
-                     up.reshape(-1)[below]))
+    where, arcs = region_arcs(network, free)
     if BALANCE_REDUCED and arcs:
         source_caps, sink_caps, arcs, netted = _balance_arcs(source_caps, sink_caps, arcs)
         constant += netted
