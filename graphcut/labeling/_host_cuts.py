@@ -19,6 +19,9 @@ same less one offset. The move's network puts ``+w`` and ``-w`` on the terminals
 edge's two pixels (all its capacity is on the forward arc); balanced, an edge inside a region
 of one label puts nothing there, and BK has far fewer terminal capacities to pair up (an
 object's move about 2x faster at 1 MP). Same minimum cuts, same flow (plus the offset).
+A balanced whole-grid move is first tried on a region around its pixels with a sink capacity
+(:func:`._regions.unchanged_cut`): when that flow proves the move changes no pixel (the
+second cycle's moves), the whole grid is not cut.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class HostMoveCuts:
     (NumPy or CuPy; a new shape allocates a new graph). It returns the
     :class:`~graphcut.solver.CutResult` that ``min_cut(network, device="cpu")`` returns (the
     same flow and source side), solved on the graph of the free pixels only when most pixels'
-    sides are known beforehand (``stats["free_pixels"]`` then says how many were free).
+    sides are known beforehand (``stats["free_pixels"]`` then says how many were free), or
+    proved to change nothing on a region (``stats["certified_pixels"]``: its size).
     ``label`` (optional) names the move's label: a label whose last move had too many free
     pixels to reduce is not checked again for ``RECHECK_AFTER`` of its moves (the check costs
     a few passes over the image; the cut is the same either way).
@@ -307,7 +311,6 @@ def reduced_cut(network: GridNetwork, fixed_source, fixed_sink, graph, started=N
     (down, right), (up, left) = network.forward, network.backward
     source, sink = network.source, network.sink
     fs, ft = fixed_source, fixed_sink
-    h, w = network.shape
     free = ~(fs | ft)  # their terminal capacities, then their nodes and arcs by flat index
     source_caps, sink_caps = _free_terminals(network, fs, ft, free)
     count = int(np.count_nonzero(free))
