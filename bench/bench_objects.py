@@ -112,6 +112,14 @@ def main(argv=None) -> None:
     parser.add_argument("--warm-objects", action="store_true",
                         help="Segmenter.warm_objects: start every update's expansion from the "
                              "previous update's labels (default: from the cheapest, exact)")
+    parser.add_argument("--no-balance", action="store_true",
+                        help="cut the expansion moves on their networks as built, not balanced "
+                             "(labeling._host_cuts.BALANCE and BALANCE_REDUCED False: the "
+                             "state before the fifteenth session, for an A/B run)")
+    parser.add_argument("--no-certify", action="store_true",
+                        help="cut every whole-grid move on the whole grid, without first trying "
+                             "to prove on a region that it changes nothing "
+                             "(labeling._host_cuts.CERTIFY = False)")
     parser.add_argument("--full-fit", action="store_true",
                         help="the first fit reads every pixel, not only the seeds' "
                              "(segmentation._grabcut.COMPACT_FIT = 0: the state before the "
@@ -122,6 +130,12 @@ def main(argv=None) -> None:
                              "the GPU run with CUDA_LAUNCH_BLOCKING=1 so that kernel time is "
                              "charged to the call that launched it")
     args = parser.parse_args(argv)
+    cut_paths = record_cut_paths() if args.moves else []
+    from graphcut.labeling import _host_cuts
+    if args.no_balance:  # (the certificate needs a balanced network: off with it)
+        _host_cuts.BALANCE = _host_cuts.BALANCE_REDUCED = False
+    if args.no_certify:
+        _host_cuts.CERTIFY = False
     if args.full_fit:
         from graphcut.segmentation import _grabcut
         _grabcut.COMPACT_FIT = 0.0
@@ -187,11 +201,12 @@ def main(argv=None) -> None:
                 line += f", accuracy {(labels == truth).mean():.4f}"
         print(line, flush=True)
         if args.moves and expansion is not None:
-            for m in expansion.moves:
+            paths = cut_paths[-len(expansion.moves):]
+            for m, path in zip(expansion.moves, paths):
                 print(f"  move {m.index} cycle {m.cycle} label {m.alpha}: "
                       f"{'accepted' if m.accepted else 'rejected'}, {m.changed} changed, "
                       f"min-cut {m.maxflow_seconds:.4f} s (max-flow {m.solve_seconds:.4f}), "
-                      f"build {m.build_seconds:.4f} s")
+                      f"build {m.build_seconds:.4f} s, {path}")
         if stroke and not args.preview_only:  # stroke 0: the first mask from the start seeds
             exact_times.append(exact)
         region = correcting_stroke(labels, truth, seeds)
@@ -224,6 +239,27 @@ def main(argv=None) -> None:
                   "PyMaxflow's graph included)")
 
 
+def record_cut_paths() -> list:
+    """Wrap the CPU cutter of the moves so that each cut appends how it was solved: on the
+    reduced graph (its free pixels), certified unchanged on a region, or the whole grid
+    (balanced or as built). Returns the list it appends to."""
+    from graphcut.labeling import HostMoveCuts
+    paths = []
+    solve = HostMoveCuts.__call__
+
+    def recorded(self, network, label=None):
+        cut = solve(self, network, label)
+        stats = cut.stats
+        paths.append(f"reduced to {stats['free_pixels']} pixels" if "free_pixels" in stats
+                     else f"unchanged, certified on {stats['certified_pixels']} pixels"
+                     if "certified_pixels" in stats
+                     else "whole grid" + (", balanced" if stats.get("balanced") else ""))
+        return cut
+
+    HostMoveCuts.__call__ = recorded
+    return paths
+
+
 def gpu_memory(segmenter, image, seeds) -> None:
     """CuPy's memory pool in use after the strokes of several objects, and what one update of
     a new session with object 1 only adds."""
@@ -248,7 +284,10 @@ def _peak_resident() -> int:
     return 0
 
 
-def _session_memory(image, seeds, queue) -> None:
+def _session_memory(image, seeds, queue, flags) -> None:
+    from graphcut.labeling import _host_cuts
+    # a spawned process: the flags of --no-balance / --no-certify set again
+    _host_cuts.BALANCE, _host_cuts.BALANCE_REDUCED, _host_cuts.CERTIFY = flags
     before = _peak_resident()
     session = graphcut.Segmenter(image, device="cpu")
     session.prepare()
@@ -259,11 +298,16 @@ def _session_memory(image, seeds, queue) -> None:
 
 def session_memory(image, seeds) -> int:
     """Bytes by which the peak resident memory of a fresh process grows from before the
-    Segmenter is made to after its second update (Linux only)."""
+    Segmenter is made to after its second update (Linux only; the moves' cuts balanced as in
+    this process)."""
+    from graphcut.labeling import _host_cuts
     import multiprocessing
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    child = context.Process(target=_session_memory, args=(image, seeds, queue))
+    child = context.Process(target=_session_memory,
+                            args=(image, seeds, queue, (_host_cuts.BALANCE,
+                                                        _host_cuts.BALANCE_REDUCED,
+                                                        _host_cuts.CERTIFY)))
     child.start()
     grown = queue.get()
     child.join()
