@@ -10,7 +10,8 @@ relabels, push-relabel launches, and the GPU milliseconds of the relabels and of
 from CUDA events). Then the median exact stroke.
 
 ``--patch MODULE.NAME=VALUE`` sets a module constant for the run (as in
-``bench/bench_quality.py``), e.g. the first batch of the fresh solves' schedule:
+``bench/bench_quality.py``), e.g. the first batch of the fresh solves' schedule, or
+``graphcut.labeling._device_cuts.BALANCE=False`` (the GPU's moves on their own networks):
 
     python3 bench/profile_moves.py --device cuda --megapixels 4 --objects 3 --strokes 4 \\
         --patch graphcut.solver.cuda.schedule.FIRST_LAUNCHES=None
@@ -64,14 +65,14 @@ def main(argv=None) -> None:
     segmenter.prepare()
     cut_stats = []  # the current update's min-cut counters, in move order (GPU moves)
 
-    from graphcut.labeling import _expansion  # its moves call min_cut by this name
-    solve = _expansion.min_cut
+    from graphcut.labeling import _device_cuts  # the GPU's moves call min_cut by this name
+    solve = _device_cuts.min_cut
 
     def counted(network, device):
         cut = solve(network, device=device)
         cut_stats.append(dict(cut.stats))
         return cut
-    _expansion.min_cut = counted
+    _device_cuts.min_cut = counted
     print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}, "
           f"patches {args.patch or 'none'}")
     exact = []
@@ -97,7 +98,7 @@ def main(argv=None) -> None:
             if region is None:
                 break
     finally:
-        _expansion.min_cut = solve
+        _device_cuts.min_cut = solve
     if exact:
         print(f"median exact per correcting stroke: {statistics.median(exact):.3f} s "
               f"(max {max(exact):.3f}, {len(exact)} strokes)")

@@ -48,7 +48,11 @@ the same moves and end with the same labels.
 On the GPU (``device="cuda"``) the whole loop stays there: costs, labels and weights live on the
 device, each move's network, the proposal and its energy are computed by the kernels of
 ``expansion_kernels.cu`` (term by term the NumPy formulas of this module), and the only values
-read back per move are the flow and three sums (constant, proposed energy, changed pixels).
+read back per move are the flow, three sums (constant, proposed energy, changed pixels) and
+the few maxima and sums of the balancing. Both sides cut a move on its *balanced* network
+(:func:`._balance.balanced`: the same minimum cuts, the flow less a known offset; much less
+work for BK and for push-relabel where a region of one label would otherwise hold terminal
+capacities on every pixel).
 """
 
 from __future__ import annotations
@@ -60,8 +64,9 @@ from typing import Callable
 
 import numpy as np
 
-from graphcut.solver import CutResult, GridNetwork, min_cut, resolve_device
+from graphcut.solver import CutResult, GridNetwork, resolve_device
 
+from ._device_cuts import device_move_cut
 from ._host_cuts import HostMoveCuts
 from ._moves import (PairWeights, _array_module, _as_weights, _check_cap, _check_problem,
                      _energy, _energy_change, _gather, _move_network)
@@ -389,8 +394,7 @@ def alpha_expansion(costs, smoothness_weights: PairWeights, *, device: str = "au
     num_labels = costs.shape[0]
 
     energy = initial_energy = state.energy()
-    solve_move = (cuts or HostMoveCuts()) if backend == "cpu" \
-        else (lambda network, label: min_cut(network, device=backend))
+    solve_move = (cuts or HostMoveCuts()) if backend == "cpu" else device_move_cut
     moves: list[Move] = []
     maxflow_seconds: dict[str, float] = {}
     solve_seconds: dict[str, float] = {}

@@ -35,6 +35,7 @@ from graphcut.solver import CutResult, GridNetwork
 from graphcut.solver.cpu import cut_grid_graph, grid_bytes
 from graphcut.solver.memory import require_host_memory
 
+from ._balance import balanced
 from ._regions import region_arcs, unchanged_cut
 
 # A move with at most this share of free pixels is solved on the graph of its free pixels.
@@ -142,69 +143,6 @@ def _whole_graph(shape):
     return maxflow.Graph[int](h * w, h * (w - 1) + (h - 1) * w)
 
 
-def balanced(network: GridNetwork):
-    """An equivalent network whose minimum cut is faster to find: every pair of opposite arcs
-    shares their capacity about equally (a flow of ``(forward - backward) // 2`` pushed along
-    the forward arc, whatever the pixels' terminal capacities), each pixel's two terminal
-    capacities then net (the smaller one subtracted from both).
-
-    Pushing a flow ``f`` along ``p -> q`` (forward ``-f``, backward ``+f``, ``p``'s source
-    capacity minus ``f`` or sink capacity plus ``f``, ``q``'s the other way round) changes
-    no cut's capacity; netting a pixel's terminals lowers every cut's capacity by the amount
-    netted. So every cut's capacity drops by the same ``offset``: the minimum cuts, hence the
-    largest minimum-cut source side, are the network's, and its maximum flow is the new
-    one's plus ``offset``.
-
-    Why it is faster: in an expansion move's network (:mod:`._expansion`, arcs only forward)
-    a pixel inside a region of one label gets ``+w`` on one terminal from each edge to its
-    right or below and ``-w`` from each edge to its left or above: terminal capacities
-    everywhere that BK must pair up through the arcs. Shared, each edge's terms cancel (an
-    edge between two pixels of one label, neither ``alpha``, puts nothing on their
-    terminals), so only the data costs and the labels' borders remain: on a 1 MP image of
-    three objects, PyMaxflow's max-flow of an object's move takes a third to a half of the
-    time it takes on the move's own network (``bench/RESULTS.md``, fifteenth session).
-
-    Parameters
-    ----------
-    network
-        a 2-D host :class:`~graphcut.solver.GridNetwork` (int32 capacities).
-
-    Returns
-    -------
-    tuple or None
-        ``(balanced network, offset)`` (offset an exact int, capacity units), or None
-        when a balanced terminal capacity could leave int32 (the caller solves
-        ``network``).
-    """
-    (down, right), (up, left) = network.forward, network.backward
-    source, sink = network.source, network.sink
-    largest = max(_largest(source), _largest(sink))
-    net = source - sink
-    arcs = []
-    for forward, backward, tail, head in ((down, up, np.s_[:-1], np.s_[1:]),
-                                          (right, left, np.s_[:, :-1], np.s_[:, 1:])):
-        if backward.any():
-            shift = forward - backward  # int32: both in 0 .. INT32_MAX
-            shift >>= 1                 # floor((forward - backward) / 2), may be negative
-            arcs.append((forward - shift, backward + shift))
-            largest += 2 * max(_largest(shift), -int(shift.min()) if shift.size else 0)
-        else:                           # an expansion move's: half of each arc goes back
-            shift = forward >> 1
-            arcs.append((forward - shift, shift))
-            largest += 2 * _largest(shift)
-        if largest > INT32_MAX:  # a pixel's net terminal: s - t - shifts out + shifts in
-            return None
-        net[tail] -= shift
-        net[head] += shift
-    new_source = np.maximum(net, 0)
-    np.negative(net, out=net)
-    new_sink = np.maximum(net, 0, out=net)
-    offset = int(sink.sum(dtype=np.int64)) - int(new_sink.sum(dtype=np.int64))
-    (new_down, new_up), (new_right, new_left) = arcs
-    return GridNetwork.from_checked(new_source, new_sink, (new_down, new_right),
-                                    (new_up, new_left)), offset
-
-
 def _balance_arcs(source_caps, sink_caps, arcs):
     """:func:`balanced` for a graph of nodes (int64 terminal capacities) and arc lists, each
     node at most once the tail and once the head in one list; returns the new capacities,
@@ -221,10 +159,6 @@ def _balance_arcs(source_caps, sink_caps, arcs):
     new_sink = np.maximum(-net, 0)
     offset = int(sink_caps.sum()) - int(new_sink.sum())
     return np.maximum(net, 0), new_sink, shared, offset
-
-
-def _largest(array) -> int:
-    return int(array.max()) if array.size else 0
 
 
 def _neighbour_sums(network: GridNetwork):
