@@ -7,8 +7,9 @@ box's pixels (:func:`~._neighbours.estimate_sigma8` with 8-connected n-links) in
 whole image's. A box around one small nucleus on a large micrograph holds one object's edge and
 a little background: its own contrast sets the scale at which an edge is an edge there (the
 image's is mostly other nuclei and flat background). Measured on the 76 dev boxes of real
-micrographs (bench/RESULTS.md, "fifteenth session, box15"): only for the models named in
-:data:`BOX_SIGMA_MODELS`.
+micrographs and the photo cut-outs (bench/RESULTS.md, "fifteenth session, box15"): only for
+the models named in :data:`BOX_SIGMA_MODELS`, and an image's box (a volume's keeps the
+volume's sigma).
 
 A :class:`~graphcut.segmentation.Segmenter` rebuilds its n-links when a box arrives, changes or
 goes (:class:`BoxContrast`): the sigma is a function of the box alone, so an update equals a
@@ -67,8 +68,9 @@ def box_sigma(values, box, *, connectivity: int = 4, share: float | None = None)
     >>> import numpy as np
     >>> values = np.zeros((4, 6, 1))
     >>> values[:, 3:] = 0.8                # an edge of 0.8 at column 3
-    >>> box_sigma(values, (0, 2, 4, 5))    # half the RMS of 0.8, 0, over 4 rows x 2 pairs
-    0.282842712474619
+    >>> box = (0, 2, 4, 5)                 # 17 neighbour pairs, 4 of them across the edge
+    >>> box_sigma(values, box) == 0.5 * (4 * 0.8 ** 2 / 17) ** 0.5
+    True
     """
     spatial = values.ndim - 1
     box_mask(values.shape[:-1], box)  # the pipeline's checks and messages
@@ -82,11 +84,12 @@ def box_sigma(values, box, *, connectivity: int = 4, share: float | None = None)
 
 
 def takes_box_sigma(options, box) -> bool:
-    """Whether this update's n-links take the box's sigma: a box, no sigma from the caller, a
-    model of :data:`BOX_SIGMA_MODELS` and :data:`BOX_SIGMA_SHARE` set; ``options`` as
+    """Whether this update's n-links take the box's sigma: an image's box (four numbers; a
+    volume's keeps the volume's sigma: not measured), no sigma from the caller, a model of
+    :data:`BOX_SIGMA_MODELS` and :data:`BOX_SIGMA_SHARE` set; ``options`` as
     :func:`~._options.resolve_options` returns them."""
-    return (box is not None and options["sigma"] is None and bool(BOX_SIGMA_SHARE)
-            and options["model"] in BOX_SIGMA_MODELS)
+    return (box is not None and len(box) == 4 and options["sigma"] is None
+            and bool(BOX_SIGMA_SHARE) and options["model"] in BOX_SIGMA_MODELS)
 
 
 class BoxContrast:

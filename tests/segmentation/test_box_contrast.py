@@ -85,6 +85,20 @@ def test_the_users_sigma_wins_and_other_models_keep_the_images(monkeypatch):
         assert result.flow == off_result.flow, run
 
 
+def test_a_volumes_box_keeps_the_volumes_sigma(monkeypatch):
+    rng = np.random.default_rng(4)
+    volume = (rng.random((6, 20, 24)) * 60).astype(np.uint8)
+    volume[2:5, 6:14, 8:16] += 150
+    box = (1, 4, 6, 6, 16, 18)
+    options = dict(box=box, model="learned", device="cpu", channel_axis=None,
+                   return_result=True)
+    mask, result = graphcut.segment(volume, **options)
+    monkeypatch.setattr(_box_contrast, "BOX_SIGMA_SHARE", None)
+    off, off_result = graphcut.segment(volume, **options)
+    np.testing.assert_array_equal(mask, off)
+    assert result.flow == off_result.flow
+
+
 def _boxes_and_strokes(truth, box):
     """Updates (seeds, box): a box, another box, the box with strokes, strokes alone, the
     first box again."""
