@@ -23,6 +23,8 @@ costs nothing.
 
 from __future__ import annotations
 
+import numpy as np
+
 from graphcut._arrays import array_module, to_host
 
 from ._boundary import estimate_sigma, weights_of_values
@@ -88,7 +90,7 @@ def takes_box_sigma(options, box) -> bool:
     volume's keeps the volume's sigma: not measured), no sigma from the caller, a model of
     :data:`BOX_SIGMA_MODELS` and :data:`BOX_SIGMA_SHARE` set; ``options`` as
     :func:`~._options.resolve_options` returns them."""
-    return (box is not None and len(box) == 4 and options["sigma"] is None
+    return (box is not None and np.size(box) == 4 and options["sigma"] is None
             and bool(BOX_SIGMA_SHARE) and options["model"] in BOX_SIGMA_MODELS)
 
 
