@@ -23,7 +23,9 @@ truth at its centre, keeping only the disk's pixels whose truth agrees):
   larger side, at least 3 pixels, each way; ``--box-pixels N``: exactly N pixels each way,
   another user's margin); the IoU from the box alone. ``--box-sigma F``: our methods' contrast
   term takes its sigma from the box (F times :func:`graphcut.segmentation.estimate_sigma` of
-  the box's pixels) instead of the whole image's.
+  the box's pixels) given as the user's ``sigma``; without it, the library's default (the
+  learned model's box takes 0.5 times its own since the fifteenth session,
+  graphcut/segmentation/_box_contrast.py; the other models the whole image's).
 
     python bench/bench_quality_real.py --set dev
     python bench/bench_quality_real.py --set dev --sources dsb --protocols box
@@ -247,7 +249,8 @@ def main(argv=None):
                              "(default: the robot's box, 5 %% of the larger side, at least 3)")
     parser.add_argument("--box-sigma", type=float, default=None,
                         help="box: our methods' sigma is this factor times the box's own "
-                             "(default: the whole image's, as graphcut.segment)")
+                             "(default: graphcut.segment's: 0.5 x the box's for the learned "
+                             "model, the whole image's for the others)")
     parser.add_argument("--patch", action="append", default=[], metavar="MODULE.NAME=VALUE",
                         help="set a module constant for this run (repeatable)")
     args = parser.parse_args(argv)

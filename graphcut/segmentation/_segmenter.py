@@ -1,8 +1,9 @@
 """``Segmenter``: one image, many seed edits, each answered by an incremental re-solve.
 
 For interactive use. What depends only on the image is computed once: the n-link weights (kept
-as floats: a new lam only rescales them), the model's features or the histogram cell of every
-pixel, the hard-constraint capacities and the solver's n-links. Each update then costs:
+as floats: a new lam only rescales them; again for each new box of the learned model,
+:mod:`._box_contrast`), the model's features or the histogram cell of every pixel, the
+hard-constraint capacities and the solver's n-links. Each update then costs:
 
 - appearance: every update refits the model on the seeds (and the box's inside / outside),
   computes every label's costs and turns them into t-links (:mod:`._pipeline`); for the
@@ -32,14 +33,14 @@ from graphcut.io import check_seeds
 from graphcut.solver import CutResult, resolve_device
 from graphcut.solver.incremental import check_region
 
-from ._boundary import check_positive, weights_of_values
+from ._boundary import check_positive
+from ._box_contrast import BoxContrast
 from ._capacities import quantize_weights, seed_pins
 from ._coarse import CoarseStart
 from ._device_seeds import DeviceSeeds
 from ._hold import check_previous
 from ._options import resolve_options
-from ._neighbours import (cut_eight, diagonal_capacities, diagonal_weights,
-                          eight_connected_sigma)
+from ._neighbours import cut_eight, diagonal_capacities, eight_connected_sigma
 from ._pipeline import result_of, segment_values
 from ._routes import only_binary_labels, tabled
 from ._seed_histograms import SeedHistograms, capacities_from_tables
@@ -49,7 +50,7 @@ from ._solving import GridCuts
 CPU_DEVICE_NAME = "CPU (PyMaxflow, Boykov-Kolmogorov)"
 
 
-class Segmenter:
+class Segmenter(BoxContrast):
     """Segment one image (or volume) again and again as its seeds change.
 
     Parameters
@@ -159,9 +160,7 @@ class Segmenter:
         self._diagonal_weights = self._diagonals = None
         if o["connectivity"] == 8:
             self.sigma = eight_connected_sigma(to_host(self._values), o)
-            self._diagonal_weights = diagonal_weights(to_host(self._values), self.sigma)
-        # the float n-link weights, last axis first
-        self._weights = weights_of_values(self._values, self.sigma, o["spacing"])
+        self._contrast_weights(self.sigma)  # the float n-link weights (:mod:`._box_contrast`)
         self._histograms = SeedHistograms(self._values, bins=self.bins) if self._tabled else None
         if self._tabled:
             self._values = None      # the bins and weights hold all the image's part now
@@ -336,6 +335,7 @@ class Segmenter:
         else:
             self._pipeline_seeds.reset()
         self._last_seeds = seeds
+        self._contrast_for(box)  # a box's own n-links (:mod:`._box_contrast`)
         self.prepare()
         kept = {"moves": self._solver.moves,  # several objects
                 "starts": self._solver.starts if self.warm_objects else None,
