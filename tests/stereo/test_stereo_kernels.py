@@ -27,6 +27,7 @@ def fake_gpu(kernel_library, monkeypatch):
     loaders = ("graphcut.labeling._cuda", "graphcut.stereo._cuda", *fake_cupy.LOADERS)
     saved = {name: sys.modules.pop(name) for name in ("cupy", *loaders) if name in sys.modules}
     sys.modules["cupy"] = module
+    import graphcut.labeling._device_cuts as device_cuts
     import graphcut.labeling._expansion as expansion
     import graphcut.stereo._disparity as pipeline
 
@@ -40,7 +41,7 @@ def fake_gpu(kernel_library, monkeypatch):
     def resolve_device(device):
         return "cpu" if device == "cpu" else "cuda"
 
-    monkeypatch.setattr(expansion, "min_cut", min_cut)
+    monkeypatch.setattr(device_cuts, "min_cut", min_cut)  # the GPU's moves (balanced)
     monkeypatch.setattr(expansion, "resolve_device", resolve_device)
     monkeypatch.setattr(pipeline, "resolve_device", resolve_device)
     monkeypatch.setattr(pipeline, "_check_memory", lambda shape, d, backend, device, cost:
