@@ -19,7 +19,7 @@ from graphcut.labeling import HostMoveCuts, PairWeights, alpha_expansion, expans
 from graphcut.labeling import _host_cuts
 from graphcut.labeling._host_cuts import balanced, fixed_pixels, reduced_cut
 from graphcut.solver import GridNetwork
-from oracle import random_grid_network, scipy_min_cut
+from oracle import random_grid_network, random_labeling_problem, scipy_min_cut
 
 
 def cut_capacity(network: GridNetwork, source_side) -> int:
@@ -144,10 +144,8 @@ def test_expansion_runs_make_the_same_moves_as_the_unbalanced_cutter(monkeypatch
     rng = np.random.default_rng(15)
     for trial in range(6):
         shape = (int(rng.integers(12, 30)), int(rng.integers(12, 30)))
-        costs = rng.integers(0, 60, (4, *shape)).astype(np.int32)
+        costs, weights = random_labeling_problem(rng, shape)
         costs[0] //= 3  # a background label that ends covering most pixels
-        weights = PairWeights(rng.integers(0, 25, (shape[0], shape[1] - 1)),
-                              rng.integers(0, 25, (shape[0] - 1, shape[1])))
         runs = []
         for flag in (True, False):
             monkeypatch.setattr(_host_cuts, "BALANCE", flag)

@@ -12,17 +12,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphcut.labeling import PairWeights, _device_cuts, expansion_network
+from graphcut.labeling import _device_cuts, expansion_network
 from graphcut.solver import min_cut
+from oracle import random_labeling_problem
 
 
 def move_networks(rng, count):
     for _ in range(count):
         shape = tuple(int(n) for n in rng.integers(2, 12, 2))
         labels = int(rng.integers(2, 5))
-        costs = rng.integers(0, 60, (labels, *shape)).astype(np.int32)
-        weights = PairWeights(rng.integers(0, 25, (shape[0], shape[1] - 1)),
-                              rng.integers(0, 25, (shape[0] - 1, shape[1])))
+        costs, weights = random_labeling_problem(rng, shape, labels=labels)
         current = rng.integers(0, labels, shape).astype(np.int32)
         alpha = int(rng.integers(0, labels))
         yield expansion_network(costs, weights, current, alpha,

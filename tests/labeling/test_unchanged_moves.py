@@ -15,7 +15,7 @@ from graphcut.labeling import _host_cuts, _regions
 from graphcut.labeling._host_cuts import balanced
 from graphcut.labeling._regions import region_arcs, unchanged_cut
 from graphcut.solver import GridNetwork
-from oracle import random_grid_network, scipy_min_cut
+from oracle import random_grid_network, random_labeling_problem, scipy_min_cut
 
 
 def graph():
@@ -130,9 +130,7 @@ def test_expansion_runs_make_the_same_moves_with_and_without_the_certificate(mon
     monkeypatch.setattr(_regions, "TRY_AT_MOST", 0.3)
     for trial in range(5):
         shape = (int(rng.integers(15, 30)), int(rng.integers(15, 30)))
-        costs = rng.integers(0, 60, (4, *shape)).astype(np.int32)
-        weights = PairWeights(rng.integers(0, 25, (shape[0], shape[1] - 1)),
-                              rng.integers(0, 25, (shape[0] - 1, shape[1])))
+        costs, weights = random_labeling_problem(rng, shape)
         runs = []
         for flag in (True, False):
             monkeypatch.setattr(_host_cuts, "CERTIFY", flag)

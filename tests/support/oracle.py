@@ -171,3 +171,14 @@ def random_csr_network(rng: np.random.Generator, n: int, m: int, *, max_capacity
     total = m + source_degree + sink_degree
     caps = rng.integers(min_capacity, max_capacity + 1, size=total)
     return CSRNetwork.from_arcs(n, s, t, np.concatenate(tails), np.concatenate(heads), caps)
+
+
+def random_labeling_problem(rng: np.random.Generator, shape, *, labels: int = 4,
+                            max_cost: int = 59, max_weight: int = 24):
+    """A random multi-label problem on an (H, W) grid: int32 data costs (labels, H, W) in
+    0..max_cost and the pairwise weights ``(horizontal (H, W-1), vertical (H-1, W))`` in
+    0..max_weight (int64), as ``graphcut.labeling.alpha_expansion`` takes them."""
+    costs = rng.integers(0, max_cost + 1, (labels, *shape)).astype(np.int32)
+    weights = (rng.integers(0, max_weight + 1, (shape[0], shape[1] - 1)),
+               rng.integers(0, max_weight + 1, (shape[0] - 1, shape[1])))
+    return costs, weights
