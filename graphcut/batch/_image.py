@@ -16,9 +16,9 @@ Each mask records how it was made in a PNG text chunk (:data:`METADATA_KEY`, JSO
 (null: the settings file's or the model's default), ``sigma`` (null: estimated), the further
 segmentation options given (``options``: model, iterations, clean-up), the size and
 modification time of the image and seed files and of the settings file next to the seeds
-(``settings``, null when there is none), the flow and the size. A re-run skips an image only
-when its mask says it was made from the same inputs with the same parameters
-(:func:`stale_reason`).
+(``settings``, null when there is none), the flow, the size and the :data:`ENERGY_REVISION`
+it was made under. A re-run skips an image only when its mask says it was made from the same
+inputs with the same parameters under the same revision (:func:`stale_reason`).
 
 The settings file next to a seed file (``<stem>.json``: model, lam, box, ...; see
 :mod:`graphcut.segmentation`) is used when present; options given to the batch win over it.
@@ -57,6 +57,11 @@ log = logging.getLogger("graphcut.batch")
 PNG_OPTIONS = {"compress_level": 1, "compress_type": zlib.Z_RLE}
 METADATA_KEY = "graphcut-batch"
 METADATA_VERSION = 1
+#: raised whenever a release changes the mask that the same inputs and options give (a new
+#: default model, sigma or lam rule): a mask recorded under another revision (or none, as
+#: before the fifteenth session, when a box of the learned model took its own contrast sigma)
+#: is out of date, and a re-run redoes it
+ENERGY_REVISION = 15
 ALREADY_DONE = "already done (outputs exist; use --overwrite to redo)"
 UNRECORDED = "it has no record of how it was made"
 KEPT_UNRECORDED = ("kept: the mask exists but has no record of how it was made (an older "
@@ -111,7 +116,7 @@ def mask_metadata(*, lam, sigma, image_path, seeds_path, flow, width, height,
     inputs' :func:`input_signatures` taken when they were read (default: now)."""
     if signatures is None:
         signatures = input_signatures(image_path, seeds_path)
-    return {"version": METADATA_VERSION, "lam": _float_or_none(lam),
+    return {"version": METADATA_VERSION, "energy": ENERGY_REVISION, "lam": _float_or_none(lam),
             "sigma": _float_or_none(sigma), "options": dict(options or {}), **signatures,
             "flow": int(flow), "width": int(width), "height": int(height)}
 
@@ -140,6 +145,10 @@ def stale_reason(mask_path, *, lam, sigma, image_path, seeds_path,
     if metadata is None:
         return UNRECORDED
     changes = []
+    if metadata.get("energy") != ENERGY_REVISION:
+        changes.append(f"made by an earlier graphcut whose defaults may give another mask "
+                       f"(energy revision {metadata.get('energy') or 'unrecorded'} -> "
+                       f"{ENERGY_REVISION})")
     if metadata.get("lam") != _float_or_none(lam):
         changes.append(f"lam {metadata.get('lam') or 'default'} -> "
                        f"{'default' if lam is None else float(lam)}")
@@ -228,9 +237,9 @@ def segment_paths(image_path, seeds_path, mask_path, *, overlay_path=None, lam=N
     # what the inputs are as they are read (a file changed during the solve is redone later)
     signatures = input_signatures(image_path, seeds_path)
     if segments_as_volume(image_path, seeds_path):  # a volume: multi-page mask (and overlay)
-        record = {"version": METADATA_VERSION, "lam": _float_or_none(lam),
-                  "sigma": _float_or_none(sigma), "options": dict(segment_options or {}),
-                  **signatures}
+        record = {"version": METADATA_VERSION, "energy": ENERGY_REVISION,
+                  "lam": _float_or_none(lam), "sigma": _float_or_none(sigma),
+                  "options": dict(segment_options or {}), **signatures}
         mask, result = segment_volume_paths(image_path, seeds_path, mask_path,
                                             overlay_path=overlay_path, lam=lam, sigma=sigma,
                                             device=device, max_pixels=max_pixels,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import json
 import logging
 import os
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from PIL import Image
+from PIL import Image, PngImagePlugin
 
 import graphcut
 from graphcut.batch import (FAILED, OK, SKIPPED, STAGE_FIELDS, SUMMARY_FIELDS,
@@ -348,3 +349,26 @@ def test_segment_file_keeps_a_mask_it_did_not_write(tmp_path, folders):
     assert np.asarray(Image.open(foreign)).all()
     assert segment_file(images / "grey.png", seeds / "grey.png", foreign,
                         overwrite=True)["status"] == OK
+
+
+def test_a_mask_of_an_earlier_energy_revision_is_redone(folders, caplog):
+    """A mask recorded without the energy revision (an earlier graphcut, whose defaults may
+    give another mask for the same inputs) is out of date: the re-run redoes it and records
+    the revision; one of the current revision is skipped."""
+    from graphcut.batch import _image
+    images, seeds, out = folders
+    run_batch(images, seeds, out, device="cpu", progress=False)
+    metadata = read_mask_metadata(out / "grey.png")
+    assert metadata["energy"] == _image.ENERGY_REVISION
+    del metadata["energy"]                      # as an earlier graphcut wrote it
+    mask = Image.open(out / "grey.png")
+    info = PngImagePlugin.PngInfo()
+    info.add_text(_image.METADATA_KEY, json.dumps(metadata))
+    mask.save(out / "grey.png", pnginfo=info)
+    with caplog.at_level(logging.WARNING, logger="graphcut.batch"):
+        records = {os.path.basename(r["image"]): r["status"] for r in
+                   run_batch(images, seeds, out, device="cpu", progress=False)}
+    assert "energy revision unrecorded -> " in caplog.text
+    assert records["grey.png"] == OK
+    assert records["colour.png"] == records["deep.png"] == SKIPPED
+    assert read_mask_metadata(out / "grey.png")["energy"] == _image.ENERGY_REVISION
