@@ -46,13 +46,23 @@ def _first_seeds(shape):
     return seeds
 
 
-@pytest.mark.parametrize("hold", [0.0, 8.0])
-def test_a_click_far_from_an_object_does_not_flip_it(hold):
-    # prior=0: the classifier alone (its intensity prior damps this case on its own)
+def outline_band(mask):
+    """The pixels with a pixel of the other side of ``mask`` in their 3 x 3 square (the band
+    where the learned model's rim weights act: graphcut/models/_rim.py)."""
+    square = np.ones((3, 3), bool)
+    return ndimage.binary_dilation(mask, square) & \
+        ~ndimage.binary_erosion(mask, square, border_value=1)
+
+
+@pytest.mark.parametrize("hold,rim", [(0.0, 1.0), (8.0, 1.0), (8.0, None)])
+def test_a_click_far_from_an_object_does_not_flip_it(hold, rim):
+    # prior=0: the classifier alone (its intensity prior damps this case on its own); rim
+    # None: the default rim weights, which let the classifier move the outline by a pixel
     image, a, b, g = _look_alike()
     seeds = _first_seeds(image.shape)
-    session = graphcut.Segmenter(image, model=Learned(prior=0, hold=hold, hold_after=0),
-                                 device="cpu")
+    knobs = {} if rim is None else {"rim": rim}
+    session = graphcut.Segmenter(image, model=Learned(prior=0, hold=hold, hold_after=0,
+                                                      **knobs), device="cpu")
     before = session.update(seeds)
     assert before[a].mean() > 0.9 and before[b].mean() > 0.5 and before[g].mean() > 0.5
     previous = (seeds.copy(), before)
@@ -62,8 +72,12 @@ def test_a_click_far_from_an_object_does_not_flip_it(hold):
     if hold == 0:                    # the scenario is real: A and B, 80 px away, flip
         lost = (before & ~after & (a | b)).sum() / (before & (a | b)).sum()
         assert lost > 0.3
-    else:                            # with the hold they stand
+    elif rim == 1.0:                 # with the hold they stand
         np.testing.assert_array_equal(after[a | b], before[a | b])
+    else:                            # they stand but for a pixel of their outline
+        inner = (a | b) & ~outline_band(before)
+        np.testing.assert_array_equal(after[inner], before[inner])
+        assert (after & (a | b)).sum() >= 0.8 * (before & (a | b)).sum()
 
 
 def _nuclei(seed=3, shape=(72, 90)):
@@ -108,13 +122,13 @@ def test_without_previous_or_hold_the_old_invariant_holds():
     states = _clicks(truth, 9, seed=1)
     # no previous given: no hold, whatever the strokes (a Segmenter keeps no hidden state)
     session = graphcut.Segmenter(image, model=Learned(hold_after=0), device="cpu")
-    plain = graphcut.Segmenter(image, model=Learned(hold=0), device="cpu")
+    plain = graphcut.Segmenter(image, model=Learned(hold=0, rim=1.0), device="cpu")
     previous = None
     for seeds in states:
         mask = session.update(seeds)
         np.testing.assert_array_equal(mask, graphcut.segment(image, seeds, model="learned",
                                                              device="cpu"))
-        # hold 0: previous changes nothing
+        # hold 0 and no rim weights (graphcut/models/_rim.py): previous changes nothing
         np.testing.assert_array_equal(plain.update(seeds, previous=previous), mask)
         previous = (seeds, mask)
 
