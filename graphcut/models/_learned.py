@@ -323,7 +323,7 @@ class Learned(AppearanceModel):
         (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``rim`` (> 0; 1 turns it off),
         ``rim_band`` (pixels, an integer >= 0): with ``previous`` (as the hold's), the
         classifier's costs within ``rim_band`` pixels of the previous mask's outline weigh
-        ``rim`` times more (the hold's do not)
+        ``rim`` times more (the hold's too from ``hold_after`` strokes)
         (:mod:`graphcut.models._rim`); ``None``: 16, 1. ``iterations``, ``seed_share``,
         ``locality``, ``far_cost``: the pipeline's knobs
         (:class:`~graphcut.models.AppearanceModel`).
@@ -386,10 +386,13 @@ class Learned(AppearanceModel):
 
     def costs(self, features) -> list:
         costs = [view.costs(features) for view in self._views]
-        if len(costs) != 2:  # the guide is one object's previous mask
-            return costs
-        weights = rim_weights(self.guide, self.rim, self.rim_band)
+        weights = self.rim_weights() if len(costs) == 2 else None  # one object's guide
         return costs if weights is None else [c * weights for c in costs]
+
+    def rim_weights(self):
+        """The factors (H, W) of the classifier's costs near the outline of :attr:`guide`, the
+        previous mask (:func:`~._rim.rim_weights`), or None."""
+        return rim_weights(self.guide, self.rim, self.rim_band)
 
     def _decision(self, features, samples):
         """What :meth:`fit` records of its prior for ``samples`` (with :attr:`guide`)."""

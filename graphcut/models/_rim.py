@@ -9,13 +9,15 @@ boundary term everywhere gives the rims back but lets every early lesson of the 
 dim nucleus clicked as object) spread across the image. Here, given the previous update's
 mask (``previous``), the classifier's costs weigh :data:`RIM` times more only within
 :data:`RIM_BAND` pixels of that mask's outline, and are unchanged elsewhere: the outline moves
-by up to about a band per update towards where the classifier puts it. The hold's costs
-(:mod:`graphcut.segmentation._hold`) are not weighed: in the band the classifier outweighs
-the hold, so a held object may lose or gain a pixel of outline per update (weighing the hold
-alike kept the halos that a dim-nucleus click had grown: more falls on the dev trajectories,
-docs/appearance-microscopy.md, "The fifteenth session"). The weights are a function of the
-previous mask only, so an update equals a fresh segmentation given the same ``previous``; the
-previous classifier's log-odds (the hold's gate) are the classifier's, unweighted.
+by up to about a band per update towards where the classifier puts it. From ``hold_after``
+strokes the hold's costs (:mod:`graphcut.segmentation._hold`) weigh as much more in
+the band, so that a held object far from the new stroke keeps its outline too; before, the
+confidence-gated hold is not weighed and the classifier outweighs it in the band (weighing it
+alike kept the halos that a click on a dim nucleus had grown: more falls on the dev
+trajectories; docs/appearance-microscopy.md, "The fifteenth session"). The weights are a
+function of the previous mask only, so an update equals a fresh segmentation given the same
+``previous``; the previous classifier's log-odds (the hold's gate) are the classifier's,
+unweighted.
 """
 
 from __future__ import annotations

@@ -54,15 +54,15 @@ def outline_band(mask):
         ~ndimage.binary_erosion(mask, square, border_value=1)
 
 
-@pytest.mark.parametrize("hold,rim", [(0.0, 1.0), (8.0, 1.0), (8.0, None)])
-def test_a_click_far_from_an_object_does_not_flip_it(hold, rim):
-    # prior=0: the classifier alone (its intensity prior damps this case on its own); rim
-    # None: the default rim weights, which let the classifier move the outline by a pixel
+@pytest.mark.parametrize("hold", [0.0, 8.0])
+def test_a_click_far_from_an_object_does_not_flip_it(hold):
+    # prior=0: the classifier alone (its intensity prior damps this case on its own); the
+    # ungated hold (from hold_after strokes) weighs as much more as the classifier near the
+    # previous outline (graphcut/models/_rim.py), so the outline holds too
     image, a, b, g = _look_alike()
     seeds = _first_seeds(image.shape)
-    knobs = {} if rim is None else {"rim": rim}
-    session = graphcut.Segmenter(image, model=Learned(prior=0, hold=hold, hold_after=0,
-                                                      **knobs), device="cpu")
+    session = graphcut.Segmenter(image, model=Learned(prior=0, hold=hold, hold_after=0),
+                                 device="cpu")
     before = session.update(seeds)
     assert before[a].mean() > 0.9 and before[b].mean() > 0.5 and before[g].mean() > 0.5
     previous = (seeds.copy(), before)
@@ -72,12 +72,8 @@ def test_a_click_far_from_an_object_does_not_flip_it(hold, rim):
     if hold == 0:                    # the scenario is real: A and B, 80 px away, flip
         lost = (before & ~after & (a | b)).sum() / (before & (a | b)).sum()
         assert lost > 0.3
-    elif rim == 1.0:                 # with the hold they stand
+    else:                            # with the hold they stand
         np.testing.assert_array_equal(after[a | b], before[a | b])
-    else:                            # they stand but for a pixel of their outline
-        inner = (a | b) & ~outline_band(before)
-        np.testing.assert_array_equal(after[inner], before[inner])
-        assert (after & (a | b)).sum() >= 0.8 * (before & (a | b)).sum()
 
 
 def _nuclei(seed=3, shape=(72, 90)):

@@ -2,11 +2,10 @@
 (graphcut/models/_rim.py, ``Learned(rim=, rim_band=)``). Checked: the band against a
 brute-force count of each pixel's square neighbourhood; when the weights apply (a previous
 mask, ``rim`` not 1, one object) and when not; the costs exactly the weights times the
-unweighted model's and the log-odds (the hold's gate) untouched (the hold's costs are not
-weighed: tests/segmentation/test_learned_hold.py); the cut equal to that of a model given the
-brute-force weights by hand; on soft-rimmed nuclei whose previous mask misses the rims, the
-rims come back; incremental == fresh through a session; the CuPy stand-in weighs as NumPy
-does."""
+unweighted model's and the log-odds (the hold's gate) untouched; the ungated hold's costs
+weighed alike, the gated hold's not; the cut equal to that of a model given the brute-force
+weights by hand; on soft-rimmed nuclei whose previous mask misses the rims, the rims come
+back; incremental == fresh through a session; the CuPy stand-in weighs as NumPy does."""
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from scipy import ndimage
 import graphcut
 from graphcut.models import Learned
 from graphcut.models._rim import RIM, RIM_BAND, rim_weights
+from graphcut.segmentation._hold import hold_costs
 from session_oracle import assert_session_updates_are_fresh_segments
 
 from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
@@ -179,6 +179,27 @@ def test_the_rims_come_back():
     rims = truth & ~rimless
     assert on[rims].mean() > off[rims].mean() + 0.03
     assert _iou(on, truth) > _iou(off, truth) + 0.01
+
+
+def test_the_ungated_hold_weighs_as_much_more_in_the_band():
+    """The hold's costs (graphcut/segmentation/_hold.py) from ``hold_after`` strokes on are
+    the rim weights times the unweighted ones (the hold keeps its balance with the classifier
+    in the band); before (the gated hold alone) they are not weighed."""
+    image, truth = _scene()
+    states = _states()                       # 2, 3, 4, 5, 6 strokes
+    previous = (states[-2], ndimage.binary_erosion(truth, iterations=2))
+    model = Learned(rim=16.0, rim_band=1)
+    model.guide = previous[1]
+    weights = np.where(_band_by_hand(previous[1], 1), 16.0, 1.0)
+    np.testing.assert_array_equal(model.rim_weights(), weights)
+    odds = np.full(truth.shape, 3.0)
+    for after, factors in ((6, weights), (7, 1.0)):
+        knobs = dict(hold=8.0, reach=30.0, after=after, confident_after=3,
+                     margin=lambda: np.where(previous[1], odds, -odds))
+        plain = hold_costs(previous, states[-1], **knobs)[0]
+        scaled = hold_costs(previous, states[-1], scale=model.rim_weights, **knobs)[0]
+        assert float(np.abs(plain).max()) > 1.0
+        np.testing.assert_array_equal(scaled, plain * factors)
 
 
 def test_incremental_equals_fresh_through_a_session():
