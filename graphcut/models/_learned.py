@@ -33,14 +33,15 @@ import numpy as np
 
 from graphcut._arrays import array_module
 
-from ._base import AppearanceModel, ColourModel, is_whole
+from ._base import AppearanceModel, ColourModel
 from ._features import image_features
 from ._guide import prior_sides
 from ._logistic import DEFAULT_L2, _design, fit_logistic
 from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
+from ._learned_knobs import CLASSIFIERS, check_learned_knob
+from ._rim import RIM, RIM_BAND, rim_weights
 from ._samples import same_sample, sample_record
 
-CLASSIFIERS = ("logistic", "gaussian")
 #: pixels per label used for training at most
 MAX_SAMPLES = 8000
 #: probabilities are clipped to [MIN_PROBABILITY, 1]: costs at most ~9.2 nats
@@ -319,7 +320,11 @@ class Learned(AppearanceModel):
         update's confidence: a pixel holds only as much as the classifier trained on the
         previous seeds favoured its side of the previous mask (nothing up to 0.5 nat, all
         of 16 nats from 2), from ``hold_after`` on the larger of that and ``hold``
-        (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``iterations``, ``seed_share``,
+        (:mod:`graphcut.segmentation._hold`); ``None``: 3. ``rim`` (> 0; 1 turns it off),
+        ``rim_band`` (pixels, an integer >= 0): with ``previous`` (as the hold's), the
+        classifier's costs within ``rim_band`` pixels of the previous mask's outline weigh
+        ``rim`` times more (the hold's too from ``hold_after`` strokes)
+        (:mod:`graphcut.models._rim`); ``None``: 16, 1. ``iterations``, ``seed_share``,
         ``locality``, ``far_cost``: the pipeline's knobs
         (:class:`~graphcut.models.AppearanceModel`).
 
@@ -345,37 +350,16 @@ class Learned(AppearanceModel):
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
     confident_after, confident_hold = CONFIDENT_AFTER, CONFIDENT_HOLD
     ring = RING
+    rim, rim_band = RIM, RIM_BAND
     box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
-             "hold_after", "confident_after", "iterations", "seed_share", "locality",
-             "far_cost")
+             "hold_after", "confident_after", "rim", "rim_band", "iterations", "seed_share",
+             "locality", "far_cost")
 
     def check_knob(self, key, value):
-        if key == "classifier":
-            if value not in CLASSIFIERS:
-                raise ValueError(f"unknown classifier {value!r}; expected one of "
-                                 f"{', '.join(CLASSIFIERS)}")
-            return value
-        if key in ("hold_after", "confident_after"):
-            if not is_whole(value):
-                raise ValueError(f"{key} must be an integer >= 0 (a count of strokes), "
-                                 f"got {value!r}")
-            return int(value)
-        if key in ("prior", "ring", "hold", "hold_reach"):
-            value = float(value)
-            if not (np.isfinite(value) and value >= 0) or (key == "hold_reach" and value == 0):
-                raise ValueError(f"{key} must be a finite number "
-                                 f"{'> 0' if key == 'hold_reach' else '>= 0'}, got {value}")
-            return value
-        if key in ("l2", "core"):
-            value = float(value)
-            low_ok = value > 0 if key == "l2" else value >= 0
-            if not (np.isfinite(value) and low_ok and (key == "l2" or value <= 1)):
-                raise ValueError(f"{key} must be a finite number "
-                                 f"{'> 0' if key == 'l2' else 'from 0 to 1'}, got {value}")
-            return value
-        return super().check_knob(key, value)
+        checked = check_learned_knob(key, value)
+        return super().check_knob(key, value) if checked is NotImplemented else checked
 
     def features(self, values):
         self._channels = int(values.shape[-1])
@@ -401,7 +385,14 @@ class Learned(AppearanceModel):
         return self
 
     def costs(self, features) -> list:
-        return [view.costs(features) for view in self._views]
+        costs = [view.costs(features) for view in self._views]
+        weights = self.rim_weights() if len(costs) == 2 else None  # one object's guide
+        return costs if weights is None else [c * weights for c in costs]
+
+    def rim_weights(self):
+        """The factors (H, W) of the classifier's costs near the outline of :attr:`guide`, the
+        previous mask (:func:`~._rim.rim_weights`), or None."""
+        return rim_weights(self.guide, self.rim, self.rim_band)
 
     def _decision(self, features, samples):
         """What :meth:`fit` records of its prior for ``samples`` (with :attr:`guide`)."""
@@ -443,6 +434,7 @@ class Learned(AppearanceModel):
         kept = getattr(self, "_fitted_on", None)
         same = kept is not None and kept[0] is features and len(kept[1]) == 2 and all(
             map(same_sample, kept[1], samples)) and kept[2:] == self._decision(features, samples)
-        costs = (self if same else copy.copy(self).fit(features, samples)).costs(features)
+        model = self if same else copy.copy(self).fit(features, samples)
+        costs = [view.costs(features) for view in model._views]
         return costs[1] - costs[0]
 

@@ -166,7 +166,7 @@ def blocks_holding(chosen, block):
 
 
 def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, margin=None,
-               confident_hold=None):
+               confident_hold=None, scale=None):
     """The hold's extra costs ``[object, None]`` (nats, float64 (H, W) on the seeds' device),
     or None when it does not apply (fewer than ``after`` strokes and no confidence-gated hold,
     or ``hold`` 0).
@@ -212,6 +212,10 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
         gated hold applies.
     confident_hold : float, optional
         The gated hold far from the stroke, nats; None: ``hold``.
+    scale : callable, optional
+        ``scale()`` -> per-pixel factors (H, W) of the hold from ``after`` strokes on, or
+        None (the learned model's rim weights, :mod:`graphcut.models._rim`: from then on the
+        hold weighs as much more as the classifier's costs near the previous outline); None: 1.
 
     Returns
     -------
@@ -269,6 +273,9 @@ def hold_costs(previous, seeds, *, hold, reach, after=0, confident_after=None, m
     else:  # the same seeds again: the whole previous mask holds
         weight = xp.ones(shape)
     weight = weight * gate
+    factors = None if scale is None or strokes < after else scale()
+    if factors is not None:
+        weight = weight * factors
     return [xp.where(mask, -weight, weight), None]
 
 

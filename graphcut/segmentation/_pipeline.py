@@ -141,6 +141,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                               after=model.hold_after,
                               confident_after=getattr(model, "confident_after", None),
                               confident_hold=getattr(model, "confident_hold", None),
+                              scale=getattr(model, "rim_weights", None),
                               margin=lambda: _previous_log_odds(values, model, previous[0],
                                                                 o["seed_share"], xp))
             priors = priors if held is None else with_hold(priors, held, xp)

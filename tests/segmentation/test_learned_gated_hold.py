@@ -15,7 +15,7 @@ from graphcut.models import Learned, model_from_settings
 from graphcut.segmentation._hold import GATE_FROM, GATE_FULL, hold_costs, thickness
 
 from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
-from test_learned_hold import _clicks, _first_seeds, _look_alike, _nuclei
+from test_learned_hold import _clicks, _first_seeds, _look_alike, _nuclei, outline_band
 
 
 def _only_gated(**knobs):
@@ -32,15 +32,20 @@ def test_far_pixels_the_classifier_was_sure_of_do_not_flip():
     assert np.percentile(odds[a], 5) > GATE_FULL          # sure of A
     new = seeds.copy()
     new[g] = 2                       # the gap marked background: it looks like B
-    kept = {}
-    for name, model in (("none", Learned(prior=0, hold=0)), ("gated", _only_gated())):
+    kept, inner = {}, {}
+    for name, model in (("none", Learned(prior=0, hold=0)), ("gated", _only_gated(rim=1.0)),
+                        ("gated, rim", _only_gated())):
         session = graphcut.Segmenter(image, model=model, device="cpu")
         before = session.update(seeds)
         after = session.update(new, previous=(seeds, before))
         assert not after[g].any()    # the click corrects its own region exactly
         kept[name] = (after & a).sum() / (before & a).sum()
+        core = a & before & ~outline_band(before)
+        inner[name] = (after & core).sum() / core.sum()
     assert kept["none"] < 0.8        # the scenario is real: A, 80 px away, loses pixels
     assert kept["gated"] == 1.0      # with the gated hold it stands
+    # with the rim weights (the default) it stands but for a pixel of its outline
+    assert inner["gated, rim"] == 1.0 and kept["gated, rim"] > 0.8
 
 
 def _unsure_region(level=160):

@@ -46,9 +46,19 @@ def _first_seeds(shape):
     return seeds
 
 
+def outline_band(mask):
+    """The pixels with a pixel of the other side of ``mask`` in their 3 x 3 square (the band
+    where the learned model's rim weights act: graphcut/models/_rim.py)."""
+    square = np.ones((3, 3), bool)
+    return ndimage.binary_dilation(mask, square) & \
+        ~ndimage.binary_erosion(mask, square, border_value=1)
+
+
 @pytest.mark.parametrize("hold", [0.0, 8.0])
 def test_a_click_far_from_an_object_does_not_flip_it(hold):
-    # prior=0: the classifier alone (its intensity prior damps this case on its own)
+    # prior=0: the classifier alone (its intensity prior damps this case on its own); the
+    # ungated hold (from hold_after strokes) weighs as much more as the classifier near the
+    # previous outline (graphcut/models/_rim.py), so the outline holds too
     image, a, b, g = _look_alike()
     seeds = _first_seeds(image.shape)
     session = graphcut.Segmenter(image, model=Learned(prior=0, hold=hold, hold_after=0),
@@ -108,13 +118,13 @@ def test_without_previous_or_hold_the_old_invariant_holds():
     states = _clicks(truth, 9, seed=1)
     # no previous given: no hold, whatever the strokes (a Segmenter keeps no hidden state)
     session = graphcut.Segmenter(image, model=Learned(hold_after=0), device="cpu")
-    plain = graphcut.Segmenter(image, model=Learned(hold=0), device="cpu")
+    plain = graphcut.Segmenter(image, model=Learned(hold=0, rim=1.0), device="cpu")
     previous = None
     for seeds in states:
         mask = session.update(seeds)
         np.testing.assert_array_equal(mask, graphcut.segment(image, seeds, model="learned",
                                                              device="cpu"))
-        # hold 0: previous changes nothing
+        # hold 0 and no rim weights (graphcut/models/_rim.py): previous changes nothing
         np.testing.assert_array_equal(plain.update(seeds, previous=previous), mask)
         previous = (seeds, mask)
 
