@@ -75,7 +75,7 @@ def balanced(network: GridNetwork):
     new_source = xp.maximum(net, 0)
     xp.negative(net, out=net)
     new_sink = xp.maximum(net, 0, out=net)
-    offset = int(sink.sum(dtype=np.int64)) - int(new_sink.sum(dtype=np.int64))
+    offset = int(sink.sum(dtype=np.int64) - new_sink.sum(dtype=np.int64))  # one read on a GPU
     (new_down, new_up), (new_right, new_left) = arcs
     return GridNetwork.from_checked(new_source, new_sink, (new_down, new_right),
                                     (new_up, new_left)), offset

@@ -100,6 +100,8 @@ class BoxContrast:
 
     #: the sigma the n-links were last built with from a box; None: the image's
     _contrast_sigma = None
+    #: the box (its four values) that sigma came from; None: no box took its own sigma
+    _contrast_box = None
 
     def _contrast_weights(self, sigma) -> None:
         """The float n-link weights of the image's values with this ``sigma`` (None: the
@@ -114,8 +116,12 @@ class BoxContrast:
         if self._values is None:  # the table route (the histogram) keeps the image's
             return
         o = self._options
-        sigma = (box_sigma(self._values, box, connectivity=o["connectivity"])
-                 if takes_box_sigma(o, box) else None)
+        key = tuple(np.ravel(box).tolist()) if takes_box_sigma(o, box) else None
+        if key is not None and key == self._contrast_box:
+            return  # the same box again: its sigma is a function of the box alone
+        sigma = None if key is None else box_sigma(self._values, box,
+                                                   connectivity=o["connectivity"])
+        self._contrast_box = key  # after box_sigma's checks of the box
         if sigma == self._contrast_sigma:
             return
         self._contrast_sigma = sigma
