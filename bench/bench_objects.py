@@ -21,7 +21,9 @@ and what a session with object 1 only adds.
 
 Each update's expansion starts from the cheapest labels, as a fresh ``segment``'s (the
 default); ``--warm-objects`` sets ``Segmenter.warm_objects``: from the previous update's labels
-(fewer moves; opt-in since it may end in another local minimum).
+(fewer moves; opt-in since it may end in another local minimum); ``--previous`` gives each
+update the previous update's ``(seeds, labels)``, as the app does: the expansion starts from
+those labels, and a fresh ``segment`` given the same ``previous`` answers the same.
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_objects.py --megapixels 0.25 --objects 2
     python bench/bench_objects.py --device cuda --megapixels 4 --objects 3
@@ -112,6 +114,9 @@ def main(argv=None) -> None:
     parser.add_argument("--warm-objects", action="store_true",
                         help="Segmenter.warm_objects: start every update's expansion from the "
                              "previous update's labels (default: from the cheapest, exact)")
+    parser.add_argument("--previous", action="store_true",
+                        help="give every update previous=(the last update's seeds, its labels), "
+                             "as the app does: the expansion starts from those labels")
     parser.add_argument("--no-balance", action="store_true",
                         help="cut the expansion moves on their networks as built, not balanced "
                              "(labeling._host_cuts.BALANCE and BALANCE_REDUCED False: the "
@@ -158,6 +163,7 @@ def main(argv=None) -> None:
         assert opened.error is None, opened.error
     exact_times, preview_times = [], []
     region = None  # the first job carries all the seeds, later ones the stroke's rectangle
+    previous = None  # the last update's (seeds, labels), for --previous
     for stroke in range(args.strokes + 1):
         started, cpu = time.perf_counter(), time.process_time()
         if args.preview_only:
@@ -165,10 +171,11 @@ def main(argv=None) -> None:
         else:
             if profile is not None and stroke:
                 profile.enable()
-            labels = segmenter.update(seeds)
+            labels = segmenter.update(seeds, previous=previous if args.previous else None)
             if profile is not None:
                 profile.disable()
             labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)  # CuPy
+            previous = (seeds.copy(), labels)
             stats = segmenter.last_result.stats
         exact, exact_cpu = time.perf_counter() - started, time.process_time() - cpu
         expansion = stats.get("expansion")

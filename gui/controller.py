@@ -18,8 +18,8 @@ What it does for them:
 - a running CPU solve that the next job cannot reuse is ended when a new process gets the
   answer sooner (``solver_policy.py``);
 - an outcome's ``region`` bounds every change since the last mask shown of its grid;
-- each exact job of a model with a hold carries the previous update the user saw, so that
-  its mask does not depend on timing (``previous_update.py``);
+- each exact job of a model with a hold, or of several objects (the expansion starts from the
+  labels shown), carries the previous update the user saw (``previous_update.py``);
 - optionally (``spare="auto"``), on the CPU a second exact solver (the *spare*) holds the same
   image in its own process, opened once the first exact mask is shown. A request made while
   the other exact solver is busy goes to the idle one, which solves it at once on the other
@@ -216,8 +216,9 @@ class SegmentationController:
                 log.debug("ending the CPU solve of job(s) %s: job %d cannot reuse its work",
                           list(channel.outstanding), number)
                 self._restart(channel)
-        held = self._previous.request(number, (self._token, self.lam, self.options),
-                                      self._seeds, self._model_holds())
+        several = self._several_objects()
+        held = self._previous.request(number, (self._token, self.lam, self.options, several),
+                                      self._seeds, several or self._model_holds())
         self._send_job(self._pick_exact(), number, held)
         if self._preview is not None:  # any model, box or lasso, several objects (no clean-up)
             self._send_job(self._preview, number)
@@ -226,11 +227,15 @@ class SegmentationController:
     def _pick_exact(self) -> _Channel:
         return pick_exact(self._exact_channels(), self._token, self._exact)
 
+    def _several_objects(self) -> bool:
+        """Several objects from strokes alone in an image: exact jobs carry the labels shown."""
+        return (not self.options.has_region and self._seeds.ndim == 2
+                and bool(self._counts[graphcut.BACKGROUND + 1:].any()))
+
     def _model_holds(self) -> bool:
         """Whether this request's exact jobs carry the previous update (``previous_update.py``):
         one object from strokes alone in an image, with a model that holds."""
-        if (self.options.has_region or self._seeds.ndim != 2
-                or self._counts[graphcut.BACKGROUND + 1:].any()):
+        if self.options.has_region or self._seeds.ndim != 2 or self._several_objects():
             return False
         key = (self._token, self.options.model)
         if key not in self._holds:
@@ -382,7 +387,8 @@ class SegmentationController:
             return
         outcome = since_shown(self._shown_from, channel, outcome)
         self._final, self._waiting = outcome, False
-        self._previous.exact_shown(outcome.number, outcome.mask, channel)
+        self._previous.exact_shown(outcome.number, outcome.mask if outcome.labels is None
+                                   else outcome.labels, channel)
         self.listener.on_outcome(outcome)
         self._open_spare()  # after the first mask is shown, not before (it takes a core)
         self._catch_up()

@@ -1,4 +1,5 @@
-"""The previous update the user saw, for the learned model's hold. No Qt.
+"""The previous update the user saw, for the learned model's hold and for several objects.
+No Qt.
 
 ``Learned(hold=...)`` (the default model ``auto`` on microscopy; ``graphcut.segmentation
 ._hold``) keeps the previous mask far from a new stroke, from the ``hold_after``-th stroke on,
@@ -20,6 +21,11 @@ them. Details:
   strokes alone (no box or lasso), a 2-D image, and only when the mask shown was made with the
   same image, smoothness and options (model, clean-up); otherwise the job has none and the
   answer is a fresh ``segment``'s. A change of lambda, model or clean-up is a fresh start;
+- with seeds of several objects (strokes alone, a 2-D image, any model) every exact job
+  carries the label image shown instead, when it was made with the same image, smoothness,
+  options and also several objects: the expansion starts from those labels
+  (``graphcut.segmentation._previous_start``), and the answer equals ``graphcut.segment(image,
+  seeds, ..., previous=(seeds shown, labels shown))``;
 - an undo or redo is a request like a stroke: its previous update is the mask shown before
   it (far from the undone stroke that mask stands; near it, the seeds decide);
 - a request with nothing to segment (the seeds cleared, or no background left) clears the
@@ -51,15 +57,19 @@ class Previous:
         Its (H, W) uint8 seed labels; None: the solver holds them (its own answer).
     bits : numpy.ndarray or None
         The mask, ``numpy.packbits`` of the row-major bool (H, W) mask; None with ``seeds``.
+    labels : numpy.ndarray or None
+        Instead of ``bits``, several objects' uint8 (H, W) label image.
     """
 
     number: int
     seeds: np.ndarray | None = field(default=None, repr=False)
     bits: np.ndarray | None = field(default=None, repr=False)
+    labels: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def carrying(cls, number: int, seeds, mask) -> "Previous":
-        """A previous update that carries its seeds and mask (packed).
+        """A previous update that carries its seeds and mask (packed), or its label image
+        (several objects: ``mask`` not bool).
 
         Examples
         --------
@@ -67,11 +77,18 @@ class Previous:
         >>> sent = Previous.carrying(4, np.zeros((3, 3), np.uint8), mask)
         >>> bool((sent.mask() == mask).all()), Previous(4).mask() is None
         (True, True)
+        >>> Previous.carrying(5, np.zeros((1, 3), np.uint8), np.array([[0, 3, 1]])).mask()
+        array([[0, 3, 1]], dtype=uint8)
         """
-        return cls(int(number), np.asarray(seeds, np.uint8), np.packbits(mask))
+        seeds = np.asarray(seeds, np.uint8)
+        if np.asarray(mask).dtype != bool:
+            return cls(int(number), seeds, labels=np.asarray(mask, np.uint8))
+        return cls(int(number), seeds, np.packbits(mask))
 
     def mask(self) -> np.ndarray | None:
-        """The bool (H, W) mask carried, or None."""
+        """The bool (H, W) mask carried (the label image, for several objects), or None."""
+        if self.labels is not None:
+            return self.labels
         if self.bits is None:
             return None
         count = self.seeds.size

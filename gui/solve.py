@@ -295,10 +295,12 @@ class Solver:
             self._dirty = None
             mask, labels = self._segment(seeds, region, job.options, cancel, job.previous)
             solved = time.perf_counter()
-            if self._preview is None and getattr(self._segmenter.model, "hold", 0) > 0:
+            if self._preview is None and (labels is not None
+                                          or getattr(self._segmenter.model, "hold", 0) > 0):
                 kept = self._segmenter.device_seeds  # the next job may name this answer
                 kept = seeds if kept is None or kept.shape != mask.shape else kept
-                self._held.answered(job.number, kept.copy(), mask)
+                self._held.answered(job.number, kept.copy(), mask if labels is None else
+                                    _on_device_of(labels, self._segmenter))
             update = MaskUpdate.between(self._sent, mask)
             coverage = mask_fraction(mask)
             self._sent = mask

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from graphcut._arrays import array_module, to_host
 
+from ._previous_start import fill_cheapest
 from ._problems import binary_problem, label_problem
 
 # An iteration that lowers the energy by less than this many nats per pixel ends the run.
@@ -212,7 +213,8 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
     ``pinned`` int (H, W), -1 free else the label index; moves by alpha-expansion on
     ``device`` (``cuts``: its cutter, see :func:`~graphcut.labeling.alpha_expansion`);
     ``start``: the first expansion's starting label indices (every pinned pixel set to its
-    label first), None: the per-pixel cheapest label."""
+    label first; ``_previous_start.CHEAPEST`` where unknown), None: the per-pixel cheapest
+    label."""
     from graphcut.labeling import alpha_expansion
 
     xp = array_module(values)
@@ -222,8 +224,8 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
     clock.add("fit", t)
     count = len(samples)
     problem = _labels(values, nlinks, pinned, model, scale, clock, weights, priors)
-    if start is not None:
-        start = xp.where(pinned >= 0, pinned, start).astype(xp.int32)
+    if start is not None:  # seeds first; a pixel without a start label: its cheapest
+        start = fill_cheapest(xp.where(pinned >= 0, pinned, start), problem.costs)
     t = time.perf_counter()
     result = alpha_expansion(problem.costs, problem.weights, device=device,
                              max_cycles=max_cycles, cuts=cuts, initial_labels=start)

@@ -20,7 +20,8 @@ from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 from . import _coarse
 from ._coarse import coarse_factor
-from ._hold import blocks_holding, hold_costs, with_hold
+from ._hold import blocks_holding, check_previous, hold_costs, with_hold
+from ._previous_start import previous_start
 from ._ring import with_ring
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
@@ -59,11 +60,15 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     start their coarse iterations from the last update's (a kept
     :class:`~._coarse.CoarseStart`, updated here); None: from the seeds (exact: a fresh
     update's answer). ``previous``: the previous update's ``(seeds, mask)`` for a model with
-    a ``hold`` (:mod:`._hold`; one object, strokes alone, an image); None: no hold.
+    a ``hold`` (:mod:`._hold`; one object, strokes alone, an image), or its ``(seeds,
+    labels)`` for several objects, whose expansion then starts from those labels
+    (:mod:`._previous_start`); None: no hold, the cheapest labels.
 
     Returns ``(output, run)``: the mask or label image (host) and the :class:`Iterated`."""
     xp = array_module(values)
     shape = tuple(values.shape[:2] if shape is None else shape)
+    labels_before = None if previous is None else previous[1]  # several objects' start
+    previous = check_previous(previous, shape)
     outside = None
     if o["box"] is not None and o["lasso"] is None:  # kept for the next strokes
         region, outside = _box_region(shape, tuple(int(v) for v in o["box"]), xp)
@@ -196,7 +201,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             samples.append(constraints == label)
         if weights is not None:
             samples = [xp.where(s, weights, 0.0) for s in samples]
-        start = kept_start(starts, o["lam"], objects)
+        start = kept_start(starts, o["lam"], objects) if labels_before is None \
+            else previous_start(labels_before, objects, xp)
         run = iterate_labels(values, nlinks, pinned, model, samples,
                              iterations=o["iterations"], tol=o["tol"], scale=o["scale"],
                              device=device, weights=weights, priors=priors,

@@ -93,7 +93,10 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         mask)``: the seeds and the mask of the update before this one, for a model whose
         earlier mask *holds* far from a new stroke (``Learned(hold=...)``, on by default;
         one object from strokes alone in an image), as ``Segmenter.update(..., previous=)``
-        takes it; without it, no hold.
+        takes it; without it, no hold. With seeds of several objects, ``previous=(seeds,
+        labels)`` (the label image the update before returned) starts the alpha-expansion
+        from those labels instead of from each pixel's cheapest one: fewer moves after a
+        stroke, and the same answer for the same ``previous``.
 
     Returns
     -------

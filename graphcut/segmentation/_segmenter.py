@@ -38,7 +38,6 @@ from ._box_contrast import BoxContrast
 from ._capacities import quantize_weights, seed_pins
 from ._coarse import CoarseStart
 from ._device_seeds import DeviceSeeds
-from ._hold import check_previous
 from ._options import resolve_options
 from ._neighbours import cut_eight, diagonal_capacities, eight_connected_sigma
 from ._pipeline import result_of, segment_values
@@ -266,7 +265,8 @@ class Segmenter(BoxContrast):
         box, lasso
             as for :func:`graphcut.segment` (seeds may then be None).
         previous
-            ``(seeds, mask)`` of the update before, for ``Learned(hold=...)`` (:mod:`._hold`).
+            ``(seeds, mask)`` of the update before, for ``Learned(hold=...)`` (:mod:`._hold`);
+            with several objects ``(seeds, labels)``: the expansion starts from its labels.
 
         Returns
         -------
@@ -340,7 +340,7 @@ class Segmenter(BoxContrast):
         kept = {"moves": self._solver.moves,  # several objects
                 "starts": self._solver.starts if self.warm_objects else None,
                 "coarse_start": self._coarse_start if self.warm_strokes else None,
-                "previous": check_previous(previous, self.shape)}
+                "previous": previous}  # checked by segment_values
 
         def cut(network):
             return self._solver.solve(network.source, network.sink, cancel=cancel)
