@@ -30,7 +30,7 @@ def run_cv2(image, seeds, box, iterations=5):
     object" within the reach of the object strokes (distance <= FAR_REACH * sqrt(H W), the
     reach of our own far_cost) and "probably background" only outside it."""
     import cv2
-    from graphcut.segmentation._pipeline import FAR_REACH
+    from graphcut.segmentation._locality import FAR_REACH
     bgr = np.ascontiguousarray(as_uint8(image)[..., :3][..., ::-1])
     mask = np.full(image.shape[:2], cv2.GC_PR_BGD if box is None else cv2.GC_BGD, np.uint8)
     if box is not None:

@@ -39,7 +39,7 @@ def oracle_segmenter(item, texture, lam=35.0):
     from graphcut.models import make_model
     from graphcut.segmentation import (DEFAULT_FAR_COSTS, DEFAULT_LOCALITY, binary_problem,
                                        quantize_weights, resolve_options, weights_of_values)
-    from graphcut.segmentation._pipeline import _locality_priors
+    from graphcut.segmentation._locality import _locality_priors
     from graphcut.models._texture import with_texture
     from graphcut.solver import min_cut
 

@@ -21,7 +21,8 @@ from ._regions import allowed_region, box_mask, lasso_mask
 from ._seed_histograms import SeedHistograms, capacities_from_tables
 from ._options import (DEFAULT_FAR_COSTS, DEFAULT_ITERATIONS, DEFAULT_LAMS, DEFAULT_LOCALITY,
                        DEFAULT_SEED_SHARES, DEFAULT_TEXTURE, MODEL_CHOICES, resolve_options)
-from ._pipeline import FAR_REACH, LOCALITY_REACH, result_of, segment_values
+from ._locality import FAR_REACH, LOCALITY_REACH
+from ._pipeline import result_of, segment_values
 from ._segment import segment
 from ._segmenter import Segmenter, only_binary_labels
 from ._solving import GridCuts

@@ -20,6 +20,7 @@ mixture model's first fit on a small sample (seeds) reads only its pixels (:func
 
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 
@@ -37,6 +38,11 @@ COMPACT_FIT = 0.25
 #: fit is a few dozen small kernels and waits (a few ms however small the sample), on the host
 #: a few hundred rows take about a millisecond
 HOST_FIT_ROWS = 4096
+# A session's mixture model remembers this many labels' compact fits (rows, weights, the
+# mixture as fitted): after a stroke only the labels whose seeds changed are fitted again (the
+# fit is a function of its rows and weights: the same mixtures; refits replace a mixture's
+# arrays, never change them, so the copies kept are never altered).
+REMEMBERED_FITS = 8
 
 
 @dataclass
@@ -163,7 +169,7 @@ def fit_samples(model, values, samples):
         return model.fit(values, list(samples))
     xp = array_module(values)
     flat = values.reshape(-1, values.shape[-1])
-    fitted = []
+    fitted, remembered = [], getattr(model, "_compact_fits", [])
     for sample in samples:
         label = model.label_model()
         chosen = xp.flatnonzero(sample.reshape(-1))
@@ -174,12 +180,30 @@ def fit_samples(model, values, samples):
         rows, weights = flat[chosen][:, None, :], sample.reshape(-1)[chosen][:, None]
         if count <= HOST_FIT_ROWS:
             rows, weights = to_host(rows), to_host(weights)
+        same = _remembered_fit(remembered, rows, weights)
+        if same is not None:  # this label's sample is unchanged: the same mixture
+            fitted.append(copy.copy(same))
+            continue
         shared = getattr(label, "shared_features", None)  # the rows are read once: kept out
         label.shared_features = None  # of the labels' shared cache of per-pixel products
         fitted.append(label.fit(rows, weights))
         label.shared_features = shared
-    model._fitted = fitted
+        if REMEMBERED_FITS > 0:
+            remembered = [*remembered[1 - REMEMBERED_FITS:], (rows, weights, copy.copy(label))]
+    model._fitted, model._compact_fits = fitted, remembered
     return model
+
+
+def _remembered_fit(remembered, rows, weights):
+    """The mixture fitted earlier on exactly these ``rows`` and ``weights`` (an entry of
+    ``remembered``, as fitted, before any refit), or None."""
+    xp = array_module(rows)
+    for kept_rows, kept_weights, label in remembered:
+        if (array_module(kept_rows) is xp and kept_rows.shape == rows.shape
+                and bool(xp.array_equal(kept_rows, rows))
+                and bool(xp.array_equal(kept_weights, weights))):
+            return label
+    return None
 
 
 def _sample(selected, weights):

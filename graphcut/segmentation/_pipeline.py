@@ -5,7 +5,6 @@ several objects, GrabCut iterations, clean-up (:func:`segment_values`), and the
 from __future__ import annotations
 
 import functools
-import math
 import time
 
 import numpy as np
@@ -20,23 +19,14 @@ from ._grabcut import iterate_binary, iterate_labels
 from ._regions import allowed_region, region_core
 from . import _coarse
 from ._coarse import coarse_factor
-from ._hold import blocks_holding, check_previous, hold_costs, with_hold
+from ._hold import check_previous, hold_costs, with_hold
+from ._locality import _locality_priors
 from ._previous_start import previous_start
 from ._ring import with_ring
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
 from ._warm import coarse_then_refit, warm_binary
 
-# Strokes act locally: near its seeds a label's cost is lowered by up to ``locality`` nats,
-# fading with the distance d to the nearest seed as exp(-d^2 / (2 rho^2)), rho =
-# LOCALITY_REACH * sqrt(H * W) (5 % of a square image's side; a volume's (D * H * W) ** (1/3)).
-LOCALITY_REACH = 0.05
-# Strokes only (no box or lasso): an object's cost rises with the distance d to its nearest
-# seed as far_cost * (1 - exp(-d^2 / (2 R^2))), R = FAR_REACH * sqrt(H * W) (20 % of a square
-# image's side), so that regions far from every object stroke do not turn object merely for
-# sharing a colour with it (the box does this job when there is one). Chosen on
-# bench/bench_quality.py's development set.
-FAR_REACH = 0.2
 
 
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
@@ -246,56 +236,6 @@ def keep_start(starts, lam, objects, labels) -> None:
         starts.pop(next(iter(starts)))
 
 
-def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), block=1):
-    """Per label (in ``labels`` order): None, or a fixed cost (H, W) in nats added to its
-    colour model's, from the distance d (pixels) to the label's nearest seed:
-
-    - ``-strength * exp(-d^2 / (2 rho^2))``, ``rho = LOCALITY_REACH * sqrt(H * W)``: a bonus
-      for every label near its strokes;
-    - for the labels in ``objects`` also ``far_cost * (1 - exp(-d^2 / (2 R^2)))``, ``R =
-      FAR_REACH * sqrt(H * W)``: a cost for an object far from its strokes.
-
-    The distances are exact Euclidean distance transforms of the host seeds (SciPy), so the
-    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device.
-    ``block`` > 1 (a live model's strokes, see :mod:`._coarse`): the distances are those
-    between ``block x block`` blocks holding a seed (times ``block``), each block's cost is
-    given to its pixels: a transform of ``block^2`` times fewer pixels, within ``block *
-    sqrt(2)`` pixels of the exact distance."""
-    if strength <= 0 and far_cost <= 0:
-        return None
-    from scipy import ndimage
-
-    shape = tuple(seeds.shape)
-    # blocks: the seeds' labels pooled on their device, only the blocks copied to the host
-    # (NumPy: from the seeded pixels' coordinates, found once)
-    host = to_host(seeds) if block == 1 else None
-    seeded = _seeded_blocks(seeds, block) if block > 1 and xp is np else None
-    # the mean side: sqrt(H * W); for a volume the cube root of D * H * W
-    count = math.prod(shape)
-    size = math.sqrt(count) if len(shape) == 2 else count ** (1 / len(shape))
-    rho, reach = LOCALITY_REACH * size, FAR_REACH * size
-    priors = [None] * len(labels)
-    for index, label in enumerate(labels):
-        chosen = host == label if block == 1 else seeded(label) if seeded is not None else \
-            to_host(blocks_holding(seeds == label, block))
-        far = far_cost if label in objects else 0.0
-        if chosen.any() and (strength > 0 or far > 0):
-            squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
-            cost = np.zeros(chosen.shape)
-            if strength > 0:
-                cost -= strength * np.exp(-squared / (2 * rho * rho))
-            if far > 0:
-                cost += far * -np.expm1(-squared / (2 * reach * reach))
-            cost = xp.asarray(cost)
-            if block > 1:  # each block's cost given to its pixels, in one copy
-                rows, cols = cost.shape
-                cost = xp.broadcast_to(cost[:, None, :, None], (rows, block, cols, block))
-                cost = xp.ascontiguousarray(
-                    cost.reshape(rows * block, cols * block)[:shape[0], :shape[1]])
-            priors[index] = cost
-    return priors if any(p is not None for p in priors) else None
-
-
 def _with_outline_cost(priors, cost, xp):
     """``priors`` (per label, object first) with ``cost`` ((H, W), nats: the model's
     :meth:`~graphcut.models.AppearanceModel.outline_costs` of the box or lasso) added to the
@@ -304,22 +244,6 @@ def _with_outline_cost(priors, cost, xp):
     priors = list(priors) if priors is not None else [None, None]
     priors[0] = cost if priors[0] is None else priors[0] + cost
     return priors
-
-
-def _seeded_blocks(seeds, block):
-    """For host ``seeds`` (H, W): a function of a label giving bool (ceil(H / block),
-    ceil(W / block)), whether each block holds a seed of that label (as
-    :func:`~._hold.blocks_holding`), from the seeded pixels' coordinates found once."""
-    rows, cols = np.nonzero(seeds)
-    values = seeds[rows, cols]
-    shape = (-(-seeds.shape[0] // block), -(-seeds.shape[1] // block))
-
-    def blocks(label):
-        chosen = np.zeros(shape, bool)
-        mine = values == label
-        chosen[rows[mine] // block, cols[mine] // block] = True
-        return chosen
-    return blocks
 
 
 def _previous_log_odds(values, model, seeds, share, xp):

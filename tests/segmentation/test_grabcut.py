@@ -257,7 +257,7 @@ def test_strokes_act_locally():
     without = graphcut.segment(image, seeds, model="gmm", lam=0.5, iterations=0, locality=0,
                                far_cost=0, device="cpu")
     assert without[26:34, 73:83].sum() == 80 - 16  # no locality: ties go to the object
-    from graphcut.segmentation._pipeline import LOCALITY_REACH, _locality_priors
+    from graphcut.segmentation._locality import LOCALITY_REACH, _locality_priors
     priors = _locality_priors(seeds, [1, 2], 2.0, np)
     assert priors[0][30, 12] == -2.0 and priors[1][30, 78] == -2.0
     rho = LOCALITY_REACH * np.sqrt(seeds.size)
@@ -278,7 +278,7 @@ def test_far_cost_keeps_regions_far_from_the_object_strokes_background():
     assert without.sum() == without.size - 4
     mask = graphcut.segment(image, seeds, far_cost=5, **options)
     assert mask[28:32, 10:14].all() and not mask[:, 60:].any()
-    from graphcut.segmentation._pipeline import FAR_REACH, _locality_priors
+    from graphcut.segmentation._locality import FAR_REACH, _locality_priors
     priors = _locality_priors(seeds, [1, 2], 0.0, np, far_cost=5.0, objects=[1])
     assert priors[1] is None and priors[0][30, 12] == 0.0
     reach = FAR_REACH * np.sqrt(seeds.size)

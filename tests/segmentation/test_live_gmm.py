@@ -172,7 +172,7 @@ def test_block_locality_costs_are_near_the_exact_ones():
     """A live model's locality costs come from distances between blocks: within the bound
     that a distance error of 2 sqrt(2) block sides allows (the costs' slope is at most
     strength e^-1/2 / rho)."""
-    from graphcut.segmentation._pipeline import FAR_REACH, LOCALITY_REACH, _locality_priors
+    from graphcut.segmentation._locality import FAR_REACH, LOCALITY_REACH, _locality_priors
     rng = np.random.default_rng(10)
     seeds = np.zeros((90, 120), np.uint8)
     seeds[rng.integers(0, 90, 6), rng.integers(0, 120, 6)] = 1

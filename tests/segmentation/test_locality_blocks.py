@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from graphcut.segmentation._hold import blocks_holding
-from graphcut.segmentation._pipeline import _locality_priors, _seeded_blocks
+from graphcut.segmentation._locality import _locality_priors, _seeded_blocks
 from test_learned_fake_cupy import cupy  # noqa: F401 - the stand-in CuPy fixture
 
 
@@ -64,3 +64,38 @@ def test_seed_weights_follow_the_formula():
         expected[seeds == label] = max(1.0, 0.1 * seeds.size / (seeds == label).sum())
     np.testing.assert_array_equal(weights, expected)
     assert _seed_weights(seeds, [1, 3], 0.0) is None
+
+
+def test_remembered_block_costs_are_the_computed_ones(monkeypatch):
+    """A live model's block costs are remembered per label: after one label's seeds change,
+    only that label's distance transform runs again, and every cost equals a computation
+    with nothing remembered."""
+    from scipy import ndimage
+
+    from graphcut.segmentation import _locality
+
+    _locality._memo.clear()
+    calls = []
+    transform = ndimage.distance_transform_edt
+    monkeypatch.setattr(ndimage, "distance_transform_edt",
+                        lambda a, *args, **kw: calls.append(a.shape) or transform(a, *args, **kw))
+    seeds = np.zeros((101, 77), np.uint8)
+    seeds[2:5, 3:9], seeds[-4:-1, 10:30], seeds[50:53, 40:44] = 1, 2, 3
+    first = _locality_priors(seeds, [2, 1, 3], 2.0, np, far_cost=5.0, objects=[1, 3], block=3)
+    assert len(calls) == 3
+    seeds[60:63, 5:9] = 3  # a stroke of label 3
+    second = _locality_priors(seeds, [2, 1, 3], 2.0, np, far_cost=5.0, objects=[1, 3],
+                              block=3)
+    assert len(calls) == 4  # label 3's only
+    _locality._memo.clear()
+    fresh = _locality_priors(seeds, [2, 1, 3], 2.0, np, far_cost=5.0, objects=[1, 3], block=3)
+    for a, b in zip(second, fresh):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(first[0], second[0])
+    assert not np.array_equal(first[2], second[2])
+    other = _locality_priors(seeds, [2, 1, 3], 3.0, np, far_cost=5.0, objects=[1, 3], block=3)
+    assert not np.array_equal(other[0], second[0])  # another strength: not the remembered one
+    calls.clear()
+    _locality_priors(seeds, [1, 2], 2.0, np, far_cost=5.0, objects=[1], block=1)
+    _locality_priors(seeds, [1, 2], 2.0, np, far_cost=5.0, objects=[1], block=1)
+    assert len(calls) == 4  # pixels (block 1): nothing remembered

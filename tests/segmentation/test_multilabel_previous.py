@@ -121,3 +121,14 @@ def test_gpu_updates_given_the_previous_labels_equal_the_cpu_ones():
         labels = cpu.update(step, previous=previous)
         np.testing.assert_array_equal(gpu.update(step, previous=previous), labels)
         previous = (step, labels)
+
+
+def test_the_table_lookup_and_the_general_path_agree():
+    rng = np.random.default_rng(3)
+    labels = rng.choice(np.array([0, 1, 2, 3, 4, 7], np.uint8), size=(20, 30))
+    for objects in ([1, 3], [3, 4, 7], [1]):
+        table = previous_start(labels, objects, np)
+        general = previous_start(labels.astype(np.int64), objects, np)
+        assert table.dtype == general.dtype == np.int32
+        np.testing.assert_array_equal(table, general)
+        assert (table[labels == 7] == (objects.index(7) + 1 if 7 in objects else CHEAPEST)).all()
