@@ -10,7 +10,6 @@ found equal and reused, the same numbers.
 from __future__ import annotations
 
 import math
-from collections import deque
 
 import numpy as np
 
@@ -30,9 +29,10 @@ LOCALITY_REACH = 0.05
 FAR_REACH = 0.2
 
 
-#: how many labels' block costs are remembered (a live model's strokes; each a few MB at most)
+#: how many labels' block costs are remembered (a live model's strokes; each a few MB at most;
+#: 0: none)
 MEMO_SIZE = 8
-_memo: deque = deque(maxlen=MEMO_SIZE)  # (key, the label's seeded blocks, its device cost)
+_memo: list = []  # (key, the label's seeded blocks, its device cost), the newest last
 
 
 def _block_cost(chosen, block, strength, far, rho, reach, xp):
@@ -53,8 +53,9 @@ def _block_cost(chosen, block, strength, far, rho, reach, xp):
     if far > 0:
         cost += far * -np.expm1(-squared / (2 * reach * reach))
     cost = xp.asarray(cost)
-    if block > 1:
+    if block > 1 and MEMO_SIZE > 0:
         _memo.append((key, chosen.copy(), cost))
+        del _memo[:-MEMO_SIZE]
     return cost
 
 
