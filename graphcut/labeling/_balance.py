@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import array_module
+from graphcut._arrays import array_module, to_host
 from graphcut.solver import GridNetwork
 
 INT32_MAX = int(np.iinfo(np.int32).max)
@@ -54,35 +54,39 @@ def balanced(network: GridNetwork):
     xp = array_module(network.source)
     (down, right), (up, left) = network.forward, network.backward
     source, sink = network.source, network.sink
-    largest = max(_largest(source), _largest(sink))
     net = source - sink
-    arcs = []
+    arcs, bounds = [], [_peak(source, xp), _peak(sink, xp)]  # then one per axis
     for forward, backward, tail, head in ((down, up, np.s_[:-1], np.s_[1:]),
                                           (right, left, np.s_[:, :-1], np.s_[:, 1:])):
-        if bool(backward.any()):
-            shift = forward - backward  # int32: both in 0 .. INT32_MAX
-            shift >>= 1                 # floor((forward - backward) / 2), may be negative
-            arcs.append((forward - shift, backward + shift))
-            largest += 2 * max(_largest(shift), -int(shift.min()) if shift.size else 0)
-        else:                           # an expansion move's: half of each arc goes back
-            shift = forward >> 1
-            arcs.append((forward - shift, shift))
-            largest += 2 * _largest(shift)
-        if largest > INT32_MAX:  # a pixel's net terminal: s - t - shifts out + shifts in
-            return None
+        shift = forward - backward  # int32: both in 0 .. INT32_MAX
+        shift >>= 1                 # floor((forward - backward) / 2), may be negative
+        arcs.append((forward - shift, backward + shift))
+        bounds.append(2 * xp.maximum(_peak(shift, xp), -_trough(shift, xp)))
         net[tail] -= shift
         net[head] += shift
     new_source = xp.maximum(net, 0)
     xp.negative(net, out=net)
     new_sink = xp.maximum(net, 0, out=net)
-    offset = int(sink.sum(dtype=np.int64) - new_sink.sum(dtype=np.int64))  # one read on a GPU
+    offset = sink.sum(dtype=np.int64) - new_sink.sum(dtype=np.int64)
+    # one read on a GPU: the bound on a pixel's net terminal (s - t - shifts out + shifts in;
+    # int32 arithmetic above is exact when it holds) and the offset
+    values = to_host(xp.stack([xp.maximum(bounds[0], bounds[1]) + bounds[2] + bounds[3],
+                               offset]))
+    if int(values[0]) > INT32_MAX:
+        return None
     (new_down, new_up), (new_right, new_left) = arcs
     return GridNetwork.from_checked(new_source, new_sink, (new_down, new_right),
-                                    (new_up, new_left)), offset
+                                    (new_up, new_left)), int(values[1])
 
 
-def _largest(array) -> int:
-    return int(array.max()) if array.size else 0
+def _peak(array, xp):
+    """The largest value as an int64 scalar on ``array``'s device (0 when empty)."""
+    return array.max().astype(np.int64) if array.size else xp.zeros((), np.int64)
+
+
+def _trough(array, xp):
+    """The smallest value as an int64 scalar on ``array``'s device (0 when empty)."""
+    return array.min().astype(np.int64) if array.size else xp.zeros((), np.int64)
 
 
 __all__ = ["balanced"]

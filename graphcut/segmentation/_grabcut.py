@@ -252,7 +252,8 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
         start = fill_cheapest(xp.where(pinned >= 0, pinned, start), problem.costs)
     t = time.perf_counter()
     result = alpha_expansion(problem.costs, problem.weights, device=device,
-                             max_cycles=max_cycles, cuts=cuts, initial_labels=start)
+                             max_cycles=max_cycles, cuts=cuts, initial_labels=start,
+                             device_labels=True)
     clock.add("cut", t)
     cut_seconds = sum(result.maxflow_seconds.values())
     labels = xp.asarray(result.labels)
@@ -271,7 +272,8 @@ def iterate_labels(values, nlinks, pinned, model, samples, *, iterations, tol, s
             break
         t = time.perf_counter()
         new_result = alpha_expansion(new_problem.costs, new_problem.weights, device=device,
-                                     max_cycles=max_cycles, initial_labels=labels, cuts=cuts)
+                                     max_cycles=max_cycles, initial_labels=labels, cuts=cuts,
+                                     device_labels=True)
         clock.add("cut", t)
         cut_seconds += sum(new_result.maxflow_seconds.values())
         new_labels = xp.asarray(new_result.labels)

@@ -185,7 +185,7 @@ def test_the_energy_change_of_a_few_switched_pixels_is_exact(cap):
 def test_sparse_moves_change_the_labels_as_whole_array_moves(monkeypatch):
     """With every move's energy found from its changed pixels, or with none, the run ends
     with the same labels, energy and moves."""
-    import graphcut.labeling._expansion as expansion
+    import graphcut.labeling._move_states as expansion
 
     rng = np.random.default_rng(10)
     for _ in range(4):

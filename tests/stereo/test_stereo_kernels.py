@@ -84,6 +84,11 @@ def test_device_loop_makes_the_host_loops_moves(fake_gpu, seed, cap):
     assert device.initial_energy == host.initial_energy and host.num_moves > 6
     assert {"expansion_network", "apply_cut", "energy_terms", "cheapest_label"} \
         <= set(fake_gpu.kernel_calls)
+    kept = alpha_expansion(fake_gpu.asarray(costs), weights, device="cuda",
+                           linear_truncation=cap, device_labels=True)
+    assert type(kept.labels) is not np.ndarray  # the device's array, not copied to the host
+    np.testing.assert_array_equal(np.asarray(kept.labels), host.labels)
+    assert alpha_expansion(costs, weights, device="cpu", device_labels=True).labels is not None
 
 
 def test_device_loop_from_given_labels_with_a_callback(fake_gpu):
