@@ -14,8 +14,8 @@ from ._images import (IMAGE_SUFFIXES, RAISE_LIMIT_ADVICE, ImageInfo, ImageMemory
 from ._overlay import display_rgb, overlay, write_overlay
 from ._requests import read_request
 from ._results import PALETTE, is_mask, label_overlay, write_result, write_result_overlay
-from ._seeds import (LABEL_MODES, check_seeds, image_shape, object_labels, read_seeds,
-                     strokes_to_labels, write_seeds)
+from ._seeds import (LABEL_MODES, check_seeds, checked_objects, image_shape, object_labels,
+                     read_seeds, strokes_to_labels, write_seeds)
 from ._settings import (KEEP_CHOICES, SETTING_KEYS, check_settings, load_for_seeds,
                         read_settings, settings_path, write_settings)
 from ._volume_writing import (RECORD_KEY, read_volume_record, write_volume_mask,
@@ -30,7 +30,7 @@ __all__ = [
     "ImageReadError", "ImageTooLargeError", "KEEP_CHOICES", "LABEL_MODES", "LOSSLESS_SUFFIXES",
     "MASK_SUFFIXES", "MAX_LABEL", "NONE", "PALETTE", "RAISE_LIMIT_ADVICE", "RECORD_KEY", "SETTING_KEYS",
     "TIFF_SUFFIXES", "VOLUME_SUFFIXES", "VolumeReadError", "as_mask", "atomic_save",
-    "atomic_write", "check_lossless_suffix", "check_seeds", "check_settings",
+    "atomic_write", "check_lossless_suffix", "check_seeds", "check_settings", "checked_objects",
     "check_writable_image_suffix", "decode_bytes", "default_max_pixels", "display_rgb",
     "image_info", "image_shape", "is_mask", "is_volume", "label_overlay", "load_for_seeds",
     "object_labels", "open_image", "overlay", "read_image", "read_request", "read_settings",

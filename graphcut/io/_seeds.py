@@ -100,6 +100,17 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         ...
     ValueError: ...background...
     """
+    seeds = _check_array(seeds, shape, name)
+    if type(seeds).__module__.split(".")[0] == "cupy":
+        _check_device_labels(seeds, name, require_both, multi)
+        return seeds
+    _check_host_labels(seeds, name, require_both, multi)
+    return seeds
+
+
+def _check_array(seeds, shape, name: str):
+    """The dtype, dimension and shape checks of :func:`check_seeds`; returns ``seeds`` (a
+    NumPy array unless it is a CuPy one)."""
     if shape is not None:
         shape = image_shape(shape)
     if type(seeds).__module__.split(".")[0] != "cupy":
@@ -117,9 +128,48 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         expected = _size_text(tuple(shape[:seeds.ndim]))
         raise ValueError(f"{name} are {_size_text(seeds.shape)} but the image is {expected}; "
                          "seeds must be the same size as the image")
+    return seeds
+
+
+def checked_objects(seeds, shape=None, *, name: str = "seeds", require_both: bool = True):
+    """:func:`check_seeds` (``multi=True``) and :func:`object_labels` at once: on a GPU the
+    labels are counted once, and seeds of several objects come to the host once for both.
+
+    Returns
+    -------
+    tuple
+        ``(seeds, objects)``: the seeds unchanged and their object labels, ascending.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> checked_objects(np.array([[1, 0], [4, 2]], np.uint8), (2, 2))[1]
+    [1, 4]
+    """
+    seeds = _check_array(seeds, shape, name)
     if type(seeds).__module__.split(".")[0] == "cupy":
-        _check_device_labels(seeds, name, require_both, multi)
-        return seeds
+        object_seeds, background_seeds, other = _device_label_counts(seeds)
+        if not other:
+            _require(object_seeds, background_seeds, name, require_both)
+            return seeds, [FOREGROUND] if object_seeds else []
+        host = seeds.get()  # further objects (or wrong values): checked and listed on a copy
+        _check_host_labels(host, name, require_both, multi=True)
+        return seeds, object_labels(host)
+    _check_host_labels(seeds, name, require_both, multi=True)
+    return seeds, object_labels(seeds)
+
+
+def _require(object_seeds, background_seeds, name, require_both) -> None:
+    if require_both and not object_seeds:
+        raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
+                         "least one pixel of the object")
+    if require_both and not background_seeds:
+        raise ValueError(f"{name} contain no background seed (label 2 / blue stroke); mark "
+                         "at least one background pixel")
+
+
+def _check_host_labels(seeds, name: str, require_both: bool, multi: bool) -> None:
+    """The label checks of :func:`check_seeds` for a NumPy array."""
     highest = MAX_LABEL if multi else BACKGROUND
     marked = seeds[seeds != NONE]  # seeds mark few pixels: the checks read only those
     if marked.size and (int(marked.min()) < NONE or int(marked.max()) > highest):
@@ -140,7 +190,6 @@ def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = 
         if not _has_label(marked, BACKGROUND):
             raise ValueError(f"{name} contain no background seed (label 2 / blue stroke); mark "
                              "at least one background pixel")
-    return seeds
 
 
 def _check_device_labels(seeds, name: str, require_both: bool, multi: bool = False) -> None:
@@ -150,14 +199,9 @@ def _check_device_labels(seeds, name: str, require_both: bool, multi: bool = Fal
     objects) are checked on a host copy, which also words the error."""
     object_seeds, background_seeds, bad = _device_label_counts(seeds)
     if bad:
-        check_seeds(seeds.get(), name=name, require_both=require_both, multi=multi)
+        _check_host_labels(seeds.get(), name, require_both, multi)
         return
-    if require_both and not object_seeds:
-        raise ValueError(f"{name} contain no foreground seed (label 1 / red stroke); mark at "
-                         "least one pixel of the object")
-    if require_both and not background_seeds:
-        raise ValueError(f"{name} contain no background seed (label 2 / blue stroke); mark "
-                         "at least one background pixel")
+    _require(object_seeds, background_seeds, name, require_both)
 
 
 def _has_label(seeds, label) -> bool:
@@ -354,5 +398,6 @@ def write_seeds(path, labels, *, inputs=()) -> None:
 
 __all__ = [
     "NONE", "FOREGROUND", "BACKGROUND", "LABEL_MODES", "MAX_LABEL", "check_seeds",
+    "checked_objects",
     "image_shape", "object_labels", "read_seeds", "strokes_to_labels", "write_seeds",
 ]

@@ -11,7 +11,7 @@ import numpy as np
 
 from graphcut._arrays import array_module, to_host
 from graphcut._labels import BACKGROUND, FOREGROUND, NONE
-from graphcut.io import check_seeds, object_labels
+from graphcut.io import checked_objects, object_labels
 from graphcut.solver import CutResult
 
 from ._cleanup import clean_labels, clean_mask
@@ -69,12 +69,11 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         if not has_region:
             raise ValueError("nothing marks the object: give seeds (at least one object and "
                              "one background seed) or a box or lasso")
-        seeds = xp.zeros(shape, dtype=xp.uint8)
+        seeds, objects = xp.zeros(shape, dtype=xp.uint8), []
     else:
         if array_module(seeds) is not xp:
             seeds = to_host(seeds)  # host seeds are checked on the host, then moved once
-        seeds = check_seeds(seeds, shape, require_both=not has_region, multi=True)
-    objects = object_labels(seeds)
+        seeds, objects = checked_objects(seeds, shape, require_both=not has_region)
     seeds = xp.asarray(seeds)
     if len(objects) > 1 and len(shape) != 2:
         raise ValueError(f"the seeds mark {len(objects)} objects (labels "

@@ -239,7 +239,7 @@ def test_seed_checks(gpu, dtype):
 def test_seed_checks_of_several_objects_and_their_labels(gpu, dtype):
     """check_seeds(multi=True) and object_labels on device seeds say what they say on the
     host: one kernel pass when every label is 0..2, the host copy only for further labels."""
-    from graphcut.io import object_labels
+    from graphcut.io import checked_objects, object_labels
     seeds = np.zeros((6, 7), dtype)
     seeds[1, 1], seeds[2, 2] = 1, 2
     for case in ("one object", "further objects", "only further objects"):
@@ -250,13 +250,23 @@ def test_seed_checks_of_several_objects_and_their_labels(gpu, dtype):
         device = gpu.asarray(seeds)
         assert graphcut.check_seeds(device, multi=True) is device
         assert object_labels(device) == object_labels(seeds)
+        checked, objects = checked_objects(device, seeds.shape)  # both at once
+        assert checked is device and objects == object_labels(seeds)
+        assert checked_objects(seeds, seeds.shape)[1] == objects
     assert object_labels(gpu.asarray(np.zeros((2, 3), dtype))) == []
+    assert checked_objects(gpu.asarray(np.zeros((2, 3), dtype)), require_both=False)[1] == []
     no_background = np.where(seeds == 2, 0, seeds).astype(dtype)
-    with pytest.raises(ValueError, match="no background seed"):
-        graphcut.check_seeds(gpu.asarray(no_background), multi=True)
+    for check in (lambda a: graphcut.check_seeds(a, multi=True), checked_objects):
+        with pytest.raises(ValueError, match="no background seed"):
+            check(gpu.asarray(no_background))
+    with pytest.raises(ValueError, match="no foreground seed"):
+        checked_objects(gpu.asarray(np.where(seeds == 2, 2, 0).astype(dtype)))
+    with pytest.raises(ValueError, match="seeds must be the same size"):
+        checked_objects(gpu.asarray(seeds), (6, 8))
     seeds[5, 5] = 255
-    with pytest.raises(ValueError, match="unknown label values 255"):
-        graphcut.check_seeds(gpu.asarray(seeds), multi=True)
+    for check in (lambda a: graphcut.check_seeds(a, multi=True), checked_objects):
+        with pytest.raises(ValueError, match="unknown label values 255"):
+            check(gpu.asarray(seeds))
 
 
 @pytest.mark.parametrize("bins", [None, 2, 7])
