@@ -154,7 +154,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             if has_region and getattr(model, "ring", 0) > 0:  # the box's margin: background
                 samples = with_ring(samples, region, is_object, model.ring, xp,
                                     box=o["box"] if o["lasso"] is None else None,
-                                    reach=model.outline_reach)
+                                    reach=model.outline_reach,
+                                    near=getattr(model, "near", None))
             if warm:  # strokes only: the iterations on a coarse grid, one fine refit and cut
                 run = coarse_then_refit(values, nlinks, binary, model, samples,
                                         weights=weights, priors=priors, o=o, device=device,
