@@ -28,7 +28,6 @@ from ._tightness import tight_box, tighten_run
 from ._warm import coarse_then_refit, warm_binary
 
 
-
 def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=None,
                    starts=None, device_output=False, coarse_start=None, previous=None):
     """One update of the pipeline on the model's features ``values`` (``o["appearance"]``'s
