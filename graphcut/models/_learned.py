@@ -324,7 +324,10 @@ class Learned(AppearanceModel):
         ``rim_band`` (pixels, an integer >= 0): with ``previous`` (as the hold's), the
         classifier's costs within ``rim_band`` pixels of the previous mask's outline weigh
         ``rim`` times more (the hold's too from ``hold_after`` strokes)
-        (:mod:`graphcut.models._rim`); ``None``: 16, 1. ``iterations``, ``seed_share``,
+        (:mod:`graphcut.models._rim`); ``None``: 16, 1. ``near`` (>= 0; 0 turns it off): with
+        an image's box, the pixels outside it within half its smaller side weigh ``near``
+        times the background sample's total more (:mod:`graphcut.segmentation._ring`);
+        ``None``: ``_ring.NEAR_SHARE`` (1). ``iterations``, ``seed_share``,
         ``locality``, ``far_cost``: the pipeline's knobs
         (:class:`~graphcut.models.AppearanceModel`).
 
@@ -351,11 +354,12 @@ class Learned(AppearanceModel):
     confident_after, confident_hold = CONFIDENT_AFTER, CONFIDENT_HOLD
     ring = RING
     rim, rim_band = RIM, RIM_BAND
+    near = None  # None: graphcut.segmentation._ring.NEAR_SHARE
     box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
-             "hold_after", "confident_after", "rim", "rim_band", "iterations", "seed_share",
-             "locality", "far_cost")
+             "hold_after", "confident_after", "rim", "rim_band", "near", "iterations",
+             "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
         checked = check_learned_knob(key, value)

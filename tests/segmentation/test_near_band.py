@@ -123,9 +123,9 @@ def test_the_models_near_reaches_the_training_and_the_box_holds(monkeypatch, nea
         return samples
 
     monkeypatch.setattr(pipeline, "with_ring", spy)
-    model = Learned()
-    if near is not None:
-        model.near = near
+    model = Learned(near=near)  # a knob: None is the default
+    assert model.settings() == ({"model": "learned"} if near is None else
+                                {"model": "learned", "near": near})
     mask = graphcut.segment(image, box=box, model=model, device="cpu")
     region = allowed_region(image.shape, box=box)
     assert not mask[~region].any() and (mask & truth).sum() / (mask | truth).sum() > 0.6
