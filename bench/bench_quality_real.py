@@ -256,7 +256,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     for change in args.patch:
         apply_patch(change)
-    names = args.methods.split(";") if ";" in args.methods else args.methods.split(",")
+    names = [name for name in (args.methods.split(";") if ";" in args.methods else
+                               args.methods.split(",")) if name]  # "name:a=1,b=2;": one method
     for name in names:
         parse_method(name)
     sources = tuple(args.sources.split(","))
