@@ -148,13 +148,10 @@ def checked_objects(seeds, shape=None, *, name: str = "seeds", require_both: boo
     """
     seeds = _check_array(seeds, shape, name)
     if type(seeds).__module__.split(".")[0] == "cupy":
-        object_seeds, background_seeds, other = _device_label_counts(seeds)
-        if not other:
-            _require(object_seeds, background_seeds, name, require_both)
+        object_seeds, host = _check_device_labels(seeds, name, require_both, multi=True)
+        if host is None:  # every label 0..2: no copy was needed
             return seeds, [FOREGROUND] if object_seeds else []
-        host = seeds.get()  # further objects (or wrong values): checked and listed on a copy
-        _check_host_labels(host, name, require_both, multi=True)
-        return seeds, object_labels(host)
+        return seeds, object_labels(host)  # further objects: listed from the copy checked
     _check_host_labels(seeds, name, require_both, multi=True)
     return seeds, object_labels(seeds)
 
@@ -192,16 +189,19 @@ def _check_host_labels(seeds, name: str, require_both: bool, multi: bool) -> Non
                              "at least one background pixel")
 
 
-def _check_device_labels(seeds, name: str, require_both: bool, multi: bool = False) -> None:
+def _check_device_labels(seeds, name: str, require_both: bool, multi: bool = False):
     """The label checks of :func:`check_seeds` for a CuPy array: one kernel of the shipped
     energy kernels counts the labels 1, 2 and any other (no CuPy kernel is compiled, see
     graphcut/segmentation/_boykov_jolly.py). Other values (an error, or with ``multi`` further
-    objects) are checked on a host copy, which also words the error."""
+    objects) are checked on a host copy, which also words the error. Returns ``(pixels
+    labelled 1, the host copy or None)``."""
     object_seeds, background_seeds, bad = _device_label_counts(seeds)
     if bad:
-        _check_host_labels(seeds.get(), name, require_both, multi)
-        return
+        host = seeds.get()
+        _check_host_labels(host, name, require_both, multi)
+        return object_seeds, host
     _require(object_seeds, background_seeds, name, require_both)
+    return object_seeds, None
 
 
 def _has_label(seeds, label) -> bool:

@@ -28,7 +28,6 @@ LOCALITY_REACH = 0.05
 # bench/bench_quality.py's development set.
 FAR_REACH = 0.2
 
-
 #: how many labels' block costs are remembered (a live model's strokes; each a few MB at most;
 #: 0: none)
 MEMO_SIZE = 8
@@ -115,5 +114,3 @@ def _seeded_blocks(seeds, block):
         chosen[rows[mine] // block, cols[mine] // block] = True
         return chosen
     return blocks
-
-
