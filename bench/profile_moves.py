@@ -11,7 +11,8 @@ from CUDA events). Then the median exact stroke.
 
 ``--patch MODULE.NAME=VALUE`` sets a module constant for the run (as in
 ``bench/bench_quality.py``), e.g. the first batch of the fresh solves' schedule, or
-``graphcut.labeling._device_cuts.BALANCE=False`` (the GPU's moves on their own networks):
+``graphcut.labeling._device_cuts.BALANCE=False`` (the GPU's moves on their own networks);
+``--previous`` gives each update the last update's seeds and labels, as the app does:
 
     python3 bench/profile_moves.py --device cuda --megapixels 4 --objects 3 --strokes 4 \\
         --patch graphcut.solver.cuda.schedule.FIRST_LAUNCHES=None
@@ -54,6 +55,9 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--detail", type=int, default=1, metavar="N",
                         help="print every move of correcting stroke N (0: none)")
+    parser.add_argument("--previous", action="store_true",
+                        help="give each update the last update's (seeds, labels), as the app "
+                             "does (the expansion starts from those labels)")
     parser.add_argument("--patch", action="append", default=[], metavar="MODULE.NAME=VALUE")
     args = parser.parse_args(argv)
     for change in args.patch:
@@ -76,13 +80,15 @@ def main(argv=None) -> None:
     print(f"# {side}x{side}, {args.objects} objects + background, device {args.device}, "
           f"patches {args.patch or 'none'}")
     exact = []
+    previous = None  # the last update's (seeds, labels), for --previous
     try:
         for stroke in range(args.strokes + 1):
             cut_stats.clear()
             started = time.perf_counter()
-            labels = segmenter.update(seeds)
+            labels = segmenter.update(seeds, previous=previous if args.previous else None)
             labels = labels.get() if hasattr(labels, "get") else np.asarray(labels)
             seconds = time.perf_counter() - started
+            previous = (seeds.copy(), labels)
             expansion = segmenter.last_result.stats.get("expansion")
             if stroke:
                 exact.append(seconds)

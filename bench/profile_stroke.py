@@ -43,7 +43,8 @@ from quality_data import scaled_item  # noqa: E402
 STAGES = (
     ("update", "graphcut.segmentation._segmenter", "Segmenter.update"),
     ("  pipeline", "graphcut.segmentation._segmenter", "segment_values"),
-    ("    check seeds", "graphcut.segmentation._pipeline", "check_seeds"),
+    ("    check previous", "graphcut.segmentation._pipeline", "check_previous"),
+    ("    check seeds", "graphcut.segmentation._pipeline", "checked_objects"),
     ("    seed weights", "graphcut.segmentation._pipeline", "_seed_weights"),
     ("    locality priors", "graphcut.segmentation._pipeline", "_locality_priors"),
     ("    iterate", "graphcut.segmentation._pipeline", "iterate_binary"),

@@ -132,8 +132,9 @@ def _check_array(seeds, shape, name: str):
 
 
 def checked_objects(seeds, shape=None, *, name: str = "seeds", require_both: bool = True):
-    """:func:`check_seeds` (``multi=True``) and :func:`object_labels` at once: on a GPU the
-    labels are counted once, and seeds of several objects come to the host once for both.
+    """:func:`check_seeds` (``multi=True``) and :func:`object_labels` at once: on a GPU
+    uint8 seeds are counted per value in one pass (no copy to the host); other dtypes, and
+    values above 254, come to the host once for both (which also words the error).
 
     Returns
     -------
@@ -148,6 +149,11 @@ def checked_objects(seeds, shape=None, *, name: str = "seeds", require_both: boo
     """
     seeds = _check_array(seeds, shape, name)
     if type(seeds).__module__.split(".")[0] == "cupy":
+        counts = energy_kernels().label_histogram(seeds)  # uint8 seeds: one pass, no copy
+        if counts is not None and not counts[MAX_LABEL + 1:].any():
+            objects = [int(v) for v in np.flatnonzero(counts) if v != BACKGROUND]
+            _require(bool(objects), bool(counts[BACKGROUND]), name, require_both)
+            return seeds, objects
         object_seeds, host = _check_device_labels(seeds, name, require_both, multi=True)
         if host is None:  # every label 0..2: no copy was needed
             return seeds, [FOREGROUND] if object_seeds else []

@@ -325,6 +325,27 @@ SEED_LABELS(i2, short)
 SEED_LABELS(i4, int)
 SEED_LABELS(i8, long long)
 
+// counts[v] += the pixels of value v > 0 of C-contiguous uint8 labels (counts[0] is left as
+// it is): several objects' seeds listed and checked in one pass (graphcut/io/_seeds.py). Each
+// block counts in shared memory, then adds its non-empty bins; the unlabelled pixels (most of
+// them) are skipped, so the shared atomics meet only on the few seeded pixels.
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) label_histogram_u1(
+    const long long n, const unsigned char* __restrict__ labels,
+    unsigned long long* __restrict__ counts)
+{
+    __shared__ unsigned int local[256];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) local[i] = 0;
+    __syncthreads();
+    GRID_STRIDE_LOOP(p, n) {
+        const unsigned char value = labels[p];
+        if (value) atomicAdd(&local[value], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
+        if (local[i]) atomicAdd(&counts[i], (unsigned long long)local[i]);
+    }
+}
+
 // ---- colour histograms and terminal capacities -------------------------------------------
 
 // Per channel c of values (n, channels): keys[2c] = the ordered key of its minimum (atomicMin;

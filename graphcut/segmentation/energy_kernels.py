@@ -202,6 +202,20 @@ def seed_labels(seeds) -> tuple[cupy.ndarray, tuple[int, int, int]]:
     return labels, (object_seeds, background_seeds, bad)
 
 
+def label_histogram(labels) -> np.ndarray | None:
+    """The pixels of each value 1 .. 255 of uint8 ``labels`` (a C-contiguous CuPy array), as
+    host ``uint64`` counts indexed by value (entry 0 is 0); None for other arrays. One pass
+    and one 2 KB read: several objects' seeds listed without a copy of the image to the host.
+    """
+    if labels.dtype != np.uint8 or not labels.flags.c_contiguous:
+        return None
+    counts = cupy.zeros(256, dtype=cupy.uint64)
+    n = int(labels.size)
+    if n:
+        _launch("label_histogram_u1", n, (np.int64(n), labels, counts))
+    return counts.get()
+
+
 def channel_ranges(values) -> tuple[list[float], list[float]]:
     """Per channel of ``values`` (..., C), C <= 3: its minimum and maximum."""
     channels = int(values.shape[-1])

@@ -269,6 +269,24 @@ def test_seed_checks_of_several_objects_and_their_labels(gpu, dtype):
             check(gpu.asarray(seeds))
 
 
+def test_label_histogram_counts_every_value_as_numpy(gpu):
+    """The per-value counts of uint8 labels (several objects' seeds) equal NumPy's bincount
+    (value 0 not counted); other dtypes and strided views are not counted (None)."""
+    from graphcut.segmentation import energy_kernels
+    rng = np.random.default_rng(5)
+    labels = np.where(rng.random((37, 53)) < 0.2, rng.integers(1, 256, (37, 53)), 0)
+    labels = labels.astype(np.uint8)
+    labels[0, :3] = (255, 254, 2)
+    expected = np.bincount(labels.ravel(), minlength=256)
+    expected[0] = 0
+    counts = energy_kernels.label_histogram(gpu.asarray(labels))
+    assert counts.dtype == np.uint64 and counts.shape == (256,)
+    assert np.array_equal(counts, expected)
+    assert not energy_kernels.label_histogram(gpu.asarray(np.zeros((0, 4), np.uint8))).any()
+    assert energy_kernels.label_histogram(gpu.asarray(labels.astype(np.int32))) is None
+    assert energy_kernels.label_histogram(gpu.asarray(labels)[:, ::2]) is None
+
+
 @pytest.mark.parametrize("bins", [None, 2, 7])
 @pytest.mark.parametrize("grey", [False, True])
 def test_cells_histograms_and_costs(gpu, bins, grey):
