@@ -5,8 +5,11 @@ only the rectangle it changed (:class:`DeviceSeeds`).
 lassos, several objects) reads the seeds on the image's device. Given host seeds, it used to
 check all of them on the host and upload all of them at every update (a 4 MP image: two
 passes over 4 MB on the host and a 4 MB copy). With a ``region`` bounding every pixel whose
-label changed since the last update, only that part is checked and copied; the kept copy
-equals the caller's seeds, so every answer is the one a fresh upload would give.
+label changed since the last update, only that part is checked and copied; given the whole
+seeds again (the library's ``Segmenter.update(seeds)``), the region is found by comparing them
+with the kept copy (:func:`changed_region`: one pass, no check of the unchanged pixels, which
+were checked when they came). The kept copy equals the caller's seeds, so every answer is the
+one a fresh upload would give.
 """
 
 from __future__ import annotations
@@ -70,6 +73,10 @@ class DeviceSeeds:
         import cupy
 
         seeds = np.asarray(seeds)
+        name = "seeds in the edited region"
+        if region is None and self.host is not None and tuple(seeds.shape) == self.shape \
+                and seeds.dtype.kind in "iu":  # whole seeds again: what changed, by a diff
+            region, name = changed_region(seeds, self.host), "seeds"
         if region is None or self.host is None or tuple(seeds.shape) != self.shape:
             self.reset()
             checked = check_seeds(seeds, self.shape, require_both=False, multi=True)
@@ -81,8 +88,7 @@ class DeviceSeeds:
         if seeds.dtype.kind not in "iu":
             check_seeds(seeds)  # the dtype's message
         try:
-            part = check_seeds(seeds[region], name="seeds in the edited region",
-                               require_both=False, multi=True)
+            part = check_seeds(seeds[region], name=name, require_both=False, multi=True)
         except (TypeError, ValueError):
             self.reset()
             raise
@@ -91,9 +97,35 @@ class DeviceSeeds:
         return self.device
 
 
+def changed_region(seeds, kept):
+    """The smallest box (a tuple of slices) holding every pixel where ``seeds`` differs from
+    ``kept`` (same shape); empty slices when none does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kept = np.zeros((4, 5), np.uint8)
+    >>> seeds = kept.copy()
+    >>> seeds[1, 3], seeds[2, 1] = 2, 1
+    >>> changed_region(seeds, kept)
+    (slice(1, 3, None), slice(1, 4, None))
+    >>> changed_region(kept, kept)
+    (slice(0, 0, None), slice(0, 0, None))
+    """
+    differs = seeds != kept
+    bounds = []
+    for axis in range(differs.ndim):
+        others = tuple(a for a in range(differs.ndim) if a != axis)
+        where = np.flatnonzero(differs.any(axis=others))
+        if where.size == 0:
+            return tuple(slice(0, 0) for _ in range(differs.ndim))
+        bounds.append(slice(int(where[0]), int(where[-1]) + 1))
+    return tuple(bounds)
+
+
 def on_device(seeds) -> bool:
     """Whether ``seeds`` is a GPU (CuPy) array."""
     return seeds is not None and array_module(seeds) is not np
 
 
-__all__ = ["DeviceSeeds", "on_device"]
+__all__ = ["DeviceSeeds", "changed_region", "on_device"]

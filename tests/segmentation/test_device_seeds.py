@@ -68,6 +68,47 @@ def test_take_checks_the_region_and_forgets_on_error(gpu):
         kept.take(np.zeros((5, 7), np.uint8), (slice(0, 1), slice(0, 1)))
 
 
+@pytest.mark.parametrize("shape", [(9, 13), (3, 6, 7)])
+def test_changed_region_is_the_smallest_box_of_the_changes(shape):
+    """changed_region against a brute force over the changed pixels' coordinates."""
+    from graphcut.segmentation._device_seeds import changed_region
+    rng = np.random.default_rng(4)
+    for trial in range(20):
+        kept = rng.integers(0, 3, shape).astype(np.uint8)
+        seeds = kept.copy()
+        count = trial % 4  # 0: nothing changed
+        for _ in range(count):
+            where = tuple(int(rng.integers(0, n)) for n in shape)
+            seeds[where] = (seeds[where] + 1) % 3
+        region = changed_region(seeds, kept)
+        changed = np.argwhere(seeds != kept)
+        if changed.size == 0:
+            assert all(s.stop - s.start == 0 for s in region)
+            continue
+        assert region == tuple(slice(int(lo), int(hi) + 1)
+                               for lo, hi in zip(changed.min(axis=0), changed.max(axis=0)))
+
+
+def test_whole_seeds_again_check_and_upload_what_changed(gpu):
+    """Whole seeds given again (the library's update(seeds)): the kept copies equal them, a bad
+    value is reported as the whole seeds' and the copies are forgotten."""
+    seeds = np.zeros((6, 7), np.uint8)
+    seeds[1, 1], seeds[4, 5] = 1, 2
+    kept = DeviceSeeds(seeds.shape)
+    kept.take(seeds)
+    for step in range(3):
+        seeds[step + 2, step] = 3 + step
+        kept.take(seeds)
+        np.testing.assert_array_equal(_host(kept.device), seeds)
+        np.testing.assert_array_equal(kept.host, seeds)
+    kept.take(seeds)  # nothing changed
+    np.testing.assert_array_equal(_host(kept.device), seeds)
+    seeds[5, 6] = 255
+    with pytest.raises(ValueError, match="^seeds contain unknown label values 255"):
+        kept.take(seeds)
+    assert kept.host is None and kept.device is None
+
+
 @pytest.mark.parametrize("model", [WARM, "gmm"])
 def test_strokes_by_region_equal_fresh_cpu_segments(gpu, model):
     """Strokes given as regions (and a whole-array update), a box and a lam change on the GPU
