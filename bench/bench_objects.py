@@ -129,6 +129,12 @@ def main(argv=None) -> None:
                         help="the first fit reads every pixel, not only the seeds' "
                              "(segmentation._grabcut.COMPACT_FIT = 0: the state before the "
                              "ninth session, for an A/B run)")
+    parser.add_argument("--seed-checks-on-host", action="store_true",
+                        help="check and list the seeds of several objects from a host copy and "
+                             "check and upload the whole seeds at every update "
+                             "(io._seeds.DEVICE_HISTOGRAM and segmentation._device_seeds."
+                             "DIFF_WHOLE False: the state before the seventeenth session, for "
+                             "an A/B run)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="cProfile the exact updates of the correcting strokes (not the "
                              "first mask) and print the N entries of most cumulative time; on "
@@ -144,6 +150,10 @@ def main(argv=None) -> None:
     if args.full_fit:
         from graphcut.segmentation import _grabcut
         _grabcut.COMPACT_FIT = 0.0
+    if args.seed_checks_on_host:
+        from graphcut.io import _seeds
+        from graphcut.segmentation import _device_seeds
+        _seeds.DEVICE_HISTOGRAM = _device_seeds.DIFF_WHOLE = False
     side = int(round(math.sqrt(args.megapixels * 1e6)))
     image, truth = synthetic(side, args.objects)
     seeds = start_seeds(truth)

@@ -60,6 +60,12 @@ def _size_text(shape) -> str:
     return f"{shape[1]}x{shape[0]} (width x height)"
 
 
+#: several objects' uint8 seeds on a GPU are checked and listed from one per-value count on
+#: the device (:func:`checked_objects`); False: from a host copy (the state before the
+#: seventeenth session, for A/B runs)
+DEVICE_HISTOGRAM = True
+
+
 def check_seeds(seeds, shape=None, *, name: str = "seeds", require_both: bool = True,
                 multi: bool = False):
     """Validate a seed label array and return it unchanged.
@@ -149,7 +155,7 @@ def checked_objects(seeds, shape=None, *, name: str = "seeds", require_both: boo
     """
     seeds = _check_array(seeds, shape, name)
     if type(seeds).__module__.split(".")[0] == "cupy":
-        counts = energy_kernels().label_histogram(seeds)  # uint8 seeds: one pass, no copy
+        counts = energy_kernels().label_histogram(seeds) if DEVICE_HISTOGRAM else None
         if counts is not None and not counts[MAX_LABEL + 1:].any():
             objects = [int(v) for v in np.flatnonzero(counts) if v != BACKGROUND]
             _require(bool(objects), bool(counts[BACKGROUND]), name, require_both)

@@ -20,6 +20,12 @@ from graphcut._arrays import array_module, energy_kernels
 from graphcut.io import check_seeds
 
 
+#: whole seeds given again are compared with the kept copy, only the changed box checked and
+#: uploaded (:func:`changed_region`); False: all of them (the state before the seventeenth
+#: session, for A/B runs)
+DIFF_WHOLE = True
+
+
 class DeviceSeeds:
     """A host copy and a GPU copy (uint8) of the seeds last given to the pipeline.
 
@@ -75,7 +81,7 @@ class DeviceSeeds:
         seeds = np.asarray(seeds)
         name = "seeds in the edited region"
         if region is None and self.host is not None and tuple(seeds.shape) == self.shape \
-                and seeds.dtype.kind in "iu":  # whole seeds again: what changed, by a diff
+                and seeds.dtype.kind in "iu" and DIFF_WHOLE:  # what changed, by a diff
             region, name = changed_region(seeds, self.host), "seeds"
         if region is None or self.host is None or tuple(seeds.shape) != self.shape:
             self.reset()
