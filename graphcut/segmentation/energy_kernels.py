@@ -307,6 +307,6 @@ def upload_region(device, host: np.ndarray, region) -> None:
 
 
 __all__ = ["bin_cells", "binary_capacities", "capacities_from_tables", "apply_seed_pins",
-           "channel_ranges", "cut_capacity", "exp_weights", "image_to_float", "lookup_costs",
-           "quantize", "seed_histograms", "seed_labels",
-           "seed_pins", "squared_differences", "upload_region"]
+           "channel_ranges", "cut_capacity", "exp_weights", "image_to_float", "label_histogram",
+           "lookup_costs", "quantize", "seed_histograms", "seed_labels", "seed_pins",
+           "squared_differences", "upload_region"]
