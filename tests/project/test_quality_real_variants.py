@@ -1,0 +1,93 @@
+"""bench/quality_real_variants.py's estimates checked against their definitions: the clicks'
+cross-validated temperature at its two ends (held-out clicks the other folds classify surely
+right / surely wrong), the threshold fitted to a mask against the mask it was drawn from, and
+the costs' changes against their formulas. Importing the script patches nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import quality_real_variants as variants  # noqa: E402
+
+from graphcut.models import Learned  # noqa: E402
+from graphcut.models._learned import Learned as LearnedClass  # noqa: E402
+
+
+def _image(dark_blob=False):
+    """A 40 x 40 grey image: bright squares (objects) on a dark ground; with ``dark_blob`` one
+    square is as dark as the ground (an object that looks like the background)."""
+    image = np.full((40, 40), 0.1)
+    for r, c in ((4, 4), (4, 26), (26, 4), (26, 26)):
+        image[r:r + 10, c:c + 10] = 0.9
+    if dark_blob:
+        image[26:36, 26:36] = 0.1
+    return image[..., None]
+
+
+def _clicks(shape, points):
+    sample = np.zeros(shape)
+    for r, c in points:
+        sample[r - 1:r + 2, c - 1:c + 2] = 1.0
+    return sample
+
+
+def _fitted(image, samples):
+    model = Learned(prior=0)
+    features = model.features(image)
+    model.fit(features, samples)
+    return model, features
+
+
+def test_importing_the_script_patches_nothing():
+    assert LearnedClass.costs.__module__ == "graphcut.models._learned"
+    assert LearnedClass.fit.__module__ == "graphcut.models._learned"
+
+
+def test_temperature_is_the_largest_when_every_held_out_click_is_classified_surely_right():
+    image = _image()
+    obj = _clicks((40, 40), [(8, 8), (8, 30), (30, 8), (30, 30)])
+    bg = _clicks((40, 40), [(20, 20), (2, 20), (38, 20), (20, 2)])
+    model, features = _fitted(image, (obj, bg))
+    assert variants._temperature(model, features, (obj, bg)) == variants.TEMPERATURES[-1]
+
+
+def test_temperature_is_the_smallest_when_a_held_out_click_looks_like_the_other_label():
+    image = _image(dark_blob=True)  # the object click at (30, 30) lies on background's look
+    obj = _clicks((40, 40), [(8, 8), (8, 30), (30, 30)])
+    bg = _clicks((40, 40), [(20, 20), (2, 20)])
+    model, features = _fitted(image, (obj, bg))
+    assert variants._temperature(model, features, (obj, bg)) == variants.TEMPERATURES[0]
+
+
+def test_temperature_without_a_click_to_hold_out_is_one():
+    image = _image()
+    obj, bg = _clicks((40, 40), [(8, 8)]), _clicks((40, 40), [(20, 20)])
+    model, features = _fitted(image, (obj, bg))
+    assert variants._temperature(model, features, (obj, bg)) == 1.0
+
+
+def test_mask_threshold_recovers_the_side_a_mask_was_drawn_from():
+    grey = np.random.default_rng(3).random((50, 60))
+    for mask in (grey > 0.7, grey <= 0.25):
+        t = variants._mask_threshold(grey, mask)
+        side = grey > t if mask.mean() < 0.5 and grey[mask].mean() > 0.5 else grey <= t
+        assert (side & mask).sum() / (side | mask).sum() > 0.97
+
+
+def test_cost_changes_follow_their_formulas():
+    class Model:
+        guide = np.zeros((4, 4), bool)
+    Model.guide[1:3, 1:3] = True  # area 4, perimeter 4 (every pixel on the outline): r = 2
+    c = [np.full((4, 4), 1.0), np.full((4, 4), 2.0)]
+    biased = variants._changed(Model(), None, c, "bias", 0.5)
+    assert np.allclose(biased[0], 1.0) and np.allclose(biased[1], 2.5)
+    biased = variants._changed(Model(), None, c, "bias", -0.5)
+    assert np.allclose(biased[0], 1.5) and np.allclose(biased[1], 2.0)
+    scaled = variants._changed(Model(), None, c, "scale", 3.0)  # factor 3 / 2
+    assert np.allclose(scaled[0], 1.5) and np.allclose(scaled[1], 3.0)
+    scaled = variants._changed(Model(), None, c, "scale", 100.0)  # clipped to 2
+    assert np.allclose(scaled[1], 4.0)
