@@ -330,7 +330,7 @@ class Learned(AppearanceModel):
         ``None``: ``_ring.NEAR_SHARE`` (1). ``neighbours`` (nats, >= 0; 0 turns it off):
         with an image's box, the tightness prior's cuts add this to the object's cost at the
         pixels a neighbour crossing the box's side brings in
-        (:mod:`graphcut.segmentation._box_neighbours`); ``None``: its ``NEIGHBOUR_COST`` (1).
+        (:mod:`graphcut.segmentation._box_neighbours`); ``None``: its ``NEIGHBOUR_COST`` (1.25).
         ``iterations``, ``seed_share``,
         ``locality``, ``far_cost``: the pipeline's knobs
         (:class:`~graphcut.models.AppearanceModel`).

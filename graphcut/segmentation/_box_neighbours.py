@@ -35,7 +35,7 @@ from graphcut._arrays import array_module, to_host
 
 #: nats added to the object's cost at a neighbour's pixels in the tightness prior's cuts
 #: (the learned model's ``neighbours`` knob overrides it; 0: off)
-NEIGHBOUR_COST = 1.0
+NEIGHBOUR_COST = 1.25
 #: pixels: a neighbour's marker lies at least this far outside the box (Chebyshev)
 REACH = 3
 #: object-like: at least this share of the way from the box's border level to its core's
@@ -92,8 +92,7 @@ def box_levels(values, box):
     return (values - low) @ axis / norm
 
 
-def neighbour_pixels(values, box, *, reach=REACH, level=LEVEL, centre=CENTRE,
-                     max_pixels=MAX_PIXELS):
+def neighbour_pixels(values, box, *, reach=None, level=None, centre=None, max_pixels=None):
     """The box's pixels that belong to a neighbour crossing its side (see the module's notes).
 
     Parameters
@@ -102,14 +101,18 @@ def neighbour_pixels(values, box, *, reach=REACH, level=LEVEL, centre=CENTRE,
         The image's values (or an affine map of them per channel), NumPy or CuPy.
     box : tuple of int
         ``(row0, col0, row1, col1)``, half-open.
-    reach : int
-        Pixels: a neighbour's marker lies at least this far outside the box.
-    level : float
-        Object-like: at least this share of the way from the border's level to the core's.
-    centre : float
-        The object's marker: the box's core at this share of its largest depth.
-    max_pixels : int
-        The window is sampled with a stride when it has more pixels than this.
+    reach : int, optional
+        Pixels: a neighbour's marker lies at least this far outside the box (None:
+        :data:`REACH`).
+    level : float, optional
+        Object-like: at least this share of the way from the border's level to the core's
+        (None: :data:`LEVEL`).
+    centre : float, optional
+        The object's marker: the box's core at this share of its largest depth (None:
+        :data:`CENTRE`).
+    max_pixels : int, optional
+        The window is sampled with a stride when it has more pixels than this (None:
+        :data:`MAX_PIXELS`).
 
     Returns
     -------
@@ -129,6 +132,10 @@ def neighbour_pixels(values, box, *, reach=REACH, level=LEVEL, centre=CENTRE,
     >>> sorted({int(c) + cols.start for c in np.nonzero(pixels)[1]})
     [5, 6]
     """
+    reach = REACH if reach is None else int(reach)
+    level = LEVEL if level is None else float(level)
+    centre = CENTRE if centre is None else float(centre)
+    max_pixels = MAX_PIXELS if max_pixels is None else int(max_pixels)
     xp = array_module(values)
     shape = tuple(int(n) for n in values.shape[:2])
     box = tuple(int(v) for v in box)
