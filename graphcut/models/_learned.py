@@ -327,7 +327,11 @@ class Learned(AppearanceModel):
         (:mod:`graphcut.models._rim`); ``None``: 16, 1. ``near`` (>= 0; 0 turns it off): with
         an image's box, the pixels outside it within half its smaller side weigh ``near``
         times the background sample's total more (:mod:`graphcut.segmentation._ring`);
-        ``None``: ``_ring.NEAR_SHARE`` (1). ``iterations``, ``seed_share``,
+        ``None``: ``_ring.NEAR_SHARE`` (1). ``neighbours`` (nats, >= 0; 0 turns it off):
+        with an image's box, the tightness prior's cuts add this to the object's cost at the
+        pixels a neighbour crossing the box's side brings in
+        (:mod:`graphcut.segmentation._box_neighbours`); ``None``: its ``NEIGHBOUR_COST`` (1.25).
+        ``iterations``, ``seed_share``,
         ``locality``, ``far_cost``: the pipeline's knobs
         (:class:`~graphcut.models.AppearanceModel`).
 
@@ -355,11 +359,12 @@ class Learned(AppearanceModel):
     ring = RING
     rim, rim_band = RIM, RIM_BAND
     near = None  # None: graphcut.segmentation._ring.NEAR_SHARE
+    neighbours = None  # None: graphcut.segmentation._box_neighbours.NEIGHBOUR_COST
     box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
-             "hold_after", "confident_after", "rim", "rim_band", "near", "iterations",
-             "seed_share", "locality", "far_cost")
+             "hold_after", "confident_after", "rim", "rim_band", "near", "neighbours",
+             "iterations", "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
         checked = check_learned_knob(key, value)

@@ -25,6 +25,13 @@ cut-outs, +0.004 box IoU, for 28 ms more a box at 4 MP on a GPU). Every cut is e
 constraints; pins only add object constraints, so a box's
 constraints (outside = background) and the seeds hold exactly. The pins depend on the
 costs, the box and the constraints only, so an incremental answer equals a fresh one.
+
+Since the seventeenth session the pins' costs (candidates and re-cuts) add the model's
+``neighbours`` nats (default :data:`~._box_neighbours.NEIGHBOUR_COST`) to the object's cost
+at the box's pixels a neighbour crossing its side brings in (:mod:`._box_neighbours`: they
+depend on the image's values and the box only): the pins had pulled such bridges into the
+small dev nuclei's masks (bench/RESULTS.md, seventeenth session, box17). The first cut is
+unchanged, and nothing is computed when every line is crossed.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ import numpy as np
 from graphcut._arrays import array_module, to_host
 from graphcut._labels import BACKGROUND, FOREGROUND
 
+from . import _box_neighbours
+from ._box_neighbours import with_neighbour_cost
 from ._problems import binary_problem
 
 #: the margin left at each end of the box's lines, a fraction of the box's larger side
@@ -215,6 +224,22 @@ def _crossed(mask, lines, box):
     return part[r0 - b0:r1 - b0].any(axis=1), part[:, c0 - d0:c1 - d0].any(axis=0)
 
 
+def neighbour_cost(model) -> float:
+    """Nats added to the object's cost at a neighbour's pixels in the pins' cuts: the model's
+    ``neighbours`` (None or absent: :data:`~._box_neighbours.NEIGHBOUR_COST`)."""
+    value = getattr(model, "neighbours", None)
+    return _box_neighbours.NEIGHBOUR_COST if value is None else float(value)
+
+
+def _image_values(values, model):
+    """The image's own values among the model's features ``values``: the learned model's
+    first columns are the image's channels, standardised
+    (:func:`~graphcut.models._features.feature_names`); a model without that record (its
+    ``_channels``, set by its ``features``): every column."""
+    channels = getattr(model, "_channels", None)
+    return values if channels is None else values[..., :int(channels)]
+
+
 def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, scale, cut,
                 margin=MARGIN, threshold=THRESHOLD):
     """:func:`pinpoint` after GrabCut's iterations (or one cut): the costs under the fitted
@@ -237,6 +262,9 @@ def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, sca
             bool(c.all()) for c in _crossed(run.labels, lines, box)):
         return run, None  # every line crossed: no costs to compute, nothing to pin
     cost_object, cost_background = _costs(values, model, priors)
+    # a neighbour crossing the box's side is not the object (:mod:`._box_neighbours`)
+    cost_object = with_neighbour_cost(cost_object, _image_values(values, model), box,
+                                      neighbour_cost(model))
     mask, pins, result, problem, rounds = pinpoint(
         cost_object, cost_background, nlinks, binary, run.labels, box, cut=cut, scale=scale,
         weights=weights, margin=margin, threshold=threshold, result=run.last)
