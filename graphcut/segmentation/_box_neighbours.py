@@ -165,7 +165,7 @@ def neighbour_pixels(values, box, *, reach=None, level=None, centre=None, max_pi
     inner = middle & object_like
     if not inner.any():
         inner = middle
-    from skimage.segmentation import watershed
+    watershed = load_watershed()
     markers = np.zeros(levels.shape, dtype=np.int32)
     markers[far] = 2
     markers[inner] = 1
@@ -215,5 +215,13 @@ def with_neighbour_cost(cost_object, values, box, cost):
     return changed
 
 
+def load_watershed():
+    """:func:`skimage.segmentation.watershed`, imported on first use (about 0.2 s, once per
+    process: :func:`~._warmup.warm_up` calls this for a learned session, so that the user's
+    first box does not pay it)."""
+    from skimage.segmentation import watershed
+    return watershed
+
+
 __all__ = ["CENTRE", "LEVEL", "MAX_PIXELS", "NEIGHBOUR_COST", "REACH", "box_levels",
-           "neighbour_pixels", "with_neighbour_cost"]
+           "load_watershed", "neighbour_pixels", "with_neighbour_cost"]

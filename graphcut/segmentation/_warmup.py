@@ -39,10 +39,11 @@ def warm_up(session) -> float:
     """Run throwaway updates on a GPU ``session`` (a Segmenter); returns the seconds spent.
 
     One update with a square of object seeds at the centre and one of background seeds at
-    the corner (:func:`seed_side`; one voxel each in a volume); for a 2-D session whose model holds
-    the previous mask (``model.hold > 0``), one more at each of the model's ``confident_after``
-    and ``hold_after`` stroke counts (at most :data:`MAX_WARM_STROKES` strokes), each given the
-    update before as ``previous``.
+    the corner (:func:`seed_side`; one voxel each in a volume); for a 2-D session the import
+    of a box's neighbour split (:func:`~._box_neighbours.load_watershed`); for one whose
+    model holds the previous mask (``model.hold > 0``), one more at each of the model's
+    ``confident_after`` and ``hold_after`` stroke counts (at most :data:`MAX_WARM_STROKES`
+    strokes), each given the update before as ``previous``.
 
     Does nothing for CPU sessions (there is nothing to compile, and a full CPU solve would delay
     the user's first stroke) or for single-pixel images (no room for two seeds).
@@ -66,6 +67,9 @@ def warm_up(session) -> float:
     seeds[(slice(0, side),) * len(shape)] = BACKGROUND
     mask = session.update(seeds)
     model = getattr(session, "model", None)
+    if len(shape) == 2:  # a learned model's first box splits off its neighbours: import now
+        from ._box_neighbours import load_watershed
+        load_watershed()
     if len(shape) == 2 and getattr(model, "hold", 0) > 0:
         previous, spots = (seeds, mask), border_spots(shape)
         for count in hold_stroke_counts(model):
