@@ -16,6 +16,7 @@ from graphcut.models import Learned
 from graphcut.segmentation import _ring
 from graphcut.segmentation._regions import allowed_region
 from graphcut.segmentation._ring import near_frame, ring_of, with_ring
+from session_oracle import assert_box_updates_are_fresh_segments
 
 
 def _brute_band(shape, box, width):
@@ -142,16 +143,4 @@ def test_segmenter_updates_with_boxes_equal_fresh_segments():
     image, truth, box = _scene()
     seeds = np.zeros(image.shape, np.uint8)
     seeds[45, 44:47] = 1
-    wider = (box[0] - 3, box[1] - 3, box[2] + 3, box[3] + 3)
-    strokes = seeds.copy()
-    strokes[2:4, 2:40] = 2
-    session = graphcut.Segmenter(image, model="learned", device="cpu")
-    for step, (s, where) in enumerate([(None, box), (None, wider), (seeds, wider),
-                                       (strokes, None), (None, box)]):
-        mask = session.update(s, box=where)
-        fresh, result = graphcut.segment(image, s, box=where, model="learned", device="cpu",
-                                         return_result=True)
-        np.testing.assert_array_equal(mask, fresh, err_msg=f"step {step}")
-        assert session.last_result.flow == result.flow, step
-        if where is not None:
-            assert not mask[~allowed_region(image.shape, box=where)].any()
+    assert_box_updates_are_fresh_segments(image, box, seeds, margin=3)

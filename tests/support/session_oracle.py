@@ -25,3 +25,24 @@ def assert_session_updates_are_fresh_segments(image, model, seed_states, device=
         previous = (seeds, mask)
         masks.append(mask)
     return masks
+
+
+def assert_box_updates_are_fresh_segments(image, box, seeds, margin, model="learned",
+                                          device="cpu"):
+    """One Segmenter through a box, the box ``margin`` pixels wider, seeds in it, background
+    strokes without a box and the box again: each answer (mask and max flow) equals a fresh
+    ``graphcut.segment``'s, and a box's outside stays background."""
+    from graphcut.segmentation._regions import allowed_region
+    wider = (box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin)
+    strokes = seeds.copy()
+    strokes[2:4, 2:40] = 2
+    session = graphcut.Segmenter(image, model=model, device=device)
+    for step, (s, where) in enumerate([(None, box), (None, wider), (seeds, wider),
+                                       (strokes, None), (None, box)]):
+        mask = session.update(s, box=where)
+        fresh, result = graphcut.segment(image, s, box=where, model=model, device=device,
+                                         return_result=True)
+        np.testing.assert_array_equal(mask, fresh, err_msg=f"step {step}")
+        assert session.last_result.flow == result.flow, step
+        if where is not None:
+            assert not mask[~allowed_region(image.shape, box=where)].any()
