@@ -36,6 +36,10 @@ Variants (``--variant NAME``, ``--value V``; every other argument goes to the be
   whose side best matches the previous mask (IoU over 99 quantiles), not Otsu's.
 - ``prior-split-seeds``: the prior's split is midway between the two labels' seeds' median
   grey, not Otsu's.
+- ``threshold``: the prior's global threshold by ``skimage.filters.threshold_<M>`` for
+  ``--method M`` (``li``, ``isodata``, ``yen``, ``triangle``, ...) or ``log-otsu`` (Otsu's on
+  the logarithm of the grey scaled to [0.01, 1.01]) instead of Otsu's (the coordinator's runs
+  of that session).
 
     python bench/quality_real_variants.py --variant bias --value 0.5 --set dev \
         --protocols clicks --methods auto --per-image --falls --starts 3
@@ -59,7 +63,7 @@ from graphcut._arrays import to_host  # noqa: E402
 
 VARIANTS = ("bias", "bias-band", "bias-band-prior", "balance", "temperature", "scale", "sigma",
             "prior-band", "prior-edge", "prior-edge-mask", "prior-split-mask",
-            "prior-split-seeds")
+            "prior-split-seeds", "threshold")
 #: ``bias-band``: from this many strokes (4-connected parts of each label's seeds, as the
 #: hold counts them; ``--band-from``)
 BAND_FROM = 0
@@ -239,10 +243,28 @@ def _mask_threshold(grey, mask):
     return chosen
 
 
+def _patch_threshold(method):
+    """The intensity prior's threshold by another method (``threshold``; the prior imports
+    ``skimage.filters.threshold_otsu`` at each call, so the name is replaced there)."""
+    import skimage.filters as filters
+    otsu = filters.threshold_otsu
+    if method == "log-otsu":
+        def chosen(values):
+            low = float(np.min(values))
+            span = float(np.max(values)) - low or 1.0
+            logged = np.log((np.asarray(values, dtype=np.float64) - low) / span + 0.01)
+            return low + span * (float(np.exp(otsu(logged))) - 0.01)
+    else:
+        chosen = getattr(filters, f"threshold_{method}")
+    filters.threshold_otsu = chosen
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", choices=VARIANTS, required=True)
     parser.add_argument("--value", type=float, default=0.0)
+    parser.add_argument("--method", default="otsu",
+                        help="threshold: the skimage threshold method, or log-otsu")
     parser.add_argument("--band-from", type=int, default=0,
                         help="bias-band, bias-band-prior: from this many strokes on")
     args, rest = parser.parse_known_args(argv)
@@ -250,6 +272,8 @@ def main(argv=None):
     BAND_FROM = args.band_from
     if args.variant == "sigma":
         _patch_sigma(args.value)
+    elif args.variant == "threshold":
+        _patch_threshold(args.method)
     elif args.variant.startswith("prior"):
         _patch_prior(args.variant, args.value)
     else:

@@ -91,3 +91,18 @@ def test_cost_changes_follow_their_formulas():
     assert np.allclose(scaled[0], 1.5) and np.allclose(scaled[1], 3.0)
     scaled = variants._changed(Model(), None, c, "scale", 100.0)  # clipped to 2
     assert np.allclose(scaled[1], 4.0)
+
+
+def test_the_thresholds_replace_otsus_in_the_prior(monkeypatch):
+    """``threshold``: the prior's Otsu call answers with the method asked for; Otsu's on the
+    log of a skewed (log-normal) sample lies below Otsu's own and inside the sample's range."""
+    import skimage.filters as filters
+    monkeypatch.setattr(filters, "threshold_otsu", filters.threshold_otsu)  # restored after
+    otsu = filters.threshold_otsu
+    sample = np.random.default_rng(2).lognormal(0.0, 1.0, 5000)
+    variants._patch_threshold("li")
+    assert filters.threshold_otsu(sample) == filters.threshold_li(sample)
+    monkeypatch.setattr(filters, "threshold_otsu", otsu)
+    variants._patch_threshold("log-otsu")
+    logged = filters.threshold_otsu(sample)
+    assert sample.min() < logged < otsu(sample)
