@@ -155,9 +155,9 @@ def checked_objects(seeds, shape=None, *, name: str = "seeds", require_both: boo
     """
     seeds = _check_array(seeds, shape, name)
     if type(seeds).__module__.split(".")[0] == "cupy":
-        counts = energy_kernels().label_histogram(seeds) if DEVICE_HISTOGRAM else None
+        counts = _device_value_counts(seeds)
         if counts is not None and not counts[MAX_LABEL + 1:].any():
-            objects = [int(v) for v in np.flatnonzero(counts) if v != BACKGROUND]
+            objects = _objects_counted(counts)
             _require(bool(objects), bool(counts[BACKGROUND]), name, require_both)
             return seeds, objects
         object_seeds, host = _check_device_labels(seeds, name, require_both, multi=True)
@@ -383,9 +383,23 @@ def _device_label_counts(seeds) -> tuple[int, int, int]:
         return 0, 0, int(seeds.size)
 
 
+def _device_value_counts(seeds):
+    """Per value, the pixels of uint8 CuPy ``seeds`` (host counts, one pass on the device),
+    or None (another dtype or layout, or :data:`DEVICE_HISTOGRAM` off)."""
+    return energy_kernels().label_histogram(seeds) if DEVICE_HISTOGRAM else None
+
+
+def _objects_counted(counts) -> list[int]:
+    """The object labels (every value but 0 and 2) with pixels in per-value ``counts``."""
+    return [int(v) for v in np.flatnonzero(counts) if v != BACKGROUND]
+
+
 def object_labels(seeds) -> list[int]:
     """The object labels present in ``seeds`` (every value but 0 and 2), ascending."""
     if type(seeds).__module__.split(".")[0] == "cupy":
+        counts = _device_value_counts(seeds)
+        if counts is not None:
+            return _objects_counted(counts)
         object_seeds, _, other = _device_label_counts(seeds)
         if not other:  # the usual case: no label above 2, no sort of the whole array
             return [FOREGROUND] if object_seeds else []
