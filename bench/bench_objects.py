@@ -218,7 +218,9 @@ def main(argv=None) -> None:
                 line += f", accuracy {(labels == truth).mean():.4f}"
         print(line, flush=True)
         if args.moves and expansion is not None:
-            paths = cut_paths[-len(expansion.moves):]
+            # the CPU cutter records how each cut was solved; the GPU's moves have no path
+            paths = cut_paths[-len(expansion.moves):] if cut_paths else \
+                ["whole grid on the GPU"] * len(expansion.moves)
             for m, path in zip(expansion.moves, paths):
                 print(f"  move {m.index} cycle {m.cycle} label {m.alpha}: "
                       f"{'accepted' if m.accepted else 'rejected'}, {m.changed} changed, "

@@ -13,6 +13,11 @@ from graphcut.solver import GridNetwork
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 
+# CuPy networks are balanced by one kernel (``expansion_kernels.cu``'s ``balance_network``);
+# False: by the array code below on the GPU too (the state before the eighteenth session, for
+# A/B runs)
+DEVICE_KERNEL = True
+
 
 def balanced(network: GridNetwork):
     """An equivalent network whose minimum cut is faster to find: every pair of opposite arcs
@@ -49,9 +54,13 @@ def balanced(network: GridNetwork):
     tuple or None
         ``(balanced network, offset)`` (offset an exact int, capacity units), or None
         when a balanced terminal capacity could leave int32 (the caller solves
-        ``network``).
+        ``network``). On the GPU one kernel computes the same arrays and offset
+        (:data:`DEVICE_KERNEL`); it answers None only when a terminal does leave int32.
     """
     xp = array_module(network.source)
+    if xp is not np and DEVICE_KERNEL:
+        from ._cuda import balanced_network
+        return balanced_network(network)
     (down, right), (up, left) = network.forward, network.backward
     source, sink = network.source, network.sink
     net = source - sink

@@ -136,3 +136,48 @@ extern "C" __global__ void cheapest_label(const int* __restrict__ costs, const i
         cost[u] = best_cost;
     }
 }
+
+// floor(d / 2) for any int d (C's division truncates towards zero), as NumPy's `d >> 1`.
+__device__ __forceinline__ long long half_floor(long long d) { return (d - (d < 0)) / 2; }
+
+// graphcut/labeling/_balance.py's `balanced` in one pass: every pair of opposite arcs shares
+// its capacity (a flow of floor((forward - backward) / 2) pushed along the forward arc), then
+// each pixel's terminals net. Pixel u gathers the shifts of its four edges (no atomics but the
+// flag). Writes the new network, per pixel what its sink capacity lost (`removed`: the offset
+// is their sum), and sets *overflow to 1 when a netted terminal leaves int32 (the caller then
+// solves the network as given). Arc arrays as in GridNetwork: down/up (H-1, W),
+// right/left (H, W-1).
+extern "C" __global__ void balance_network(
+    const int* __restrict__ source, const int* __restrict__ sink, const int* __restrict__ down,
+    const int* __restrict__ up, const int* __restrict__ right, const int* __restrict__ left,
+    const int height, const int width, int* __restrict__ new_source,
+    int* __restrict__ new_sink, int* __restrict__ new_down, int* __restrict__ new_up,
+    int* __restrict__ new_right, int* __restrict__ new_left, long long* __restrict__ removed,
+    int* __restrict__ overflow) {
+    const long long n = (long long)height * width;
+    const long long int32_max = 2147483647LL;
+    GRID_STRIDE_LOOP(u, n) {
+        const int y = (int)(u / width), x = (int)(u % width);
+        long long net = (long long)source[u] - (long long)sink[u];
+        if (y + 1 < height) {  // u is the tail of the arc down
+            const long long shift = half_floor((long long)down[u] - up[u]);
+            new_down[u] = (int)(down[u] - shift);
+            new_up[u] = (int)(up[u] + shift);
+            net -= shift;
+        }
+        if (y > 0) net += half_floor((long long)down[u - width] - up[u - width]);
+        const long long row = (long long)y * (width - 1);
+        if (x + 1 < width) {  // u is the tail of the arc right
+            const long long shift = half_floor((long long)right[row + x] - left[row + x]);
+            new_right[row + x] = (int)(right[row + x] - shift);
+            new_left[row + x] = (int)(left[row + x] + shift);
+            net -= shift;
+        }
+        if (x > 0) net += half_floor((long long)right[row + x - 1] - left[row + x - 1]);
+        const long long out = net > 0 ? net : 0, in = net < 0 ? -net : 0;
+        if (out > int32_max || in > int32_max) atomicMax(overflow, 1);
+        new_source[u] = (int)(out > int32_max ? int32_max : out);
+        new_sink[u] = (int)(in > int32_max ? int32_max : in);
+        removed[u] = (long long)sink[u] - in;
+    }
+}

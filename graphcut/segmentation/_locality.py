@@ -33,6 +33,14 @@ FAR_REACH = 0.2
 MEMO_SIZE = 8
 _memo: list = []  # (key, the label's seeded blocks, its device cost), the newest last
 
+#: on the GPU a label's block costs come from one brute-force kernel over its seeded blocks
+#: (``energy_kernels.cu``'s ``nearest_seed_cost``: exact integer distances, each looked up in
+#: a table of the host's costs, so the same numbers) when blocks x seeded blocks is at most
+#: this; else from SciPy's transform on the host. 0: always the host (the state before the
+#: eighteenth session, for A/B runs)
+DEVICE_PAIRS = 1 << 28
+_tables: dict = {}  # key -> the device's cost of every squared block distance
+
 
 def _block_cost(chosen, block, strength, far, rho, reach, xp):
     """One label's cost per block (per pixel when ``block`` is 1) on ``xp``'s device, from
@@ -43,19 +51,47 @@ def _block_cost(chosen, block, strength, far, rho, reach, xp):
         for cached_key, cached, cost in _memo:
             if cached_key == key and np.array_equal(cached, chosen):
                 return cost
-    from scipy import ndimage
+    if xp is not np and block > 1 and \
+            chosen.size * int(np.count_nonzero(chosen)) <= DEVICE_PAIRS:
+        from graphcut._arrays import energy_kernels
 
-    squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
-    cost = np.zeros(chosen.shape)
-    if strength > 0:
-        cost -= strength * np.exp(-squared / (2 * rho * rho))
-    if far > 0:
-        cost += far * -np.expm1(-squared / (2 * reach * reach))
-    cost = xp.asarray(cost)
+        table = _distance_table(key, chosen.shape, block, strength, far, rho, reach, xp)
+        cost = energy_kernels().nearest_seed_costs(chosen.shape, chosen, table)
+    else:
+        from scipy import ndimage
+
+        squared = (ndimage.distance_transform_edt(~chosen) * block) ** 2
+        cost = xp.asarray(_cost_of_squared(squared, strength, far, rho, reach))
     if block > 1 and MEMO_SIZE > 0:
         _memo.append((key, chosen.copy(), cost))
         del _memo[:-MEMO_SIZE]
     return cost
+
+
+def _cost_of_squared(squared, strength, far, rho, reach):
+    """The locality cost (host float64, nats) at squared distances ``squared`` (pixels^2)."""
+    cost = np.zeros(squared.shape)
+    if strength > 0:
+        cost -= strength * np.exp(-squared / (2 * rho * rho))
+    if far > 0:
+        cost += far * -np.expm1(-squared / (2 * reach * reach))
+    return cost
+
+
+def _distance_table(key, shape, block, strength, far, rho, reach, xp):
+    """On ``xp``'s device: entry ``d`` is the cost of a block at squared distance ``d``
+    (blocks^2) from its label's nearest seeded block, for every ``d`` of a ``shape`` grid,
+    computed as the host path computes it from SciPy's distance (the square root of that
+    integer, times ``block``, squared). Kept for the last two keys."""
+    table = _tables.get(key)
+    if table is None:
+        largest = (shape[0] - 1) ** 2 + (shape[1] - 1) ** 2
+        distance = np.sqrt(np.arange(largest + 1, dtype=np.float64))
+        table = xp.asarray(_cost_of_squared((distance * block) ** 2, strength, far, rho, reach))
+        _tables[key] = table
+        while len(_tables) > 2:
+            _tables.pop(next(iter(_tables)))
+    return table
 
 
 def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), block=1):
@@ -68,7 +104,9 @@ def _locality_priors(seeds, labels, strength, xp, *, far_cost=0.0, objects=(), b
       FAR_REACH * sqrt(H * W)``: a cost for an object far from its strokes.
 
     The distances are exact Euclidean distance transforms of the host seeds (SciPy), so the
-    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device.
+    CPU and GPU paths add the same numbers; the costs are then moved to ``xp``'s device. (On
+    the GPU with ``block`` > 1 one kernel finds each block's exact integer squared distance
+    and looks its cost up in a table the host computed the same way: :data:`DEVICE_PAIRS`.)
     ``block`` > 1 (a live model's strokes, see :mod:`._coarse`): the distances are those
     between ``block x block`` blocks holding a seed (times ``block``), each block's cost is
     given to its pixels: a transform of ``block^2`` times fewer pixels, within ``block *

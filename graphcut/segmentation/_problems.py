@@ -246,10 +246,9 @@ def label_problem(costs, nlinks, pinned, *, scale, weights=None) -> LabelProblem
     if xp is np:  # the same values, reading and writing only the pinned pixels
         return _pinned_on_host(costs, quantised, shift, pin, pinned, is_pinned, weights,
                                (right, down), scale)
-    for index in range(costs.shape[0]):
-        layer = quantised[index]
-        layer[is_pinned] = pin[is_pinned]
-        layer[pinned == index] = 0
+    for index in range(costs.shape[0]):  # elementwise: no boolean indexing (a read each)
+        quantised[index] = xp.where(pinned == index, 0,
+                                    xp.where(is_pinned, pin, quantised[index]))
     pinned_cost = xp.take_along_axis(costs, xp.maximum(pinned, 0)[None].astype(xp.int64),
                                      axis=0)[0]
     if weights is not None:

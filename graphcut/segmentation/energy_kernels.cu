@@ -346,6 +346,28 @@ extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) label_histogram_u
     }
 }
 
+// cost[p] = table[the squared distance from cell p of a grid with `cols` columns to the
+// nearest of the `count` >= 1 seeded cells (seed_rows[k], seed_cols[k])]: a label's locality
+// cost per block (graphcut/segmentation/_locality.py) from exact integer distances, by brute
+// force over the seeded cells (the caller bounds cells x count). The table holds the host's
+// cost of every squared distance, so the values are the host path's.
+extern "C" __global__ void __launch_bounds__(GRAPHCUT_THREADS) nearest_seed_cost(
+    const long long cells, const int cols, const int count, const int* __restrict__ seed_rows,
+    const int* __restrict__ seed_cols, const double* __restrict__ table,
+    double* __restrict__ cost)
+{
+    GRID_STRIDE_LOOP(p, cells) {
+        const long long row = p / cols, col = p % cols;
+        long long best = 0x7fffffffffffffffLL;
+        for (int k = 0; k < count; ++k) {
+            const long long dr = row - seed_rows[k], dc = col - seed_cols[k];
+            const long long d = dr * dr + dc * dc;
+            best = d < best ? d : best;
+        }
+        cost[p] = table[best];
+    }
+}
+
 // ---- colour histograms and terminal capacities -------------------------------------------
 
 // Per channel c of values (n, channels): keys[2c] = the ordered key of its minimum (atomicMin;

@@ -216,6 +216,21 @@ def label_histogram(labels) -> np.ndarray | None:
     return counts.get()
 
 
+def nearest_seed_costs(shape, seeded, table) -> cupy.ndarray:
+    """float64 ``shape`` (rows, cols): at each cell ``table[d]``, ``d`` the squared distance
+    (cells) to the nearest True cell of the host bool array ``seeded`` (at least one);
+    ``table`` a CuPy float64 array covering every squared distance of the grid. One brute-force
+    pass (rows x cols x seeded cells): for coarse grids (a live model's blocks)."""
+    rows, cols = (int(n) for n in shape)
+    where = np.nonzero(seeded)
+    seed_rows, seed_cols = (cupy.asarray(a.astype(np.int32)) for a in where)
+    cost = cupy.empty((rows, cols), dtype=cupy.float64)
+    _launch("nearest_seed_cost", rows * cols, (np.int64(rows * cols), np.int32(cols),
+                                               np.int32(where[0].size), seed_rows, seed_cols,
+                                               table, cost))
+    return cost
+
+
 def channel_ranges(values) -> tuple[list[float], list[float]]:
     """Per channel of ``values`` (..., C), C <= 3: its minimum and maximum."""
     channels = int(values.shape[-1])
