@@ -215,6 +215,15 @@ class PerLabelModel(AppearanceModel):
     def costs(self, features) -> list:
         return [model.costs(features) for model in self._fitted]
 
+    def release_costs(self) -> None:
+        """Drop what each label's model keeps of its last per-pixel costs (a cache: a later
+        :meth:`costs` computes the same numbers again). Several objects' updates call it once
+        their expansion is done: on a 4 MP image that is 32 MB a label."""
+        for model in getattr(self, "_fitted", ()):
+            forget = getattr(model, "forget_costs", None)
+            if forget is not None:
+                forget()
+
 
 class ModelPair(AppearanceModel):
     """Two colour models given as objects, ``(object_model, background_model)``, each with

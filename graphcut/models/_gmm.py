@@ -162,6 +162,11 @@ class GMMModel(ColourModel):
         self._em_step(values, self._features_of(values), weight)
         return self
 
+    def forget_costs(self) -> None:
+        """Drop the cached costs and responsibilities of the last image evaluated (the next
+        :meth:`costs` or EM step computes them again: the same numbers)."""
+        self._evaluated = None
+
     def costs(self, values):
         if not self.fitted:
             raise RuntimeError("GMMModel.costs() called before fit()")

@@ -197,6 +197,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
                              device=device, weights=weights, priors=priors,
                              cuts=None if moves is None else moves(),
                              start=start)
+        if hasattr(model, "release_costs"):  # per-label caches not read again: freed now
+            model.release_costs()
         if starts is not None:
             keep_start(starts, o["lam"], objects, run.labels)
         lookup = xp.asarray(np.array([0] + objects, dtype=np.uint8))

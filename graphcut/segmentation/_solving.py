@@ -80,11 +80,13 @@ class GridCuts:
         allocated once for all strokes; the incremental solver's graph is closed first (the
         next one-object cut opens it again and drops the cutter), so that one graph is held at
         a time. On the GPU None: each move is a fresh ``min_cut`` (measured faster than a
-        push-relabel state kept per label, which also took 4.3 times one object's memory).
+        push-relabel state kept per label, which also took 4.3 times one object's memory),
+        and the incremental solver's state is released too (the moves' solver keeps its
+        own; the next one-object cut opens it again), so one push-relabel state is held.
         """
+        self.close()
         if self.backend != "cpu":
             return None
-        self.close()
         if self._moves is None:
             from graphcut.labeling import HostMoveCuts
             self._moves = HostMoveCuts()
