@@ -39,6 +39,9 @@ _memo: list = []  # (key, the label's seeded blocks, its device cost), the newes
 #: this; else from SciPy's transform on the host. 0: always the host (the state before the
 #: eighteenth session, for A/B runs)
 DEVICE_PAIRS = 1 << 28
+#: ... and when the table of every squared distance of the block grid, (rows - 1)^2 + (cols -
+#: 1)^2 + 1 entries, has at most this many (a long thin grid's would not fit)
+TABLE_ENTRIES = 1 << 22
 _tables: dict = {}  # key -> the device's cost of every squared block distance
 
 
@@ -51,8 +54,10 @@ def _block_cost(chosen, block, strength, far, rho, reach, xp):
         for cached_key, cached, cost in _memo:
             if cached_key == key and np.array_equal(cached, chosen):
                 return cost
+    rows, cols = chosen.shape
     if xp is not np and block > 1 and \
-            chosen.size * int(np.count_nonzero(chosen)) <= DEVICE_PAIRS:
+            chosen.size * int(np.count_nonzero(chosen)) <= DEVICE_PAIRS and \
+            (rows - 1) ** 2 + (cols - 1) ** 2 < TABLE_ENTRIES:
         from graphcut._arrays import energy_kernels
 
         table = _distance_table(key, chosen.shape, block, strength, far, rho, reach, xp)

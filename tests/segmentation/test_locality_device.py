@@ -61,9 +61,14 @@ def test_block_priors_on_the_device_equal_the_hosts(gpu, block, monkeypatch):  #
     for host, device in zip(expected[:2], got[:2]):
         assert type(device).__module__.split(".")[0] == "cupy"
         np.testing.assert_array_equal(_host(device), host)
-    monkeypatch.setattr(_locality, "DEVICE_PAIRS", 0)  # the host's transform on the device
-    _locality._memo.clear()
-    again = _locality._locality_priors(gpu.asarray(seeds), labels, 1.5, gpu, far_cost=2.5,
-                                       objects=objects, block=block)
-    for host, device in zip(expected[:2], again[:2]):
-        np.testing.assert_array_equal(_host(device), host)
+    assert _locality._tables  # the kernel's path ran
+    for name in ("DEVICE_PAIRS", "TABLE_ENTRIES"):  # too many pairs, too long a table:
+        with monkeypatch.context() as patch:      # the host's transform on the device
+            patch.setattr(_locality, name, 0)
+            _locality._memo.clear()
+            _locality._tables.clear()
+            again = _locality._locality_priors(gpu.asarray(seeds), labels, 1.5, gpu,
+                                               far_cost=2.5, objects=objects, block=block)
+            assert not _locality._tables
+        for host, device in zip(expected[:2], again[:2]):
+            np.testing.assert_array_equal(_host(device), host)
