@@ -2,9 +2,9 @@
 microscopy from clicks (bench/RESULTS.md, "seventeenth session, micro17", "eighteenth
 session, micro18"; docs/appearance-microscopy.md): each patches
 :class:`graphcut.models.Learned` for one run of ``bench/bench_quality_real.py``'s ``main``.
-The ``local-split --method local-peak`` variant is the library's ``Learned(split="local")``
-(graphcut/models/_local_split.py; the same split, tests/project/test_quality_real_variants.py);
-the others were not kept.
+The ``local-split --method local-peak --value 101`` variant (its default radius and share) is
+the library's ``Learned(split="local")`` (graphcut/models/_local_split.py; the same split,
+tests/project/test_quality_real_variants.py); the others were not kept.
 
 Variants (``--variant NAME``, ``--value V``; every other argument goes to the bench):
 
@@ -83,7 +83,7 @@ VARIANTS = ("bias", "bias-band", "bias-band-prior", "balance", "temperature", "s
 BAND_FROM = 0
 #: ``local-split --method local-peak``: the nearby peak's radius (pixels) and the share of
 #: the way from the median grey to it below which a pixel is dark (``--radius``, ``--share``)
-PEAK_RADIUS, PEAK_SHARE = 5, 0.5
+PEAK_RADIUS, PEAK_SHARE = 10, 0.3
 #: the temperature's candidates and folds
 TEMPERATURES, FOLDS = np.exp(np.linspace(np.log(0.5), np.log(2.0), 13)), 4
 _EIGHT = np.ones((3, 3))
@@ -348,9 +348,9 @@ def main(argv=None):
                         help="threshold: the skimage threshold method, or log-otsu")
     parser.add_argument("--band-from", type=int, default=0,
                         help="bias-band, bias-band-prior: from this many strokes on")
-    parser.add_argument("--radius", type=int, default=5,
+    parser.add_argument("--radius", type=int, default=10,
                         help="local-split local-peak: the nearby peak's radius (pixels)")
-    parser.add_argument("--share", type=float, default=0.5,
+    parser.add_argument("--share", type=float, default=0.3,
                         help="local-split local-peak: the share of the way to the peak")
     parser.add_argument("--mix", type=float, default=0.5,
                         help="soft-split: the local split's share of the prior's weights")
