@@ -1,7 +1,10 @@
-"""The seventeenth session's measured variants of the learned model on real microscopy from
-clicks, none kept in the library (bench/RESULTS.md, "seventeenth session, micro17";
-docs/appearance-microscopy.md, "The seventeenth session"): each patches
+"""The seventeenth and eighteenth sessions' measured variants of the learned model on real
+microscopy from clicks (bench/RESULTS.md, "seventeenth session, micro17", "eighteenth
+session, micro18"; docs/appearance-microscopy.md): each patches
 :class:`graphcut.models.Learned` for one run of ``bench/bench_quality_real.py``'s ``main``.
+The ``local-split --method local-peak --value 101`` variant (its default radius and share) is
+the library's ``Learned(split="local")`` (graphcut/models/_local_split.py; the same split,
+tests/project/test_quality_real_variants.py); the others were not kept.
 
 Variants (``--variant NAME``, ``--value V``; every other argument goes to the bench):
 
@@ -40,6 +43,17 @@ Variants (``--variant NAME``, ``--value V``; every other argument goes to the be
   ``--method M`` (``li``, ``isodata``, ``yen``, ``triangle``, ...) or ``log-otsu`` (Otsu's on
   the logarithm of the grey scaled to [0.01, 1.01]) instead of Otsu's (the coordinator's runs
   of that session).
+- ``local-split`` (eighteenth session): the prior's split by ``--method`` (with
+  ``Learned.split = "otsu"``, whose function it replaces): ``local-mid``, each pixel's threshold
+  ``min(t, max(local, (t + median) / 2))`` with ``t`` Otsu's, ``local`` the grey's Gaussian
+  mean over a ``V``-pixel block (``skimage.filters.threshold_local``); ``local-peak``, the same
+  and not below ``median + S (peak - median)``, ``peak`` the largest grey smoothed at 2 pixels
+  within ``--radius`` pixels and ``S`` ``--share``; ``multiotsu-lo``, the lower of three-class
+  Otsu's thresholds. The grey's or its negative's split, whichever's object side is smaller.
+- ``soft-split``: the prior's samples as weights, ``1 - --mix`` times Otsu's sides plus
+  ``--mix`` times the ``local-split`` method's; the prior's sides and strength Otsu's.
+- ``--prior P``: ``Learned.prior`` for the run; ``--local V``: with another variant, the
+  ``local-peak`` split (block ``V``) too.
 
     python bench/quality_real_variants.py --variant bias --value 0.5 --set dev \
         --protocols clicks --methods auto --per-image --falls --starts 3
@@ -63,10 +77,13 @@ from graphcut._arrays import to_host  # noqa: E402
 
 VARIANTS = ("bias", "bias-band", "bias-band-prior", "balance", "temperature", "scale", "sigma",
             "prior-band", "prior-edge", "prior-edge-mask", "prior-split-mask",
-            "prior-split-seeds", "threshold")
+            "prior-split-seeds", "threshold", "local-split", "soft-split")
 #: ``bias-band``: from this many strokes (4-connected parts of each label's seeds, as the
 #: hold counts them; ``--band-from``)
 BAND_FROM = 0
+#: ``local-split --method local-peak``: the nearby peak's radius (pixels) and the share of
+#: the way from the median grey to it below which a pixel is dark (``--radius``, ``--share``)
+PEAK_RADIUS, PEAK_SHARE = 10, 0.3
 #: the temperature's candidates and folds
 TEMPERATURES, FOLDS = np.exp(np.linspace(np.log(0.5), np.log(2.0), 13)), 4
 _EIGHT = np.ones((3, 3))
@@ -259,6 +276,70 @@ def _patch_threshold(method):
     filters.threshold_otsu = chosen
 
 
+def local_split(grey, method, block):
+    """The bright side (bool, host) of a local split of ``grey`` (float64 (H, W)): the
+    ``local-split`` variant (see the module's notes)."""
+    from skimage.filters import threshold_local, threshold_multiotsu
+    flat = grey.reshape(-1)[::max(1, grey.size // (1 << 16))]
+    t = _otsu(grey)
+    if method == "multiotsu-lo":
+        return grey > float(threshold_multiotsu(flat, 3)[0])
+    size = int(block) | 1
+    local = threshold_local(grey, size, method="gaussian", mode="nearest")
+    if method == "local-mid":  # dim regions' threshold down to halfway to the median
+        floor = 0.5 * (t + float(np.median(flat)))
+        return grey > np.minimum(t, np.maximum(local, floor))
+    if method == "local-peak":  # and not below `share` of the way to the nearby peak
+        median = float(np.median(flat))
+        floor = np.maximum(local, 0.5 * (t + median))
+        peak = ndimage.maximum_filter(ndimage.gaussian_filter(grey, 2.0),
+                                      size=2 * PEAK_RADIUS + 1, mode="nearest")
+        return grey > np.minimum(t, np.maximum(floor, median + PEAK_SHARE * (peak - median)))
+    raise ValueError(f"unknown local split {method!r}")
+
+
+def _patch_local_split(method, block):
+    """graphcut.models._guide.bright_side replaced by :func:`local_split`, for the image's
+    polarity the object's brighter side... both polarities: the split of the grey and of
+    its negative, each pixel's side from the one whose object side is the smaller (the
+    nuclei's side: fewer pixels than the background on microscopy)."""
+    def bright_side(features, channels):
+        grey = np.asarray(to_host(features[..., channels:2 * channels].mean(axis=-1)),
+                          dtype=np.float64)
+        up, down = local_split(grey, method, block), local_split(-grey, method, block)
+        return up if up.sum() <= down.sum() else ~down
+
+    guide_module.bright_side = bright_side
+
+
+def _patch_soft_split(method, block, mix):
+    """The prior's samples as weights: ``1 - mix`` times Otsu's side plus ``mix`` times
+    :func:`local_split`'s (the object's side of each; the background's the rest), the
+    prior's sides and strength still Otsu's (``soft-split``)."""
+    original = guide_module.prior_sides
+
+    def prior_sides(model, features, samples):
+        masks, strength, split = original(model, features, samples)
+        if masks[0] is None:
+            return masks, strength, split
+        up = masks[0] is split[2]
+        kept = getattr(model, "_soft", None)
+        if kept is None or kept[0] is not features:
+            grey = np.asarray(to_host(split[2]), dtype=bool)  # Otsu's bright side
+            values = _grey(model, features)
+            local = local_split(values, method, block)
+            down = ~local_split(-values, method, block)
+            local = local if local.sum() <= (~down).sum() else down
+            model._soft = kept = (features, {})
+            for side in (True, False):
+                obj = (1.0 - mix) * (grey if side else ~grey) + mix * (local if side else ~local)
+                kept[1][side] = (obj, 1.0 - obj, {})
+        obj, bg, cache = kept[1][up]
+        return (obj, bg), strength, (split[0], split[1], obj, cache)
+
+    learned_module.prior_sides = prior_sides
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", choices=VARIANTS, required=True)
@@ -267,11 +348,29 @@ def main(argv=None):
                         help="threshold: the skimage threshold method, or log-otsu")
     parser.add_argument("--band-from", type=int, default=0,
                         help="bias-band, bias-band-prior: from this many strokes on")
+    parser.add_argument("--radius", type=int, default=10,
+                        help="local-split local-peak: the nearby peak's radius (pixels)")
+    parser.add_argument("--share", type=float, default=0.3,
+                        help="local-split local-peak: the share of the way to the peak")
+    parser.add_argument("--mix", type=float, default=0.5,
+                        help="soft-split: the local split's share of the prior's weights")
+    parser.add_argument("--prior", type=float, default=None,
+                        help="Learned.prior for this run (default: the library's)")
+    parser.add_argument("--local", type=float, default=None,
+                        help="with another variant, the local-peak split too, of this block")
     args, rest = parser.parse_known_args(argv)
-    global BAND_FROM
-    BAND_FROM = args.band_from
+    if args.local is not None:
+        _patch_local_split("local-peak", args.local)
+    if args.prior is not None:
+        learned_module.Learned.prior = args.prior
+    global BAND_FROM, PEAK_RADIUS, PEAK_SHARE
+    BAND_FROM, PEAK_RADIUS, PEAK_SHARE = args.band_from, args.radius, args.share
     if args.variant == "sigma":
         _patch_sigma(args.value)
+    elif args.variant == "soft-split":
+        _patch_soft_split(args.method, args.value, args.mix)
+    elif args.variant == "local-split":
+        _patch_local_split(args.method, args.value)
     elif args.variant == "threshold":
         _patch_threshold(args.method)
     elif args.variant.startswith("prior"):

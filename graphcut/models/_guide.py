@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from graphcut._arrays import array_module
 
+from ._local_split import local_bright_side
 from ._prior import FULL_AT, bright_side, graded_prior
 
 #: the prior when the previous mask tells the sides apart more clearly than the seeds: "mask"
@@ -100,15 +101,17 @@ def guided_prior(masks, difference, bright, guide, mode=None):
 
 def prior_sides(model, features, samples):
     """The learned ``model``'s prior for two labels' ``samples``: the graded prior
-    (:func:`~._prior.graded_prior`, the Otsu split kept per image on ``model._split``)
-    checked against ``model.guide`` (:func:`guided_prior`).
+    (:func:`~._prior.graded_prior`, the image's split kept per image on ``model._split``:
+    the global Otsu split, or the local one, :func:`~._local_split.local_bright_side`, as
+    ``model.split`` says) checked against ``model.guide`` (:func:`guided_prior`).
 
     Parameters
     ----------
     model : graphcut.models.Learned
-        Its ``_channels`` (the image's channel count), ``guide`` (the previous mask or None)
-        and ``_split`` (``(features, channels, bright, {side: drawn sample})``, made here
-        when missing or for other features) are read.
+        Its ``_channels`` (the image's channel count), ``guide`` (the previous mask or None),
+        ``split`` (``"otsu"`` or ``"local"``) and ``_split`` (``(features, channels, bright,
+        {side: drawn sample}, split)``, made here when missing or for other features or
+        split) are read.
     features : array (H, W, F)
         The image's features.
     samples : sequence of two arrays (H, W)
@@ -121,9 +124,12 @@ def prior_sides(model, features, samples):
         without one), its strength (0 to 1) and ``model._split``.
     """
     channels = getattr(model, "_channels", 1)
+    kind = getattr(model, "split", "otsu")
     split = getattr(model, "_split", None)
-    if split is None or split[0] is not features or split[1] != channels:
-        split = model._split = (features, channels, bright_side(features, channels), {})
+    if split is None or split[0] is not features or split[1] != channels or \
+            split[4:] != (kind,):
+        side = local_bright_side if kind == "local" else bright_side
+        split = model._split = (features, channels, side(features, channels), {}, kind)
     masks, difference = graded_prior(features, samples, channels, bright=split[2])
     masks, difference, _ = guided_prior(masks, difference, split[2], model.guide)
     return masks, min(1.0, difference / FULL_AT), split

@@ -305,7 +305,9 @@ class Learned(AppearanceModel):
         logistic regression per unit of sample weight; ``None``: 0.1. ``core`` (float,
         0..1): with a box or lasso, the object's sample is the region's core, its pixels at
         least ``core`` times the largest distance from the outline, plus the object seeds;
-        ``None``: 0.5. ``ring`` (>= 0; 0 turns it off): with a box or lasso, the region's
+        ``None``: 0.5. ``prior`` (>= 0): the intensity prior's weight; ``None``: 0.6.
+        ``split``: its split, ``"otsu"`` or ``"local"`` (:mod:`._local_split`); ``None``:
+        ``"otsu"``. ``ring`` (>= 0; 0 turns it off): with a box or lasso, the region's
         pixels within ``min(0.35 d_max, 4)`` pixels of its outline join the background's
         sample, weighing ``ring`` times the rest of it (:mod:`graphcut.segmentation._ring`);
         ``None``: 1. ``hold`` (nats, >= 0; 0 turns it off), ``hold_reach`` (pixels, > 0),
@@ -351,8 +353,7 @@ class Learned(AppearanceModel):
     texture = 0
     classifier = "logistic"
     l2 = DEFAULT_L2
-    core = 0.5
-    prior = 0.6
+    core, prior, split = 0.5, 0.6, "otsu"
     outline = 8.0
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
     confident_after, confident_hold = CONFIDENT_AFTER, CONFIDENT_HOLD
@@ -362,9 +363,9 @@ class Learned(AppearanceModel):
     neighbours = None  # None: graphcut.segmentation._box_neighbours.NEIGHBOUR_COST
     box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
-    knobs = ("classifier", "l2", "core", "prior", "outline", "ring", "hold", "hold_reach",
-             "hold_after", "confident_after", "rim", "rim_band", "near", "neighbours",
-             "iterations", "seed_share", "locality", "far_cost")
+    knobs = ("classifier", "l2", "core", "prior", "split", "outline", "ring", "hold",
+             "hold_reach", "hold_after", "confident_after", "rim", "rim_band", "near",
+             "neighbours", "iterations", "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
         checked = check_learned_knob(key, value)

@@ -8,6 +8,10 @@ from ._base import is_whole
 
 #: the classifiers :class:`~graphcut.models.LearnedModel` trains
 CLASSIFIERS = ("logistic", "gaussian")
+#: the intensity prior's splits (:class:`~graphcut.models.Learned`'s ``split``): a global
+#: Otsu threshold (:func:`~._prior.bright_side`) or the local one
+#: (:func:`~._local_split.local_bright_side`)
+SPLITS = ("otsu", "local")
 
 
 def check_learned_knob(key, value):
@@ -41,6 +45,10 @@ def check_learned_knob(key, value):
             raise ValueError(f"unknown classifier {value!r}; expected one of "
                              f"{', '.join(CLASSIFIERS)}")
         return value
+    if key == "split":
+        if value not in SPLITS:
+            raise ValueError(f"unknown split {value!r}; expected one of {', '.join(SPLITS)}")
+        return value
     if key in ("hold_after", "confident_after", "rim_band"):
         if not is_whole(value):
             raise ValueError(f"{key} must be an integer >= 0 (a count of "
@@ -63,4 +71,4 @@ def check_learned_knob(key, value):
     return NotImplemented
 
 
-__all__ = ["CLASSIFIERS", "check_learned_knob"]
+__all__ = ["CLASSIFIERS", "SPLITS", "check_learned_knob"]

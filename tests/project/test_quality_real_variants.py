@@ -106,3 +106,28 @@ def test_the_thresholds_replace_otsus_in_the_prior(monkeypatch):
     variants._patch_threshold("log-otsu")
     logged = filters.threshold_otsu(sample)
     assert sample.min() < logged < otsu(sample)
+
+
+def test_the_local_peak_split_is_the_librarys_local_split(monkeypatch):
+    """The ``local-split --method local-peak`` variant (measured first, its own code) and
+    ``Learned(split="local")`` (graphcut/models/_local_split.py) split the same pixels."""
+    from scipy import ndimage
+
+    from graphcut.models._features import pixel_features
+    from graphcut.models._local_split import local_bright_side
+
+    rng = np.random.default_rng(3)
+    grey = 0.05 + 0.1 * np.linspace(0, 1, 64)[None, :] + rng.normal(0, 0.01, (48, 64))
+    grey[8:18, 8:18], grey[30:38, 40:50] = 0.9, 0.3
+    for values in (grey, 1.0 - grey):               # bright and dark nuclei
+        features = pixel_features(ndimage.gaussian_filter(values, 1)[..., None]
+                                  .astype(np.float32), scales=(1.0,))
+        host = features[..., 1:2].mean(axis=-1).astype(np.float64)
+        monkeypatch.setattr(variants, "PEAK_RADIUS", 10)
+        monkeypatch.setattr(variants, "PEAK_SHARE", 0.3)
+        up, down = (variants.local_split(host, "local-peak", 101),
+                    variants.local_split(-host, "local-peak", 101))
+        expected = up if up.sum() <= down.sum() else ~down
+        library = local_bright_side(features, 1)
+        assert 0 < library.sum() < library.size
+        np.testing.assert_array_equal(library, expected)
