@@ -333,9 +333,9 @@ class Learned(AppearanceModel):
         with an image's box, the tightness prior's cuts add this to the object's cost at the
         pixels a neighbour crossing the box's side brings in
         (:mod:`graphcut.segmentation._box_neighbours`); ``None``: its ``NEIGHBOUR_COST`` (1.25).
-        ``iterations``, ``seed_share``,
-        ``locality``, ``far_cost``: the pipeline's knobs
-        (:class:`~graphcut.models.AppearanceModel`).
+        ``level`` (nats, >= 0; 0 turns it off): the box's own level prior
+        (:mod:`graphcut.segmentation._box_level`); ``None``: its ``LEVEL_COST`` (1). The
+        pipeline's knobs (:class:`~graphcut.models.AppearanceModel`) too.
 
     Examples
     --------
@@ -360,12 +360,12 @@ class Learned(AppearanceModel):
     ring = RING
     rim, rim_band = RIM, RIM_BAND
     near = None  # None: graphcut.segmentation._ring.NEAR_SHARE
-    neighbours = None  # None: graphcut.segmentation._box_neighbours.NEIGHBOUR_COST
+    neighbours = level = None  # None: _box_neighbours.NEIGHBOUR_COST, _box_level.LEVEL_COST
     box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
     knobs = ("classifier", "l2", "core", "prior", "split", "outline", "ring", "hold",
              "hold_reach", "hold_after", "confident_after", "rim", "rim_band", "near",
-             "neighbours", "iterations", "seed_share", "locality", "far_cost")
+             "neighbours", "level", "iterations", "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
         checked = check_learned_knob(key, value)

@@ -54,7 +54,7 @@ def check_learned_knob(key, value):
             raise ValueError(f"{key} must be an integer >= 0 (a count of "
                              f"{'pixels' if key == 'rim_band' else 'strokes'}), got {value!r}")
         return int(value)
-    if key in ("prior", "ring", "hold", "hold_reach", "rim", "near", "neighbours"):
+    if key in ("prior", "ring", "hold", "hold_reach", "rim", "near", "neighbours", "level"):
         value = float(value)
         positive = key in ("hold_reach", "rim")
         if not (np.isfinite(value) and value >= 0) or (positive and value == 0):

@@ -13,7 +13,9 @@ float array every time (about 0.1 s at 4 MP); here:
   thirteenth session): a box drawn to the border says nothing of where the object ends
   there (the object may run out of the picture), unlike a side drawn with a margin around it;
 - the cost is kept on the model object for the next updates with the same box (or the same
-  lasso region object) and strength.
+  lasso region object) and strength;
+- since the eighteenth session a large enough 2-D box of the learned model adds the box's
+  own level prior (:mod:`._box_level`, the model's ``level`` nats) to the kept cost.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from graphcut._arrays import to_host
+
+from . import _box_level
 
 #: the share of the outline cost a box's side on the image border gets (1: the image border
 #: counts as outline, as before the thirteenth session; on the real photographs' development
@@ -96,7 +100,17 @@ def _side_costs(start, stop, size, strength, scale):
                       share_after * strength * np.clip(1.0 - after / scale, 0.0, 1.0))
 
 
-def outline_priors(model, region, box, xp):
+def level_nats(model) -> float:
+    """Nats of the box's level prior for ``model``: its ``level`` (None:
+    :data:`~._box_level.LEVEL_COST`); 0 for a model without that knob (only the learned
+    model has it)."""
+    if not hasattr(model, "level"):
+        return 0.0
+    value = model.level
+    return _box_level.LEVEL_COST if value is None else float(value)
+
+
+def outline_priors(model, region, box, xp, values=None):
     """The labels' fixed costs ``[object's outline cost, None]`` for ``model`` (one with
     ``outline`` > 0) and the region (``box`` when it is exactly that box, else None), on
     ``xp``'s device, kept on the model for the next call with the same box (or region object)
@@ -104,7 +118,10 @@ def outline_priors(model, region, box, xp):
 
     A 2-D box gets the closed form of :func:`box_outline_cost` (the model's ``outline_reach``
     and ``outline_pixels``); a lasso or a volume's box the model's ``outline_costs(region)``
-    (then kept on the device).
+    (then kept on the device). With the image's ``values`` ((H, W, C), on ``xp``'s device:
+    the model's features whose first ``model._channels`` columns are the image's channels) a
+    2-D box adds the box's level prior (:func:`~._box_level.with_level_cost`, the model's
+    :func:`level_nats`), kept with the same values object.
 
     Returns
     -------
@@ -112,15 +129,22 @@ def outline_priors(model, region, box, xp):
         ``[cost (H, W), None]``.
     """
     shape = tuple(int(n) for n in region.shape)
+    nats = level_nats(model) if values is not None and box is not None and len(shape) == 2 \
+        else 0.0
     key = (shape, None if box is None else tuple(int(v) for v in box), float(model.outline),
-           xp.__name__)
+           xp.__name__, nats)
     kept = getattr(model, "_outline_kept", None)
-    if kept is not None and kept[0] == key and (box is not None or kept[1] is region):
+    if kept is not None and kept[0] == key and (box is not None or kept[1] is region) and \
+            (nats == 0.0 or kept[3] is values):
         return [kept[2], None]
     if box is not None and len(shape) == 2:
         cost = box_outline_cost(shape, box, model.outline, model.outline_reach,
                                 model.outline_pixels, xp)
+        if nats > 0:
+            channels = getattr(model, "_channels", None)
+            image = values if channels is None else values[..., :int(channels)]
+            cost = _box_level.with_level_cost(cost, image, box, nats)
     else:
         cost = xp.asarray(to_host(model.outline_costs(region)))
-    model._outline_kept = (key, region, cost)
+    model._outline_kept = (key, region, cost, values if nats > 0 else None)
     return [cost, None]

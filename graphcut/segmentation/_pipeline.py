@@ -121,7 +121,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
         if has_region and getattr(model, "core", 0) and getattr(model, "outline", 0) > 0:
             # the model's position prior: the object costs more near the outline (kept)
             box_priors = outline_priors(model, region, o["box"] if o["lasso"] is None
-                                        else None, xp)
+                                        else None, xp, values=values)
             priors = _with_outline_cost(priors, box_priors[0], xp)
         if previous is not None:  # the mask on the device once (the hold and the guide)
             previous = (previous[0], xp.asarray(previous[1]))
