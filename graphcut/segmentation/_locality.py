@@ -54,10 +54,9 @@ def _block_cost(chosen, block, strength, far, rho, reach, xp):
         for cached_key, cached, cost in _memo:
             if cached_key == key and np.array_equal(cached, chosen):
                 return cost
-    rows, cols = chosen.shape
-    if xp is not np and block > 1 and \
+    if xp is not np and block > 1 and chosen.ndim == 2 and \
             chosen.size * int(np.count_nonzero(chosen)) <= DEVICE_PAIRS and \
-            (rows - 1) ** 2 + (cols - 1) ** 2 < TABLE_ENTRIES:
+            sum((n - 1) ** 2 for n in chosen.shape) < TABLE_ENTRIES:
         from graphcut._arrays import energy_kernels
 
         table = _distance_table(key, chosen.shape, block, strength, far, rho, reach, xp)
