@@ -35,8 +35,11 @@ from graphcut._arrays import array_module, to_host
 from ._box_neighbours import neighbour_pixels
 
 #: nats: the object's cost below the level, minus that above it (the learned model's
-#: ``level`` knob overrides it; 0: off)
-LEVEL_COST = 1.0
+#: ``level`` knob overrides it; 0: off). Off by default: at 1 nat (box18's dev choice) the
+#: tighter masks leave more of the box's lines uncrossed, and the tightness prior's pins
+#: re-cut two to three times as often: the first mask after a box at 4 MP took 96 instead of
+#: 43 ms on an H200 (bench/RESULTS.md, eighteenth session, final)
+LEVEL_COST = 0.0
 #: the level between the box's border (0) and its core (1) where the object is taken to end
 LEVEL = 0.3
 #: pixels: only a box whose smaller side exceeds this gets the prior

@@ -127,7 +127,7 @@ def test_a_tight_box_around_a_large_nucleus_comes_nearer_its_truth():
     """The box's ring and outline cost eat a tight box's object; the level gives it back."""
     image, truth, box, _ = _nucleus(pixels=1)
     masks = [graphcut.segment(image, box=box, model=Learned(level=v), device="cpu")
-             for v in (0.0, None)]
+             for v in (0.0, 1.0)]
     for mask in masks:
         assert not mask[~allowed_region(image.shape, box=box)].any()
     assert _iou(masks[1], truth) > _iou(masks[0], truth) + 0.02
@@ -147,15 +147,15 @@ def test_the_models_level_reaches_the_outline_cost(monkeypatch, level):
     assert model.settings() == ({"model": "learned"} if level is None else
                                 {"model": "learned", "level": level})
     graphcut.segment(image, box=box, model=model, device="cpu")
-    assert seen == ([] if level == 0.0 else
-                    [_box_level.LEVEL_COST if level is None else level])
+    effective = _box_level.LEVEL_COST if level is None else level  # None: the default, off
+    assert seen == ([] if effective == 0.0 else [effective])
     with pytest.raises(ValueError, match="level"):
         Learned(level=-1.0)
 
 
 def test_the_kept_outline_cost_is_the_same_box_and_values():
     image, truth, box, _ = _nucleus()
-    model = Learned()
+    model = Learned(level=1.0)
     values = image.astype(np.float64)[..., None]
     region = allowed_region(image.shape, box=box)
     first = _outline.outline_priors(model, region, box, np, values=values)[0]
@@ -172,7 +172,8 @@ def test_segmenter_updates_with_boxes_equal_fresh_segments():
     image, truth, box, _ = _nucleus(neighbour=True)
     seeds = np.zeros(image.shape, np.uint8)
     seeds[40, 38:43] = 1
-    assert_box_updates_are_fresh_segments(image, box, seeds, margin=2)
+    assert_box_updates_are_fresh_segments(image, box, seeds, margin=2,
+                                          model=Learned(level=1.0))
 
 
 @pytest.mark.parametrize("colour", [False, True])
@@ -186,5 +187,5 @@ def test_no_level_where_texture_alone_tells_the_object(colour):
     values = image.astype(np.float64).reshape(image.shape[:2] + (-1,))
     assert box_axis(values, box) is None and level_cost(values, box, 1.0) is None
     masks = [graphcut.segment(image, box=box, model=Learned(level=v), device="cpu")
-             for v in (0.0, None)]
+             for v in (0.0, 1.0)]
     np.testing.assert_array_equal(masks[0], masks[1])
