@@ -340,13 +340,16 @@ def stand_in_cupy(monkeypatch, library):
 
 def install_cupyx_ndimage(monkeypatch, module) -> None:
     """Make ``module`` (:func:`fake_cupy_module`) importable as ``cupy``, with
-    ``cupyx.scipy.ndimage.gaussian_filter`` standing in as SciPy's (what the learned model's
-    GPU features call), for the test that ``monkeypatch`` belongs to."""
+    ``cupyx.scipy.ndimage.gaussian_filter`` and ``maximum_filter`` standing in as SciPy's
+    (what the learned model's GPU features and its local split call), for the test that
+    ``monkeypatch`` belongs to."""
     from scipy import ndimage as scipy_ndimage
 
     ndimage = types.ModuleType("cupyx.scipy.ndimage")
     ndimage.gaussian_filter = lambda values, *args, **kwargs: _wrap(
         scipy_ndimage.gaussian_filter(np.asarray(values), *args, **kwargs))
+    ndimage.maximum_filter = lambda values, *args, **kwargs: _wrap(  # the local split's
+        scipy_ndimage.maximum_filter(np.asarray(values), *args, **kwargs))
     scipy = types.ModuleType("cupyx.scipy")
     scipy.ndimage = ndimage
     cupyx = types.ModuleType("cupyx")
