@@ -7,6 +7,7 @@ from __future__ import annotations
 import cupy
 import numpy as np
 
+from graphcut.solver import GridNetwork
 from graphcut.solver.kernels import kernel as source_kernel
 from graphcut.solver.kernels import launch_grid
 
@@ -39,8 +40,6 @@ def balanced_network(network):
     read: the same arrays and offset, or None when a netted terminal capacity leaves int32
     (the NumPy version's bound is looser: it may answer None where this one does not; the
     caller's cut is the same either way)."""
-    from graphcut.solver import GridNetwork
-
     h, w = network.shape
     arrays = [cupy.ascontiguousarray(a, dtype=np.int32) for a in (
         network.source, network.sink, *network.forward[:1], *network.backward[:1],

@@ -32,7 +32,7 @@ import numpy as np
 
 from graphcut._arrays import array_module, to_host
 
-from ._box_neighbours import neighbour_pixels
+from ._box_neighbours import border_and_core, neighbour_pixels
 
 #: nats: the object's cost below the level, minus that above it (the learned model's
 #: ``level`` knob overrides it; 0: off). Off by default: at 1 nat (box18's dev choice) the
@@ -85,19 +85,12 @@ def box_axis(values, box, max_pixels=None):
     r0, c0, r1, c1 = (int(v) for v in box)
     stride = max(1, math.ceil(math.sqrt((r1 - r0) * (c1 - c0) / max_pixels)))
     inside = np.asarray(to_host(values[r0:r1:stride, c0:c1:stride]), dtype=np.float64)
-    border = np.concatenate([inside[0], inside[-1], inside[1:-1, 0], inside[1:-1, -1]])
-    h, w = inside.shape[:2]
-    depth_r = np.minimum(np.arange(1, h + 1), np.arange(h, 0, -1))
-    depth_c = np.minimum(np.arange(1, w + 1), np.arange(w, 0, -1))
-    half = 0.5 * float(min(depth_r.max(), depth_c.max()))
-    core = inside[depth_r >= half][:, depth_c >= half]
-    low = np.median(border, axis=0)
-    axis = np.median(core.reshape(-1, inside.shape[-1]), axis=0) - low
+    border, core, low, axis = border_and_core(inside)
     norm = float(axis @ axis)
     if not norm > 1e-12:
         return None
     scale = axis / norm
-    levels = [(part.reshape(-1, inside.shape[-1]) - low) @ scale for part in (border, core)]
+    levels = [(part - low) @ scale for part in (border, core)]
     spread = np.median(np.abs(np.concatenate([v - np.median(v) for v in levels])))
     if not spread <= SPREAD:
         return None

@@ -78,18 +78,26 @@ def box_levels(values, box):
     (1.0, 0.0)
     """
     r0, c0, r1, c1 = box
-    inside = values[r0:r1, c0:c1]
-    border = np.concatenate([inside[0], inside[-1], inside[1:-1, 0], inside[1:-1, -1]])
-    depth_r = np.minimum(np.arange(1, r1 - r0 + 1), np.arange(r1 - r0, 0, -1))
-    depth_c = np.minimum(np.arange(1, c1 - c0 + 1), np.arange(c1 - c0, 0, -1))
-    half = 0.5 * float(min(depth_r.max(), depth_c.max()))
-    core = inside[depth_r >= half][:, depth_c >= half]
-    low = np.median(border, axis=0)
-    axis = np.median(core.reshape(-1, values.shape[-1]), axis=0) - low
+    _, _, low, axis = border_and_core(values[r0:r1, c0:c1])
     norm = float(axis @ axis)
     if not norm > 1e-12:
         return None
     return (values - low) @ axis / norm
+
+
+def border_and_core(inside):
+    """A box's one-pixel border and its core (the pixels at least half its largest depth
+    inside), each (n, C), and their per-channel medians ``low`` (the border's) and ``axis``
+    (the core's minus the border's), from the host array ``inside`` (h, w, C) of the box's
+    values (the two levels of :func:`box_levels` and of ``_box_level.box_axis``)."""
+    h, w, channels = inside.shape
+    border = np.concatenate([inside[0], inside[-1], inside[1:-1, 0], inside[1:-1, -1]])
+    depth_r = np.minimum(np.arange(1, h + 1), np.arange(h, 0, -1))
+    depth_c = np.minimum(np.arange(1, w + 1), np.arange(w, 0, -1))
+    half = 0.5 * float(min(depth_r.max(), depth_c.max()))
+    core = inside[depth_r >= half][:, depth_c >= half].reshape(-1, channels)
+    low = np.median(border, axis=0)
+    return border, core, low, np.median(core, axis=0) - low
 
 
 def neighbour_pixels(values, box, *, reach=None, level=None, centre=None, max_pixels=None):
@@ -223,5 +231,6 @@ def load_watershed():
     return watershed
 
 
-__all__ = ["CENTRE", "LEVEL", "MAX_PIXELS", "NEIGHBOUR_COST", "REACH", "box_levels",
+__all__ = ["CENTRE", "LEVEL", "MAX_PIXELS", "NEIGHBOUR_COST", "REACH", "border_and_core",
+           "box_levels",
            "load_watershed", "neighbour_pixels", "with_neighbour_cost"]
