@@ -334,7 +334,7 @@ class Learned(AppearanceModel):
         pixels a neighbour crossing the box's side brings in
         (:mod:`graphcut.segmentation._box_neighbours`); ``None``: its ``NEIGHBOUR_COST`` (1.25).
         ``level`` (nats, >= 0; 0 turns it off): the box's own level prior
-        (:mod:`graphcut.segmentation._box_level`); ``None``: its ``LEVEL_COST`` (0). The
+        (:mod:`graphcut.segmentation._box_level`); ``None``: its ``LEVEL_COST`` (1). The
         pipeline's knobs (:class:`~graphcut.models.AppearanceModel`) too.
 
     Examples

@@ -4,7 +4,7 @@ A box around one object gives the image's own scale for it: the median of the bo
 one-pixel border (level 0) and the median of its core (level 1; the box's pixels at least
 half its largest depth inside), and each pixel's level between them along the direction
 from the one to the other (grey or colour, either polarity; :func:`box_axis`). Inside a
-box whose larger side exceeds :data:`MIN_SIDE` pixels the object costs :data:`LEVEL_COST`
+box whose smaller side exceeds :data:`MIN_SIDE` pixels the object costs :data:`LEVEL_COST`
 nats more at the pixels below :data:`LEVEL` and as much less at those at or above it, except
 at the pixels a neighbour crossing the box's side brings in
 (:func:`~._box_neighbours.neighbour_pixels`: no reward there). Outside the box, and in a
@@ -35,11 +35,12 @@ from graphcut._arrays import array_module, to_host
 from ._box_neighbours import border_and_core, neighbour_pixels
 
 #: nats: the object's cost below the level, minus that above it (the learned model's
-#: ``level`` knob overrides it; 0: off). Off by default: at 1 nat (box18's dev choice) the
-#: tighter masks leave more of the box's lines uncrossed, and the tightness prior's pins
-#: re-cut two to three times as often: the first mask after a box at 4 MP took 96 instead of
-#: 43 ms on an H200 (bench/RESULTS.md, eighteenth session, final)
-LEVEL_COST = 0.0
+#: ``level`` knob overrides it; 0: off). On since the nineteenth session, with one round of
+#: the tightness prior's middle-of-run pins (:data:`~._tightness.MAX_ROUNDS`): with eight
+#: rounds its tighter masks re-cut two to three times as often and the first mask after a box
+#: at 4 MP took 90-96 ms instead of 34-43 on an H200; with one round 68-71 ms, and no dev box
+#: changes (bench/RESULTS.md, eighteenth and nineteenth sessions)
+LEVEL_COST = 1.0
 #: the level between the box's border (0) and its core (1) where the object is taken to end
 LEVEL = 0.3
 #: pixels: only a box whose smaller side exceeds this gets the prior

@@ -55,8 +55,10 @@ MARGIN = 0.05
 #: nats: a line whose best candidate's object cost exceeds its background cost by more
 #: than this is not pinned (None: every uncrossed line is pinned)
 THRESHOLD = 0.0
-#: rounds of middle-of-run pins before every remaining line is pinned at once
-MAX_ROUNDS = 8
+#: rounds of middle-of-run pins before every remaining line is pinned at once (8 until the
+#: nineteenth session: the dev boxes and photo cut-outs are the same with 8, 2 or 1, and one
+#: round re-cuts at most twice; bench/RESULTS.md, eighteenth and nineteenth sessions)
+MAX_ROUNDS = 1
 #: the prior is applied (False: the cut's mask as it is; for measuring)
 ENABLED = True
 
@@ -139,7 +141,7 @@ def _middles(uncrossed):
 
 
 def pinpoint(cost_object, cost_background, nlinks, binary, mask, box, *, cut, scale,
-             weights=None, margin=MARGIN, threshold=THRESHOLD, max_rounds=MAX_ROUNDS,
+             weights=None, margin=MARGIN, threshold=THRESHOLD, max_rounds=None,
              result=None):
     """The tightness prior's pinpointing (see the module's notes) from the cut ``mask``.
 
@@ -162,7 +164,8 @@ def pinpoint(cost_object, cost_background, nlinks, binary, mask, box, *, cut, sc
     weights : array (H, W) or None
         The pixels' sample weights (the problems' offsets).
     margin, threshold, max_rounds :
-        :data:`MARGIN`, :data:`THRESHOLD` (None: no threshold), :data:`MAX_ROUNDS`.
+        :data:`MARGIN`, :data:`THRESHOLD` (None: no threshold), the rounds of middle-of-run
+        pins (None: :data:`MAX_ROUNDS`, read at the call).
     result : CutResult, optional
         The cut that gave ``mask`` (returned when no line needs a pin).
 
@@ -174,6 +177,7 @@ def pinpoint(cost_object, cost_background, nlinks, binary, mask, box, *, cut, sc
         no cut was made) and the number of re-cuts.
     """
     xp = array_module(cost_object)
+    max_rounds = MAX_ROUNDS if max_rounds is None else int(max_rounds)
     shape = tuple(mask.shape)
     pins = np.zeros(shape, dtype=bool)
     lines = tight_lines(box, margin)

@@ -94,6 +94,31 @@ def test_without_a_threshold_every_feasible_line_is_crossed():
     assert not new[binary == 2].any() and not pins[binary == 2].any()
 
 
+@pytest.mark.parametrize("max_rounds", [0, 1, 2, 8])
+def test_the_rounds_are_bounded_and_every_feasible_line_is_crossed(monkeypatch, max_rounds):
+    """After ``max_rounds`` rounds of middle-of-run pins every line still uncrossed is pinned
+    at once: at most ``max_rounds + 1`` re-cuts, and the result crosses the same lines
+    whatever the bound. The bound is :data:`MAX_ROUNDS` read at the call (a default argument
+    bound at import would ignore the module's constant)."""
+    cost_object, cost_background, nlinks, binary, box = _thin_scene(seed=3)
+    cost_object[8:16, 6:14], cost_background[8:16, 6:14] = 0.0, 0.2   # a weak blob: many
+    problem, result = _cut(cost_object, cost_background, nlinks, binary)  # lines uncrossed
+    monkeypatch.setattr(_tightness, "MAX_ROUNDS", max_rounds)
+    new, pins, last, _, rounds = pinpoint(cost_object, cost_background, nlinks, binary,
+                                          result.source_side, box, cut=_fresh_cut, scale=10,
+                                          margin=0.05, threshold=None, result=result)
+    assert 1 <= rounds <= max_rounds + 1
+    if max_rounds == 0:
+        assert rounds == 1  # every uncrossed line pinned at once, one re-cut
+    r0, c0, r1, c1 = tight_lines(box, 0.05)
+    assert all(new[r, box[1]:box[3]].any() for r in range(r0, r1))
+    assert all(new[box[0]:box[2], c].any() for c in range(c0, c1))
+    assert not new[binary == 2].any() and new[pins].all()
+    fresh = _fresh_cut(binary_problem(cost_object, cost_background, nlinks,
+                                      pinned_binary(binary, pins), scale=10).network)
+    assert last.flow == fresh.flow  # the last re-cut is exact under its pins
+
+
 def test_a_line_of_background_colours_is_not_pinned():
     """A loose box: the lines beyond the object cost more as object everywhere than the
     threshold allows, so nothing is pinned there."""
