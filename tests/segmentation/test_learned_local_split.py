@@ -16,6 +16,7 @@ import graphcut
 from graphcut.models import Learned
 from graphcut.models._features import pixel_features
 from graphcut.models._guide import prior_sides
+from graphcut.models import _local_split
 from graphcut.models._local_split import local_bright_side, local_threshold
 from graphcut.models._prior import bright_side
 from session_oracle import assert_session_updates_are_fresh_segments
@@ -91,7 +92,8 @@ def test_threshold_equals_the_formula_by_hand(block, radius, share):
     threshold, otsu = local_threshold(grey, block=block, radius=radius, share=share)
     expected, expected_otsu = _threshold_by_hand(grey, block, radius, share)
     assert otsu == pytest.approx(expected_otsu)
-    np.testing.assert_allclose(threshold, expected, rtol=0, atol=1e-9)
+    # blocks this small are filtered whole (no shrinking): the formula to float32 rounding
+    np.testing.assert_allclose(threshold, expected, rtol=0, atol=1e-6)
     assert (threshold <= otsu).all() and (threshold < otsu).any()
 
 
@@ -153,8 +155,10 @@ def test_incremental_updates_are_fresh_segments():
     assert (mask & truth).sum() / (mask | truth).sum() > 0.8
 
 
-def test_gpu_stand_in_splits_like_numpy(cupy):  # noqa: F811
-    """The stand-in's ``cupyx.scipy.ndimage`` (SciPy's filters, tests/support/fake_cupy.py)."""
+def test_gpu_stand_in_splits_like_numpy(cupy, monkeypatch):  # noqa: F811
+    """The stand-in's ``cupyx.scipy.ndimage`` (SciPy's filters, tests/support/fake_cupy.py),
+    against NumPy's SciPy path (OpenCV's: tests/segmentation/test_local_split_fast.py)."""
+    monkeypatch.setattr(_local_split, "_opencv", lambda xp: None)
     for dark_nuclei in (False, True):
         grey = _scene(dark_nuclei)[0][..., None].astype(np.float32)
         on_device = local_bright_side(pixel_features(cupy.asarray(grey)), 1)
