@@ -63,12 +63,12 @@ def _ndimage(xp):
     return ndimage
 
 
-def _opencv(xp):
-    """OpenCV where installed and the arrays are NumPy's, else None (SciPy's or cupyx's
-    filters then; the same values to float32 rounding)."""
+def _opencv(xp, grey):
+    """OpenCV where installed, the arrays NumPy's and the grey 2-D, else None (SciPy's or
+    cupyx's filters then; the same values to float32 rounding)."""
     from ._features_cpu import _opencv as opencv
 
-    return opencv() if xp.__name__ == "numpy" else None
+    return opencv() if xp.__name__ == "numpy" and grey.ndim == 2 else None
 
 
 def shrink_factor(block):
@@ -86,24 +86,24 @@ def shrink_factor(block):
 
 
 def _upsample(small, factor, shape, xp, cv2):
-    """``small`` (h, w) read bilinearly at the centres of the pixels of a grid ``factor``
-    times finer, cropped to ``shape``: pixel ``i``'s centre lies at ``(i + 0.5) / factor -
-    0.5`` on the small grid, clamped to its edge pixels (OpenCV's ``INTER_LINEAR``)."""
-    rows, cols = small.shape
+    """``small`` (an image or a volume) read (bi- or tri-)linearly at the centres of the
+    pixels of a grid ``factor`` times finer, cropped to ``shape``: pixel ``i``'s centre lies
+    at ``(i + 0.5) / factor - 0.5`` on the small grid, clamped to its edge pixels (OpenCV's
+    ``INTER_LINEAR``)."""
     if cv2 is not None:
+        rows, cols = small.shape
         return cv2.resize(small, (cols * factor, rows * factor),
                           interpolation=cv2.INTER_LINEAR)[:shape[0], :shape[1]]
     out = small
-    for axis, size in ((0, shape[0]), (1, shape[1])):
+    for axis, size in enumerate(shape):
         where = (xp.arange(size, dtype=xp.float32) + 0.5) / factor - 0.5
         where = xp.clip(where, 0, small.shape[axis] - 1)
         low = xp.floor(where).astype(xp.int64)
         high = xp.minimum(low + 1, small.shape[axis] - 1)
-        weight = (where - low).astype(xp.float32)
-        if axis == 0:
-            out = out[low] * (1 - weight)[:, None] + out[high] * weight[:, None]
-        else:
-            out = out[:, low] * (1 - weight) + out[:, high] * weight
+        weight = (where - low).astype(xp.float32).reshape(
+            (-1,) + (1,) * (small.ndim - axis - 1))
+        out = xp.take(out, low, axis=axis) * (1 - weight) + \
+            xp.take(out, high, axis=axis) * weight
     return out
 
 
@@ -116,17 +116,17 @@ def local_mean(grey, block, xp=None):
 
     Parameters
     ----------
-    grey : array (H, W) of float32
+    grey : array (H, W) or (D, H, W) of float32
         The grey intensity (NumPy or CuPy; any units).
     block : int
         The mean's window (pixels).
 
     Returns
     -------
-    array (H, W) of float32, on the grey's device (grey's units)
+    array of float32, the grey's shape, on its device (grey's units)
     """
     xp = array_module(grey) if xp is None else xp
-    cv2 = _opencv(xp)
+    cv2 = _opencv(xp, grey)
     factor = shrink_factor(block)
     sigma = (int(block) - 1) / 6.0
     if factor == 1:
@@ -139,24 +139,22 @@ def local_mean(grey, block, xp=None):
         return _ndimage(xp).gaussian_filter(grey, sigma, mode="nearest")
     # the grey's edge pixels repeated as far as the Gaussian reaches (SciPy's "nearest"
     # border, which the shrunk grey's own border would not give), to whole blocks
-    rows, cols = grey.shape
     reach = factor * (int(4.0 * sigma + 0.5) // factor + 1)
-    pads = ((reach, reach + (-rows % factor)), (reach, reach + (-cols % factor)))
+    pads = tuple((reach, reach + (-size % factor)) for size in grey.shape)
     if cv2 is not None:
         padded = cv2.copyMakeBorder(grey, pads[0][0], pads[0][1], pads[1][0], pads[1][1],
                                     cv2.BORDER_REPLICATE)
+        small = cv2.resize(padded, (padded.shape[1] // factor, padded.shape[0] // factor),
+                           interpolation=cv2.INTER_AREA)
     else:
         padded = xp.pad(grey, pads, mode="edge")
-    small_shape = (padded.shape[0] // factor, padded.shape[1] // factor)
-    if cv2 is not None:
-        small = cv2.resize(padded, small_shape[::-1], interpolation=cv2.INTER_AREA)
-    else:
-        small = padded.reshape(small_shape[0], factor, small_shape[1], factor).mean(
-            axis=(1, 3), dtype=xp.float32)
+        blocks = sum(((size // factor, factor) for size in padded.shape), ())
+        small = padded.reshape(blocks).mean(axis=tuple(range(1, 2 * grey.ndim, 2)),
+                                            dtype=xp.float32)
     small = _ndimage(xp).gaussian_filter(xp.ascontiguousarray(small, dtype=xp.float32),
                                          sigma / factor, mode="nearest")
-    return _upsample(small, factor, padded.shape, xp, cv2)[reach:reach + rows,
-                                                           reach:reach + cols]
+    inside = tuple(slice(reach, reach + size) for size in grey.shape)
+    return _upsample(small, factor, padded.shape, xp, cv2)[inside]
 
 
 def nearby_peak(grey, radius, xp=None):
@@ -167,17 +165,17 @@ def nearby_peak(grey, radius, xp=None):
 
     Parameters
     ----------
-    grey : array (H, W) of float32
+    grey : array (H, W) or (D, H, W) of float32
         The grey intensity (NumPy or CuPy).
     radius : int
         The square's half side (pixels).
 
     Returns
     -------
-    array (H, W) of float32, on the grey's device
+    array of float32, the grey's shape, on its device
     """
     xp = array_module(grey) if xp is None else xp
-    cv2 = _opencv(xp)
+    cv2 = _opencv(xp, grey)
     size = 2 * int(radius) + 1
     if cv2 is not None and min(grey.shape) > int(4 * PEAK_SIGMA + 0.5):
         from ._features_cpu import gaussian_weights

@@ -158,7 +158,7 @@ def test_incremental_updates_are_fresh_segments():
 def test_gpu_stand_in_splits_like_numpy(cupy, monkeypatch):  # noqa: F811
     """The stand-in's ``cupyx.scipy.ndimage`` (SciPy's filters, tests/support/fake_cupy.py),
     against NumPy's SciPy path (OpenCV's: tests/segmentation/test_local_split_fast.py)."""
-    monkeypatch.setattr(_local_split, "_opencv", lambda xp: None)
+    monkeypatch.setattr(_local_split, "_opencv", lambda xp, grey: None)
     for dark_nuclei in (False, True):
         grey = _scene(dark_nuclei)[0][..., None].astype(np.float32)
         on_device = local_bright_side(pixel_features(cupy.asarray(grey)), 1)
@@ -185,3 +185,4 @@ def test_gpu_split_and_session_like_the_cpu():
         states.append(seeds.copy())
     assert_session_updates_are_fresh_segments(image, Learned(split="local"), states[1:],
                                               device="cuda")
+

@@ -3,7 +3,7 @@ session): the local mean filtered on the grey shrunk 4 x 4 and read back bilinea
 and the mean by OpenCV where installed, all in float32. Checked against the full filters in
 float64 (SciPy's, an independent oracle: the eighteenth session's formula): the local mean
 within 0.5 % of the grey's range, the threshold map within 0.5 %, the split differing on at
-most 0.1 % of the pixels; OpenCV's path against SciPy's (the GPU's, through cupyx) to float32
+most 0.1 % of the pixels, on images and volumes; OpenCV's path against SciPy's (the GPU's, through cupyx) to float32
 rounding, its bilinear read-back against the formula by hand; the CuPy stand-in splitting as
 NumPy's SciPy path does, pixel for pixel."""
 
@@ -49,7 +49,7 @@ def _micrograph(rows=203, cols=261, seed=0, dark=False):
 @pytest.fixture
 def no_opencv(monkeypatch):
     """SciPy's filters on the host, as CuPy's path runs them."""
-    monkeypatch.setattr(_local_split, "_opencv", lambda xp: None)
+    monkeypatch.setattr(_local_split, "_opencv", lambda xp, grey: None)
 
 
 def test_the_shrunk_local_mean_is_near_the_full_filter():
@@ -79,11 +79,24 @@ def test_the_fast_split_is_the_exact_split_within_tolerance(dark):
         assert (side != exact).mean() < 1e-3
 
 
+def test_a_volume_is_split_as_the_exact_filters_split_it():
+    """Volumes (the features' grey is 3-D): SciPy's n-D filters, the mean shrunk per axis."""
+    rng = np.random.default_rng(6)
+    volume = np.stack([_micrograph(60, 70, seed=s) for s in range(3)] * 4)  # (12, 60, 70)
+    volume += rng.normal(0, 0.01, volume.shape).astype(np.float32)
+    full = ndimage.gaussian_filter(volume.astype(np.float64), (BLOCK - 1) / 6.0,
+                                   mode="nearest")
+    assert np.abs(local_mean(volume, BLOCK) - full).max() < 0.005 * np.ptp(volume)
+    threshold, _ = local_threshold(volume)
+    assert threshold.shape == volume.shape
+    assert np.abs(threshold - _exact_threshold(volume)).max() < 0.005 * np.ptp(volume)
+
+
 def test_opencv_and_scipy_filters_agree(monkeypatch):
     pytest.importorskip("cv2")
     grey = _micrograph(seed=4)
     fast = [local_mean(grey, BLOCK), local_mean(grey, 21), nearby_peak(grey, PEAK_RADIUS)]
-    monkeypatch.setattr(_local_split, "_opencv", lambda xp: None)
+    monkeypatch.setattr(_local_split, "_opencv", lambda xp, grey: None)
     slow = [local_mean(grey, BLOCK), local_mean(grey, 21), nearby_peak(grey, PEAK_RADIUS)]
     for a, b in zip(fast, slow):
         assert a.shape == grey.shape
