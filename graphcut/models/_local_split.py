@@ -1,5 +1,6 @@
 """The learned model's intensity prior split locally (:class:`Learned(split="local")
-<graphcut.models.Learned>`; the eighteenth session): the global Otsu
+<graphcut.models.Learned>`, the eighteenth session; the default from strokes since the
+nineteenth, with a box or lasso Otsu's stays): the global Otsu
 threshold lowered where the image is dim, but not below a share of the way to the nearest
 bright peak (:func:`local_bright_side`).
 
