@@ -86,18 +86,18 @@ def shrink_factor(block):
     return int(max(1, min(SHRINK, sigma // SHRUNK_SIGMA)))
 
 
-def _upsample(small, factor, shape, xp, cv2):
+def _upsample(small, factor, shape, xp, cv2, offset=0):
     """``small`` (an image or a volume) read (bi- or tri-)linearly at the centres of the
-    pixels of a grid ``factor`` times finer, cropped to ``shape``: pixel ``i``'s centre lies
-    at ``(i + 0.5) / factor - 0.5`` on the small grid, clamped to its edge pixels (OpenCV's
-    ``INTER_LINEAR``)."""
+    pixels ``offset .. offset + shape`` of a grid ``factor`` times finer: pixel ``i``'s centre
+    lies at ``(i + 0.5) / factor - 0.5`` on the small grid, clamped to its edge pixels
+    (OpenCV's ``INTER_LINEAR``); only the pixels asked for are made."""
     if cv2 is not None:
         rows, cols = small.shape
-        return cv2.resize(small, (cols * factor, rows * factor),
-                          interpolation=cv2.INTER_LINEAR)[:shape[0], :shape[1]]
+        return cv2.resize(small, (cols * factor, rows * factor), interpolation=cv2.INTER_LINEAR)[
+            offset:offset + shape[0], offset:offset + shape[1]]
     out = small
     for axis, size in enumerate(shape):
-        where = (xp.arange(size, dtype=xp.float32) + 0.5) / factor - 0.5
+        where = (xp.arange(offset, offset + size, dtype=xp.float32) + 0.5) / factor - 0.5
         where = xp.clip(where, 0, small.shape[axis] - 1)
         low = xp.floor(where).astype(xp.int64)
         high = xp.minimum(low + 1, small.shape[axis] - 1)
@@ -105,6 +105,21 @@ def _upsample(small, factor, shape, xp, cv2):
             (-1,) + (1,) * (small.ndim - axis - 1))
         out = xp.take(out, low, axis=axis) * (1 - weight) + \
             xp.take(out, high, axis=axis) * weight
+    return out
+
+
+def _shrunk(grey, factor, reach, xp):
+    """The block means (``factor`` a side) of ``grey`` with its edge pixels repeated
+    ``reach`` pixels out (and to whole blocks), one axis at a time, the longest first (the
+    padding and the mean along one axis commute with those along the others: the same values
+    as padding the whole grey first, without a volume's padded copy)."""
+    out = grey
+    for axis in sorted(range(grey.ndim), key=lambda a: -grey.shape[a]):
+        pads = [(0, 0)] * grey.ndim
+        pads[axis] = (reach, reach + (-grey.shape[axis] % factor))
+        out = xp.pad(out, pads, mode="edge")
+        blocks = out.shape[:axis] + (out.shape[axis] // factor, factor) + out.shape[axis + 1:]
+        out = out.reshape(blocks).mean(axis=axis + 1, dtype=xp.float32)
     return out
 
 
@@ -141,21 +156,17 @@ def local_mean(grey, block, xp=None):
     # the grey's edge pixels repeated as far as the Gaussian reaches (SciPy's "nearest"
     # border, which the shrunk grey's own border would not give), to whole blocks
     reach = factor * (int(4.0 * sigma + 0.5) // factor + 1)
-    pads = tuple((reach, reach + (-size % factor)) for size in grey.shape)
     if cv2 is not None:
+        pads = tuple((reach, reach + (-size % factor)) for size in grey.shape)
         padded = cv2.copyMakeBorder(grey, pads[0][0], pads[0][1], pads[1][0], pads[1][1],
                                     cv2.BORDER_REPLICATE)
         small = cv2.resize(padded, (padded.shape[1] // factor, padded.shape[0] // factor),
                            interpolation=cv2.INTER_AREA)
     else:
-        padded = xp.pad(grey, pads, mode="edge")
-        blocks = sum(((size // factor, factor) for size in padded.shape), ())
-        small = padded.reshape(blocks).mean(axis=tuple(range(1, 2 * grey.ndim, 2)),
-                                            dtype=xp.float32)
+        small = _shrunk(grey, factor, reach, xp)
     small = _ndimage(xp).gaussian_filter(xp.ascontiguousarray(small, dtype=xp.float32),
                                          sigma / factor, mode="nearest")
-    inside = tuple(slice(reach, reach + size) for size in grey.shape)
-    return _upsample(small, factor, padded.shape, xp, cv2)[inside]
+    return _upsample(small, factor, grey.shape, xp, cv2, offset=reach)
 
 
 def nearby_peak(grey, radius, xp=None):

@@ -92,6 +92,14 @@ def test_a_volume_is_split_as_the_exact_filters_split_it():
     assert np.abs(threshold - _exact_threshold(volume)).max() < 0.005 * np.ptp(volume)
 
 
+def test_the_shrunk_grey_equals_the_padded_grey_averaged(no_opencv):
+    """One axis at a time (no padded copy of a volume) = the whole grey padded, then averaged."""
+    volume = np.random.default_rng(7).random((7, 13, 10)).astype(np.float32)
+    padded = np.pad(volume, ((8, 9), (8, 11), (8, 10)), mode="edge")       # to whole blocks
+    expected = padded.reshape(6, 4, 8, 4, 7, 4).mean(axis=(1, 3, 5))
+    np.testing.assert_allclose(_local_split._shrunk(volume, 4, 8, np), expected, atol=1e-6)
+
+
 def test_opencv_and_scipy_filters_agree(monkeypatch):
     pytest.importorskip("cv2")
     grey = _micrograph(seed=4)
@@ -116,9 +124,13 @@ def test_the_bilinear_read_back_by_hand(no_opencv):
             expected = ((1 - fy) * ((1 - fx) * small[y0, x0] + fx * small[y0, x1])
                         + fy * ((1 - fx) * small[y1, x0] + fx * small[y1, x1]))
             assert out[i, j] == pytest.approx(expected, abs=1e-6)
+    np.testing.assert_allclose(_local_split._upsample(small, 4, (12, 20), np, None, offset=3),
+                               out[3:15, 3:23], rtol=0, atol=1e-6)   # only the inside made
     cv2 = pytest.importorskip("cv2")
     np.testing.assert_allclose(_local_split._upsample(small, 4, (19, 26), np, cv2), out,
                                rtol=0, atol=1e-5)
+    np.testing.assert_allclose(_local_split._upsample(small, 4, (12, 20), np, cv2, offset=3),
+                               out[3:15, 3:23], rtol=0, atol=1e-5)
 
 
 def test_gpu_stand_in_splits_like_the_scipy_path(cupy, no_opencv):  # noqa: F811
