@@ -99,11 +99,28 @@ def guided_prior(masks, difference, bright, guide, mode=None):
     return sides, (clearer if mode == "mask" else difference), True
 
 
+def prior_knobs(model):
+    """The learned ``model``'s intensity prior weight and split for its next fit: ``prior``
+    and ``split`` from strokes alone, ``box_prior`` and ``box_split`` when the pipeline fits
+    it with a box or lasso (it sets ``model.region``; the local split and the stronger
+    prior, chosen on clicks, cost the dev boxes' small nuclei 0.005: docs/appearance-
+    microscopy.md, "The nineteenth session").
+
+    Returns
+    -------
+    tuple
+        ``(weight, split)``: float >= 0 and ``"otsu"`` or ``"local"``.
+    """
+    if getattr(model, "region", False):
+        return float(model.box_prior), model.box_split
+    return float(getattr(model, "prior", 0.0)), getattr(model, "split", "otsu")
+
+
 def prior_sides(model, features, samples):
     """The learned ``model``'s prior for two labels' ``samples``: the graded prior
     (:func:`~._prior.graded_prior`, the image's split kept per image on ``model._split``:
     the global Otsu split, or the local one, :func:`~._local_split.local_bright_side`, as
-    ``model.split`` says) checked against ``model.guide`` (:func:`guided_prior`).
+    :func:`prior_knobs` says) checked against ``model.guide`` (:func:`guided_prior`).
 
     Parameters
     ----------
@@ -124,7 +141,7 @@ def prior_sides(model, features, samples):
         without one), its strength (0 to 1) and ``model._split``.
     """
     channels = getattr(model, "_channels", 1)
-    kind = getattr(model, "split", "otsu")
+    kind = prior_knobs(model)[1]
     split = getattr(model, "_split", None)
     if split is None or split[0] is not features or split[1] != channels or \
             split[4:] != (kind,):
@@ -135,4 +152,4 @@ def prior_sides(model, features, samples):
     return masks, min(1.0, difference / FULL_AT), split
 
 
-__all__ = ["MODE", "guided_prior", "prior_sides"]
+__all__ = ["MODE", "guided_prior", "prior_knobs", "prior_sides"]

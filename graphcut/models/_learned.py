@@ -35,7 +35,7 @@ from graphcut._arrays import array_module
 
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
-from ._guide import prior_sides
+from ._guide import prior_knobs, prior_sides
 from ._logistic import DEFAULT_L2, _design, fit_logistic
 from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
 from ._learned_knobs import CLASSIFIERS, check_learned_knob
@@ -54,16 +54,14 @@ OUTLINE_REACH, OUTLINE_PIXELS = 0.35, 10.0
 #: after which it starts (graphcut.segmentation._hold; chosen on the dev trajectories)
 HOLD, HOLD_REACH, HOLD_AFTER = 8.0, 30.0, 7
 #: from this many strokes (below HOLD_AFTER) the hold is gated by the previous update's
-#: confidence, and far from the stroke it is this many nats (graphcut.segmentation._hold;
-#: chosen on the dev trajectories)
+#: confidence, far from the stroke this many nats (graphcut.segmentation._hold; dev-chosen)
 CONFIDENT_AFTER, CONFIDENT_HOLD = 3, 16.0
 #: with a box or lasso, the region's inner ring joins the background's sample, weighing this
 #: share of it (graphcut.segmentation._ring; chosen on the dev nucleus boxes)
 RING = 1.0
 #: the largest cost, -log MIN_PROBABILITY (nats)
 MAX_COST = float(-np.log(MIN_PROBABILITY))
-#: pixels scored at once on a GPU (bounds the scoring's temporary memory to ~ 2 SCORE_CHUNK * F
-#: floats)
+#: pixels scored at once on a GPU (temporary memory ~ 2 SCORE_CHUNK * F floats)
 SCORE_CHUNK = 1 << 20
 
 
@@ -305,12 +303,12 @@ class Learned(AppearanceModel):
         logistic regression per unit of sample weight; ``None``: 0.1. ``core`` (float,
         0..1): with a box or lasso, the object's sample is the region's core, its pixels at
         least ``core`` times the largest distance from the outline, plus the object seeds;
-        ``None``: 0.5. ``prior`` (>= 0): the intensity prior's weight; ``None``: 0.6.
-        ``split``: its split, ``"otsu"`` or ``"local"`` (:mod:`._local_split`); ``None``:
-        ``"otsu"``. ``ring`` (>= 0; 0 turns it off): with a box or lasso, the region's
-        pixels within ``min(0.35 d_max, 4)`` pixels of its outline join the background's
-        sample, weighing ``ring`` times the rest of it (:mod:`graphcut.segmentation._ring`);
-        ``None``: 1. ``hold`` (nats, >= 0; 0 turns it off), ``hold_reach`` (pixels, > 0),
+        ``None``: 0.5. ``prior`` (>= 0): the intensity prior's weight, ``split`` its split,
+        ``"otsu"`` or ``"local"`` (:mod:`._local_split`), ``box_prior``, ``box_split`` the
+        same with a box or lasso; ``None``: 0.75, ``"local"``, 0.6, ``"otsu"``. ``ring``
+        (>= 0; 0 turns it off): with a box or lasso, the region's pixels within
+        ``min(0.35 d_max, 4)`` pixels of its outline join the background's sample, weighing
+        ``ring`` times the rest of it (:mod:`graphcut.segmentation._ring`); ``None``: 1. ``hold`` (nats, >= 0; 0 turns it off), ``hold_reach`` (pixels, > 0),
         ``hold_after`` (strokes, an integer >= 0): one object from strokes alone, the
         previous update's mask *holds*: a pixel far from the new stroke costs up to ``hold``
         nats more on the side it was not on, fading to 0 within about ``hold_reach`` pixels
@@ -353,7 +351,7 @@ class Learned(AppearanceModel):
     texture = 0
     classifier = "logistic"
     l2 = DEFAULT_L2
-    core, prior, split = 0.5, 0.6, "otsu"
+    core, prior, split, box_prior, box_split = 0.5, 0.75, "local", 0.6, "otsu"
     outline = 8.0
     hold, hold_reach, hold_after = HOLD, HOLD_REACH, HOLD_AFTER
     confident_after, confident_hold = CONFIDENT_AFTER, CONFIDENT_HOLD
@@ -361,11 +359,12 @@ class Learned(AppearanceModel):
     rim, rim_band = RIM, RIM_BAND
     near = None  # None: graphcut.segmentation._ring.NEAR_SHARE
     neighbours = level = None  # None: _box_neighbours.NEIGHBOUR_COST, _box_level.LEVEL_COST
-    box_tightness, guide = True, None  # guide: the previous mask (the pipeline's; ._guide)
+    # the pipeline's: guide the previous mask (._guide), region a box or lasso's fit
+    box_tightness, guide, region = True, None, False
     outline_reach, outline_pixels = OUTLINE_REACH, OUTLINE_PIXELS
-    knobs = ("classifier", "l2", "core", "prior", "split", "outline", "ring", "hold",
-             "hold_reach", "hold_after", "confident_after", "rim", "rim_band", "near",
-             "neighbours", "level", "iterations", "seed_share", "locality", "far_cost")
+    knobs = ("classifier", "l2", "core", "prior", "split", "box_prior", "box_split", "outline",
+             "ring", "hold", "hold_reach", "hold_after", "confident_after", "rim", "rim_band",
+             "near", "neighbours", "level", "iterations", "seed_share", "locality", "far_cost")
 
     def check_knob(self, key, value):
         checked = check_learned_knob(key, value)
@@ -380,7 +379,8 @@ class Learned(AppearanceModel):
         self._views = learned_models(len(samples), classifier=self.classifier, l2=self.l2)
         for view, sample in zip(self._views, samples):
             view.fit(features, sample)
-        if self.prior > 0 and len(samples) == 2:
+        weight = prior_knobs(self)[0]
+        if weight > 0 and len(samples) == 2:
             masks, strength, kept = prior_sides(self, features, samples)
             self._fitted_on += ((masks[0] is None, masks[0] is kept[2], strength),)
             shared = self._views[0]._shared
@@ -391,7 +391,7 @@ class Learned(AppearanceModel):
                     if side not in kept[3]:
                         kept[3][side] = _flat_sample(features, mask, shared.max_samples)
                     drawn = kept[3][side]
-                shared.set_prior(index, features, mask, self.prior * strength, sample=drawn)
+                shared.set_prior(index, features, mask, weight * strength, sample=drawn)
         return self
 
     def costs(self, features) -> list:
@@ -406,7 +406,7 @@ class Learned(AppearanceModel):
 
     def _decision(self, features, samples):
         """What :meth:`fit` records of its prior for ``samples`` (with :attr:`guide`)."""
-        if not (self.prior > 0 and len(samples) == 2):
+        if not (prior_knobs(self)[0] > 0 and len(samples) == 2):
             return ()
         masks, strength, kept = prior_sides(self, features, samples)
         return ((masks[0] is None, masks[0] is kept[2], strength),)

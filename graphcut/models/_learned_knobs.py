@@ -45,7 +45,7 @@ def check_learned_knob(key, value):
             raise ValueError(f"unknown classifier {value!r}; expected one of "
                              f"{', '.join(CLASSIFIERS)}")
         return value
-    if key == "split":
+    if key in ("split", "box_split"):
         if value not in SPLITS:
             raise ValueError(f"unknown split {value!r}; expected one of {', '.join(SPLITS)}")
         return value
@@ -54,7 +54,8 @@ def check_learned_knob(key, value):
             raise ValueError(f"{key} must be an integer >= 0 (a count of "
                              f"{'pixels' if key == 'rim_band' else 'strokes'}), got {value!r}")
         return int(value)
-    if key in ("prior", "ring", "hold", "hold_reach", "rim", "near", "neighbours", "level"):
+    if key in ("prior", "box_prior", "ring", "hold", "hold_reach", "rim", "near", "neighbours",
+               "level"):
         value = float(value)
         positive = key in ("hold_reach", "rim")
         if not (np.isfinite(value) and value >= 0) or (positive and value == 0):

@@ -125,6 +125,8 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
             priors = _with_outline_cost(priors, box_priors[0], xp)
         if previous is not None:  # the mask on the device once (the hold and the guide)
             previous = (previous[0], xp.asarray(previous[1]))
+        if hasattr(model, "region"):  # the learned prior's knobs for a box or lasso
+            model.region = bool(has_region)
         if hasattr(model, "guide"):  # the learned prior may come from the previous mask
             model.guide = previous[1] if previous is not None and not has_region and \
                 len(shape) == 2 else None

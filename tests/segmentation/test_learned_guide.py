@@ -73,7 +73,10 @@ def _iou(mask, truth):
 def test_guide_keeps_the_nuclei_the_turned_prior_loses(monkeypatch, mode):
     image, truth, dim, patches = _scene()
     first, second, _ = _states()
-    model = Learned(hold=0, confident_after=99)   # the prior alone: no hold
+    # the prior alone: no hold; Otsu's split, whose side the dim nucleus (70 on 30) is not on,
+    # so that the clicks turn the prior (the default local split puts it on the nuclei's
+    # side with the bright ones: nothing turns, the guide has nothing to keep)
+    model = Learned(hold=0, confident_after=99, split="otsu")
     session = graphcut.Segmenter(image, model=model, device="cpu")
     before = session.update(first)
     assert before[truth & ~dim].mean() > 0.9           # the bright nuclei (and patches)
@@ -133,7 +136,8 @@ def test_incremental_equals_fresh_when_the_guide_changed_the_fit(monkeypatch, mo
         return out
     monkeypatch.setattr(guide_module, "guided_prior", recorded)
     image, truth, _, _ = _scene()
-    model = Learned(hold_after=3, confident_after=2)   # the gate reads the guided fit's seeds
+    # the gate reads the guided fit's seeds; Otsu's split turns the prior (as above)
+    model = Learned(hold_after=3, confident_after=2, split="otsu")
     assert_session_updates_are_fresh_segments(image, model, _states())
     assert any(changed)          # the guide turned the prior in this session
 

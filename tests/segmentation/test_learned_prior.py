@@ -52,11 +52,17 @@ def test_prior_sides_follow_the_samples():
 
 
 def test_one_click_each_finds_every_bright_object():
+    """Every blob whole, and nothing farther than a pixel from one: the default local split
+    puts each blob's rim on the object's side (Otsu's missed a fifth of one blob) and a pixel
+    of halo round these sharp blobs (IoU 0.84; Otsu's 0.88); without the prior two blobs
+    lose a fifth and 65 pixels lie farther out."""
     image, truth = _nuclei(seed=1)
     seeds = _clicks(truth)
     mask = graphcut.segment(image, seeds, model=Learned(prior=1.0), device="cpu")
-    iou = (mask & truth).sum() / (mask | truth).sum()
-    assert iou > 0.85
+    labels, count = ndimage.label(truth)
+    assert count == 5 and min(mask[labels == k].mean() for k in range(1, 6)) > 0.95
+    assert not (mask & ~ndimage.binary_dilation(truth)).any()
+    assert (mask & truth).sum() / (mask | truth).sum() > 0.8
     assert mask[seeds == 1].all() and not mask[seeds == 2].any()
 
 
@@ -78,9 +84,16 @@ def test_prior_incremental_equals_fresh_and_round_trips():
 def test_kept_split_follows_the_image():
     """The bright/dark split is kept per image (bright_side once per features array): one
     model fitted on a second image gives the costs a fresh model gives there, and the kept
-    split equals bright_side of the features it was made from."""
+    split equals the split of the features it was made from (the model's ``split``: the
+    local one by default, Otsu's as a knob)."""
+    from graphcut.models._local_split import local_bright_side
     from graphcut.models._prior import bright_side
-    model = Learned(prior=0.5)
+    for split, side in (("local", local_bright_side), ("otsu", bright_side)):
+        _kept_split_follows_the_image(split, side)
+
+
+def _kept_split_follows_the_image(split, side):
+    model = Learned(prior=0.5, split=split)
     for seed in (3, 4):
         image, truth = _nuclei(seed=seed)
         values = image[..., None].astype(np.float32)
@@ -88,12 +101,12 @@ def test_kept_split_follows_the_image():
         seeds = _clicks(truth)
         samples = (seeds == 1, seeds == 2)
         costs = model.fit(features, samples).costs(features)
-        fresh = Learned(prior=0.5)
+        fresh = Learned(prior=0.5, split=split)
         expected = fresh.fit(fresh.features(values), samples).costs(features)
         for got, want in zip(costs, expected):
             np.testing.assert_array_equal(got, want)
         assert model._split[0] is features and model._split[3]  # the sides drawn, kept
-        np.testing.assert_array_equal(model._split[2], bright_side(features, 1))
+        np.testing.assert_array_equal(model._split[2], side(features, 1))
 
 
 def test_graded_prior_strength_is_the_difference_of_bright_shares():
@@ -274,6 +287,7 @@ def test_box_cut_with_outline_cost_is_the_minimum_energy():
     values = image_as_float(image)
     features = model.features(values)
     core = region_core(region, model.core, box=box)
+    model.region = True  # as the pipeline's fit with a box: the box's prior and split
     # the background's sample: the outside, and the box's inner ring (the pixels at most
     # min(0.35 d_max, 4) from the outline, by a distance transform) weighing as much
     depth = ndimage.distance_transform_edt(np.pad(region, 1))[1:-1, 1:-1]

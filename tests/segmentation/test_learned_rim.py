@@ -173,7 +173,9 @@ def test_the_rims_come_back():
     previous = (states[-2], rimless)
 
     def mask(rim):
-        model = Learned(rim=rim, rim_band=1, hold=0)
+        # Otsu's split: the default local split gives most rims back without the weights
+        # (the rims' share 0.89 against 0.82; with the weights 0.92, the IoU the same)
+        model = Learned(rim=rim, rim_band=1, hold=0, split="otsu")
         return graphcut.segment(image, states[-1], model=model, previous=previous, lam=32.0)
     on, off = mask(16.0), mask(1.0)
     rims = truth & ~rimless
