@@ -4,10 +4,10 @@ Model objects (what ``graphcut.segment(model=...)`` and ``graphcut.Segmenter`` t
 carries its knobs and the pipeline's defaults for it, and round-trips through a settings dict):
 
 - :class:`Auto`: the default (``"auto"``): ``GMM(core=0.4, warm=True, outline=8,
-  stroke_reach=0.2, locality=4, prune=1, texture=0)`` for colour photographs (without ``prune``
-  and with the texture channel for grey photographs), ``Learned()`` for grey
-  micrographs, volumes and colour micrographs (the rules: :func:`colour_statistics`,
-  :func:`grey_statistics`; measured in docs/appearance.md,
+  stroke_reach=0.2, locality=4, prune=1, texture=0, stroke_share=0.05)`` for colour photographs
+  (without ``prune`` and ``stroke_share`` and with the texture channel for grey photographs),
+  ``Learned()`` for grey micrographs, volumes and colour micrographs (the rules:
+  :func:`colour_statistics`, :func:`grey_statistics`; measured in docs/appearance.md,
   "What the default is and why");
 - :class:`Histogram`: the Boykov-Jolly smoothed colour histograms (the default until 2026-11);
 - :class:`GMM`: GrabCut's Gaussian mixtures with its iterations, local seeds and texture;

@@ -8,17 +8,19 @@ becomes one of the two once the image is known (:meth:`Auto.for_image`, called b
 :class:`graphcut.Segmenter` with the image):
 
 - a colour photograph: ``GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4,
-  prune=1, texture=0)``: GrabCut's iterations for the box alone, then one warm refit and one cut per
-  stroke (live); the object costs more near the box's outline (``outline``, since the ninth
+  prune=1, texture=0, stroke_share=0.05)``: GrabCut's iterations for the box alone, then one
+  warm refit and one cut per stroke (live); the object costs more near the box's outline (``outline``, since the ninth
   session); from strokes alone the far pixels start as background and strokes act more
   locally (``stroke_reach``, ``locality``: since the tenth session); after the box's
   iterations the object's Gaussians the background explains as well are dropped (``prune``,
   since the twelfth session; colour photographs only); the mixtures read the colours alone,
   without the local-contrast channel (``texture=0``, since the fourteenth session: a click
-  turns fewer pixels wrong elsewhere);
-- a grey photograph (since the eleventh session): the same GMM without ``prune`` and with
-  the local-contrast channel (the GMM's default ``texture``, 4 pixels); on the
-  grey development photographs it needs far fewer clicks than ``Learned()`` (box NoC@90
+  turns fewer pixels wrong elsewhere); from strokes alone the seeds weigh 5 % of the image's
+  pixels per label in the samples instead of 10 % (``stroke_share``, since the nineteenth
+  session: the coarse iterations learn more from the mask);
+- a grey photograph (since the eleventh session): the same GMM without ``prune`` and
+  ``stroke_share`` and with the local-contrast channel (the GMM's default ``texture``, 4
+  pixels); on the grey development photographs it needs far fewer clicks than ``Learned()`` (box NoC@90
   11.1 against 16.4, strokes alone 13.4 against 20), though ``Learned()``'s mask from the box
   alone is better (box IoU 0.526 against 0.658);
 - anything else: ``Learned()``: grey micrographs (dyes on a dark background), volumes, and
@@ -36,12 +38,13 @@ from ._learned import Learned
 
 #: the colour branch's knobs (chosen on the photo cut-outs' development split)
 COLOUR_MODEL = {"core": 0.4, "warm": True, "outline": 8.0, "stroke_reach": 0.2,
-                "locality": 4.0, "prune": 1.0, "texture": 0}
+                "locality": 4.0, "prune": 1.0, "texture": 0, "stroke_share": 0.05}
 #: the knobs of :data:`COLOUR_MODEL` a grey photograph's GMM goes without (``prune``: on
 #: the grey cut-outs' development split it lowered the box IoU 0.620 -> 0.531, the object's
 #: own grey levels being shared with the background's; ``texture=0``: there the grey level
-#: alone lowered the box IoU 0.522 -> 0.346, the local contrast being the second feature)
-COLOUR_ONLY = ("prune", "texture")
+#: alone lowered the box IoU 0.522 -> 0.346, the local contrast being the second feature;
+#: ``stroke_share``: chosen on the colour cut-outs, not measured on grey ones)
+COLOUR_ONLY = ("prune", "texture", "stroke_share")
 
 
 class Auto(AppearanceModel):
@@ -52,7 +55,9 @@ class Auto(AppearanceModel):
     ----------
     **knobs
         ``iterations``, ``seed_share``, ``locality``, ``far_cost``: given to the chosen model
-        (:class:`~graphcut.models.AppearanceModel`); ``None``: the chosen model's default.
+        (:class:`~graphcut.models.AppearanceModel`); ``None``: the chosen model's default. A
+        ``seed_share`` given here also weighs the seeds of strokes alone (the colour GMM's
+        ``stroke_share`` is then left unset).
 
     Examples
     --------
@@ -61,7 +66,7 @@ class Auto(AppearanceModel):
     >>> photo = np.random.default_rng(0).integers(0, 256, (32, 32, 3)).astype(np.uint8)
     >>> Auto().for_image(photo).settings()  # doctest: +NORMALIZE_WHITESPACE
     {'model': 'gmm', 'locality': 4.0, 'texture': 0, 'core': 0.4, 'warm': True,
-     'outline': 8.0, 'stroke_reach': 0.2, 'prune': 1.0}
+     'outline': 8.0, 'stroke_reach': 0.2, 'prune': 1.0, 'stroke_share': 0.05}
     >>> nuclei = np.zeros((32, 32), np.uint8); nuclei[4:9, 4:9] = 200  # a dye on black
     >>> type(Auto(seed_share=0.2).for_image(nuclei)).__name__
     'Learned'
@@ -138,7 +143,9 @@ class Auto(AppearanceModel):
         given = {key: getattr(self, key) for key in self.knobs
                  if getattr(self, key) is not None}
         knobs = {key: value for key, value in COLOUR_MODEL.items()
-                 if not (grey and key in COLOUR_ONLY)}
+                 if not (grey and key in COLOUR_ONLY)
+                 # a seed_share given here weighs the seeds of strokes alone too
+                 and not (key == "stroke_share" and "seed_share" in given)}
         chosen = GMM(**{**knobs, **given}) if photo else Learned(**given)
         if "lam" in vars(self):
             chosen.lam = self.lam

@@ -372,6 +372,11 @@ class GMM(PerLabelModel):
         background explains nearly as well (median margin below ``prune`` nats) are dropped,
         and the image is re-estimated and cut once (:mod:`graphcut.segmentation._prune`: a
         background region the box's core swallowed); ``None``: 0 (off).
+        ``stroke_share`` (float, 0..1): strokes alone (no box or lasso) with ``warm=True``,
+        the seeds' share of the samples instead of ``seed_share`` (each label's seeds weigh
+        this share of the image's pixels together; a smaller share lets the coarse
+        iterations learn more from the mask than from the strokes' few pixels:
+        :func:`graphcut.segmentation._warm.coarse_then_refit`); ``None``: ``seed_share``.
 
     Examples
     --------
@@ -394,8 +399,10 @@ class GMM(PerLabelModel):
     stroke_reach = 0.0
     component_rows = 0
     prune = 0.0
+    stroke_share = None
     knobs = ("components", "iterations", "seed_share", "locality", "far_cost", "texture",
-             "core", "warm", "outline", "stroke_reach", "component_rows", "prune")
+             "core", "warm", "outline", "stroke_reach", "component_rows", "prune",
+             "stroke_share")
 
     def __init__(self, components=None, **knobs):
         super().__init__(components=components, **knobs)
@@ -403,7 +410,7 @@ class GMM(PerLabelModel):
     def check_knob(self, key, value):
         if key == "components":
             return GMMModel(value).components  # its range check and message
-        if key == "core":
+        if key in ("core", "stroke_share"):
             return check_fraction(key, value)
         if key == "warm":
             if not isinstance(value, (bool, np.bool_)):

@@ -50,8 +50,8 @@ def segment(image, seeds=None, *, box=None, lasso=None, model=None, lam=None, ke
         ``graphcut.models.GMM(components=5, texture=4)`` or
         ``graphcut.models.Histogram(bins=32)``; a name, ``"auto"`` (the default: the model
         measured best for the image, ``GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2,
-        locality=4, prune=1, texture=0)`` on colour photographs (without ``prune`` and with
-        the texture channel on grey photographs),
+        locality=4, prune=1, texture=0, stroke_share=0.05)`` on colour photographs (without
+        ``prune`` and ``stroke_share`` and with the texture channel on grey photographs),
         ``Learned()`` on grey and colour micrographs and volumes, see
         :class:`graphcut.models.Auto`), ``"histogram"`` (the Boykov-Jolly smoothed colour
         histograms), ``"gmm"`` (GrabCut's Gaussian mixtures with its iterations, local seeds

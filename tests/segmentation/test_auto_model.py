@@ -1,6 +1,6 @@
 """Auto (model="auto"): GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4,
-prune=1, texture=0) on colour photographs, the same without prune and with the texture channel
-on grey photographs, Learned() on grey
+prune=1, texture=0, stroke_share=0.05) on colour photographs, the same without prune and
+stroke_share and with the texture channel on grey photographs, Learned() on grey
 micrographs (colour micrographs and grey rules: tests/segmentation/test_image_kind.py); the
 default model;
 settings files reproduce their model."""
@@ -14,7 +14,7 @@ from graphcut.models import GMM, Auto, Histogram, Learned, as_model, model_from_
 from synthetic import disc_image, disc_seeds
 
 COLOUR = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4,  # auto's colours
-             prune=1, texture=0)
+             prune=1, texture=0, stroke_share=0.05)
 GREY_PHOTO = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # no prune
 
 
@@ -26,6 +26,7 @@ def test_auto_stands_for_a_model_per_image():
     given = Auto(seed_share=0.2, locality=1.0)
     assert given.for_channels(3) == GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2,
                                         seed_share=0.2, locality=1.0, prune=1, texture=0)
+    # (a given seed_share weighs the seeds in strokes alone too: no stroke_share)
     assert given.for_channels(1) == Learned(seed_share=0.2, locality=1.0)
     assert model_from_settings(given.settings()) == given
     assert Auto().settings() == {"model": "auto"}

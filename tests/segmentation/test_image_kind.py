@@ -18,7 +18,7 @@ from micrographs import fluorescence, stained_section
 from synthetic import disc_image, disc_truth
 
 PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4, prune=1,
-                  texture=0)
+                  texture=0, stroke_share=0.05)
 GREY_PHOTO_MODEL = GMM(core=0.4, warm=True, outline=8, stroke_reach=0.2, locality=4)  # no prune
 
 
