@@ -103,7 +103,9 @@ GPU_MODEL_BYTES_PER_PIXEL = {
     # colour with texture 4 not measured since (444 before), kept as an upper bound
     ("live-gmm", "strokes"): (190, 466),
     ("live-gmm", "region"): (434, 598),    # measured 569 (colour)
-    ("live-gmm-colours", "strokes"): (190, 190),   # measured 178.6 (colour, texture 0)
+    # colour, texture 0: measured 178.6; 202.6 since the nineteenth session's stroke_share
+    # (the seeds' own weights and the two weighted samples at full size, H200)
+    ("live-gmm-colours", "strokes"): (190, 213),
     ("live-gmm-colours", "region"): (434, 598),    # the live GMM's (not measured)
 }
 
