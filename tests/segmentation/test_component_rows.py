@@ -8,6 +8,7 @@ import pytest
 import graphcut
 from graphcut.models import GMM, GMMModel, model_from_settings
 from graphcut.models._auto import COLOUR_MODEL
+from session_oracle import assert_gpu_session_is_the_cpus
 from synthetic import colour_image
 
 
@@ -69,13 +70,8 @@ def test_the_gpu_gives_the_cpus_masks_and_flows():
     image, truth = colour_image(np.random.default_rng(13), (180, 260))
     seeds = np.zeros(truth.shape, np.uint8)
     seeds[:3, :] = 2
-    model = GMM(**COLOUR_MODEL, component_rows=20)
-    session = graphcut.Segmenter(image, model=model, device="cuda")
-    for step, (r, c) in enumerate([(90, 130), (60, 100), (150, 20)]):
+    states = []
+    for r, c in [(90, 130), (60, 100), (150, 20)]:
         seeds[r - 2:r + 3, c - 2:c + 3] = 1 if truth[r, c] else 2
-        mask = session.update(seeds)
-        cpu, result = graphcut.segment(image, seeds, model=model, device="cpu",
-                                       return_result=True)
-        assert session.last_result.backend == "cuda"
-        np.testing.assert_array_equal(mask, cpu, err_msg=f"step {step}")
-        assert session.last_result.flow == result.flow
+        states.append(seeds.copy())
+    assert_gpu_session_is_the_cpus(image, GMM(**COLOUR_MODEL, component_rows=20), states)

@@ -8,6 +8,8 @@ import pytest
 import graphcut
 from graphcut.models import GMM, Auto, model_from_settings
 from graphcut.segmentation._warm import stroke_weights
+from session_oracle import (assert_gpu_session_is_the_cpus,
+                            assert_session_updates_are_fresh_segments)
 from synthetic import ellipse_with_arm, ellipse_with_arm_seeds
 
 LIVE = dict(core=0.4, warm=True, stroke_reach=0.2, locality=4)
@@ -76,19 +78,21 @@ def test_a_box_ignores_the_stroke_share():
             graphcut.segment(image, given, box=box, model=GMM(**LIVE), device="cpu"))
 
 
+def _random_strokes(seeds, rng, count):
+    """``count`` seed images, each with one more 5 x 5 stroke of a random label."""
+    states = []
+    for _ in range(count):
+        r, c = int(rng.integers(3, 267)), int(rng.integers(3, 357))
+        seeds[r - 2:r + 3, c - 2:c + 3] = 1 + int(rng.integers(0, 2))
+        states.append(seeds.copy())
+    return states
+
+
 def test_segmenter_strokes_equal_fresh_segments():
     image, seeds = _image(3)
     model = GMM(**LIVE, stroke_share=0.02)
-    session = graphcut.Segmenter(image, model=model, device="cpu")
-    rng = np.random.default_rng(7)
-    for step in range(4):
-        r, c = int(rng.integers(3, 267)), int(rng.integers(3, 357))
-        seeds[r - 2:r + 3, c - 2:c + 3] = 1 + int(rng.integers(0, 2))
-        mask = session.update(seeds)
-        fresh, result = graphcut.segment(image, seeds, model=model, device="cpu",
-                                         return_result=True)
-        np.testing.assert_array_equal(mask, fresh, err_msg=f"step {step}")
-        assert session.last_result.flow == result.flow
+    assert_session_updates_are_fresh_segments(
+        image, model, _random_strokes(seeds, np.random.default_rng(7), 4))
 
 
 def test_stroke_share_round_trips_and_is_unset_by_default():
@@ -113,14 +117,5 @@ def test_the_gpu_gives_the_cpus_weights_masks_and_flows():
     np.testing.assert_array_equal(cp.asnumpy(stroke_weights(cp.asarray(binary), 0.05)),
                                   stroke_weights(binary, 0.05))
     image, seeds = _image(3)
-    model = GMM(**LIVE, stroke_share=0.02)
-    session = graphcut.Segmenter(image, model=model, device="cuda")
-    for step in range(3):
-        r, c = int(rng.integers(3, 267)), int(rng.integers(3, 357))
-        seeds[r - 2:r + 3, c - 2:c + 3] = 1 + int(rng.integers(0, 2))
-        mask = session.update(seeds)
-        cpu, result = graphcut.segment(image, seeds, model=model, device="cpu",
-                                       return_result=True)
-        assert session.last_result.backend == "cuda"
-        np.testing.assert_array_equal(mask, cpu, err_msg=f"step {step}")
-        assert session.last_result.flow == result.flow
+    assert_gpu_session_is_the_cpus(image, GMM(**LIVE, stroke_share=0.02),
+                                   _random_strokes(seeds, rng, 3))

@@ -27,6 +27,23 @@ def assert_session_updates_are_fresh_segments(image, model, seed_states, device=
     return masks
 
 
+def assert_gpu_session_is_the_cpus(image, model, seed_states):
+    """Run ``seed_states`` (seed images, one per update) through one GPU Segmenter and assert
+    each answer is on the GPU and equals a fresh CPU ``graphcut.segment``'s (mask and max
+    flow); returns the masks."""
+    session = graphcut.Segmenter(image, model=model, device="cuda")
+    masks = []
+    for step, seeds in enumerate(seed_states):
+        mask = session.update(seeds)
+        cpu, result = graphcut.segment(image, seeds, model=model, device="cpu",
+                                       return_result=True)
+        assert session.last_result.backend == "cuda"
+        np.testing.assert_array_equal(mask, cpu, err_msg=f"step {step}")
+        assert session.last_result.flow == result.flow, step
+        masks.append(mask)
+    return masks
+
+
 def assert_box_updates_are_fresh_segments(image, box, seeds, margin, model="learned",
                                           device="cpu"):
     """One Segmenter through a box, the box ``margin`` pixels wider, seeds in it, background
