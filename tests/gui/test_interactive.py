@@ -416,7 +416,10 @@ class Recorder(Listener):
         self.backends.append(backend)
 
 
-def wait(controller, post, timeout=60.0):
+def wait(controller, post, timeout=180.0):
+    """Run what the controller posts until it is idle; fail after ``timeout`` seconds (a
+    hang). Generous: on a fresh GPU machine the first job compiles every kernel (CuPy's disk
+    cache is empty), which took about a minute on the slower H200 machines."""
     deadline = time.monotonic() + timeout
     while controller.is_busy():
         assert time.monotonic() < deadline, "the controller is still busy"

@@ -82,8 +82,10 @@ class Bench:
             mouse_move_callbacks(layer, event("mouse_move", position, True))
         mouse_release_callbacks(layer, event("mouse_release", points[-1], False))
 
-    def settle(self, timeout=30.0):
-        """Run what was posted until the newest request has its exact answer."""
+    def settle(self, timeout=120.0):
+        """Run what was posted until the newest request has its exact answer (``timeout``
+        seconds for each posted step: generous, as a fresh GPU machine compiles every kernel
+        in its first job)."""
         self.post.run_pending(0.05)
         while self.session.is_busy():
             assert self.post.run_pending(timeout), "no answer"
