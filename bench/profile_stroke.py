@@ -45,7 +45,7 @@ STAGES = (
     ("  pipeline", "graphcut.segmentation._segmenter", "segment_values"),
     ("    check previous", "graphcut.segmentation._pipeline", "check_previous"),
     ("    check seeds", "graphcut.segmentation._pipeline", "checked_objects"),
-    ("    seed weights", "graphcut.segmentation._pipeline", "_seed_weights"),
+    ("    seed weights", "graphcut.segmentation._pipeline", "seed_weights"),
     ("    locality priors", "graphcut.segmentation._pipeline", "_locality_priors"),
     ("    iterate", "graphcut.segmentation._pipeline", "iterate_binary"),
     ("      costs", "graphcut.segmentation._grabcut", "_costs"),

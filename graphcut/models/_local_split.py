@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphcut._arrays import array_module, to_host
+from graphcut._arrays import array_module
 
-#: pixels at most whose intensities set the Otsu threshold and the median (a regular subsample;
-#: as :data:`~._prior.THRESHOLD_PIXELS`)
-THRESHOLD_PIXELS = 1 << 16
+from ._prior import grey_sample
+
 #: the local mean's window (pixels): a Gaussian of sigma ``(BLOCK - 1) / 6``
 BLOCK = 101
 #: the nearby peak: its radius (pixels; a ``2 r + 1`` square) and the smoothing of the grey
@@ -202,7 +201,7 @@ def nearby_peak(grey, radius, xp=None):
                                   size=size, mode="nearest")
 
 
-def local_threshold(grey, *, block=BLOCK, radius=PEAK_RADIUS, share=PEAK_SHARE):
+def local_threshold(grey, *, block=BLOCK, radius=PEAK_RADIUS, share=PEAK_SHARE, sample=None):
     """The local threshold map of a grey image whose objects are its bright side (see the
     module's notes) and the image's global Otsu threshold; the local mean by
     :func:`local_mean`, the peak by :func:`nearby_peak`, in float32.
@@ -218,6 +217,8 @@ def local_threshold(grey, *, block=BLOCK, radius=PEAK_RADIUS, share=PEAK_SHARE):
     share : float
         The share (0 to 1) of the way from the median to the nearby peak below which a pixel
         lies on the dark side.
+    sample : array of float64, optional
+        :func:`~._prior.grey_sample` of ``grey``, when the caller has it (None: taken here).
 
     Returns
     -------
@@ -239,9 +240,8 @@ def local_threshold(grey, *, block=BLOCK, radius=PEAK_RADIUS, share=PEAK_SHARE):
 
     xp = array_module(grey)
     grey = xp.ascontiguousarray(grey, dtype=xp.float32)
-    flat = grey.reshape(-1)
-    sample = np.asarray(to_host(flat[::max(1, flat.shape[0] // THRESHOLD_PIXELS)]),
-                        dtype=np.float64)
+    if sample is None:
+        sample = grey_sample(grey)
     otsu = float(threshold_otsu(sample))
     median = float(np.median(sample))
     threshold = nearby_peak(grey, radius, xp)           # median + share (peak - median)
@@ -290,12 +290,13 @@ def local_bright_side(features, channels, *, block=BLOCK, radius=PEAK_RADIUS,
         grey = xp.ascontiguousarray(features[..., 1], dtype=xp.float32)
     else:
         grey = features[..., channels:2 * channels].mean(axis=-1, dtype=xp.float32)
-    flat = grey.reshape(-1)
-    otsu = float(threshold_otsu(np.asarray(
-        to_host(flat[::max(1, flat.shape[0] // THRESHOLD_PIXELS)]), dtype=np.float64)))
+    sample = grey_sample(grey)  # one copy from a GPU, for both splits
+    otsu = float(threshold_otsu(sample))
     if float((grey > otsu).mean()) <= 0.5:  # the objects are the bright side
-        return grey > local_threshold(grey, block=block, radius=radius, share=share)[0]
-    return ~(-grey > local_threshold(-grey, block=block, radius=radius, share=share)[0])
+        return grey > local_threshold(grey, block=block, radius=radius, share=share,
+                                      sample=sample)[0]
+    return ~(-grey > local_threshold(-grey, block=block, radius=radius, share=share,
+                                     sample=-sample)[0])
 
 
 __all__ = ["BLOCK", "PEAK_RADIUS", "PEAK_SHARE", "PEAK_SIGMA", "SHRINK", "SHRUNK_SIGMA",

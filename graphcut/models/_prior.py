@@ -211,7 +211,13 @@ def bright_side(features, channels):
     from skimage.filters import threshold_otsu
 
     grey = features[..., channels:2 * channels].mean(axis=-1)
+    return grey > float(threshold_otsu(grey_sample(grey)))
+
+
+def grey_sample(grey):
+    """A regular subsample of at most about :data:`THRESHOLD_PIXELS` of ``grey``'s values
+    (any shape, NumPy or CuPy), on the host in float64: what the global thresholds and
+    medians are taken on (one copy from a GPU)."""
     flat = grey.reshape(-1)
     stride = max(1, flat.shape[0] // THRESHOLD_PIXELS)
-    threshold = float(threshold_otsu(np.asarray(to_host(flat[::stride]), dtype=np.float64)))
-    return grey > threshold
+    return np.asarray(to_host(flat[::stride]), dtype=np.float64)

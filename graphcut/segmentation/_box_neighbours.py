@@ -231,6 +231,15 @@ def load_watershed():
     return watershed
 
 
+def image_values(values, model):
+    """The image's own values among the model's features ``values``: the learned model's
+    first columns are the image's channels, standardised
+    (:func:`~graphcut.models._features.feature_names`); a model without that record (its
+    ``_channels``, set by its ``features``): every column."""
+    channels = getattr(model, "_channels", None)
+    return values if channels is None else values[..., :int(channels)]
+
+
 __all__ = ["CENTRE", "LEVEL", "MAX_PIXELS", "NEIGHBOUR_COST", "REACH", "border_and_core",
-           "box_levels",
-           "load_watershed", "neighbour_pixels", "with_neighbour_cost"]
+           "box_levels", "image_values", "load_watershed", "neighbour_pixels",
+           "with_neighbour_cost"]

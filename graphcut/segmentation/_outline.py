@@ -25,6 +25,7 @@ import numpy as np
 from graphcut._arrays import to_host
 
 from . import _box_level
+from ._box_neighbours import image_values
 
 #: the share of the outline cost a box's side on the image border gets (1: the image border
 #: counts as outline, as before the thirteenth session; on the real photographs' development
@@ -141,9 +142,7 @@ def outline_priors(model, region, box, xp, values=None):
         cost = box_outline_cost(shape, box, model.outline, model.outline_reach,
                                 model.outline_pixels, xp)
         if nats > 0:
-            channels = getattr(model, "_channels", None)
-            image = values if channels is None else values[..., :int(channels)]
-            cost = _box_level.with_level_cost(cost, image, box, nats)
+            cost = _box_level.with_level_cost(cost, image_values(values, model), box, nats)
     else:
         cost = xp.asarray(to_host(model.outline_costs(region)))
     model._outline_kept = (key, region, cost, values if nats > 0 else None)

@@ -25,6 +25,7 @@ from ._previous_start import previous_start
 from ._ring import with_ring
 from ._outline import outline_priors
 from ._tightness import tight_box, tighten_run
+from ._seed_weights import seed_weights, weighted_samples
 from ._warm import coarse_then_refit, warm_binary
 
 
@@ -96,7 +97,7 @@ def segment_values(values, nlinks, seeds, o, *, device, cut, shape=None, moves=N
     warm = live
     if warm and (len(objects) > 1 or (not has_region and len(shape) != 2)):
         o, warm = {**o, "iterations": 0}, False  # live: no iterations per stroke
-    weights = _seed_weights(seeds, objects, o["seed_share"])
+    weights = seed_weights(seeds, objects, o["seed_share"])
     background = constraints == BACKGROUND
     labels_in_order = [objects[0] if objects else FOREGROUND, BACKGROUND] \
         if len(objects) <= 1 else [BACKGROUND, *objects]
@@ -258,35 +259,7 @@ def _previous_log_odds(values, model, seeds, share, xp):
     if not hasattr(model, "log_odds") or object_labels(seeds) != [FOREGROUND] or \
             not bool((seeds == BACKGROUND).any()):
         return None
-    weights = _seed_weights(seeds, [FOREGROUND], share)
-    samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
-                    for s in (seeds == FOREGROUND, seeds == BACKGROUND))
-    return model.log_odds(values, samples)
-
-
-def _seed_weights(seeds, objects, share):
-    """Float (H, W) sample weights: 1, and for the seeds of each label ``share * H * W /
-    (its seed count)`` (at least 1); None when every weight is 1."""
-    if share <= 0:
-        return None
-    xp = array_module(seeds)
-    labels = [*objects, BACKGROUND]
-    if xp is np or seeds.dtype != np.uint8:  # a count and an assignment per label
-        weights = xp.ones(seeds.shape, dtype=xp.float64)
-        for label in labels:
-            chosen = seeds == label
-            count = int(chosen.sum())
-            if count:
-                weights[chosen] = max(1.0, share * seeds.size / count)
-        return weights
-    # on a GPU the labels' counts come in one copy and each pixel's weight is looked up by its
-    # label (a table of every uint8 value): no wait per label, no boolean scatter
-    counts = to_host(xp.stack([xp.count_nonzero(seeds == label) for label in labels]))
-    table = np.ones(256)
-    for label, count in zip(labels, counts.tolist()):
-        if count:
-            table[label] = max(1.0, share * seeds.size / count)
-    return xp.asarray(table)[seeds]
+    return model.log_odds(values, weighted_samples(seeds, share)[1])
 
 
 def result_of(run, objects_mask, o, started) -> CutResult:

@@ -45,7 +45,7 @@ from graphcut._arrays import array_module, to_host
 from graphcut._labels import BACKGROUND, FOREGROUND
 
 from . import _box_neighbours
-from ._box_neighbours import with_neighbour_cost
+from ._box_neighbours import image_values, with_neighbour_cost
 from ._problems import binary_problem
 
 #: the margin left at each end of the box's lines, a fraction of the box's larger side
@@ -235,15 +235,6 @@ def neighbour_cost(model) -> float:
     return _box_neighbours.NEIGHBOUR_COST if value is None else float(value)
 
 
-def _image_values(values, model):
-    """The image's own values among the model's features ``values``: the learned model's
-    first columns are the image's channels, standardised
-    (:func:`~graphcut.models._features.feature_names`); a model without that record (its
-    ``_channels``, set by its ``features``): every column."""
-    channels = getattr(model, "_channels", None)
-    return values if channels is None else values[..., :int(channels)]
-
-
 def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, scale, cut,
                 margin=MARGIN, threshold=THRESHOLD):
     """:func:`pinpoint` after GrabCut's iterations (or one cut): the costs under the fitted
@@ -267,7 +258,7 @@ def tighten_run(values, nlinks, binary, model, run, box, *, priors, weights, sca
         return run, None  # every line crossed: no costs to compute, nothing to pin
     cost_object, cost_background = _costs(values, model, priors)
     # a neighbour crossing the box's side is not the object (:mod:`._box_neighbours`)
-    cost_object = with_neighbour_cost(cost_object, _image_values(values, model), box,
+    cost_object = with_neighbour_cost(cost_object, image_values(values, model), box,
                                       neighbour_cost(model))
     mask, pins, result, problem, rounds = pinpoint(
         cost_object, cost_background, nlinks, binary, run.labels, box, cut=cut, scale=scale,

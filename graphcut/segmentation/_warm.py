@@ -34,6 +34,7 @@ from graphcut._arrays import array_module, to_host
 from ._coarse import blocks_sample, coarse_factor, coarse_grabcut, kept_centres
 from ._grabcut import Iterated, _binary, _Clock, iterate_binary
 from ._prune import prune_box
+from ._seed_weights import weighted_samples
 
 #: the box's iterations run on the coarse grid (:mod:`._coarse`: blocks of ``f x f`` pixels),
 #: then the mixtures are re-estimated once on the image's blocks and the image is cut once
@@ -139,13 +140,10 @@ def coarse_then_refit(values, nlinks, constraints, model, samples, *, weights, p
     and one full-size cut (:func:`refit_and_cut`): a box alone (:data:`COARSE_BOX`) and a live
     model's strokes alone. Strokes alone with a model's ``stroke_share`` set (not None), the
     samples and ``weights`` are the seeds' (``constraints`` 1 and 2) weighted by that share
-    instead (:func:`stroke_weights`)."""
+    instead (:func:`~._seed_weights.stroke_weights`)."""
     share = getattr(model, "stroke_share", None) if strokes_alone else None
     if share is not None:  # strokes alone: the seeds' own share (``GMM(stroke_share=...)``)
-        weights = stroke_weights(constraints, share)
-        xp = array_module(values)
-        samples = tuple(s if weights is None else xp.where(s, weights, 0.0)
-                        for s in (constraints == 1, constraints == 2))
+        weights, samples = weighted_samples(constraints, share)
     coarse = coarse_grabcut(values, nlinks, constraints, model, samples, weights=weights,
                             priors=priors, o=o, device=device, start=start, settled=settled,
                             strokes_alone=strokes_alone)
@@ -184,42 +182,3 @@ def refit_and_cut(values, nlinks, binary, model, mask, *, weights, priors, scale
     energy = result.flow / scale + problem.offset
     return Iterated(xp.asarray(result.source_side, dtype=bool), energy, [energy], 0,
                     result.flow, result.backend, result.seconds, clock.total(), result)
-
-
-def stroke_weights(binary, share):
-    """Every pixel's sample weight for strokes alone: 1, and for the seeds of each label
-    (``binary`` 1 object, 2 background) ``share * H * W / (the label's seed count)``, at
-    least 1 (the pipeline's ``seed_share`` weights, with ``share``); None when ``share`` is
-    0 (every weight 1).
-
-    Parameters
-    ----------
-    binary : array (H, W) of uint8
-        0 free, 1 object seed, 2 background seed (NumPy or CuPy).
-    share : float
-        The share of the image's pixels each label's seeds weigh together, 0 to 1.
-
-    Returns
-    -------
-    array (H, W) of float64 or None
-        On ``binary``'s device.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> binary = np.array([[1, 0, 0, 0], [0, 0, 2, 2]], np.uint8)
-    >>> stroke_weights(binary, 0.5)
-    array([[4., 1., 1., 1.],
-           [1., 1., 2., 2.]])
-    """
-    if share <= 0:
-        return None
-    xp = array_module(binary)
-    # the two counts in one copy; each pixel's weight looked up by its label (as the
-    # pipeline's seed weights on a GPU: no wait per label)
-    counts = to_host(xp.stack([xp.count_nonzero(binary == label) for label in (1, 2)]))
-    table = np.ones(256)
-    for label, count in zip((1, 2), counts.tolist()):
-        if count:
-            table[label] = max(1.0, share * binary.size / count)
-    return xp.asarray(table)[binary]

@@ -7,7 +7,7 @@ import pytest
 
 import graphcut
 from graphcut.models import GMM, Auto, model_from_settings
-from graphcut.segmentation._warm import stroke_weights
+from graphcut.segmentation._seed_weights import stroke_weights
 from session_oracle import (assert_gpu_session_is_the_cpus,
                             assert_session_updates_are_fresh_segments)
 from synthetic import ellipse_with_arm, ellipse_with_arm_seeds

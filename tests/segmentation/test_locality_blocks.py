@@ -53,7 +53,7 @@ def test_the_device_path_gives_the_hosts_costs(cupy):  # noqa: F811
 
 def test_seed_weights_follow_the_formula():
     """Every pixel weighs 1, a seed of a label with n seeds max(1, share * H * W / n)."""
-    from graphcut.segmentation._pipeline import _seed_weights
+    from graphcut.segmentation._seed_weights import seed_weights as _seed_weights
 
     rng = np.random.default_rng(1)
     seeds = rng.choice(np.array([0, 1, 2, 3], np.uint8), size=(40, 50), p=[0.9, 0.05, 0.04,

@@ -4,7 +4,7 @@ waits, with the same numbers as the host's:
 - the hold's stroke count (graphcut/segmentation/_hold.py): the blocks holding each label's
   seeds come from one reduction on the device (``blocks_holding``) instead of the seed pixels'
   positions copied to the host;
-- the seeds' sample weights (graphcut/segmentation/_pipeline.py ``_seed_weights``): every
+- the seeds' sample weights (graphcut/segmentation/_seed_weights.py ``seed_weights``): every
   label's count in one copy, each pixel's weight looked up by its label;
 - the previous mask's thickness (the hold's reach): seven counts in one copy.
 
@@ -76,7 +76,7 @@ def test_the_device_count_equals_the_host_count(cupy, monkeypatch, shape, stroke
 
 @pytest.mark.parametrize("objects", [[1], [1, 3]])
 def test_the_device_seed_weights_equal_the_host_formula(cupy, objects):
-    from graphcut.segmentation._pipeline import _seed_weights
+    from graphcut.segmentation._seed_weights import seed_weights as _seed_weights
     rng = np.random.default_rng(len(objects))
     seeds = rng.choice(np.array([0, 1, 2, 3], np.uint8), size=(60, 70),
                        p=[0.9, 0.05, 0.04, 0.01])
