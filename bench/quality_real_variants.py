@@ -1,9 +1,10 @@
-"""The seventeenth and eighteenth sessions' measured variants of the learned model on real
-microscopy from clicks (bench/RESULTS.md, "seventeenth session, micro17", "eighteenth
-session, micro18"; docs/appearance-microscopy.md): each patches
-:class:`graphcut.models.Learned` for one run of ``bench/bench_quality_real.py``'s ``main``.
-The ``local-split --method local-peak --value 101`` variant (its default radius and share) is
-the library's ``Learned(split="local")`` (graphcut/models/_local_split.py; the same split,
+"""The seventeenth, eighteenth and twentieth sessions' measured variants of the learned model
+on real microscopy from clicks (bench/RESULTS.md, "seventeenth session, micro17",
+"eighteenth session, micro18", "twentieth session, dense20"; docs/appearance-microscopy.md):
+each patches :class:`graphcut.models.Learned` for one run of
+``bench/bench_quality_real.py``'s ``main``. The ``local-split --method local-peak --value
+101`` variant (its default radius and share) and ``split-base --method median`` are the
+library's ``Learned(split="local")`` (graphcut/models/_local_split.py; the same split,
 tests/project/test_quality_real_variants.py); the others were not kept.
 
 Variants (``--variant NAME``, ``--value V``; every other argument goes to the bench):
@@ -52,6 +53,13 @@ Variants (``--variant NAME``, ``--value V``; every other argument goes to the be
   Otsu's thresholds. The grey's or its negative's split, whichever's object side is smaller.
 - ``soft-split``: the prior's samples as weights, ``1 - --mix`` times Otsu's sides plus
   ``--mix`` times the ``local-split`` method's; the prior's sides and strength Otsu's.
+- ``split-base`` (twentieth session): the library's local split
+  (graphcut/models/_local_split.py) with another base level in place of the image's median
+  grey (in its floor ``(t + base) / 2`` and its peak guard ``base + S (peak - base)``):
+  ``--method median`` (the library's), ``dark`` (the median of the grey below Otsu's
+  threshold: the background's own level, which a dense tile's median, half in the nuclei,
+  is not); the nearby peak's radius ``--radius`` and its share ``--share`` (the library's
+  10 and 0.3 by default).
 - ``--prior P``: ``Learned.prior`` for the run; ``--local V``: with another variant, the
   ``local-peak`` split (block ``V``) too.
 
@@ -77,7 +85,7 @@ from graphcut._arrays import to_host  # noqa: E402
 
 VARIANTS = ("bias", "bias-band", "bias-band-prior", "balance", "temperature", "scale", "sigma",
             "prior-band", "prior-edge", "prior-edge-mask", "prior-split-mask",
-            "prior-split-seeds", "threshold", "local-split", "soft-split")
+            "prior-split-seeds", "threshold", "local-split", "soft-split", "split-base")
 #: ``bias-band``: from this many strokes (4-connected parts of each label's seeds, as the
 #: hold counts them; ``--band-from``)
 BAND_FROM = 0
@@ -340,6 +348,45 @@ def _patch_soft_split(method, block, mix):
     learned_module.prior_sides = prior_sides
 
 
+def base_threshold(grey, method, radius, *, block, share, sample=None):
+    """:func:`graphcut.models._local_split.local_threshold` with the base level ``method``
+    (``"median"``: the image's median grey, the library's; ``"dark"``: the median of the
+    sample's values at most Otsu's threshold) and the nearby peak's ``radius`` (pixels):
+    ``(threshold map float32, otsu)``, the ``split-base`` variant."""
+    from skimage.filters import threshold_otsu
+
+    import graphcut.models._local_split as split
+    from graphcut._arrays import array_module
+    from graphcut.models._prior import grey_sample
+
+    xp = array_module(grey)
+    grey = xp.ascontiguousarray(grey, dtype=xp.float32)
+    sample = grey_sample(grey) if sample is None else sample
+    otsu = float(threshold_otsu(sample))
+    if method not in ("median", "dark"):
+        raise ValueError(f"unknown split base {method!r}")
+    base = float(np.median(sample if method == "median" else sample[sample <= otsu]))
+    threshold = split.nearby_peak(grey, radius, xp)     # base + share (peak - base)
+    threshold *= np.float32(share)
+    threshold += np.float32((1.0 - share) * base)
+    xp.maximum(threshold, split.local_mean(grey, block, xp), out=threshold)
+    xp.clip(threshold, np.float32(0.5 * (otsu + base)), np.float32(otsu), out=threshold)
+    return threshold, otsu
+
+
+def _patch_split_base(method):
+    """graphcut.models._local_split.local_threshold replaced by :func:`base_threshold`
+    (``split-base``; the radius and share :data:`PEAK_RADIUS`, :data:`PEAK_SHARE`: ``--radius``,
+    ``--share``, by default the library's)."""
+    import graphcut.models._local_split as split
+
+    def local_threshold(grey, *, block=split.BLOCK, radius=None, share=None, sample=None):
+        return base_threshold(grey, method, PEAK_RADIUS, block=block, share=PEAK_SHARE,
+                              sample=sample)
+
+    split.local_threshold = local_threshold
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", choices=VARIANTS, required=True)
@@ -349,9 +396,11 @@ def main(argv=None):
     parser.add_argument("--band-from", type=int, default=0,
                         help="bias-band, bias-band-prior: from this many strokes on")
     parser.add_argument("--radius", type=int, default=10,
-                        help="local-split local-peak: the nearby peak's radius (pixels)")
+                        help="local-split local-peak, split-base: the nearby peak's radius "
+                             "(pixels)")
     parser.add_argument("--share", type=float, default=0.3,
-                        help="local-split local-peak: the share of the way to the peak")
+                        help="local-split local-peak, split-base: the share of the way to "
+                             "the peak")
     parser.add_argument("--mix", type=float, default=0.5,
                         help="soft-split: the local split's share of the prior's weights")
     parser.add_argument("--prior", type=float, default=None,
@@ -371,6 +420,8 @@ def main(argv=None):
         _patch_soft_split(args.method, args.value, args.mix)
     elif args.variant == "local-split":
         _patch_local_split(args.method, args.value)
+    elif args.variant == "split-base":
+        _patch_split_base(args.method)
     elif args.variant == "threshold":
         _patch_threshold(args.method)
     elif args.variant.startswith("prior"):

@@ -131,3 +131,72 @@ def test_the_local_peak_split_is_the_librarys_local_split(monkeypatch):
         library = local_bright_side(features, 1)
         assert 0 < library.sum() < library.size
         np.testing.assert_array_equal(library, expected)
+
+
+def _dense_grey():
+    """A 64 x 96 tile (float32): bright nuclei (0.9) over a third of it, their columns at the
+    left, and a ground (0.1 -> 0.4 from left to right, a little noise): the image's median
+    lies in the ground's upper part, as on a dense tile."""
+    rng = np.random.default_rng(5)
+    grey = 0.1 + 0.3 * np.linspace(0, 1, 96)[None, :] + rng.normal(0, 0.01, (64, 96))
+    for r in range(2, 62, 12):
+        for c in range(2, 50, 12):
+            grey[r:r + 10, c:c + 10] = 0.9
+    return grey.astype(np.float32)
+
+
+def test_the_median_base_is_the_librarys_local_threshold():
+    """``split-base --method median`` at the library's radius is the library's threshold map,
+    to the bit; an unknown base is refused."""
+    import pytest
+
+    from graphcut.models._local_split import PEAK_RADIUS, PEAK_SHARE, local_threshold
+
+    grey = _dense_grey()
+    expected, otsu = local_threshold(grey, block=21)
+    got, got_otsu = variants.base_threshold(grey, "median", PEAK_RADIUS, block=21,
+                                            share=PEAK_SHARE)
+    assert got_otsu == otsu
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError):
+        variants.base_threshold(grey, "mean", PEAK_RADIUS, block=21, share=PEAK_SHARE)
+
+
+def test_the_dark_base_is_the_grounds_median():
+    """The ``dark`` base is the median of the grey below Otsu's threshold, below the image's
+    median on a dense tile: its floor is halfway from Otsu's threshold to it (the lowest
+    threshold, far from the nuclei), and its map is nowhere above the median base's."""
+    from skimage.filters import threshold_otsu
+
+    from graphcut.models._prior import grey_sample
+
+    grey = _dense_grey()
+    otsu = float(threshold_otsu(grey_sample(grey)))
+    ground = float(np.median(grey[grey <= otsu]))
+    assert ground < float(np.median(grey)) - 0.02         # the premise: a dense tile
+    median, _ = variants.base_threshold(grey, "median", 10, block=21, share=0.3)
+    dark, dark_otsu = variants.base_threshold(grey, "dark", 10, block=21, share=0.3)
+    assert dark_otsu == otsu
+    assert (dark <= median).all() and (dark < median - 0.01).any()
+    assert abs(float(dark.min()) - 0.5 * (otsu + ground)) < 1e-5
+    assert abs(float(median.min()) - 0.5 * (otsu + float(np.median(grey)))) < 1e-5
+
+
+def test_the_split_base_variant_patches_the_librarys_split(monkeypatch):
+    """``split-base`` routes ``Learned(split="local")``'s split through
+    :func:`base_threshold`: the bright side is the grey above the dark base's map, and not the
+    library's on the dense tile."""
+    import graphcut.models._local_split as split
+    from graphcut.models._features import pixel_features
+
+    features = pixel_features(_dense_grey()[..., None], scales=(1.0,))
+    grey = np.ascontiguousarray(features[..., 1])
+    before = split.local_bright_side(features, 1, block=21)
+    monkeypatch.setattr(split, "local_threshold", split.local_threshold)
+    monkeypatch.setattr(variants, "PEAK_RADIUS", 10)
+    monkeypatch.setattr(variants, "PEAK_SHARE", 0.3)
+    variants._patch_split_base("dark")
+    after = split.local_bright_side(features, 1, block=21)
+    expected = grey > variants.base_threshold(grey, "dark", 10, block=21, share=0.3)[0]
+    np.testing.assert_array_equal(after, expected)
+    assert after.sum() > before.sum()
