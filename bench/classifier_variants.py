@@ -53,27 +53,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import graphcut.models._learned as learned_module  # noqa: E402
 from graphcut.models._logistic import _design, fit_logistic  # noqa: E402
+from graphcut.models._logistic import training_rows as library_rows  # noqa: E402
 
 VARIANTS = ("library", "logistic", "logistic-sk", "forest", "boosted", "mlp")
 OPTIONS = {}
 
 
 def training_rows(shared):
-    """(x (n, F) float64, labels (n,) int, weights (n,)) of the library's training: each
-    label's sample weighing 1 in all, each prior sample ``prior_weight``, all times the
-    labels' pixel count (``_Shared.train``'s logistic rows, before the design)."""
+    """(x (n, F) float64, labels (n,) int, weights (n,)) of the library's training
+    (:func:`graphcut.models._logistic.training_rows`, before the design), on the host."""
     missing = [i for i, s in enumerate(shared.samples) if s is None or not s[0].shape[0]]
     if missing:
         raise ValueError(f"every label needs sample pixels; {missing} have none")
-    parts = [(i, x, w / float(w.sum())) for i, (x, w) in enumerate(shared.samples)]
-    parts += [(i, p[0], p[1] * (shared.prior_weight / float(p[1].sum())))
-              for i, p in enumerate(shared.prior)
-              if p is not None and p[0].shape[0] and shared.prior_weight > 0]
-    x = np.concatenate([np.asarray(x, dtype=np.float64) for _, x, _ in parts])
-    w = np.concatenate([np.asarray(w, dtype=np.float64) for _, _, w in parts]) * float(
-        sum(s[0].shape[0] for s in shared.samples))
-    labels = np.concatenate([np.full(x.shape[0], i) for i, x, _ in parts])
-    return x, labels, w
+    x, labels, w = library_rows(shared.samples, shared.prior, shared.prior_weight, np)
+    return np.asarray(x, dtype=np.float64), labels, np.asarray(w, dtype=np.float64)
 
 
 class _LibraryLogistic:

@@ -36,7 +36,7 @@ from graphcut._arrays import array_module
 from ._base import AppearanceModel, ColourModel
 from ._features import image_features
 from ._guide import prior_knobs, prior_sides
-from ._logistic import DEFAULT_L2, _design, fit_logistic
+from ._logistic import DEFAULT_L2, _design, fit_logistic, training_rows
 from ._naive_bayes import fit_gaussian, gaussian_log_likelihood
 from ._learned_knobs import CLASSIFIERS, check_learned_knob
 from ._rim import RIM, RIM_BAND, rim_weights
@@ -124,14 +124,9 @@ class _Shared:
         if self.classifier == "gaussian":
             self.params = [fit_gaussian(x, w, xp) for x, w in self.samples]
         else:
-            parts = [(i, x, w / float(w.sum())) for i, (x, w) in enumerate(self.samples)]
-            parts += [(i, p[0], p[1] * (self.prior_weight / float(p[1].sum())))
-                      for i, p in enumerate(self.prior)
-                      if p is not None and p[0].shape[0] and self.prior_weight > 0]
-            x_all = _design(xp.concatenate([x for _, x, _ in parts]), xp)
-            w_all = xp.concatenate([w for _, _, w in parts]) * float(
-                sum(s[0].shape[0] for s in self.samples))
-            labels = xp.concatenate([xp.full(x.shape[0], i) for i, x, _ in parts])
+            x_all, labels, w_all = training_rows(self.samples, self.prior, self.prior_weight,
+                                                 xp)
+            x_all = _design(x_all, xp)
             pairs = [(0, None)] if len(self.samples) == 2 else list(
                 enumerate(self.samples))
             self.params = [fit_logistic(x_all, (labels == k).astype(xp.float64), w_all,

@@ -19,6 +19,36 @@ def _design(x, xp):
     return xp.concatenate([ones, x, x * x], axis=1)
 
 
+def training_rows(samples, priors, prior_weight, xp):
+    """The rows of the learned model's training (:class:`~._learned.LearnedModel`): each
+    label's sample weighing 1 in all, each label's prior sample ``prior_weight`` in all (when
+    given and > 0), every weight times the labels' pixel count.
+
+    Parameters
+    ----------
+    samples : list of (x (n, F), w (n,))
+        Each label's sample rows and weights.
+    priors : list of (x, w) or None
+        Each label's prior sample, or None.
+    prior_weight : float
+    xp : module
+        NumPy or CuPy.
+
+    Returns
+    -------
+    tuple
+        ``(x (N, F), labels (N,), weights (N,))``, on ``xp``'s device.
+    """
+    parts = [(i, x, w / float(w.sum())) for i, (x, w) in enumerate(samples)]
+    parts += [(i, p[0], p[1] * (prior_weight / float(p[1].sum())))
+              for i, p in enumerate(priors)
+              if p is not None and p[0].shape[0] and prior_weight > 0]
+    x = xp.concatenate([x for _, x, _ in parts])
+    w = xp.concatenate([w for _, _, w in parts]) * float(sum(s[0].shape[0] for s in samples))
+    labels = xp.concatenate([xp.full(x.shape[0], i) for i, x, _ in parts])
+    return x, labels, w
+
+
 def fit_logistic(x, y, w, *, l2=DEFAULT_L2, steps=NEWTON_STEPS):
     """Weights ``beta`` of an L2-regularised logistic regression by Newton's method.
 
