@@ -108,6 +108,26 @@ def test_import_graphcut_imports_no_gpu_code():
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("given", [None, "0", "1"])
+def test_import_graphcut_asks_cupy_for_precompiled_headers_unless_the_user_chose(given):
+    """``import graphcut`` sets ``CUPY_NVRTC_USE_PCH=1`` (CuPy's first-run kernel compiles
+    about 40 % faster) before anything can import CuPy, and keeps a value the user set; a
+    child process (the app's solver, a Dask worker started from it) inherits it."""
+    env = {k: v for k, v in os.environ.items() if k != "CUPY_NVRTC_USE_PCH"}
+    if given is not None:
+        env["CUPY_NVRTC_USE_PCH"] = given
+    code = ("import os, subprocess, sys, graphcut; "
+            "print(os.environ.get('CUPY_NVRTC_USE_PCH'), 'cupy' in sys.modules); "
+            "sys.stdout.flush(); "
+            "subprocess.run([sys.executable, '-c', "
+            "'import os; print(os.environ.get(\\'CUPY_NVRTC_USE_PCH\\'))'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    expected = "1" if given is None else given
+    assert done.stdout.split() == [expected, "False", expected]
+
+
 def test_cuda_status_without_a_driver_does_not_import_cupy(monkeypatch):
     """The driver's answer comes first: no device, no ``import cupy``."""
     import builtins
