@@ -5,7 +5,9 @@ The public names of the subpackages most programs need are importable from here:
 image, seed and volume files, the energy's parts, and the solver's networks and
 :func:`min_cut`. They load lazily (PEP 562 module ``__getattr__``): ``import graphcut``
 imports no PyMaxflow, Pillow, SciPy, scikit-image, CuPy, Dask or Qt; each name imports its
-package the first time it is used. The library's layout is described in
+package the first time it is used. It sets one environment default for CuPy
+(``CUPY_NVRTC_USE_PCH=1`` unless already set: CuPy's first-run kernel compiles about 40 %
+faster; see ``docs/getting-started.md``). The library's layout is described in
 ``docs/architecture.md``.
 
 Examples
