@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from pathlib import Path
 
 import click
@@ -32,12 +33,46 @@ def setup_logging(verbose: int) -> None:
 
 
 def resolve_device_or_usage_error(device: str) -> str:
-    """The backend that will run, or a click usage error (exit 2) saying why it cannot."""
+    """The backend that will run, or a click usage error (exit 2) saying why it cannot; on
+    the GPU with an empty CuPy kernel cache, a note on stderr that this first run waits for
+    CuPy's compiler (:func:`first_gpu_run_note`)."""
     from graphcut.solver import BackendUnavailableError, resolve_device
     try:
-        return resolve_device(device)
+        backend = resolve_device(device)
     except BackendUnavailableError as error:
         raise click.BadParameter(str(error), param_hint="--device") from None
+    note = first_gpu_run_note(backend)
+    if note:
+        click.echo(note, err=True)
+    return backend
+
+
+def first_gpu_run_note(backend: str) -> str | None:
+    """What to tell a user whose GPU run will first compile CuPy's kernels, or None.
+
+    CuPy compiles the kernels the default models use the first time each runs on a machine
+    and keeps them in its kernel cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``):
+    the first run waits about 10-40 s (an H200; ``docs/getting-started.md``), later ones about
+    a second. None when ``backend`` is not "cuda", when that folder holds anything, or with
+    ``CUPY_CACHE_IN_MEMORY=1`` (every process compiles: nothing to announce once).
+
+    Examples
+    --------
+    >>> first_gpu_run_note("cpu") is None
+    True
+    """
+    if backend != "cuda" or os.environ.get("CUPY_CACHE_IN_MEMORY", "") == "1":
+        return None
+    folder = Path(os.environ.get("CUPY_CACHE_DIR") or Path.home() / ".cupy" / "kernel_cache")
+    try:
+        with os.scandir(folder) as entries:
+            if any(True for _ in entries):
+                return None
+    except OSError:  # absent (a fresh machine) or unreadable: CuPy will compile
+        pass
+    return (f"graphcut: CuPy's kernel cache ({folder}) is empty: this first GPU run on the "
+            "machine compiles CuPy's kernels, about 10-40 s once; later runs start in about "
+            "a second")
 
 
 max_pixels_option = click.option(
