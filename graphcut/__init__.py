@@ -40,8 +40,7 @@ from typing import TYPE_CHECKING
 #: micrograph 61 -> 37 s, a colour photograph's 21.6 -> 11.4 s; bench/RESULTS.md, twenty-first
 #: session). The results are the same; a value the user set wins. It must be set before CuPy
 #: is imported: CuPy reads it once.
-_CUPY_DEFAULTS = ("CUPY_NVRTC_USE_PCH", "1")
-os.environ.setdefault(*_CUPY_DEFAULTS)
+os.environ.setdefault("CUPY_NVRTC_USE_PCH", "1")
 
 # public name -> the package that defines it
 _HOMES = {

@@ -66,7 +66,7 @@ def first_gpu_run_note(backend: str) -> str | None:
     folder = Path(os.environ.get("CUPY_CACHE_DIR") or Path.home() / ".cupy" / "kernel_cache")
     try:
         with os.scandir(folder) as entries:
-            if any(True for _ in entries):
+            if next(entries, None) is not None:
                 return None
     except OSError:  # absent (a fresh machine) or unreadable: CuPy will compile
         pass
